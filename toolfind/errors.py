@@ -1,0 +1,74 @@
+"""toolfind's exceptions. Core modules raise these; only the CLI turns them into exit codes.
+
+Every error carries where the problem is (file, line, JSON path) so that its message is
+one line naming the object, the place, and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class ToolfindError(Exception):
+    """Any error toolfind reports to a user (exit code 1, never a traceback)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        path: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.path = path
+
+    def __str__(self) -> str:
+        parts = []
+        if self.file:
+            parts.append(f"{self.file}:{self.line}" if self.line else self.file)
+        if self.path:
+            parts.append(self.path)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+class CatalogError(ToolfindError):
+    """A catalog file, or an entry in one, cannot be read."""
+
+
+class ConfigError(ToolfindError):
+    """``toolfind.toml``, a ``--weight`` or another setting is invalid."""
+
+
+class CacheError(ToolfindError):
+    """The index cache cannot be used (toolfind carries on without it where it can)."""
+
+
+class ToolNotFound(ToolfindError):
+    """No tool answers to a name. ``suggestions`` holds the closest names, best first."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        message = f"No tool named {name!r}."
+        if self.suggestions:
+            message += f" Did you mean {self.suggestions[0]!r}?"
+        super().__init__(message)
+
+
+class AmbiguousName(ToolfindError):
+    """A bare name matches tools in several namespaces; ``candidates`` lists them qualified."""
+
+    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+        self.name = name
+        self.candidates = tuple(candidates)
+        listed = ", ".join(self.candidates)
+        super().__init__(f"{name!r} is ambiguous: it matches {listed}. Use one of these names.")
+
+
+class BackendError(ToolfindError):
+    """A backend MCP server failed to start, crashed or did not answer."""
