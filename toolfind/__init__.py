@@ -1,0 +1,51 @@
+"""toolfind: make large LLM tool catalogs searchable.
+
+The Python API::
+
+    import toolfind
+    index = toolfind.open_index()            # same catalog resolution as the CLI
+    for hit in index.search("compress file"):
+        print(hit.name, hit.score)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from toolfind.index import SearchIndex
+
+__all__ = ["__version__", "open_index"]
+
+
+def open_index(
+    catalogs: Sequence[str | Path] | None = None,
+    *,
+    weights: Mapping[str, float] | None = None,
+    use_cache: bool = True,
+) -> SearchIndex:
+    """Load (from the cache) or build the index over ``catalogs``.
+
+    With no catalogs, resolves them as the CLI does: ``$TOOLFIND_CATALOGS``, then ``catalogs``
+    in ``toolfind.toml``, then ``./catalogs``, then the catalogs shipped with toolfind.
+    ``weights`` overrides some field weights (``{"name": 5}``). Raises ToolfindError
+    subclasses (CatalogError, ConfigError) for bad input; entries that cannot be read are
+    skipped.
+    """
+    from dataclasses import replace
+
+    from toolfind.cache import load_index
+    from toolfind.config import load_config, parse_weights, resolve_catalogs
+
+    config = load_config()
+    params = config.params
+    if weights:
+        params = replace(params, weights=parse_weights(dict(weights), base=params.weights))
+    paths = resolve_catalogs(list(catalogs or ()), config)
+    loaded = load_index(paths, params, max_file_size=config.max_file_size, use_cache=use_cache)
+    index: SearchIndex = loaded.index
+    return index

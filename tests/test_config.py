@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from toolfind.config import (
+    Filters,
+    cache_dir,
+    load_config,
+    packaged_catalogs,
+    parse_size,
+    parse_weight_options,
+    resolve_catalogs,
+)
+from toolfind.errors import ConfigError
+from toolfind.models import FieldWeights
+
+
+def test_no_config_file_gives_defaults(tmp_path: Path) -> None:
+    config = load_config({}, tmp_path)
+    assert config.path is None
+    assert config.params.k1 == 1.5
+
+
+def test_config_reads_weights_k1_b_and_catalog_paths_relative_to_the_file(tmp_path: Path) -> None:
+    (tmp_path / "toolfind.toml").write_text(
+        'catalogs = ["cats"]\nk1 = 1.2\nb = {name = 0.3}\n[weights]\nname = 7\n', encoding="utf-8"
+    )
+    config = load_config({}, tmp_path)
+    assert config.catalogs == (tmp_path / "cats",)
+    assert config.params.k1 == 1.2
+    assert config.params.b_for("name") == 0.3
+    assert config.params.b_for("description") == 0.75
+    assert config.params.weights.name == 7.0
+    assert config.params.weights.description == FieldWeights().description
+
+
+def test_config_unknown_weight_field_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "toolfind.toml").write_text("[weights]\nnmae = 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config({}, tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / 'toolfind.toml'}: weights: unknown field 'nmae'; "
+        "fields are name, namespace, description, params, tags, search_hint"
+    )
+
+
+def test_config_invalid_toml_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "toolfind.toml").write_text("k1 = = 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_config({}, tmp_path)
+
+
+def test_config_unknown_top_level_key_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "toolfind.toml").write_text("catalog = 'x'\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="unknown key 'catalog'"):
+        load_config({}, tmp_path)
+
+
+def test_weight_options_override_only_the_fields_given() -> None:
+    weights = parse_weight_options(["name=5", "tags=0"], FieldWeights())
+    assert weights.name == 5.0 and weights.tags == 0.0
+    assert weights.description == FieldWeights().description
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("name", "--weight 'name': expected FIELD=NUMBER, for example name=5"),
+        ("nam=2", "--weight 'nam=2': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint"),
+        ("name=x", "--weight 'name=x': 'x' is not a number"),
+        ("name=-1", "--weight 'name=-1': a weight must be a number >= 0"),
+    ],
+)
+def test_bad_weight_option_says_what_is_wrong(option: str, message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_weight_options([option], FieldWeights())
+    assert str(info.value) == message
+
+
+def test_catalog_resolution_order(tmp_path: Path) -> None:
+    config = load_config({}, tmp_path)
+    assert resolve_catalogs(["a"], config, {"TOOLFIND_CATALOGS": "b"}, tmp_path) == [Path("a")]
+    env = {"TOOLFIND_CATALOGS": f"b{os.pathsep}c"}
+    assert resolve_catalogs([], config, env, tmp_path) == [Path("b"), Path("c")]
+    assert resolve_catalogs([], config, {}, tmp_path) == [packaged_catalogs()]
+    (tmp_path / "catalogs").mkdir()
+    assert resolve_catalogs([], config, {}, tmp_path) == [Path("catalogs")]
+
+
+def test_packaged_catalogs_exist() -> None:
+    assert packaged_catalogs().is_dir()
+
+
+def test_cache_dir_follows_the_environment(tmp_path: Path) -> None:
+    assert cache_dir({"TOOLFIND_CACHE_DIR": str(tmp_path)}) == tmp_path
+    if os.name == "posix" and os.uname().sysname == "Linux":
+        assert cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "/x"}) == Path("/x/toolfind")
+        assert cache_dir({"HOME": "/h"}) == Path("/h/.cache/toolfind")
+
+
+@pytest.mark.parametrize(("raw", "size"), [("64MiB", 64 << 20), ("500KB", 500_000), (1024, 1024), ("2048", 2048)])
+def test_sizes_parse(raw: object, size: int) -> None:
+    assert parse_size(raw) == size
+
+
+def test_bad_size_is_an_error() -> None:
+    with pytest.raises(ConfigError, match="is not a size"):
+        parse_size("lots")
+
+
+def test_filters_allow_and_deny() -> None:
+    f = Filters(namespaces=("files", "git"), exclude_tags=("destructive",))
+    assert f.allows("files", ["read-only"])
+    assert not f.allows("web", [])
+    assert not f.allows("git", ["destructive"])

@@ -1,0 +1,398 @@
+"""Load the search index from the on-disk cache, or build it and store it there.
+
+The cache key is toolfind's version, the index format, the analysis and scoring settings and
+every catalog file's path and SHA-256. A warm run stats each file and hashes only the files
+whose (size, mtime_ns, inode) changed. Each built index is stored twice, atomically:
+
+* ``<key>.pickle``  the whole SearchIndex, read back through a restricted unpickler;
+* ``<key>.seg``     the search segment that the fast path reads a few postings from.
+
+``manifest.marshal`` remembers, per invocation context, which key answered and the stats that
+made it valid, so that the fast path needs neither hashing nor parsing to find its segment.
+
+Safety: a cache file not owned by the current user, or writable by group or others, is never
+loaded; only toolfind's own classes and plain builtins may be unpickled; any unreadable, foreign
+or stale file is a miss (rebuild, one line through ``warn``, carry on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import marshal
+import os
+import pickle
+import stat
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolfind import segment
+from toolfind.errors import CacheError
+from toolfind.models import Finding, ScoringParams
+
+#: Bump when the pickled or segment layout changes: old files become misses.
+FORMAT_VERSION = 1
+MANIFEST_NAME = "manifest.marshal"
+MAX_MANIFEST_RUNS = 64
+
+Warn = Callable[[str], None]
+
+
+def _no_warn(message: str) -> None:
+    """The default ``warn``: the library says nothing unless asked."""
+
+
+@dataclass
+class Loaded:
+    """An index ready to query, with what loading it found."""
+
+    index: Any  # toolfind.index.SearchIndex (imported lazily: it pulls in the analysers)
+    findings: tuple[Finding, ...]
+    key: str
+    from_cache: bool
+    files: tuple[str, ...] = ()
+    notes: list[str] = field(default_factory=list)
+
+
+def toolfind_version() -> str:
+    from toolfind import __version__
+
+    return __version__
+
+
+def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
+    from toolfind import analysis
+
+    return (
+        f"toolfind {toolfind_version()} format {FORMAT_VERSION} "
+        f"analysis {analysis.SETTINGS} {params.fingerprint()} max_file_size {max_file_size}"
+    )
+
+
+def load_index(
+    paths: Sequence[Path],
+    params: ScoringParams | None = None,
+    *,
+    max_file_size: int = 64 * 1024 * 1024,
+    use_cache: bool = True,
+    cache_root: Path | None = None,
+    run_key: tuple[str, ...] | None = None,
+    warn: Warn = _no_warn,
+    progress: Callable[[int, int], None] | None = None,
+) -> Loaded:
+    """The index over ``paths``: from the cache when it is current, else freshly built.
+
+    ``run_key`` names the invocation (see ``segment.run_key``) so the fast path can find this
+    index again without parsing anything. Raises CatalogError for a catalog path that does not
+    exist; cache problems never raise, they are reported through ``warn``.
+    """
+    from toolfind import catalog
+    from toolfind.config import cache_dir
+
+    params = params or ScoringParams()
+    files = catalog.discover(paths)
+    fingerprint = settings_fingerprint(params, max_file_size)
+    if not use_cache:
+        return _build(paths, params, max_file_size, key="", files=files, progress=progress)
+
+    store = CacheStore(cache_root or cache_dir(), warn)
+    manifest = store.read_manifest()
+    stats = {str(p): _file_stat(p) for p in files}
+    digests = _digests(stats, manifest.get("shas", {}))
+    key = cache_key(fingerprint, digests)
+    loaded = store.read_index(key)
+    if loaded is None:
+        loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
+        store.write_index(key, loaded)
+    if run_key is not None:
+        store.remember_run(manifest, run_key, key, _dir_stats(paths), stats, digests)
+    return loaded
+
+
+def cache_key(fingerprint: str, digests: dict[str, str]) -> str:
+    h = hashlib.sha256(fingerprint.encode("utf-8"))
+    for path in sorted(digests):
+        h.update(b"\0" + path.encode("utf-8", "surrogateescape") + b"\0" + digests[path].encode())
+    return h.hexdigest()[:32]
+
+
+def _build(
+    paths: Sequence[Path],
+    params: ScoringParams,
+    max_file_size: int,
+    *,
+    key: str,
+    files: Sequence[Path],
+    progress: Callable[[int, int], None] | None,
+) -> Loaded:
+    from toolfind import catalog
+    from toolfind.index import SearchIndex
+
+    result = catalog.load(paths, max_bytes=max_file_size)
+    index = SearchIndex.build(result.tools, params)
+    return Loaded(
+        index=index,
+        findings=result.errors,
+        key=key,
+        from_cache=False,
+        files=tuple(str(p) for p in files),
+    )
+
+
+def _file_stat(path: Path) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _digests(stats: dict[str, tuple[int, int, int]], known: dict[str, Any]) -> dict[str, str]:
+    """SHA-256 of each file, reusing the recorded one when the file's stat is unchanged."""
+    from toolfind.catalog import file_digest
+
+    out: dict[str, str] = {}
+    for path, st in stats.items():
+        previous = known.get(path)
+        if isinstance(previous, tuple) and len(previous) == 4 and previous[:3] == st:
+            out[path] = previous[3]
+        else:
+            out[path] = file_digest(Path(path))
+    return out
+
+
+def _dir_stats(paths: Sequence[Path]) -> list[tuple[str, int]]:
+    """Every directory under the catalog roots (and the working directory) with its mtime.
+
+    A file added to or removed from a directory changes that directory's mtime, so the fast
+    path can tell that the file list changed without walking the tree again.
+    """
+    seen: set[tuple[int, int]] = set()
+    out: list[tuple[str, int]] = [(".", os.stat(".").st_mtime_ns)]
+    for root in paths:
+        for directory in _walk_dirs(Path(root), seen):
+            out.append((str(directory), os.stat(directory).st_mtime_ns))
+    return out
+
+
+def _walk_dirs(root: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
+    try:
+        st = os.stat(root)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) in seen:
+        return
+    seen.add((st.st_dev, st.st_ino))
+    yield root
+    try:
+        children = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in children:
+        try:
+            if entry.is_dir():
+                yield from _walk_dirs(Path(entry.path), seen)
+        except OSError:
+            continue
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    """Unpickles only toolfind's own classes and plain builtins: a cache file that names any
+    other global (``os.system``, ``builtins.eval`` ...) is refused before it can run."""
+
+    _BUILTINS = frozenset({"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"})
+    _MODULES = frozenset({"toolfind.models", "toolfind.index", "toolfind.bm25f", "toolfind.analysis"})
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in self._BUILTINS:
+            return super().find_class(module, name)
+        if module == "array" and name in ("array", "_array_reconstructor"):
+            return super().find_class(module, name)
+        if module in self._MODULES:
+            obj = super().find_class(module, name)
+            if isinstance(obj, type) and obj.__module__ == module:
+                return obj
+        raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a toolfind cache")
+
+
+def safe_to_load(path: Path, st: os.stat_result | None = None) -> str | None:
+    """Why a cache file must not be read, or None when it may be."""
+    return segment.unsafe_reason(st or os.stat(path))
+
+
+class CacheStore:
+    """The cache directory: reads that never raise, atomic writes that never corrupt."""
+
+    def __init__(self, root: Path, warn: Warn) -> None:
+        self.root = root
+        self.warn = warn
+        self._unwritable = False
+
+    def path(self, key: str, suffix: str) -> Path:
+        return self.root / f"{key}{suffix}"
+
+    def read_manifest(self) -> dict[str, Any]:
+        data = self._read_marshal(self.root / MANIFEST_NAME)
+        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
+            return {"format": FORMAT_VERSION, "runs": {}, "shas": {}}
+        return data
+
+    def _read_marshal(self, path: Path) -> Any:
+        try:
+            with open(path, "rb") as fh:
+                reason = safe_to_load(path, os.fstat(fh.fileno()))
+                if reason:
+                    self.warn(f"Ignoring cache file {path}: {reason}.")
+                    return None
+                return marshal.loads(fh.read())
+        except FileNotFoundError:
+            return None
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+
+    def read_index(self, key: str) -> Loaded | None:
+        path = self.path(key, ".pickle")
+        try:
+            with open(path, "rb") as fh:
+                reason = safe_to_load(path, os.fstat(fh.fileno()))
+                if reason:
+                    self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
+                    return None
+                payload = _RestrictedUnpickler(io.BytesIO(fh.read())).load()
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # noqa: BLE001 - any unreadable cache is a miss, by design
+            self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
+            return None
+        if not _valid_payload(payload, key):
+            self.warn(f"Cache file {path} is from another toolfind version or format; rebuilding.")
+            return None
+        return Loaded(
+            index=payload["index"],
+            findings=tuple(payload["findings"]),
+            key=key,
+            from_cache=True,
+            files=tuple(payload["files"]),
+        )
+
+    def write_index(self, key: str, loaded: Loaded) -> None:
+        payload = {
+            "format": FORMAT_VERSION,
+            "version": toolfind_version(),
+            "key": key,
+            "index": loaded.index,
+            "findings": list(loaded.findings),
+            "files": list(loaded.files),
+        }
+        data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        if self._write(self.path(key, ".pickle"), data):
+            self._write(self.path(key, ".seg"), segment.encode(loaded.index, loaded.findings))
+
+    def remember_run(
+        self,
+        manifest: dict[str, Any],
+        run_key: tuple[str, ...],
+        key: str,
+        dirs: list[tuple[str, int]],
+        stats: dict[str, tuple[int, int, int]],
+        digests: dict[str, str],
+    ) -> None:
+        """Record which index answers this invocation, and the stats that keep it valid."""
+        entry = {
+            "key": key,
+            "dirs": tuple(dirs),
+            "files": tuple((p, *st) for p, st in sorted(stats.items())),
+        }
+        runs: dict[Any, Any] = dict(manifest.get("runs", {}))
+        if runs.get(run_key) == entry:
+            return
+        runs.pop(run_key, None)
+        runs[run_key] = entry
+        while len(runs) > MAX_MANIFEST_RUNS:
+            runs.pop(next(iter(runs)))
+        shas = dict(manifest.get("shas", {}))
+        shas.update({p: (*stats[p], digests[p]) for p in stats})
+        new = {"format": FORMAT_VERSION, "runs": runs, "shas": shas}
+        self._write(self.root / MANIFEST_NAME, marshal.dumps(new))
+
+    def _ensure_dir(self) -> bool:
+        try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            self._say_unwritable(exc)
+            return False
+        return True
+
+    def _write(self, path: Path, data: bytes) -> bool:
+        """Write ``data`` to ``path`` atomically: a temporary file in the same directory, then
+        ``os.replace``. Concurrent writers each replace whole files, so readers only ever see
+        a complete one."""
+        if self._unwritable or not self._ensure_dir():
+            return False
+        tmp: str | None = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.root)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+            os.replace(tmp, path)
+            tmp = None
+            return True
+        except OSError as exc:
+            self._say_unwritable(exc)
+            return False
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+    def _say_unwritable(self, exc: OSError) -> None:
+        if not self._unwritable:
+            self._unwritable = True
+            reason = exc.strerror or type(exc).__name__
+            self.warn(f"Cache directory {self.root} is not writable ({reason}); working without a cache.")
+
+    def info(self) -> dict[str, Any]:
+        """What the cache directory holds (for ``toolfind cache info``)."""
+        entries = []
+        if self.root.is_dir():
+            for child in sorted(self.root.iterdir()):
+                if child.suffix in (".pickle", ".seg", ".marshal"):
+                    st = child.stat()
+                    entries.append({"file": child.name, "bytes": st.st_size})
+        return {
+            "path": str(self.root),
+            "exists": self.root.is_dir(),
+            "indexes": sum(1 for e in entries if str(e["file"]).endswith(".pickle")),
+            "bytes": sum(int(e["bytes"]) for e in entries),
+            "files": entries,
+        }
+
+    def clear(self) -> int:
+        """Remove toolfind's own files from the cache directory; returns how many."""
+        removed = 0
+        if not self.root.is_dir():
+            return 0
+        for child in self.root.iterdir():
+            own = child.suffix in (".pickle", ".seg", ".marshal") or child.name.endswith(".tmp")
+            if own and child.is_file():
+                try:
+                    child.unlink()
+                    removed += 1
+                except OSError as exc:
+                    raise CacheError(f"cannot remove {child}: {exc.strerror}") from None
+        return removed
+
+
+def _valid_payload(payload: Any, key: str) -> bool:
+    return (
+        isinstance(payload, dict)
+        and payload.get("format") == FORMAT_VERSION
+        and payload.get("version") == toolfind_version()
+        and payload.get("key") == key
+        and isinstance(payload.get("findings"), list)
+        and isinstance(payload.get("files"), list)
+        and type(payload.get("index")).__name__ == "SearchIndex"
+    )

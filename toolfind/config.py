@@ -1,0 +1,266 @@
+"""Settings: ``toolfind.toml``, catalog resolution and the cache directory.
+
+Nothing here is imported by the warm fast path (``tomllib`` alone costs twice Python's
+start-up); the fast path reuses what a slow run recorded in the cache manifest instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from toolfind.errors import ConfigError
+from toolfind.models import FIELDS, FieldWeights, ScoringParams
+
+CONFIG_NAME = "toolfind.toml"
+DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
+
+_KNOWN_KEYS = frozenset(
+    {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
+)
+_FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Namespace and tag allow/deny lists: one predicate for listing, search and calls."""
+
+    namespaces: tuple[str, ...] = ()
+    exclude_namespaces: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    exclude_tags: tuple[str, ...] = ()
+
+    def allows(self, namespace: str, tags: Sequence[str]) -> bool:
+        """True when a tool in ``namespace`` with ``tags`` passes every list."""
+        if self.namespaces and namespace not in self.namespaces:
+            return False
+        if namespace in self.exclude_namespaces:
+            return False
+        if self.tags and not set(tags) & set(self.tags):
+            return False
+        return not set(tags) & set(self.exclude_tags)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The settings of one run, from ``toolfind.toml`` (if any) and the defaults."""
+
+    path: Path | None = None
+    catalogs: tuple[Path, ...] = ()
+    params: ScoringParams = field(default_factory=ScoringParams)
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    servers: tuple[Path, ...] = ()
+    filters: Filters = field(default_factory=Filters)
+    serve: Mapping[str, Any] = field(default_factory=dict)
+
+
+def config_path(environ: Mapping[str, str], cwd: Path) -> Path | None:
+    """``$TOOLFIND_CONFIG`` if set, else ``./toolfind.toml`` if it exists, else None."""
+    explicit = environ.get("TOOLFIND_CONFIG")
+    if explicit:
+        return Path(explicit)
+    local = cwd / CONFIG_NAME
+    return local if local.is_file() else None
+
+
+def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Config:
+    """Read the config file that applies here, or return the defaults.
+
+    Raises ConfigError naming the file and the key for anything invalid.
+    """
+    environ = os.environ if environ is None else environ
+    cwd = Path.cwd() if cwd is None else cwd
+    path = config_path(environ, cwd)
+    if path is None:
+        return Config()
+    try:
+        raw_bytes = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror}", file=str(path)) from None
+    import tomllib
+
+    try:
+        data = tomllib.loads(raw_bytes.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"invalid TOML: {exc}", file=str(path)) from None
+    return parse_config(data, path)
+
+
+def parse_config(data: Mapping[str, Any], path: Path) -> Config:
+    """Turn a parsed ``toolfind.toml`` into a Config. Raises ConfigError."""
+    file = str(path)
+    unknown = sorted(set(data) - _KNOWN_KEYS)
+    if unknown:
+        known = ", ".join(sorted(_KNOWN_KEYS))
+        raise ConfigError(f"unknown key {unknown[0]!r}; known keys: {known}", file=file)
+    base = path.parent
+    params = ScoringParams()
+    if "weights" in data:
+        params = replace(params, weights=parse_weights(data["weights"], file=file))
+    if "k1" in data:
+        params = replace(params, k1=_number(data["k1"], "k1", file))
+    if "delta" in data:
+        params = replace(params, delta=_number(data["delta"], "delta", file))
+    if "b" in data:
+        params = with_b(params, data["b"], file=file)
+    return Config(
+        path=path,
+        catalogs=tuple(base / p for p in _string_list(data.get("catalogs", []), "catalogs", file)),
+        params=params,
+        max_file_size=parse_size(data.get("max_file_size", DEFAULT_MAX_FILE_SIZE), file=file),
+        servers=tuple(base / p for p in _string_list(data.get("servers", []), "servers", file)),
+        filters=_parse_filters(data.get("filters", {}), file),
+        serve=_table(data.get("serve", {}), "serve", file),
+    )
+
+
+def parse_weights(raw: Any, *, file: str | None = None, base: FieldWeights | None = None) -> FieldWeights:
+    """Weights from a mapping of field name to number; a partial set overrides only those."""
+    table = _table(raw, "weights", file)
+    values: dict[str, float] = {}
+    for key, value in table.items():
+        if key not in FIELDS:
+            raise ConfigError(
+                f"unknown field {key!r}; fields are {', '.join(FIELDS)}", file=file, path="weights"
+            )
+        values[key] = _number(value, f"weights.{key}", file)
+    return (base or FieldWeights()).with_overrides(values)
+
+
+def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWeights:
+    """``--weight name=5`` options on top of ``base``. Raises ConfigError for a bad one."""
+    values: dict[str, float] = {}
+    for option in options:
+        key, sep, value = option.partition("=")
+        key = key.strip()
+        if not sep:
+            raise ConfigError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
+        if key not in FIELDS:
+            raise ConfigError(f"--weight {option!r}: unknown field {key!r}; fields are {', '.join(FIELDS)}")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(f"--weight {option!r}: {value!r} is not a number") from None
+        if number < 0 or number != number:
+            raise ConfigError(f"--weight {option!r}: a weight must be a number >= 0")
+        values[key] = number
+    return base.with_overrides(values)
+
+
+def with_b(params: ScoringParams, raw: Any, *, file: str | None = None) -> ScoringParams:
+    """Apply ``b``: one number for every field, or a table of per-field values."""
+    if isinstance(raw, Mapping):
+        per_field: dict[str, float] = dict(params.b)
+        for key, value in raw.items():
+            if key not in FIELDS:
+                raise ConfigError(f"unknown field {key!r}; fields are {', '.join(FIELDS)}", file=file, path="b")
+            per_field[key] = _unit(value, f"b.{key}", file)
+        return replace(params, b=tuple(sorted(per_field.items())))
+    return replace(params, default_b=_unit(raw, "b", file), b=())
+
+
+def parse_size(raw: Any, *, file: str | None = None) -> int:
+    """Bytes from an integer or a text such as ``64MiB``, ``500KB``, ``1GiB``."""
+    if isinstance(raw, bool):
+        raise ConfigError("max_file_size must be a size such as 64MiB", file=file)
+    if isinstance(raw, int) and raw > 0:
+        return raw
+    if isinstance(raw, str):
+        text = raw.strip().lower().replace(" ", "")
+        units = {"gib": 1 << 30, "mib": 1 << 20, "kib": 1 << 10, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}
+        for suffix, factor in units.items():
+            if text.endswith(suffix):
+                try:
+                    value = float(text[: -len(suffix)])
+                except ValueError:
+                    break
+                if value > 0:
+                    return int(value * factor)
+        if text.isdigit() and int(text) > 0:
+            return int(text)
+    raise ConfigError(f"max_file_size {raw!r} is not a size such as 64MiB", file=file)
+
+
+def resolve_catalogs(
+    explicit: Sequence[str | Path],
+    config: Config,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> list[Path]:
+    """The catalog paths of this run, in precedence order.
+
+    ``--catalog`` options; else ``$TOOLFIND_CATALOGS`` (``os.pathsep``-separated); else
+    ``catalogs`` in ``toolfind.toml``; else ``./catalogs`` if it exists; else the catalogs
+    shipped inside the package.
+    """
+    environ = os.environ if environ is None else environ
+    cwd = Path.cwd() if cwd is None else cwd
+    if explicit:
+        return [Path(p) for p in explicit]
+    env = environ.get("TOOLFIND_CATALOGS", "")
+    if env.strip():
+        return [Path(p) for p in env.split(os.pathsep) if p.strip()]
+    if config.catalogs:
+        return list(config.catalogs)
+    local = Path("catalogs")
+    if (cwd / local).is_dir():
+        return [local]
+    return [packaged_catalogs()]
+
+
+def packaged_catalogs() -> Path:
+    """The catalogs shipped with toolfind (in a wheel, or the checkout's ``catalogs/``)."""
+    here = Path(__file__).resolve().parent
+    bundled = here / "_catalogs"
+    return bundled if bundled.is_dir() else here.parent / "catalogs"
+
+
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """``$TOOLFIND_CACHE_DIR``, else the per-user cache directory of the platform."""
+    from toolfind.segment import default_cache_dir
+
+    return Path(default_cache_dir(os.environ if environ is None else environ))
+
+
+def _table(raw: Any, key: str, file: str | None) -> Mapping[str, Any]:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{key} must be a table", file=file)
+    return raw
+
+
+def _number(raw: Any, key: str, file: str | None) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0 or raw != raw:
+        raise ConfigError(f"{key} must be a number >= 0, not {raw!r}", file=file)
+    return float(raw)
+
+
+def _unit(raw: Any, key: str, file: str | None) -> float:
+    value = _number(raw, key, file)
+    if value > 1:
+        raise ConfigError(f"{key} must be between 0 and 1, not {raw!r}", file=file)
+    return value
+
+
+def _string_list(raw: Any, key: str, file: str | None) -> list[str]:
+    if isinstance(raw, str):
+        return [raw]
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise ConfigError(f"{key} must be a list of strings", file=file)
+    return list(raw)
+
+
+def _parse_filters(raw: Any, file: str | None) -> Filters:
+    table = _table(raw, "filters", file)
+    unknown = sorted(set(table) - _FILTER_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_FILTER_KEYS))}",
+            file=file,
+            path="filters",
+        )
+    return Filters(**{k: tuple(_string_list(v, f"filters.{k}", file)) for k, v in table.items()})

@@ -1,0 +1,165 @@
+"""Every ``--json`` and MCP result shape: the one place JSON keys are spelled.
+
+The CLI serialises these records and ``serve-mcp`` returns them as structured content, so
+both share one schema. Changing a key here is a CHANGELOG entry.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from toolfind.models import Category, Finding, Hit, SearchResult, Similar, Source, Tool
+
+#: Descriptions longer than this are cut in search results (``show`` gives the whole text).
+DESCRIPTION_LIMIT = 1000
+
+#: Hit keys, in output order. ``schema`` and ``explain`` appear only when included.
+HIT_KEYS = ("name", "namespace", "description", "score", "match", "deferred", "tags", "source")
+SEARCH_KEYS = ("query", "hits", "unmatched_terms")
+ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
+SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
+CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
+CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
+SUMMARY_KEYS = ("name", "namespace", "summary")
+FINDING_KEYS = ("file", "line", "path", "severity", "message")
+EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
+
+SCORE_DIGITS = 6
+
+
+def dumps(document: Any) -> str:
+    """The one JSON rendering: indented by 2, non-ASCII kept as is."""
+    import json
+
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """Text safe to show a model: invisible and control characters removed, length capped.
+
+    Zero-width, bidi-control and Unicode tag characters (category Cf) and control characters
+    other than newline and tab (Cc) can hide instructions from a human reviewer.
+    """
+    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
+        return text
+    kept = "".join(
+        ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
+    )
+    if limit is not None and len(kept) > limit:
+        kept = kept[: limit - 1].rstrip() + "…"
+    return kept
+
+
+def score(value: float) -> float:
+    return round(value, SCORE_DIGITS)
+
+
+def source_record(source: Source | None) -> dict[str, Any]:
+    if source is None:
+        return {"file": None, "pointer": None}
+    return {"file": source.file, "pointer": source.pointer}
+
+
+def hit_record(hit: Hit, *, include_schema: bool = False) -> dict[str, Any]:
+    """A search hit. Deferred tools always carry their input schema: search is how an agent
+    finds them, and it must be able to call one at once."""
+    tool = hit.tool
+    record: dict[str, Any] = {
+        "name": tool.name,
+        "namespace": tool.namespace,
+        "description": clean_text(tool.description, DESCRIPTION_LIMIT),
+        "score": score(hit.score),
+        "match": hit.match,
+        "deferred": tool.defer,
+        "tags": list(tool.all_tags),
+        "source": source_record(tool.source),
+    }
+    if include_schema or tool.defer:
+        record["schema"] = dict(tool.parameters)
+    if hit.explanation:
+        record["explain"] = [
+            {
+                "term": c.term,
+                "field": c.field,
+                "tf": c.tf,
+                "idf": c.idf,
+                "length_norm": c.length_norm,
+                "weight": c.weight,
+                "score": c.score,
+            }
+            for c in hit.explanation
+        ]
+    return record
+
+
+def search_record(result: SearchResult, *, include_schema: bool = False) -> dict[str, Any]:
+    return {
+        "query": result.query,
+        "hits": [hit_record(h, include_schema=include_schema) for h in result.hits],
+        "unmatched_terms": list(result.unmatched_terms),
+    }
+
+
+def tool_row(tool: Tool) -> dict[str, Any]:
+    """One row of ``toolfind list``."""
+    return {
+        "name": tool.name,
+        "namespace": tool.namespace,
+        "summary": clean_text(tool.summary, DESCRIPTION_LIMIT),
+        "tags": list(tool.all_tags),
+        "deferred": tool.defer,
+    }
+
+
+def tool_document(tool: Tool, fmt: str = "native") -> dict[str, Any]:
+    """The full schema of one tool in a given format (``show``, ``get_tool``)."""
+    from toolfind.formats import tool_to_format
+
+    return tool_to_format(tool, fmt)
+
+
+def similar_record(similar: Similar) -> dict[str, Any]:
+    return {
+        "name": similar.tool.name,
+        "namespace": similar.tool.namespace,
+        "description": clean_text(similar.tool.description, DESCRIPTION_LIMIT),
+        "score": score(similar.score),
+        "shared_terms": list(similar.shared_terms),
+    }
+
+
+def category_record(category: Category) -> dict[str, Any]:
+    return {
+        "name": category.name,
+        "tool_count": category.tool_count,
+        "deferred_count": category.deferred_count,
+        "tags": list(category.tags),
+    }
+
+
+def categories_record(categories: Sequence[Category]) -> dict[str, Any]:
+    return {
+        "categories": [category_record(c) for c in categories],
+        "total_categories": len(categories),
+        "total_tools": sum(c.tool_count for c in categories),
+    }
+
+
+def summary_record(tool: Tool) -> dict[str, Any]:
+    return {"name": tool.name, "namespace": tool.namespace, "summary": clean_text(tool.summary)}
+
+
+def finding_record(finding: Finding) -> dict[str, Any]:
+    return {
+        "file": finding.file,
+        "line": finding.line,
+        "path": finding.path,
+        "severity": finding.severity,
+        "message": finding.message,
+    }
+
+
+def findings_records(findings: Iterable[Finding]) -> list[dict[str, Any]]:
+    return [finding_record(f) for f in findings]
