@@ -1,0 +1,564 @@
+"""serve-mcp through the SDK's in-memory client: listing, each meta-tool, errors, changes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+
+from toolfind.config import Filters
+from toolfind.errors import BackendError, ConfigError
+from toolfind.models import Source, Tool
+from toolfind.serve.backends import BackendStatus, NoBackends
+from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
+from toolfind.serve.server import Discovery, ToolfindServer
+from toolfind.serve.state import LiveIndex
+
+pytestmark = pytest.mark.anyio
+
+FILES = {
+    "namespace": "files",
+    "tags": ["filesystem"],
+    "tools": [
+        {
+            "name": "read_file",
+            "description": "Read the contents of a text file from disk.",
+            "tags": ["read"],
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "File to read."}},
+                "required": ["path"],
+            },
+        },
+        {
+            "name": "compress_file",
+            "description": "Compress a file into a gzip or zip archive.",
+            "defer": True,
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "File to compress."}},
+                "required": ["path"],
+            },
+        },
+    ],
+}
+GIT = {
+    "namespace": "git",
+    "tags": ["vcs"],
+    "tools": [
+        {
+            "name": "git_commit",
+            "description": "Record staged changes in the repository with a commit message.",
+            "parameters": {
+                "type": "object",
+                "properties": {"message": {"type": "string", "description": "Commit message."}},
+            },
+        },
+        {
+            "name": "git_log",
+            "description": "Show the commit history of the repository.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    ],
+}
+
+
+def write_catalog(directory: Path, name: str, document: Mapping[str, Any]) -> Path:
+    path = directory / f"{name}.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOOLFIND_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture
+def catalog_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "catalogs"
+    directory.mkdir()
+    write_catalog(directory, "files", FILES)
+    write_catalog(directory, "git", GIT)
+    return directory
+
+
+class FakeBackends:
+    """A backend layer in memory: one server 'weather' with two tools."""
+
+    def __init__(self, *, hang: bool = False, fail: bool = False) -> None:
+        self.hang = hang
+        self.fail = fail
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.listener: Callable[[], None] | None = None
+        self._tools = [
+            Tool(
+                name="weather__forecast",
+                description="Get the weather forecast for a city.",
+                namespace="weather",
+                parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+                source=Source(file="mcp://weather"),
+            ),
+            Tool(
+                name="weather__alerts",
+                description="List severe weather alerts for a region.",
+                namespace="weather",
+                tags=("alerts",),
+                source=Source(file="mcp://weather"),
+            ),
+        ]
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    def tools(self) -> Sequence[Tool]:
+        return tuple(self._tools)
+
+    def serves(self, name: str) -> bool:
+        return any(t.name == name for t in self._tools)
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+        self.calls.append((name, dict(arguments)))
+        if self.hang:
+            await anyio.sleep_forever()
+        if self.fail:
+            raise BackendError("weather exited with status 1")
+        return types.CallToolResult(
+            content=[types.TextContent(text=f"sunny in {arguments.get('city')}")]
+        )
+
+    def status(self) -> Mapping[str, BackendStatus]:
+        return {"weather": BackendStatus("weather", True, len(self._tools))}
+
+    def set_listener(self, listener: Callable[[], None]) -> None:
+        self.listener = listener
+
+
+def make_server(
+    catalogs: Sequence[Path], backends: Any = None, **overrides: Any
+) -> tuple[ToolfindServer, LiveIndex, Discovery]:
+    options = replace(ServeOptions(catalogs=tuple(catalogs), watch=False), **overrides)
+    active = backends if backends is not None else NoBackends()
+    live = LiveIndex(
+        options.catalogs, params=options.params, filters=options.filters, backends=active
+    )
+    live.load()
+    discovery = Discovery(live, options, active)
+    return discovery.build_server(), live, discovery
+
+
+@pytest.fixture
+async def client(catalog_dir: Path) -> AsyncIterator[Client]:
+    server, _, _ = make_server([catalog_dir])
+    async with Client(server, mode="legacy") as c:
+        yield c
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    assert json.loads(text.text) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result: types.CallToolResult) -> str:
+    assert result.is_error
+    assert result.structured_content is None
+    text = result.content[0]
+    assert isinstance(text, types.TextContent)
+    return text.text
+
+
+# -- listing -----------------------------------------------------------------------------
+
+META_NAMES = [
+    "proxy_search_tools",
+    "proxy_similar_tools",
+    "proxy_tool_categories",
+    "proxy_get_tool",
+    "proxy_call_tool",
+]
+
+
+async def test_tools_list_without_backends_holds_only_the_meta_tools(client: Client) -> None:
+    listed = await client.list_tools()
+    assert [t.name for t in listed.tools] == META_NAMES
+    for tool in listed.tools:
+        assert tool.input_schema["type"] == "object"
+        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        assert tool.description
+
+
+async def test_direct_exposure_without_backends_also_lists_only_meta_tools(
+    catalog_dir: Path,
+) -> None:
+    server, _, _ = make_server([catalog_dir], exposure="direct")
+    async with Client(server, mode="legacy") as c:
+        assert [t.name for t in (await c.list_tools()).tools] == META_NAMES
+
+
+async def test_meta_prefix_option_names_the_meta_tools(catalog_dir: Path) -> None:
+    server, _, _ = make_server([catalog_dir], meta_prefix="proxy/")
+    async with Client(server) as c:
+        names = [t.name for t in (await c.list_tools()).tools]
+    assert names[0] == "proxy/search_tools"
+
+
+async def test_search_description_names_the_catalog_namespaces(client: Client) -> None:
+    search = (await client.list_tools()).tools[0]
+    assert search.description is not None
+    assert "4 tools in 2 namespaces (files, git)" in search.description
+
+
+# -- meta-tools --------------------------------------------------------------------------
+
+
+async def test_search_tools_returns_the_cli_search_record(client: Client) -> None:
+    record = structured(
+        await client.call_tool("proxy_search_tools", {"query": "read file contents"})
+    )
+    assert set(record) == {"query", "hits", "unmatched_terms"}
+    assert record["hits"][0]["name"] == "read_file"
+    assert record["hits"][0]["namespace"] == "files"
+    assert "schema" not in record["hits"][0]
+
+
+async def test_search_tools_deferred_hit_carries_its_schema(client: Client) -> None:
+    record = structured(await client.call_tool("proxy_search_tools", {"query": "compress archive"}))
+    hit = record["hits"][0]
+    assert hit["name"] == "compress_file" and hit["deferred"] is True
+    assert hit["schema"]["required"] == ["path"]
+
+
+async def test_search_tools_include_schema_and_namespace_filter(client: Client) -> None:
+    record = structured(
+        await client.call_tool(
+            "proxy_search_tools",
+            {"query": "commit history", "namespace": "git", "limit": 1, "include_schema": True},
+        )
+    )
+    assert len(record["hits"]) == 1
+    assert record["hits"][0]["namespace"] == "git" and "schema" in record["hits"][0]
+
+
+async def test_search_tools_no_match_is_an_empty_result_not_an_error(client: Client) -> None:
+    record = structured(await client.call_tool("proxy_search_tools", {"query": "zzqx"}))
+    assert record["hits"] == [] and record["unmatched_terms"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ({"query": "   "}, "'query' is empty"),
+        ({}, "the argument 'query' is required"),
+        ({"query": 5}, "'query' must be a string"),
+        ({"query": "x", "limit": 0}, "'limit' must be a whole number from 1 to 100"),
+        ({"query": "x", "limit": "ten"}, "'limit' must be a whole number"),
+        (
+            {"query": "x", "namespace": "nope"},
+            "Unknown namespace 'nope'. Valid namespaces: files, git.",
+        ),
+        ({"query": "x", "tags": 3}, "'tags' must be an array of strings"),
+        ({"query": "x", "include_schema": "yes"}, "'include_schema' must be true or false"),
+        ({"q": "x"}, "unknown argument 'q'. Valid arguments: query, limit, namespace, tags"),
+    ],
+)
+async def test_search_tools_bad_arguments_are_tool_errors_that_say_how_to_fix_them(
+    client: Client, arguments: dict[str, Any], expected: str
+) -> None:
+    assert expected in error_text(await client.call_tool("proxy_search_tools", arguments))
+
+
+@pytest.mark.parametrize("spelling", ["git/git_log", "git:git_log", "git__git_log", "git_log"])
+async def test_similar_tools_accepts_every_show_spelling(client: Client, spelling: str) -> None:
+    record = structured(await client.call_tool("proxy_similar_tools", {"name": spelling}))
+    assert (record["name"], record["namespace"]) == ("git_log", "git")
+    assert record["similar"][0]["name"] == "git_commit"
+    assert record["similar"][0]["shared_terms"]
+
+
+async def test_similar_tools_unknown_name_suggests_the_closest(client: Client) -> None:
+    text = error_text(await client.call_tool("proxy_similar_tools", {"name": "git_lgo"}))
+    assert text == "No tool named 'git_lgo'. Did you mean 'git_log'?"
+
+
+async def test_tool_categories_counts_namespaces_and_tools(client: Client) -> None:
+    record = structured(await client.call_tool("proxy_tool_categories", {}))
+    assert record["total_categories"] == 2 and record["total_tools"] == 4
+    files = next(c for c in record["categories"] if c["name"] == "files")
+    assert (files["tool_count"], files["deferred_count"]) == (2, 1)
+    assert set(files) == {"name", "tool_count", "deferred_count", "tags"}
+
+
+async def test_get_tool_returns_the_mcp_definition(client: Client) -> None:
+    record = structured(await client.call_tool("proxy_get_tool", {"name": "files/read_file"}))
+    assert record["name"] == "read_file"
+    assert record["inputSchema"]["required"] == ["path"]
+
+
+async def test_get_tool_unknown_name_is_a_did_you_mean_tool_error(client: Client) -> None:
+    text = error_text(await client.call_tool("proxy_get_tool", {"name": "reed_file"}))
+    assert text == "No tool named 'reed_file'. Did you mean 'read_file'?"
+
+
+async def test_call_tool_on_a_catalog_only_tool_says_no_backend_serves_it(client: Client) -> None:
+    text = error_text(
+        await client.call_tool("proxy_call_tool", {"name": "read_file", "arguments": {"path": "x"}})
+    )
+    assert text.startswith("No backend serves 'files/read_file'")
+
+
+async def test_calling_an_unknown_tool_directly_is_a_tool_error_not_a_protocol_error(
+    client: Client,
+) -> None:
+    text = error_text(await client.call_tool("reed_file", {}))
+    assert "Did you mean 'read_file'?" in text
+
+
+async def test_the_modern_protocol_era_serves_the_same_records(catalog_dir: Path) -> None:
+    server, _, _ = make_server([catalog_dir])
+    async with Client(server) as c:
+        assert c.protocol_version == "2026-07-28"
+        record = structured(await c.call_tool("proxy_search_tools", {"query": "read file"}))
+    assert record["hits"][0]["name"] == "read_file"
+
+
+# -- backends, exposure and the one filter predicate --------------------------------------
+
+
+async def test_direct_exposure_lists_backend_tools_and_search_exposure_hides_them(
+    catalog_dir: Path,
+) -> None:
+    for exposure, expected in [("direct", True), ("search", False)]:
+        server, _, _ = make_server([catalog_dir], FakeBackends(), exposure=exposure)
+        async with Client(server, mode="legacy") as c:
+            names = [t.name for t in (await c.list_tools()).tools]
+            assert ("weather__forecast" in names) is expected
+            # Callable by name in both modes, directly and through call_tool.
+            direct = await c.call_tool("weather__forecast", {"city": "Oslo"})
+            assert direct.content[0] == types.TextContent(text="sunny in Oslo")
+            via = await c.call_tool(
+                "proxy_call_tool", {"name": "weather/forecast", "arguments": {"city": "Rome"}}
+            )
+            assert not via.is_error
+            assert via.structured_content == {
+                "content": [{"type": "text", "text": "sunny in Rome"}]
+            }
+
+
+async def test_filters_apply_alike_to_listing_search_and_calls(catalog_dir: Path) -> None:
+    filters = Filters(exclude_tags=("alerts",), exclude_namespaces=("git",))
+    backends = FakeBackends()
+    server, _, _ = make_server([catalog_dir], backends, exposure="direct", filters=filters)
+    async with Client(server, mode="legacy") as c:
+        names = [t.name for t in (await c.list_tools()).tools]
+        assert "weather__forecast" in names and "weather__alerts" not in names
+        hits = structured(await c.call_tool("proxy_search_tools", {"query": "weather alerts"}))
+        assert [h["name"] for h in hits["hits"]] == ["weather__forecast"]
+        commits = structured(await c.call_tool("proxy_search_tools", {"query": "commit"}))
+        assert commits["hits"] == []
+        refused = await c.call_tool("weather__alerts", {})
+        assert refused.is_error
+        refused_via = await c.call_tool("proxy_call_tool", {"name": "weather__alerts"})
+        assert refused_via.is_error
+    assert backends.calls == []
+
+
+async def test_a_backend_that_never_answers_times_out_as_a_tool_error(catalog_dir: Path) -> None:
+    server, _, _ = make_server([catalog_dir], FakeBackends(hang=True), call_timeout=0.05)
+    async with Client(server, mode="legacy") as c:
+        text = error_text(await c.call_tool("weather__forecast", {}))
+    assert text == "'weather/weather__forecast' did not answer within 0.05 s; try again later."
+
+
+async def test_a_failing_backend_is_a_tool_error(catalog_dir: Path) -> None:
+    server, _, _ = make_server([catalog_dir], FakeBackends(fail=True))
+    async with Client(server, mode="legacy") as c:
+        text = error_text(await c.call_tool("proxy_call_tool", {"name": "weather__forecast"}))
+    assert "failed: weather exited with status 1" in text
+
+
+async def test_call_tool_refuses_non_object_arguments_and_meta_tools(client: Client) -> None:
+    text = error_text(
+        await client.call_tool("proxy_call_tool", {"name": "read_file", "arguments": []})
+    )
+    assert "'arguments' must be an object" in text
+    text = error_text(await client.call_tool("proxy_call_tool", {"name": "proxy_search_tools"}))
+    assert "is a meta-tool" in text
+
+
+# -- live catalogs -----------------------------------------------------------------------
+
+
+class Notifications:
+    """A message handler that records tools/list_changed notifications."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.arrived = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self.arrived.set()
+
+
+async def test_catalog_edit_notifies_handshake_era_clients(catalog_dir: Path) -> None:
+    server, live, _ = make_server([catalog_dir])
+    seen = Notifications()
+    async with Client(server, mode="legacy", message_handler=seen) as c:
+        await c.list_tools()
+        extra = {
+            **GIT,
+            "tools": [*GIT["tools"], {"name": "git_push", "description": "Push commits."}],
+        }
+        write_catalog(catalog_dir, "git", extra)
+        assert await live.reload()
+        with anyio.fail_after(5):
+            await seen.arrived.wait()
+        search = (await c.list_tools()).tools[0]
+        assert search.description is not None and "5 tools" in search.description
+
+
+async def test_catalog_edit_notifies_subscription_era_listeners(catalog_dir: Path) -> None:
+    server, live, _ = make_server([catalog_dir])
+    async with Client(server) as c, c.listen(tools_list_changed=True) as subscription:
+        write_catalog(
+            catalog_dir, "extra", {"namespace": "extra", "tools": [{"name": "ping_host"}]}
+        )
+        assert await live.reload()
+        with anyio.fail_after(5):
+            event = await subscription.__aiter__().__anext__()
+        assert type(event).__name__ == "ToolsListChanged"
+
+
+async def test_an_edit_that_leaves_the_listing_alone_sends_nothing(catalog_dir: Path) -> None:
+    server, live, discovery = make_server([catalog_dir])
+    async with Client(server, mode="legacy") as c:
+        await c.list_tools()
+        edited = {
+            **GIT,
+            "tools": [{**GIT["tools"][0], "description": "Commit staged work."}, GIT["tools"][1]],
+        }
+        write_catalog(catalog_dir, "git", edited)
+        assert await live.reload()
+        record = structured(await c.call_tool("proxy_search_tools", {"query": "staged work"}))
+        assert record["hits"][0]["name"] == "git_commit"
+    assert discovery.notifier.sent == 0
+
+
+async def test_a_broken_edit_keeps_the_last_good_index_and_logs_one_line(
+    catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server, live, _ = make_server([catalog_dir])
+    (catalog_dir / "git.json").write_text('{"namespace": "git", "tools": [', encoding="utf-8")
+    with caplog.at_level(logging.ERROR, logger="toolfind.serve"):
+        assert not await live.reload()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "git.json" in lines[0] and "last good index" in lines[0]
+    async with Client(server, mode="legacy") as c:
+        record = structured(await c.call_tool("proxy_search_tools", {"query": "commit"}))
+    assert record["hits"][0]["name"] == "git_commit"
+
+
+async def test_the_watcher_rebuilds_when_a_catalog_file_changes(catalog_dir: Path) -> None:
+    _, live, _ = make_server([catalog_dir])
+    swapped = anyio.Event()
+
+    async def on_swap(old: Any, new: Any) -> None:
+        swapped.set()
+
+    live.on_swap(on_swap)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(live.watch, 0.05)
+        write_catalog(
+            catalog_dir, "extra", {"namespace": "extra", "tools": [{"name": "ping_host"}]}
+        )
+        with anyio.fail_after(5):
+            await swapped.wait()
+        tg.cancel_scope.cancel()
+    assert live.snapshot.generation == 2
+
+
+async def test_a_backend_change_rebuilds_the_index(catalog_dir: Path) -> None:
+    backends = FakeBackends()
+    _, live, _ = make_server([catalog_dir], backends)
+    swapped = anyio.Event()
+
+    async def on_swap(old: Any, new: Any) -> None:
+        swapped.set()
+
+    live.on_swap(on_swap)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(live.watch, 60)
+        backends._tools.pop()
+        live.backends_changed()
+        with anyio.fail_after(5):
+            await swapped.wait()
+        tg.cancel_scope.cancel()
+    assert [t.name for t in live.snapshot.index.tools if t.namespace == "weather"] == [
+        "weather__forecast"
+    ]
+
+
+# -- options -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8080", HttpAddress("127.0.0.1", 8080)),
+        ("0.0.0.0:9000", HttpAddress("0.0.0.0", 9000)),
+        ("[::1]:0", HttpAddress("::1", 0)),
+        ("localhost:8000", HttpAddress("localhost", 8000)),
+    ],
+)
+def test_parse_http_address_accepts_port_and_host_port(text: str, expected: HttpAddress) -> None:
+    assert parse_http_address(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "http", "1.2.3.4:", ":80", "70000", "[::1]80"])
+def test_parse_http_address_refuses_bad_input_with_one_line(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"^--http"):
+        parse_http_address(text)
+
+
+def test_a_non_loopback_http_address_requires_a_token() -> None:
+    options = ServeOptions(http=HttpAddress("0.0.0.0", 8080))
+    with pytest.raises(ConfigError, match="give --token or set TOOLFIND_TOKEN"):
+        options.checked({})
+    assert options.checked({"TOOLFIND_TOKEN": "s3cret"}).token == "s3cret"
+    assert ServeOptions(http=HttpAddress("127.0.0.1", 0)).checked({}).token is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("exposure", "all", "--exposure 'all'"),
+        ("meta_prefix", "proxy tools ", "--meta-prefix"),
+        ("log_level", "loud", "--log-level 'loud'"),
+        ("call_timeout", 0.0, "--call-timeout"),
+    ],
+)
+def test_invalid_options_are_config_errors(field: str, value: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        replace(ServeOptions(), **{field: value}).checked({})

@@ -1,0 +1,106 @@
+"""`toolfind serve-mcp`: an MCP discovery server over toolfind's catalogs.
+
+The CLI calls `run(options)` inside the serve-mcp command; this package is the only
+importer of the MCP SDK, and it imports it only when `run` (or `serve`) is called, so
+``import toolfind.serve`` stays cheap.
+
+Example::
+
+    from toolfind.serve import ServeOptions, run
+    run(ServeOptions(catalogs=(Path("catalogs"),), exposure="search"))
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from toolfind.serve.backends import Backends, BackendStatus, NoBackends
+from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
+
+if TYPE_CHECKING:
+    from toolfind.serve.transports import HttpHandle
+
+__all__ = [
+    "BackendStatus",
+    "Backends",
+    "HttpAddress",
+    "NoBackends",
+    "ServeOptions",
+    "parse_http_address",
+    "run",
+    "serve",
+]
+
+_LOG_FORMAT = "toolfind serve-mcp: %(levelname)s: %(message)s"
+
+
+def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
+    """Serve until the client disconnects (stdio) or a signal arrives (HTTP). Blocking.
+
+    Raises:
+        ConfigError: an invalid option (for example a non-loopback ``--http`` without a token).
+        CatalogError: a catalog path does not exist or cannot be read.
+        KeyboardInterrupt: Ctrl-C (the CLI exits 130).
+    """
+    import anyio
+
+    checked = options.checked()
+    configure_logging(checked.log_level)
+    anyio.run(serve, checked, backends)
+
+
+async def serve(
+    options: ServeOptions,
+    backends: Backends | None = None,
+    *,
+    ready: Callable[[HttpHandle], None] | None = None,
+) -> None:
+    """The async body of `run`: load the index, watch the catalogs, serve one transport."""
+    import anyio
+    import anyio.to_thread
+
+    from toolfind.serve.backends import make_backends
+    from toolfind.serve.meta import META_KEYS
+    from toolfind.serve.server import Discovery
+    from toolfind.serve.state import LiveIndex
+    from toolfind.serve.transports import run_http, run_stdio
+
+    if backends is None:
+        reserved = [options.meta_prefix + key for key in META_KEYS]
+        backends = make_backends(
+            options.servers,
+            separator=options.separator,
+            reserved_names=reserved,
+            call_timeout=options.call_timeout,
+        )
+    async with backends as active:
+        live = LiveIndex(
+            options.catalogs,
+            params=options.params,
+            filters=options.filters,
+            backends=active,
+            use_cache=options.use_cache,
+        )
+        await anyio.to_thread.run_sync(live.load)
+        active.set_listener(live.backends_changed)
+        server = Discovery(live, options, active).build_server()
+        async with anyio.create_task_group() as tg:
+            if options.watch:
+                tg.start_soon(live.watch, options.poll_interval)
+            if options.http is None:
+                await run_stdio(server)
+            else:
+                await run_http(server, options, ready)
+            tg.cancel_scope.cancel()
+
+
+def configure_logging(level: str) -> None:
+    """Every log line to stderr (stdout belongs to the protocol under stdio)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())

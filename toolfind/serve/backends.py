@@ -1,0 +1,920 @@
+"""The seam where real MCP servers plug in behind serve-mcp, and `BackendPool`, which fills it.
+
+The discovery server asks a `Backends` object three things: which tools the backends offer
+right now (`tools`), how each backend is doing (`status`), and to forward a call (`call`).
+It tells the backends one thing: a callback to run when any backend's tool list changed
+(`set_listener`), after which the server re-reads `tools()`, rebuilds the index off the
+request path and notifies its own clients.
+
+Contract for implementers:
+
+- ``tools()`` is cheap and synchronous: a snapshot kept up to date by the backends' own
+  tasks. Each Tool's ``name`` is the exposed (namespaced, sanitised) name, ``namespace`` is
+  the server name, ``source`` names the server (``Source(file="mcp://<server>")``),
+  ``aliases`` holds the backend's own name and ``original`` the entry as the backend sent it.
+  A backend that was available and then crashed keeps its last tools listed (``status``
+  says it is unavailable); calling one of them restarts it.
+- ``call(name, arguments)`` receives the exposed name (as listed by ``tools()``) and
+  returns the backend's ``CallToolResult`` unchanged (content, structuredContent, isError).
+  It raises `toolfind.errors.BackendError` when the backend is down, crashed, timed out or
+  refused the request; serve-mcp turns that into a tool error, never a protocol error.
+- ``serves(name)`` says whether a call to that exposed name can be forwarded.
+- The object is an async context manager: ``__aenter__`` starts every backend (concurrently,
+  with a start-up timeout), ``__aexit__`` stops them. serve-mcp enters it once for the life
+  of the server, before the first client connects, and leaves it from the same task.
+
+This module is imported by ``toolfind.serve`` at import time, so it imports neither the MCP
+SDK nor anyio at module level: `BackendPool` imports them when it starts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import unicodedata
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol, Self, TextIO
+
+from toolfind.errors import BackendError, ConfigError
+from toolfind.models import Source, Tool
+from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
+
+if TYPE_CHECKING:
+    import anyio
+    from mcp.client.session import IncomingMessage
+    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+    from mcp.shared.message import SessionMessage
+    from mcp_types import CallToolResult
+
+__all__ = [
+    "BackendPool",
+    "BackendStatus",
+    "Backends",
+    "NoBackends",
+    "assign_names",
+    "clean_text",
+    "exposed_name",
+    "make_backends",
+]
+
+logger = logging.getLogger("toolfind.serve.backends")
+
+#: MCP hosts reject tool names longer than this.
+MAX_NAME = 64
+#: Backend descriptions are untrusted text shown to a model: capped, invisible characters removed.
+MAX_DESCRIPTION = 4000
+#: A tools/list that paginates longer than this is cut short (a server that never stops).
+MAX_PAGES = 100
+MAX_TOOLS_PER_SERVER = 10_000
+#: The first failed restart waits this long before the next attempt; doubling up to the max.
+BACKOFF_INITIAL = 1.0
+BACKOFF_MAX = 60.0
+#: After a call times out, a ping this long decides whether the backend still answers at all.
+PING_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class BackendStatus:
+    """How one backend is doing: ``available`` false means calls to it fail until it restarts."""
+
+    name: str
+    available: bool
+    tool_count: int = 0
+    detail: str = ""
+
+
+class Backends(Protocol):
+    """Live MCP servers whose tools serve-mcp indexes and whose calls it forwards."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def tools(self) -> Sequence[Tool]:
+        """Every tool the backends offer (exposed names), as last listed."""
+        ...
+
+    def serves(self, name: str) -> bool:
+        """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
+        ...
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        """Forward a call. Raises BackendError when the backend cannot answer."""
+        ...
+
+    def status(self) -> Mapping[str, BackendStatus]:
+        """Each backend by server name."""
+        ...
+
+    def set_listener(self, listener: Callable[[], None]) -> None:
+        """Register the callback to run (on the event loop) when any backend's tools changed."""
+        ...
+
+
+class NoBackends:
+    """The backends of a catalog-only server: none. Every catalog tool is search-only."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    def tools(self) -> Sequence[Tool]:
+        return ()
+
+    def serves(self, name: str) -> bool:
+        return False
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        raise BackendError(f"No backend serves {name!r}.")
+
+    def status(self) -> Mapping[str, BackendStatus]:
+        return {}
+
+    def set_listener(self, listener: Callable[[], None]) -> None:
+        return None
+
+
+def make_backends(
+    servers: Sequence[Path],
+    *,
+    environ: Mapping[str, str] | None = None,
+    separator: str = "__",
+    reserved_names: Collection[str] = (),
+    start_timeout: float = 30.0,
+    call_timeout: float = 60.0,
+) -> Backends:
+    """The backends named by ``--servers`` files; `NoBackends` when there are none.
+
+    ``reserved_names`` are the meta-tool names: no backend tool is exposed under one.
+
+    Raises:
+        ConfigError: a servers file cannot be read or declares an invalid server, or the
+            separator is not made of ``[A-Za-z0-9_-]``.
+    """
+    if not servers:
+        return NoBackends()
+    specs = load_servers([Path(s) for s in servers], environ)
+    return BackendPool(
+        specs,
+        separator=separator,
+        reserved_names=reserved_names,
+        start_timeout=start_timeout,
+        call_timeout=call_timeout,
+    )
+
+
+# -- names ------------------------------------------------------------------------------
+
+
+def exposed_name(server: str, tool: str, separator: str = "__") -> str:
+    """``<server><sep><tool>`` made safe for MCP hosts (``^[a-zA-Z0-9_-]{1,64}$``).
+
+    A name longer than 64 characters is cut and ends with 8 hex digits of a hash of the
+    server and tool names, so two long names stay distinct and the result is stable.
+    """
+    full = f"{safe_name(server)}{separator}{safe_name(tool)}"
+    if len(full) <= MAX_NAME:
+        return full
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{full[: MAX_NAME - 9]}_{digest}"
+
+
+def _with_suffix(name: str, suffix: str) -> str:
+    return name[: MAX_NAME - len(suffix)] + suffix
+
+
+_INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
+
+
+def clean_text(text: str, limit: int = MAX_DESCRIPTION) -> str:
+    """Untrusted backend text made safe to show: no control, format (zero-width, bidi,
+    tag) or unassigned characters except newline and tab, at most ``limit`` characters."""
+    cleaned = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in _INVISIBLE)
+    if len(cleaned) > limit:
+        cleaned = cleaned[: limit - 1].rstrip() + "…"
+    return cleaned
+
+
+def assign_names(
+    tools: Sequence[tuple[str, str]], separator: str = "__", reserved: Collection[str] = ()
+) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
+    """Exposed names for (server, tool) pairs, and a message for each tool that was renamed.
+
+    Deterministic: servers in the order given, each server's tools by name; the first
+    claimant keeps `exposed_name`, a later one (or one whose name is ``reserved``, compared
+    case-insensitively, as some hosts do) gets ``_2``, ``_3``... within 64 characters.
+    """
+    order: dict[str, int] = {}
+    for server, _ in tools:
+        order.setdefault(server, len(order))
+    taken = {name.casefold(): f"the meta-tool {name!r}" for name in reserved}
+    names: dict[tuple[str, str], str] = {}
+    renames: dict[tuple[str, str], str] = {}
+    for server, tool in sorted(dict.fromkeys(tools), key=lambda st: (order[st[0]], st[1])):
+        base = exposed_name(server, tool, separator)
+        candidate, n = base, 2
+        while candidate.casefold() in taken:
+            candidate, n = _with_suffix(base, f"_{n}"), n + 1
+        if candidate != base:
+            renames[(server, tool)] = (
+                f"server {server!r}: tool {tool!r} is exposed as {candidate!r} "
+                f"because {base!r} is taken by {taken[base.casefold()]}"
+            )
+        taken[candidate.casefold()] = f"{server}/{tool}"
+        names[(server, tool)] = candidate
+    return names, renames
+
+
+@dataclass(frozen=True, slots=True)
+class _Listed:
+    """One valid tool as a backend listed it: its own name and the entry as sent."""
+
+    name: str
+    raw: Mapping[str, Any]
+    position: int
+
+
+def _check_tool(entry: Any) -> str | None:
+    """Why a tools/list entry cannot be used, or None when it is a valid MCP tool."""
+    from mcp_types import Tool as McpTool
+    from pydantic import ValidationError
+
+    if not isinstance(entry, dict):
+        return "is not an object"
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return "has no name"
+    schema = entry.get("inputSchema")
+    if not isinstance(schema, dict):
+        return "inputSchema is not an object"
+    if schema.get("type") != "object":
+        return 'inputSchema does not have "type": "object"'
+    if not isinstance(schema.get("properties", {}), dict):
+        return "inputSchema.properties is not an object"
+    try:
+        McpTool.model_validate(entry, by_name=False)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return f"{where}: {first['msg']}"
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for why a backend failed, from an exception (or the first in a group)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, OSError):
+        return f"cannot start: {exc.strerror or exc}"
+    if isinstance(exc, MCPError):
+        return "connection closed" if exc.code == CONNECTION_CLOSED else exc.message
+    if isinstance(exc, BackendError):
+        return exc.message
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+# -- the pool ---------------------------------------------------------------------------
+
+
+class _Attempt:
+    """One connection attempt to a backend, from spawn to exit."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.scope = anyio.CancelScope()
+        self.ready = anyio.Event()
+        self.closed = anyio.Event()
+        self.changed = anyio.Event()
+        self.dispatcher: JSONRPCDispatcher[Any] | None = None
+        self.version = ""
+        self.settled = False
+        self.was_up = False
+        self.reason: str | None = None
+
+
+class _Backend:
+    def __init__(self, spec: ServerSpec) -> None:
+        import anyio
+
+        self.spec = spec
+        self.lock = anyio.Lock()
+        self.current: _Attempt | None = None
+        self.live: _Attempt | None = None
+        self.listed: tuple[_Listed, ...] = ()
+        self.reason = "not started"
+        self.failures = 0
+        self.retry_at = 0.0
+        self.logged: set[str] = set()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def redact(self, text: str) -> str:
+        for secret in self.spec.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def warn_once(self, message: str) -> None:
+        if message not in self.logged:
+            self.logged.add(message)
+            logger.warning("%s", message)
+
+
+class _WatchedReadStream:
+    """A transport's read stream that sets ``closed`` when the backend's side ends."""
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], closed: anyio.Event) -> None:
+        self._inner = inner
+        self._closed = closed
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.receive()
+        except Exception:
+            self._closed.set()
+            raise
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self._inner.__anext__()
+        except Exception:  # StopAsyncIteration included: the end of the stream
+            self._closed.set()
+            raise
+
+    async def aclose(self) -> None:
+        self._closed.set()
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class BackendPool:
+    """Backend MCP servers, connected through the SDK's client, behind one set of tools.
+
+    Every enabled server starts concurrently on ``__aenter__`` (each within
+    ``start_timeout``); one that fails is reported once on the log and marked unavailable,
+    never raised. Each tool is exposed as ``<server><separator><tool>`` (see `exposed_name`);
+    a name already taken, by another backend tool or by one of ``reserved_names`` (the
+    meta-tools), gets a ``_2``, ``_3``... suffix, assigned in server order then tool-name
+    order, and is logged. Tools the server's ``allow``/``deny`` globs exclude, and malformed
+    tools (logged once), are neither listed nor callable.
+
+    A backend's ``notifications/tools/list_changed`` re-reads its tools; when the exposed
+    tools change, the listener (`set_listener`) and ``on_tools_changed`` run.
+
+    Calls are forwarded under the backend's own tool name, each within ``call_timeout``.
+    A backend that exits is restarted on the next call that needs it: at once if it had been
+    running, otherwise after an exponential backoff (1 s doubling to 60 s). After a call
+    times out, a ping decides whether the backend still answers; if not, it is stopped and
+    restarted when next needed.
+
+    Enter and leave it from the same task (``async with BackendPool(...) as pool``).
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[ServerSpec],
+        *,
+        separator: str = "__",
+        reserved_names: Collection[str] = (),
+        start_timeout: float = 30.0,
+        call_timeout: float = 60.0,
+        on_tools_changed: Callable[[], Awaitable[None]] | None = None,
+        errlog: TextIO | None = None,
+        backoff: tuple[float, float] = (BACKOFF_INITIAL, BACKOFF_MAX),
+    ) -> None:
+        if not separator or safe_name(separator) != separator:
+            raise ConfigError(f"backend name separator {separator!r}: use letters, digits, _ or -")
+        self.separator = separator
+        self.reserved_names = frozenset(reserved_names)
+        self.start_timeout = start_timeout
+        self.call_timeout = call_timeout
+        self.backoff = backoff
+        self._errlog = errlog
+        self._on_tools_changed = on_tools_changed
+        self._listener: Callable[[], None] | None = None
+        self._backends: list[_Backend] = []
+        for spec in specs:
+            if spec.disabled:
+                logger.info("%s: server %r is disabled; not starting it", spec.origin, spec.name)
+            elif any(b.name == spec.name for b in self._backends):
+                raise ConfigError(
+                    f"{spec.origin}: server name {spec.name!r} is used twice; rename one"
+                )
+            else:
+                self._backends.append(_Backend(spec))
+        self._tools: tuple[Tool, ...] = ()
+        self._routes: dict[str, tuple[_Backend, str]] = {}
+        self._key: list[tuple[str, str]] = []
+        self._tg: Any = None
+        self._started = False
+        self._closing = False
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Start every backend concurrently; returns when each is up or has failed."""
+        import anyio
+
+        if self._tg is not None:
+            return
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        try:
+            async with anyio.create_task_group() as starters:
+                for backend in self._backends:
+                    starters.start_soon(self._start_locked, backend)
+        except BaseException:  # cancelled (Ctrl-C) while starting: stop what started, then go
+            await self.aclose()
+            raise
+        self._started = True
+
+    async def aclose(self) -> None:
+        """Stop every backend (each server process is closed, then terminated if it lingers)."""
+        if self._tg is None or self._closing:
+            return
+        self._closing = True
+        self._tg.cancel_scope.cancel()
+        # Shield the group's own scope (a new one would break LIFO exit) so a pending outer
+        # cancellation cannot cut the server processes' shutdown short.
+        self._tg.cancel_scope.shield = True
+        await self._tg.__aexit__(None, None, None)
+
+    # -- what the server reads --------------------------------------------------------------
+
+    def tools(self) -> Sequence[Tool]:
+        return self._tools
+
+    def serves(self, name: str) -> bool:
+        return name in self._routes
+
+    def route(self, name: str) -> tuple[str, str] | None:
+        """The (server, backend tool name) behind an exposed name, or None."""
+        found = self._routes.get(name)
+        return (found[0].name, found[1]) if found else None
+
+    def status(self) -> Mapping[str, BackendStatus]:
+        counts: dict[str, int] = {}
+        for tool in self._tools:
+            counts[tool.namespace] = counts.get(tool.namespace, 0) + 1
+        return {
+            b.name: BackendStatus(
+                name=b.name,
+                available=b.live is not None,
+                tool_count=counts.get(b.name, 0),
+                detail="" if b.live is not None else b.reason,
+            )
+            for b in self._backends
+        }
+
+    def set_listener(self, listener: Callable[[], None]) -> None:
+        self._listener = listener
+
+    # -- calls ------------------------------------------------------------------------------
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+        """Forward a call under the backend's own tool name; the result comes back unchanged.
+
+        Raises:
+            BackendError: no backend serves ``name``; the backend is down (and could not be
+                restarted), exited during the call, did not answer within ``call_timeout``,
+                answered with a JSON-RPC error, or sent a result that is not a CallToolResult.
+        """
+        import anyio
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult
+        from pydantic import ValidationError
+
+        found = self._routes.get(name)
+        if found is None:
+            raise BackendError(f"No backend serves {name!r}.")
+        backend, original = found
+        attempt = await self._ensure(backend)
+        params = {"name": original, "arguments": dict(arguments)}
+        try:
+            raw = await self._request(attempt, "tools/call", params, self.call_timeout)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                self._tg.start_soon(self._probe, backend, attempt)
+                raise BackendError(
+                    f"server {backend.name!r} did not answer {original!r} within {self.call_timeout:g} s"
+                ) from None
+            if exc.code == CONNECTION_CLOSED or attempt.closed.is_set():
+                self._lost(backend, attempt, f"exited during a call to {original!r}")
+                raise BackendError(
+                    f"server {backend.name!r} exited during the call; it is restarted on the next call"
+                ) from None
+            raise BackendError(
+                f"server {backend.name!r} refused the call: {backend.redact(exc.message)}"
+            ) from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._lost(backend, attempt, "connection closed")
+            raise BackendError(
+                f"server {backend.name!r} is not connected; it is restarted on the next call"
+            ) from None
+        try:
+            return CallToolResult.model_validate(raw, by_name=False)
+        except ValidationError:
+            raise BackendError(
+                f"server {backend.name!r} sent a tools/call result that is not valid MCP"
+            ) from None
+
+    async def _request(
+        self, attempt: _Attempt, method: str, params: Mapping[str, Any] | None, timeout: float
+    ) -> dict[str, Any]:
+        """A raw request: the SDK's typed calls would reject a whole tools/list for one bad tool
+        and revalidate call results, where a proxy must pass them on as sent."""
+        from mcp.shared.dispatcher import CallOptions
+        from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+
+        assert attempt.dispatcher is not None
+        opts: CallOptions = {
+            "timeout": timeout,
+            "headers": {MCP_PROTOCOL_VERSION_HEADER: attempt.version},
+        }
+        return await attempt.dispatcher.send_raw_request(method, params, opts)
+
+    async def _probe(self, backend: _Backend, attempt: _Attempt) -> None:
+        """After a timed-out call: stop the backend if it does not even answer a ping."""
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            await self._request(attempt, "ping", None, min(PING_TIMEOUT, self.call_timeout))
+        except MCPError:
+            self._lost(
+                backend,
+                attempt,
+                f"stopped answering (no reply to a ping within {min(PING_TIMEOUT, self.call_timeout):g} s)",
+            )
+
+    def _lost(self, backend: _Backend, attempt: _Attempt, reason: str) -> None:
+        if attempt.reason is None:
+            attempt.reason = reason
+        attempt.scope.cancel()
+        self._down(backend, attempt, attempt.reason)
+
+    # -- starting and supervising one backend -------------------------------------------------
+
+    async def _ensure(self, backend: _Backend) -> _Attempt:
+        import anyio
+
+        live = backend.live
+        if live is not None and not live.closed.is_set():
+            return live
+        async with backend.lock:
+            live = backend.live
+            if live is not None and not live.closed.is_set():
+                return live
+            wait = backend.retry_at - anyio.current_time()
+            if wait > 0:
+                raise BackendError(
+                    f"server {backend.name!r} is unavailable ({backend.reason}); "
+                    f"toolfind retries it in {wait:.0f} s"
+                )
+            await self._start(backend)
+            if backend.live is None:
+                raise BackendError(f"server {backend.name!r} is unavailable: {backend.reason}")
+            return backend.live
+
+    async def _start_locked(self, backend: _Backend) -> None:
+        async with backend.lock:
+            await self._start(backend)
+
+    async def _start(self, backend: _Backend) -> None:
+        import anyio
+
+        attempt = _Attempt()
+        backend.current = attempt
+        self._tg.start_soon(self._run, backend, attempt)
+        with anyio.move_on_after(self.start_timeout):
+            await attempt.ready.wait()
+        if not attempt.ready.is_set():
+            attempt.reason = f"did not start within {self.start_timeout:g} s"
+            attempt.scope.cancel()
+            self._down(backend, attempt, attempt.reason)
+
+    async def _run(self, backend: _Backend, attempt: _Attempt) -> None:
+        """Own one connection for its whole life: connect, list, watch for changes, close."""
+        from mcp.client.session import ClientSession
+        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+        from mcp_types import Implementation
+
+        from toolfind import __version__
+
+        reason = "exited"
+        try:
+            with attempt.scope:
+                async with AsyncExitStack() as stack:
+                    read, write = await stack.enter_async_context(self._transport(backend.spec))
+                    dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
+                        _WatchedReadStream(read, attempt.closed), write
+                    )
+
+                    async def on_message(message: IncomingMessage) -> None:
+                        self._on_message(backend, attempt, message)
+
+                    session = ClientSession(
+                        dispatcher=dispatcher,
+                        message_handler=on_message,
+                        client_info=Implementation(name="toolfind", version=__version__),
+                    )
+                    await stack.enter_async_context(session)
+                    result = await session.initialize()
+                    attempt.dispatcher = dispatcher
+                    attempt.version = result.protocol_version
+                    listed = await self._list_tools(backend, attempt)
+                    self._up(backend, attempt, listed)
+                    await self._watch(backend, attempt)
+        except Exception as exc:  # the boundary of one backend: whatever it does, the pool goes on
+            reason = _describe(exc)
+        if attempt.scope.cancelled_caught and attempt.reason is None:
+            reason = "stopped"
+        self._down(backend, attempt, attempt.reason or backend.redact(reason))
+
+    @asynccontextmanager
+    async def _transport(self, spec: ServerSpec) -> AsyncIterator[Any]:
+        if spec.transport == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(
+                command=spec.command or "",
+                args=list(spec.args),
+                env=dict(spec.env) or None,
+                cwd=spec.cwd,
+            )
+            async with stdio_client(params, errlog=self._errlog or sys.stderr) as streams:
+                yield streams
+        elif spec.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            async with sse_client(
+                spec.url or "", headers=dict(spec.headers), timeout=self.start_timeout
+            ) as streams:
+                yield streams
+        else:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            async with (
+                create_mcp_http_client(headers=dict(spec.headers)) as client,
+                streamable_http_client(spec.url or "", http_client=client) as streams,
+            ):
+                yield streams
+
+    def _on_message(self, backend: _Backend, attempt: _Attempt, message: IncomingMessage) -> None:
+        from mcp_types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            attempt.changed.set()
+        elif isinstance(message, Exception):
+            logger.debug(
+                "server %r: transport error: %s", backend.name, backend.redact(_describe(message))
+            )
+
+    async def _watch(self, backend: _Backend, attempt: _Attempt) -> None:
+        """Until the backend's side closes: re-read its tools whenever it says they changed."""
+        import anyio
+        from mcp.shared.exceptions import MCPError
+
+        while not attempt.closed.is_set():
+            async with anyio.create_task_group() as waiters:
+
+                async def wait_for(event: anyio.Event) -> None:
+                    await event.wait()
+                    waiters.cancel_scope.cancel()
+
+                waiters.start_soon(wait_for, attempt.closed)
+                waiters.start_soon(wait_for, attempt.changed)
+            if attempt.closed.is_set():
+                return
+            # A fresh event before re-reading: a change announced meanwhile is not lost.
+            attempt.changed = anyio.Event()
+            try:
+                with anyio.fail_after(self.start_timeout):
+                    listed = await self._list_tools(backend, attempt)
+            except (MCPError, BackendError, TimeoutError) as exc:
+                logger.warning(
+                    "server %r: could not re-read its tools: %s", backend.name, _describe(exc)
+                )
+                continue
+            backend.listed = listed
+            self._recompute()
+
+    async def _list_tools(self, backend: _Backend, attempt: _Attempt) -> tuple[_Listed, ...]:
+        """The whole tools/list (every page), each tool checked on its own."""
+        entries: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            raw = await self._request(
+                attempt, "tools/list", {"cursor": cursor} if cursor else None, self.start_timeout
+            )
+            page = raw.get("tools")
+            if not isinstance(page, list):
+                raise BackendError("its tools/list result has no list of tools")
+            entries.extend(page)
+            next_cursor = raw.get("nextCursor")
+            if next_cursor is None or len(entries) >= MAX_TOOLS_PER_SERVER:
+                break
+            if not isinstance(next_cursor, str) or next_cursor in seen:
+                backend.warn_once(
+                    f"server {backend.name!r}: tools/list repeats a cursor; read the pages before it only"
+                )
+                break
+            seen.add(next_cursor)
+            cursor = next_cursor
+        else:
+            backend.warn_once(
+                f"server {backend.name!r}: tools/list has more than {MAX_PAGES} pages; read the first {MAX_PAGES}"
+            )
+        if len(entries) > MAX_TOOLS_PER_SERVER:
+            backend.warn_once(
+                f"server {backend.name!r}: lists more than {MAX_TOOLS_PER_SERVER} tools; kept the first {MAX_TOOLS_PER_SERVER}"
+            )
+            del entries[MAX_TOOLS_PER_SERVER:]
+        listed: list[_Listed] = []
+        names: set[str] = set()
+        for position, entry in enumerate(entries):
+            problem = _check_tool(entry)
+            label = entry.get("name") if isinstance(entry, dict) else None
+            label = repr(clean_text(label, 80)) if isinstance(label, str) else f"#{position}"
+            if problem is None and entry["name"] in names:
+                problem = "repeats the name of an earlier tool"
+            if problem is not None:
+                backend.warn_once(f"server {backend.name!r}: tool {label} dropped: {problem}")
+                continue
+            names.add(entry["name"])
+            listed.append(_Listed(entry["name"], entry, position))
+        return tuple(listed)
+
+    def _up(self, backend: _Backend, attempt: _Attempt, listed: tuple[_Listed, ...]) -> None:
+        attempt.ready.set()
+        if attempt.settled or attempt is not backend.current or self._closing:
+            return
+        if backend.reason != "not started":
+            logger.warning("server %r is available again", backend.name)
+        backend.live = attempt
+        attempt.was_up = True
+        backend.failures = 0
+        backend.retry_at = 0.0
+        backend.reason = ""
+        backend.listed = listed
+        self._recompute()
+        logger.info("server %r (%s): %d tools", backend.name, backend.spec.describe(), len(listed))
+
+    def _down(self, backend: _Backend, attempt: _Attempt, reason: str) -> None:
+        import anyio
+
+        attempt.ready.set()
+        attempt.closed.set()
+        if attempt.settled:
+            return
+        attempt.settled = True
+        if attempt is not backend.current or self._closing:
+            return
+        backend.live = None
+        reason = backend.redact(reason)
+        previous = backend.reason
+        backend.reason = reason
+        now = anyio.current_time()
+        if attempt.was_up:
+            # It ran before: the next call restarts it at once.
+            backend.failures = 0
+            backend.retry_at = now
+            logger.warning(
+                "server %r became unavailable: %s; it is restarted when next needed",
+                backend.name,
+                reason,
+            )
+            return
+        backend.failures += 1
+        initial, most = self.backoff
+        backend.retry_at = now + min(most, initial * 2 ** (backend.failures - 1))
+        if reason != previous:
+            logger.warning(
+                "server %r (%s) is unavailable: %s", backend.name, backend.spec.describe(), reason
+            )
+        else:
+            logger.debug("server %r is still unavailable: %s", backend.name, reason)
+
+    # -- exposure ---------------------------------------------------------------------------
+
+    def _recompute(self) -> None:
+        """Assign exposed names over every backend's tools; tell the listeners on a change."""
+        candidates = [
+            (backend.name, item.name)
+            for backend in self._backends
+            for item in backend.listed
+            if backend.spec.allows(item.name)
+        ]
+        names, renames = assign_names(candidates, self.separator, self.reserved_names)
+        by_name = {b.name: b for b in self._backends}
+        for (server, _tool), message in renames.items():
+            by_name[server].warn_once(message)
+        tools: list[Tool] = []
+        routes: dict[str, tuple[_Backend, str]] = {}
+        for backend in self._backends:
+            for item in backend.listed:
+                exposed = names.get((backend.name, item.name))
+                if exposed is None:
+                    continue
+                tools.append(_to_tool(backend.name, exposed, item))
+                routes[exposed] = (backend, item.name)
+        key = [(t.name, json.dumps(t.original, sort_keys=True, default=str)) for t in tools]
+        self._tools = tuple(tools)
+        self._routes = routes
+        if key != self._key:
+            self._key = key
+            if self._started and not self._closing:
+                self._notify()
+
+    def _notify(self) -> None:
+        if self._listener is not None:
+            try:
+                self._listener()
+            except Exception:  # a listener's bug must not stop the backend's task
+                logger.exception("the tools-changed listener failed")
+        if self._on_tools_changed is not None:
+            self._tg.start_soon(self._run_callback, self._on_tools_changed)
+
+    async def _run_callback(self, callback: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await callback()
+        except Exception:  # same: contained, logged
+            logger.exception("the tools-changed callback failed")
+
+
+def _to_tool(server: str, exposed: str, item: _Listed) -> Tool:
+    raw = item.raw
+    annotations = raw.get("annotations")
+    title = raw.get("title")
+    if title is None and isinstance(annotations, dict):
+        title = annotations.get("title")
+    output_schema = raw.get("outputSchema")
+    return Tool(
+        name=exposed,
+        description=clean_text(raw.get("description") or ""),
+        parameters=raw["inputSchema"],
+        namespace=server,
+        annotations=dict(annotations) if isinstance(annotations, dict) else {},
+        aliases=(item.name,),
+        title=clean_text(title, 200) if isinstance(title, str) else None,
+        output_schema=output_schema if isinstance(output_schema, dict) else None,
+        source=Source(file=f"mcp://{server}", pointer=f"/tools/{item.position}"),
+        original=raw,
+    )

@@ -1,0 +1,362 @@
+"""The meta-tools: what they are called, what they take and return, and what they do.
+
+Pure Python over a `Snapshot`: no MCP types, so the logic is tested without a transport.
+Each handler validates its arguments by hand (to give the model a message it can act on),
+then returns the same record the CLI prints with ``--json`` (built by `toolfind.wire`).
+A mistake the model can fix raises `ToolCallError`; the server turns it into a tool result
+with ``isError: true``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolfind import wire
+from toolfind.errors import AmbiguousName, ToolNotFound
+from toolfind.models import Tool
+
+MAX_LIMIT = 100
+NAMESPACES_IN_DESCRIPTION = 24
+
+SEARCH, SIMILAR, CATEGORIES, GET, CALL = (
+    "search_tools",
+    "similar_tools",
+    "tool_categories",
+    "get_tool",
+    "call_tool",
+)
+META_KEYS: tuple[str, ...] = (SEARCH, SIMILAR, CATEGORIES, GET, CALL)
+
+
+class ToolCallError(Exception):
+    """A tool call the model can correct; the message tells it how."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetaTool:
+    """One meta-tool as listed: ``key`` is its unprefixed name (``search_tools``)."""
+
+    key: str
+    name: str
+    title: str
+    description: str
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any]
+    read_only: bool = True
+
+
+_STRINGS = {"type": "array", "items": {"type": "string"}}
+_SOURCE = {
+    "type": "object",
+    "properties": {"file": {"type": ["string", "null"]}, "pointer": {"type": ["string", "null"]}},
+}
+_HIT = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
+        "match": {"type": "string", "enum": ["exact", "ranked"]},
+        "deferred": {"type": "boolean"},
+        "tags": _STRINGS,
+        "source": _SOURCE,
+        "schema": {"type": "object", "description": "The tool's input JSON Schema."},
+    },
+    "required": list(wire.HIT_KEYS),
+}
+SEARCH_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "hits": {"type": "array", "items": _HIT},
+        "unmatched_terms": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Query terms found in no tool.",
+        },
+    },
+    "required": list(wire.SEARCH_KEYS),
+}
+_SIMILAR = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
+        "shared_terms": _STRINGS,
+    },
+    "required": list(wire.SIMILAR_KEYS),
+}
+SIMILAR_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "The tool the others are similar to."},
+        "namespace": {"type": "string"},
+        "similar": {"type": "array", "items": _SIMILAR},
+    },
+    "required": ["name", "namespace", "similar"],
+}
+CATEGORIES_OUTPUT = {
+    "type": "object",
+    "properties": {
+        "categories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "tool_count": {"type": "integer"},
+                    "deferred_count": {"type": "integer"},
+                    "tags": _STRINGS,
+                },
+                "required": list(wire.CATEGORY_KEYS),
+            },
+        },
+        "total_categories": {"type": "integer"},
+        "total_tools": {"type": "integer"},
+    },
+    "required": list(wire.CATEGORIES_KEYS),
+}
+GET_OUTPUT = {
+    "type": "object",
+    "description": "The tool's MCP definition.",
+    "properties": {
+        "name": {"type": "string"},
+        "description": {"type": "string"},
+        "inputSchema": {"type": "object"},
+    },
+    "required": ["name", "inputSchema"],
+}
+CALL_OUTPUT = {
+    "type": "object",
+    "description": (
+        "The called tool's structured content when it returns an object; otherwise "
+        "{'result': value} or {'content': [...]} mirroring its content blocks."
+    ),
+}
+
+_NAME_ARG = {
+    "type": "string",
+    "description": "A tool name as search returned it; 'server/tool', 'server:tool', "
+    "'server__tool' and a unique bare name all work.",
+}
+
+
+def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list[MetaTool]:
+    """The five meta-tools, named ``<prefix><key>``; search's description names the catalog."""
+    shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
+    if len(namespaces) > NAMESPACES_IN_DESCRIPTION:
+        shown += f", and {len(namespaces) - NAMESPACES_IN_DESCRIPTION} more"
+    scope = f"{total_tools} tools in {len(namespaces)} namespaces" + (
+        f" ({shown})" if shown else ""
+    )
+    p = prefix
+    return [
+        MetaTool(
+            SEARCH,
+            p + SEARCH,
+            "Search tools",
+            f"Find tools by what they do, ranked by relevance (BM25F). Searches {scope}. "
+            f"Describe the task in a few words ('compress a file', 'create calendar event'). "
+            f"Hits name the tool and its namespace; deferred hits include their input schema. "
+            f"Call a hit with {p}{CALL}, or fetch its full schema with {p}{GET}.",
+            {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What the tool should do."},
+                    "limit": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": MAX_LIMIT,
+                        "default": 10,
+                        "description": "How many hits to return.",
+                    },
+                    "namespace": {
+                        "type": "string",
+                        "description": f"Only tools in this namespace (see {p}{CATEGORIES}).",
+                    },
+                    "tags": {**_STRINGS, "description": "Only tools carrying all of these tags."},
+                    "include_schema": {
+                        "type": "boolean",
+                        "default": False,
+                        "description": "Include every hit's input schema.",
+                    },
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+            SEARCH_OUTPUT,
+        ),
+        MetaTool(
+            SIMILAR,
+            p + SIMILAR,
+            "Similar tools",
+            "List tools related to a given tool (shared terms explain each), to find an "
+            "alternative or a companion tool.",
+            {
+                "type": "object",
+                "properties": {
+                    "name": _NAME_ARG,
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 5},
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+            SIMILAR_OUTPUT,
+        ),
+        MetaTool(
+            CATEGORIES,
+            p + CATEGORIES,
+            "Tool categories",
+            "List the namespaces with their tool counts, deferred counts and commonest tags.",
+            {"type": "object", "properties": {}, "additionalProperties": False},
+            CATEGORIES_OUTPUT,
+        ),
+        MetaTool(
+            GET,
+            p + GET,
+            "Get tool",
+            "Get one tool's full definition (description and input schema) by name.",
+            {
+                "type": "object",
+                "properties": {"name": _NAME_ARG},
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+            GET_OUTPUT,
+        ),
+        MetaTool(
+            CALL,
+            p + CALL,
+            "Call tool",
+            "Call a tool found by search, by name, with its arguments (an object matching "
+            "its input schema). Only tools served by a connected MCP server can run.",
+            {
+                "type": "object",
+                "properties": {
+                    "name": _NAME_ARG,
+                    "arguments": {"type": "object", "description": "The tool's arguments."},
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+            CALL_OUTPUT,
+            read_only=False,
+        ),
+    ]
+
+
+# -- argument checking -------------------------------------------------------------------
+
+
+def check_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The arguments as a dict, after refusing unknown names and missing required ones."""
+    args = dict(arguments or {})
+    properties = tool.input_schema.get("properties", {})
+    unknown = sorted(set(args) - set(properties))
+    if unknown:
+        valid = ", ".join(properties) or "none"
+        raise ToolCallError(
+            f"{tool.name}: unknown argument {unknown[0]!r}. Valid arguments: {valid}."
+        )
+    for required in tool.input_schema.get("required", []):
+        if required not in args:
+            raise ToolCallError(f"{tool.name}: the argument {required!r} is required.")
+    return args
+
+
+def text_argument(args: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
+    value = args.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise ToolCallError(f"{key!r} must be a string, not {_json_type(value)}.")
+    return value
+
+
+def int_argument(args: Mapping[str, Any], key: str, default: int) -> int:
+    value = args.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
+        raise ToolCallError(f"{key!r} must be a whole number from 1 to {MAX_LIMIT}, not {value!r}.")
+    return value
+
+
+def _json_type(value: Any) -> str:
+    names = {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "an array",
+        dict: "an object",
+    }
+    if value is None:
+        return "null"
+    return names.get(type(value), type(value).__name__)
+
+
+# -- the handlers ------------------------------------------------------------------------
+
+
+def resolve(index: Any, name: str) -> Tool:
+    """``show``'s lookup; a miss or an ambiguous name becomes a ToolCallError."""
+    if not name.strip():
+        raise ToolCallError("'name' is empty: give a tool name as search returned it.")
+    try:
+        tool: Tool = index.resolve(name)
+    except (ToolNotFound, AmbiguousName) as exc:
+        raise ToolCallError(str(exc)) from None
+    return tool
+
+
+def search(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+    query = text_argument(args, "query", required=True) or ""
+    if not query.strip():
+        raise ToolCallError(
+            "'query' is empty: describe the tool you need in a few words, e.g. 'compress a file'."
+        )
+    limit = int_argument(args, "limit", 10)
+    namespace = text_argument(args, "namespace")
+    if namespace is not None:
+        known = [c.name for c in index.categories()]
+        if namespace not in known:
+            raise ToolCallError(
+                f"Unknown namespace {namespace!r}. Valid namespaces: {', '.join(known)}."
+            )
+    tags = args.get("tags") or ()
+    if isinstance(tags, str):
+        tags = (tags,)
+    if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
+        raise ToolCallError("'tags' must be an array of strings, e.g. [\"read-only\"].")
+    include_schema = args.get("include_schema", False)
+    if not isinstance(include_schema, bool):
+        raise ToolCallError("'include_schema' must be true or false.")
+    result = index.search(query, limit, namespace=namespace, tags=tuple(tags))
+    return wire.search_record(result, include_schema=include_schema)
+
+
+def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+    tool = resolve(index, text_argument(args, "name", required=True) or "")
+    limit = int_argument(args, "limit", 5)
+    return wire.similar_tools_record(tool, index.similar(tool.qualified_name, limit))
+
+
+def categories(index: Any) -> dict[str, Any]:
+    return wire.categories_record(index.categories())
+
+
+def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+    tool = resolve(index, text_argument(args, "name", required=True) or "")
+    return mcp_definition(tool)
+
+
+def mcp_definition(tool: Tool) -> dict[str, Any]:
+    """The tool as an MCP ``Tool`` object (what ``show --format mcp --json`` prints)."""
+    return wire.tool_document(tool, "mcp")

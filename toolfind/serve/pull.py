@@ -1,0 +1,204 @@
+"""``toolfind catalog pull``: live MCP servers' tools written as offline catalog files.
+
+Each backend's tools become ``<out_dir>/<server>.json``, an MCP ``tools/list`` result
+(``{"tools": [...]}``, the entries as the server sent them), so its namespace is the server
+name (the file stem) and every CLI command can search them without starting the server.
+
+A file is replaced atomically (a temporary file in the same directory, then ``os.replace``)
+and the previous version is kept as ``<server>.json.bak``. A file whose content would not
+change is left alone; a server that cannot be reached keeps its old file untouched. The
+report says, per server, which tools were added, removed and changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from toolfind.errors import CatalogError
+from toolfind.serve.servers_config import ServerSpec, load_servers
+
+__all__ = ["PullReport", "ServerPull", "pull", "pull_specs"]
+
+PullStatus = Literal["written", "unchanged", "failed", "disabled"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerPull:
+    """What pulling one server did. ``file`` is None for a disabled server."""
+
+    server: str
+    status: PullStatus
+    file: str | None = None
+    tool_count: int = 0
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    backup: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PullReport:
+    """Every server's outcome, in the servers files' order."""
+
+    servers: tuple[ServerPull, ...]
+
+    @property
+    def failed(self) -> tuple[ServerPull, ...]:
+        return tuple(s for s in self.servers if s.status == "failed")
+
+
+def pull(
+    servers_files: Sequence[Path],
+    out_dir: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    start_timeout: float = 30.0,
+    errlog: TextIO | None = None,
+) -> PullReport:
+    """Connect to every server the files declare and write its tools under ``out_dir``.
+
+    Blocking (runs its own event loop). ``environ`` supplies ``${VAR}`` values (default
+    ``os.environ``); ``errlog`` receives the servers' stderr (default ``sys.stderr``).
+    A server that fails is reported (status ``failed``), not raised.
+
+    Raises:
+        ConfigError: a servers file cannot be read or declares an invalid server.
+        CatalogError: ``out_dir`` or a catalog file in it cannot be written.
+    """
+    import anyio
+
+    specs = load_servers(servers_files, environ)
+    run = partial(pull_specs, specs, out_dir, start_timeout=start_timeout, errlog=errlog)
+    return anyio.run(run)
+
+
+async def pull_specs(
+    specs: Sequence[ServerSpec],
+    out_dir: Path,
+    *,
+    start_timeout: float = 30.0,
+    errlog: TextIO | None = None,
+) -> PullReport:
+    """`pull` for specs already loaded, inside a running event loop."""
+    from toolfind.serve.backends import BackendPool
+
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CatalogError(
+            f"cannot create the directory: {exc.strerror or exc}", file=str(out_dir)
+        ) from None
+    async with BackendPool(specs, start_timeout=start_timeout, errlog=errlog) as pool:
+        status = pool.status()
+        by_server: dict[str, list[Mapping[str, Any]]] = {}
+        for tool in pool.tools():
+            by_server.setdefault(tool.namespace, []).append(tool.original or {})
+    results = []
+    for spec in specs:
+        if spec.disabled:
+            results.append(ServerPull(spec.name, "disabled"))
+            continue
+        state = status[spec.name]
+        target = out_dir / f"{spec.name}.json"
+        if not state.available:
+            results.append(ServerPull(spec.name, "failed", file=str(target), error=state.detail))
+            continue
+        results.append(write_catalog(spec.name, by_server.get(spec.name, []), target))
+    return PullReport(tuple(results))
+
+
+def write_catalog(server: str, tools: Sequence[Mapping[str, Any]], target: Path) -> ServerPull:
+    """Write ``{"tools": [...]}`` to ``target`` atomically, keeping a backup; report the diff.
+
+    Raises:
+        CatalogError: the file, its backup or the temporary file cannot be written.
+    """
+    text = json.dumps({"tools": list(tools)}, indent=2, ensure_ascii=False) + "\n"
+    old_text = _read_existing(target)
+    old = _tools_by_name(old_text)
+    new = {str(t.get("name")): t for t in tools}
+    added = tuple(sorted(set(new) - set(old)))
+    removed = tuple(sorted(set(old) - set(new)))
+    changed = tuple(
+        sorted(n for n in set(new) & set(old) if _canonical(new[n]) != _canonical(old[n]))
+    )
+    report = partial(
+        ServerPull,
+        server,
+        file=str(target),
+        tool_count=len(tools),
+        added=added,
+        removed=removed,
+        changed=changed,
+    )
+    if old_text == text:
+        return report("unchanged")
+    backup = None
+    try:
+        if old_text is not None:
+            backup = target.with_name(target.name + ".bak")
+            _atomic_copy(target, backup)
+        _atomic_write(target, text)
+    except OSError as exc:
+        raise CatalogError(f"cannot write: {exc.strerror or exc}", file=str(target)) from None
+    return report("written", backup=str(backup) if backup else None)
+
+
+def _read_existing(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"cannot read the previous catalog: {exc}", file=str(path)) from None
+
+
+def _tools_by_name(text: str | None) -> dict[str, Any]:
+    """The previous file's tools by name; a file that is not a tools/list counts as empty."""
+    if text is None:
+        return {}
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    tools = doc.get("tools") if isinstance(doc, dict) else None
+    if not isinstance(tools, list):
+        return {}
+    return {t["name"]: t for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)}
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _atomic_copy(source: Path, target: Path) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        shutil.copy2(source, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,329 @@
+"""The MCP side of serve-mcp: a low-level SDK `Server` whose tool list follows the index.
+
+Built on ``mcp.server.lowlevel.Server`` (not MCPServer) because the tool list is data that
+changes at run time. ``tools/list`` returns the meta-tools (plus, with ``exposure=direct``,
+every callable non-deferred tool); ``tools/call`` runs a meta-tool or forwards a backend
+tool. Everything a model can fix comes back as ``isError: true`` with a message that says
+how, never as a JSON-RPC error.
+
+List changes reach clients of both protocol eras:
+
+* handshake era (2024-11-05 ... 2025-11-25): ``notifications/tools/list_changed`` on each
+  initialized connection's standalone channel (stdio, or the HTTP GET stream);
+* 2026-07-28: a ``ToolsListChanged`` event on the SDK's subscription bus, delivered to the
+  ``subscriptions/listen`` streams clients opened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import NotificationOptions, Server, ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult
+from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from toolfind.errors import BackendError
+from toolfind.models import Tool
+from toolfind.serve import meta
+from toolfind.serve.backends import Backends
+from toolfind.serve.options import ServeOptions, tool_allowed
+from toolfind.serve.state import LiveIndex, Snapshot
+
+logger = logging.getLogger("toolfind.serve")
+
+VERSION_FALLBACK = "0"
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("toolfind")
+    except Exception:  # noqa: BLE001 - a source checkout without metadata still serves
+        return VERSION_FALLBACK
+
+
+class ToolfindServer(Server[Any]):
+    """The SDK's low-level Server, advertising ``tools.listChanged`` on every transport.
+
+    The streamable-HTTP session manager and the in-memory test transport call
+    ``create_initialization_options()`` without arguments; the base class would then
+    advertise ``listChanged: false`` to handshake-era clients.
+    """
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
+class ChangeNotifier:
+    """Tells every connected client that the tool list changed, whatever its protocol era.
+
+    Handshake-era connections are remembered when their ``notifications/initialized``
+    arrives (a server middleware) and forgotten when they close.
+    """
+
+    def __init__(self) -> None:
+        self.bus = InMemorySubscriptionBus()
+        self.listen_handler = ListenHandler(self.bus)
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.sent = 0
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method == "notifications/initialized":
+            self._remember(ctx)
+        return result
+
+    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        # SDK 2.3 gives handlers no public handle on their Connection; the per-request
+        # ServerSession holds it. Weak references plus the connection's exit stack mean a
+        # closed connection is never notified and never kept alive.
+        connection = getattr(ctx.session, "_connection", None)
+        if not isinstance(connection, Connection):
+            logger.debug("cannot track this connection for list_changed notifications")
+            return
+        self._connections.add(connection)
+        connection.exit_stack.callback(self._connections.discard, connection)
+
+    @property
+    def connection_count(self) -> int:
+        return len(self._connections)
+
+    async def tools_changed(self) -> None:
+        self.sent += 1
+        await self.bus.publish(ToolsListChanged())
+        for connection in list(self._connections):
+            await connection.send_tool_list_changed()  # best effort: never raises
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What ``tools/list`` returns for one snapshot, with a key to compare listings by."""
+
+    tools: tuple[types.Tool, ...]
+    meta: Mapping[str, meta.MetaTool]
+    direct: Mapping[str, Tool]
+    key: str
+
+
+class Discovery:
+    """The handlers behind the low-level Server: listing, calls, and change notification."""
+
+    def __init__(self, live: LiveIndex, options: ServeOptions, backends: Backends) -> None:
+        self.live = live
+        self.options = options
+        self.backends = backends
+        self.notifier = ChangeNotifier()
+        self._listing: Listing | None = None
+        self._listing_generation = -1
+        live.on_swap(self._swapped)
+
+    # -- listing ----------------------------------------------------------------------
+
+    def listing(self) -> Listing:
+        snapshot = self.live.snapshot
+        if self._listing is None or self._listing_generation != snapshot.generation:
+            self._listing = self._build_listing(snapshot)
+            self._listing_generation = snapshot.generation
+        return self._listing
+
+    def _build_listing(self, snapshot: Snapshot) -> Listing:
+        index = snapshot.index
+        categories = index.categories()
+        total = sum(c.tool_count for c in categories)
+        metas = meta.meta_tools(self.options.meta_prefix, [c.name for c in categories], total)
+        listed = [_meta_to_mcp(m) for m in metas]
+        direct: dict[str, Tool] = {}
+        if self.options.exposure == "direct":
+            meta_names = {m.name for m in metas}
+            for tool in index.tools:
+                if tool.defer or tool.name in meta_names or tool.name in direct:
+                    continue
+                if tool_allowed(self.options.filters, tool) and self.backends.serves(tool.name):
+                    direct[tool.name] = tool
+            listed.extend(_tool_to_mcp(t) for t in direct.values())
+        key = json.dumps(
+            [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
+        )
+        return Listing(tuple(listed), {m.name: m for m in metas}, direct, key)
+
+    async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
+        if self._listing is not None and self._listing_generation == old.generation:
+            before = self._listing.key
+        else:
+            before = self._build_listing(old).key
+        after = self.listing().key
+        if before != after:
+            logger.info("tool list changed; notifying clients")
+            await self.notifier.tools_changed()
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        listing = self.listing()
+        if name in listing.meta:
+            return listing.meta[name].input_schema
+        tool = listing.direct.get(name)
+        return tool.parameters if tool is not None else None
+
+    # -- handlers ---------------------------------------------------------------------
+
+    async def on_list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=list(self.listing().tools))
+
+    async def on_call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        try:
+            return await self.call(params.name, params.arguments)
+        except meta.ToolCallError as exc:
+            return error_result(str(exc))
+
+    async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
+        """Run a meta-tool or forward a tool. Raises ToolCallError for what a model can fix."""
+        listing = self.listing()
+        index = self.live.snapshot.index
+        metatool = listing.meta.get(name)
+        if metatool is None:
+            tool = meta.resolve(index, name)
+            return await self.forward(tool, arguments)
+        args = meta.check_arguments(metatool, arguments)
+        if metatool.key == meta.SEARCH:
+            return record_result(meta.search(index, args))
+        if metatool.key == meta.SIMILAR:
+            return record_result(meta.similar(index, args))
+        if metatool.key == meta.CATEGORIES:
+            return record_result(meta.categories(index))
+        if metatool.key == meta.GET:
+            return record_result(meta.get_tool(index, args))
+        target = meta.text_argument(args, "name", required=True) or ""
+        if target in listing.meta:
+            raise meta.ToolCallError(
+                f"{target!r} is a meta-tool: call it directly, not through {name}."
+            )
+        tool_args = args.get("arguments")
+        if tool_args is None:
+            tool_args = {}
+        if not isinstance(tool_args, dict):
+            raise meta.ToolCallError("'arguments' must be an object of the tool's arguments.")
+        result = await self.forward(meta.resolve(index, target), tool_args)
+        return _structured_for_call_tool(result)
+
+    async def forward(
+        self, tool: Tool, arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
+        """Call ``tool`` through its backend, within the call timeout."""
+        if not tool_allowed(self.options.filters, tool):  # the index holds none; kept as a guard
+            raise meta.ToolCallError(f"No tool named {tool.name!r}.")
+        if not self.backends.serves(tool.name):
+            where = f" (from {tool.source.file})" if tool.source is not None else ""
+            raise meta.ToolCallError(
+                f"No backend serves {tool.qualified_name!r}{where}: it is in a catalog only, so "
+                "toolfind can find and describe it but not run it. Pick a tool served by a "
+                "connected MCP server."
+            )
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise meta.ToolCallError("'arguments' must be an object.")
+        timeout = self.options.call_timeout
+        try:
+            # The backend pool applies call_timeout itself and may then ping or restart the
+            # backend; this outer bound only catches a pool that never returns.
+            with anyio.fail_after(timeout + 35):
+                return await self.backends.call(tool.name, dict(arguments or {}))
+        except TimeoutError:
+            raise meta.ToolCallError(
+                f"{tool.qualified_name!r} did not answer within {timeout:g} s; try again later."
+            ) from None
+        except BackendError as exc:
+            raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
+
+    # -- wiring -----------------------------------------------------------------------
+
+    def build_server(self) -> ToolfindServer:
+        server = ToolfindServer(
+            self.options.server_name,
+            version=_version(),
+            title="toolfind",
+            instructions=(
+                f"Use {self.options.meta_prefix}{meta.SEARCH} to find the right tool for a task, "
+                f"then {self.options.meta_prefix}{meta.CALL} to run it."
+            ),
+            get_tool_input_schema=self.input_schema,
+            on_list_tools=self.on_list_tools,
+            on_call_tool=self.on_call_tool,
+            on_subscriptions_listen=self.notifier.listen_handler,
+        )
+        server.middleware.append(self.notifier)
+        return server
+
+
+def record_result(record: Mapping[str, Any]) -> types.CallToolResult:
+    """A meta-tool's record as structured content plus the same JSON as text."""
+    text = json.dumps(record, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(text=text)], structured_content=dict(record), is_error=False
+    )
+
+
+def error_result(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def _structured_for_call_tool(result: types.CallToolResult) -> types.CallToolResult:
+    """call_tool declares an object output schema: give every successful result an object.
+
+    Content and isError stay as the backend sent them; only a missing or non-object
+    structuredContent is wrapped.
+    """
+    if result.is_error or isinstance(result.structured_content, dict):
+        return result
+    if result.structured_content is not None:
+        wrapped: dict[str, Any] = {"result": result.structured_content}
+    else:
+        wrapped = {
+            "content": [
+                block.model_dump(mode="json", by_alias=True, exclude_none=True)
+                for block in result.content
+            ]
+        }
+    return result.model_copy(update={"structured_content": wrapped})
+
+
+def _meta_to_mcp(tool: meta.MetaTool) -> types.Tool:
+    return types.Tool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        output_schema=dict(tool.output_schema),
+        annotations=types.ToolAnnotations(
+            title=tool.title,
+            read_only_hint=tool.read_only,
+            idempotent_hint=tool.read_only,
+            open_world_hint=not tool.read_only,
+        ),
+    )
+
+
+def _tool_to_mcp(tool: Tool) -> types.Tool:
+    return types.Tool.model_validate(meta.mcp_definition(tool), by_name=False)

@@ -1,0 +1,423 @@
+"""Backend MCP servers, read from the config files MCP hosts already use.
+
+One reader for the four shapes users have:
+
+* Claude Desktop ``claude_desktop_config.json`` and Cursor ``mcp.json``:
+  ``{"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}``;
+* Claude Code ``.mcp.json``: the same, plus ``"type": "stdio" | "http" | "sse"``;
+* VS Code ``.vscode/mcp.json``: ``{"servers": {"name": {"type", ...}}, "inputs": [...]}``
+  (``type`` required; comments and trailing commas allowed), or a ``settings.json``
+  holding ``{"mcp": {"servers": {...}}}``.
+
+``${VAR}`` and ``${VAR:-default}`` (Claude Code), ``${env:VAR}``, ``${userHome}`` and
+``${workspaceFolder}`` (VS Code, Cursor) are expanded in ``command``, ``args``, ``env``,
+``url``, ``headers`` and ``cwd``. ``${input:...}`` asks the VS Code user for a value, which a
+command-line tool cannot do, so it is refused with a message saying what to write instead.
+Unknown keys are ignored, as the hosts ignore them. toolfind adds two optional keys per
+server: ``allow`` and ``deny``, lists of glob patterns over the backend's own tool names.
+
+This module imports neither the MCP SDK nor anything heavy: the CLI can validate a servers
+file without paying for the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any, Literal
+
+from toolfind.errors import ConfigError
+
+__all__ = ["ServerSpec", "Transport", "load_servers", "read_servers_file", "safe_name"]
+
+logger = logging.getLogger("toolfind.serve")
+
+Transport = Literal["stdio", "http", "sse"]
+
+#: ``type`` values the hosts write, mapped to the transport toolfind uses.
+_TYPES: dict[str, Transport] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamablehttp": "http",
+    "sse": "sse",
+}
+
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_VARIABLE = re.compile(r"\$\{([^}]*)\}")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def safe_name(text: str) -> str:
+    """``text`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``.
+
+    What MCP hosts accept in a tool name (``^[a-zA-Z0-9_-]{1,64}$``), and safe as a file stem.
+    """
+    cleaned = "".join(c if c in _NAME_CHARS else "_" for c in text)
+    return cleaned or "_"
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """One backend MCP server as a servers file declares it (variables already expanded).
+
+    ``name`` is the file's key made safe for tool names and file stems (see ``safe_name``);
+    it is the namespace of the server's tools. ``env``, ``headers``, ``args`` and ``url``
+    may hold secrets: they are left out of ``repr`` and never logged (`describe` is safe).
+    """
+
+    name: str
+    transport: Transport
+    command: str | None = None
+    args: tuple[str, ...] = field(default=(), repr=False)
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    cwd: str | None = None
+    url: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    disabled: bool = False
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    origin: str = ""
+
+    def allows(self, tool_name: str) -> bool:
+        """Whether the backend tool ``tool_name`` may be listed, found and called.
+
+        ``deny`` wins over ``allow``; an empty ``allow`` allows every tool.
+        """
+        if any(fnmatchcase(tool_name, pattern) for pattern in self.deny):
+            return False
+        return not self.allow or any(fnmatchcase(tool_name, pattern) for pattern in self.allow)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must not appear in logs: env values and header values."""
+        return tuple(v for v in (*self.env.values(), *self.headers.values()) if len(v) >= 4)
+
+    def describe(self) -> str:
+        """Where the server runs, without arguments, env or headers (they may hold secrets)."""
+        if self.transport == "stdio":
+            return f"stdio: {Path(self.command or '').name}"
+        return f"{self.transport}: {_strip_url(self.url or '')}"
+
+
+def _strip_url(url: str) -> str:
+    """The URL without userinfo, query or fragment, which may carry tokens."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        return url.split("?", 1)[0].split("#", 1)[0]
+    rest = rest.split("?", 1)[0].split("#", 1)[0]
+    authority, slash, path = rest.partition("/")
+    return f"{head}://{authority.rpartition('@')[2]}{slash}{path}"
+
+
+def load_servers(
+    paths: Sequence[Path], environ: Mapping[str, str] | None = None
+) -> list[ServerSpec]:
+    """Read every servers file in order; a server name defined twice keeps its first definition.
+
+    ``environ`` supplies ``${VAR}`` values (default ``os.environ``). The later duplicate is
+    logged as a warning. Disabled servers are returned with ``disabled=True``.
+
+    Raises ConfigError (file, JSON path, and the fix) for a file that cannot be read or an
+    entry that is invalid.
+    """
+    env = os.environ if environ is None else environ
+    specs: list[ServerSpec] = []
+    seen: dict[str, ServerSpec] = {}
+    for path in paths:
+        for spec in read_servers_file(Path(path), env):
+            first = seen.get(spec.name)
+            if first is not None:
+                logger.warning(
+                    "%s: server %r is already defined in %s; the first definition wins",
+                    spec.origin,
+                    spec.name,
+                    first.origin,
+                )
+                continue
+            seen[spec.name] = spec
+            specs.append(spec)
+    return specs
+
+
+def read_servers_file(path: Path, environ: Mapping[str, str]) -> list[ServerSpec]:
+    """The servers one file declares, in file order. Raises ConfigError."""
+    doc = _parse(path)
+    if not isinstance(doc, dict):
+        raise ConfigError(_NOT_A_SERVERS_FILE, file=str(path))
+    key: str
+    if isinstance(doc.get("mcpServers"), dict):
+        key, servers, vscode = "mcpServers", doc["mcpServers"], False
+    elif isinstance(doc.get("servers"), dict):
+        key, servers, vscode = "servers", doc["servers"], True
+    elif isinstance(doc.get("mcp"), dict) and isinstance(doc["mcp"].get("servers"), dict):
+        key, servers, vscode = "mcp.servers", doc["mcp"]["servers"], True
+    else:
+        for candidate in ("mcpServers", "servers"):
+            if candidate in doc:
+                raise ConfigError(
+                    "must be an object mapping server names to servers",
+                    file=str(path),
+                    path=candidate,
+                )
+        raise ConfigError(_NOT_A_SERVERS_FILE, file=str(path))
+    reader = _EntryReader(path, environ, vscode=vscode)
+    specs = []
+    for name, entry in servers.items():
+        specs.append(reader.read(f"{key}.{name}", name, entry))
+    return specs
+
+
+_NOT_A_SERVERS_FILE = (
+    'no servers found; expected {"mcpServers": {...}} (Claude Desktop, Claude Code, Cursor) '
+    'or {"servers": {...}} (VS Code .vscode/mcp.json)'
+)
+
+
+def _parse(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 (byte {exc.start})", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as first:
+        # VS Code's mcp.json is JSON with comments and trailing commas.
+        try:
+            return json.loads(_strip_jsonc(text))
+        except json.JSONDecodeError:
+            raise ConfigError(
+                f"invalid JSON: {first.msg} (column {first.colno})",
+                file=str(path),
+                line=first.lineno,
+            ) from None
+
+
+def _strip_jsonc(text: str) -> str:
+    """JSON with comments and trailing commas as plain JSON; line numbers are kept."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            end = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, end))
+            i = end
+        elif c == ",":
+            j = i + 1
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j < n and text[j] in "}]":
+                out.append(" ")
+            else:
+                out.append(c)
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+class _EntryReader:
+    """Turns one server entry into a ServerSpec, with errors naming the file and JSON path."""
+
+    def __init__(self, path: Path, environ: Mapping[str, str], *, vscode: bool) -> None:
+        self.path = path
+        self.environ = environ
+        self.vscode = vscode
+        parent = path.resolve().parent
+        # `${workspaceFolder}` and relative `cwd` mean the project, not its .vscode folder.
+        self.workspace = parent.parent if parent.name in (".vscode", ".cursor") else parent
+
+    def error(self, where: str, message: str) -> ConfigError:
+        return ConfigError(message, file=str(self.path), path=where)
+
+    def read(self, where: str, key: str, entry: Any) -> ServerSpec:
+        if not isinstance(entry, dict):
+            raise self.error(where, "must be an object with a command or a url")
+        transport = self._transport(where, entry)
+        if transport == "stdio":
+            command = self._string(
+                f"{where}.command", entry.get("command"), required="a stdio server runs a command"
+            )
+            url = None
+            headers: dict[str, str] = {}
+        else:
+            command = None
+            url = self._string(
+                f"{where}.url", entry.get("url"), required=f"an {transport} server needs its URL"
+            )
+            if not url.startswith(("http://", "https://")):
+                raise self.error(f"{where}.url", "must start with http:// or https://")
+            headers = self._strings_map(f"{where}.headers", entry.get("headers"))
+        args = self._strings_list(f"{where}.args", entry.get("args"))
+        env = self._env(where, entry)
+        cwd = None
+        if entry.get("cwd") is not None:
+            cwd = str(self.workspace / self._string(f"{where}.cwd", entry["cwd"]))
+        disabled = entry.get("disabled", False)
+        if not isinstance(disabled, bool):
+            raise self.error(f"{where}.disabled", "must be true or false")
+        return ServerSpec(
+            name=safe_name(key),
+            transport=transport,
+            command=command,
+            args=tuple(args),
+            env=env,
+            cwd=cwd,
+            url=url,
+            headers=headers,
+            disabled=disabled,
+            allow=self._globs(f"{where}.allow", entry.get("allow")),
+            deny=self._globs(f"{where}.deny", entry.get("deny")),
+            origin=f"{self.path}: {where}",
+        )
+
+    def _transport(self, where: str, entry: Mapping[str, Any]) -> Transport:
+        declared = entry.get("type")
+        if declared is None:
+            if self.vscode:
+                raise self.error(
+                    f"{where}.type",
+                    'required in VS Code\'s "servers"; add "type": "stdio" (or "http", "sse")',
+                )
+            if "command" in entry and "url" in entry:
+                raise self.error(
+                    where, 'has both command and url; add "type": "stdio", "http" or "sse"'
+                )
+            if "command" in entry:
+                return "stdio"
+            if "url" in entry:
+                return "http"
+            raise self.error(where, "needs a command (stdio server) or a url (HTTP server)")
+        transport = _TYPES.get(declared.lower()) if isinstance(declared, str) else None
+        if transport is None:
+            raise self.error(
+                f"{where}.type", f'unknown type {declared!r}; use "stdio", "http" or "sse"'
+            )
+        return transport
+
+    def _string(self, where: str, value: Any, *, required: str = "") -> str:
+        if value is None and required:
+            raise self.error(where, f"required: {required}")
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise self.error(
+                where, "must be a non-empty string" if required else "must be a string"
+            )
+        return self._expand(where, value)
+
+    def _strings_list(self, where: str, value: Any) -> list[str]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.error(where, "must be a list of strings")
+        return [self._string(f"{where}[{i}]", item) for i, item in enumerate(value)]
+
+    def _strings_map(self, where: str, value: Any) -> dict[str, str]:
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(where, "must be an object of string values")
+        result = {}
+        for name, item in value.items():
+            if isinstance(item, int | float) and not isinstance(item, bool):
+                item = str(item)
+            result[str(name)] = self._string(f"{where}.{name}", item)
+        return result
+
+    def _env(self, where: str, entry: Mapping[str, Any]) -> dict[str, str]:
+        env: dict[str, str] = {}
+        if entry.get("envFile") is not None:
+            env.update(self._env_file(f"{where}.envFile", entry["envFile"]))
+        env.update(self._strings_map(f"{where}.env", entry.get("env")))
+        return env
+
+    def _env_file(self, where: str, value: Any) -> dict[str, str]:
+        """VS Code's ``envFile``: ``KEY=VALUE`` lines, ``#`` comments, optional quotes."""
+        path = self.workspace / self._string(where, value, required="the path of a .env file")
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self.error(
+                where, f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
+        env = {}
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#") or "=" not in line:
+                continue
+            name, _, val = line.removeprefix("export ").partition("=")
+            val = val.strip()
+            if len(val) >= 2 and val[0] == val[-1] and val[0] in "\"'":
+                val = val[1:-1]
+            env[name.strip()] = val
+        return env
+
+    def _globs(self, where: str, value: Any) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if isinstance(value, str):
+            return (value,)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(where, 'must be a list of glob patterns such as ["git_*"]')
+        return tuple(value)
+
+    def _expand(self, where: str, text: str) -> str:
+        if "${" not in text:
+            return text
+        return _VARIABLE.sub(lambda match: self._variable(where, match.group(1)), text)
+
+    def _variable(self, where: str, inner: str) -> str:
+        if inner.startswith("input:"):
+            raise self.error(
+                where,
+                f"${{{inner}}} asks the VS Code user for a value, which toolfind cannot do; "
+                "write the value, or ${env:NAME} and set NAME in the environment",
+            )
+        if inner.startswith("env:"):
+            return self.environ.get(inner[4:], "")
+        if inner == "workspaceFolder":
+            return str(self.workspace)
+        if inner == "userHome":
+            return self.environ.get("HOME") or str(Path.home())
+        name, sep, default = inner.partition(":-")
+        if not _IDENTIFIER.fullmatch(name):
+            raise self.error(
+                where,
+                f"unsupported variable ${{{inner}}}; use ${{NAME}}, ${{NAME:-default}} or ${{env:NAME}}",
+            )
+        value = self.environ.get(name)
+        if value:
+            return value
+        if sep:
+            return default
+        if value is not None:
+            return value
+        raise self.error(
+            where,
+            f"${{{name}}} is not set; set {name} in the environment or write ${{{name}:-default}}",
+        )
+
+
+def iter_enabled(specs: Sequence[ServerSpec]) -> Iterator[ServerSpec]:
+    """The specs that are not disabled, in order."""
+    return (spec for spec in specs if not spec.disabled)

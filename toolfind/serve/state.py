@@ -1,0 +1,225 @@
+"""The live index behind serve-mcp: built off the request path, swapped atomically.
+
+A `Snapshot` is immutable: a request reads ``live.snapshot`` once and uses that object to
+the end, so a swap in the middle of a request never mixes two indexes. `LiveIndex` polls the
+catalog files' stats (no watcher dependency, works on every filesystem), rebuilds in a worker
+thread when they change or when the backends report new tools, and keeps the last good index
+when an edit breaks a catalog. Nothing here imports the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from toolfind.config import Filters
+from toolfind.errors import ToolfindError
+from toolfind.models import Finding, ScoringParams, Tool
+from toolfind.serve.backends import Backends
+from toolfind.serve.options import tool_allowed
+
+logger = logging.getLogger("toolfind.serve")
+
+#: (path, size, mtime_ns, inode) of every catalog file, plus each missing root.
+Signature = tuple[tuple[str, int, int, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One consistent view: the index over every tool the filters allow, and where it came from.
+
+    ``index`` is a `toolfind.index.SearchIndex`. ``catalog_tools`` are every tool the
+    catalogs gave (before filtering), kept so a backend change can rebuild without reparsing.
+    """
+
+    index: Any
+    catalog_tools: tuple[Tool, ...]
+    errors: frozenset[str]
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    tools: tuple[Tool, ...]
+    index: Any
+    errors: tuple[Finding, ...]
+
+
+def load_catalogs(paths: Sequence[Path], params: ScoringParams, *, use_cache: bool) -> Loaded:
+    """Parse the catalogs (through the cache). Raises ToolfindError for a missing path."""
+    from toolfind import cache
+
+    loaded = cache.load_index(paths, params, use_cache=use_cache, warn=logger.warning)
+    return Loaded(
+        tools=tuple(loaded.index.tools), index=loaded.index, errors=tuple(loaded.findings)
+    )
+
+
+def build_index(
+    catalog: Loaded | tuple[Tool, ...],
+    backend_tools: Sequence[Tool],
+    filters: Filters,
+    params: ScoringParams,
+) -> Any:
+    """The SearchIndex over the allowed catalog and backend tools.
+
+    Filtering before indexing makes the filter one predicate for every path: a tool the
+    filters deny is not listed, not found by search, not resolvable and not callable.
+    """
+    from toolfind.index import SearchIndex
+
+    tools = catalog.tools if isinstance(catalog, Loaded) else catalog
+    if isinstance(catalog, Loaded) and filters == Filters() and not backend_tools:
+        return catalog.index  # the cached index already answers exactly this
+    allowed = [t for t in (*tools, *backend_tools) if tool_allowed(filters, t)]
+    return SearchIndex.build(allowed, params)
+
+
+def catalog_signature(paths: Sequence[Path]) -> Signature:
+    """What the poller compares: every catalog file's identity and its last modification."""
+    from toolfind import catalog
+
+    rows: list[tuple[str, int, int, int]] = []
+    present = []
+    for root in paths:
+        if os.path.exists(root):
+            present.append(root)
+        else:
+            rows.append((str(root), -1, -1, -1))
+    try:
+        files = catalog.discover(present)
+    except ToolfindError:
+        return (("<unreadable>", -1, -1, -1), *rows)
+    for file in files:
+        try:
+            st = os.stat(file)
+        except OSError:
+            rows.append((str(file), -1, -1, -1))
+            continue
+        rows.append((str(file), st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(sorted(rows))
+
+
+OnSwap = Callable[[Snapshot, Snapshot], Awaitable[None]]
+
+
+class LiveIndex:
+    """Holds the current `Snapshot` and replaces it when catalogs or backends change."""
+
+    def __init__(
+        self,
+        catalogs: Sequence[Path],
+        *,
+        params: ScoringParams,
+        filters: Filters,
+        backends: Backends,
+        use_cache: bool = True,
+    ) -> None:
+        self.catalogs = tuple(catalogs)
+        self.params = params
+        self.filters = filters
+        self.backends = backends
+        self.use_cache = use_cache
+        self._snapshot: Snapshot | None = None
+        self._signature: Signature = ()
+        self._listeners: list[OnSwap] = []
+        self._lock = anyio.Lock()
+        self._backends_dirty = anyio.Event()
+
+    @property
+    def snapshot(self) -> Snapshot:
+        if self._snapshot is None:
+            raise RuntimeError("LiveIndex.load() must run before the index is read")
+        return self._snapshot
+
+    def on_swap(self, listener: OnSwap) -> None:
+        """Run ``listener(old, new)`` after every swap (e.g. to notify clients)."""
+        self._listeners.append(listener)
+
+    def backends_changed(self) -> None:
+        """The backends' callback: their tools changed; rebuild at the next poll tick."""
+        self._backends_dirty.set()
+
+    def load(self) -> Snapshot:
+        """The first, blocking load. Skipped entries are logged; a missing path raises.
+
+        Raises:
+            ToolfindError: a catalog path does not exist or cannot be read at all.
+        """
+        signature = catalog_signature(self.catalogs)
+        loaded = load_catalogs(self.catalogs, self.params, use_cache=self.use_cache)
+        for finding in loaded.errors:
+            logger.warning("skipped: %s", finding)
+        index = build_index(loaded, self.backends.tools(), self.filters, self.params)
+        self._signature = signature
+        self._snapshot = Snapshot(index, loaded.tools, frozenset(map(str, loaded.errors)), 1)
+        return self._snapshot
+
+    async def reload(self, *, catalogs_changed: bool = True) -> bool:
+        """Rebuild in a worker thread and swap. Returns whether a new snapshot was installed.
+
+        A catalog edit that adds errors (or makes a path unreadable) keeps the last good
+        snapshot and logs one line per new problem, naming the file.
+        """
+        async with self._lock:
+            old = self.snapshot
+            backend_tools = tuple(self.backends.tools())
+            if catalogs_changed:
+                signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
+                self._signature = signature
+                try:
+                    loaded = await anyio.to_thread.run_sync(self._load)
+                except ToolfindError as exc:
+                    logger.error(
+                        "catalog change ignored, still serving the last good index: %s", exc
+                    )
+                    return False
+                new_errors = [f for f in loaded.errors if str(f) not in old.errors]
+                if new_errors:
+                    for finding in new_errors:
+                        logger.error(
+                            "catalog change ignored, still serving the last good index: %s", finding
+                        )
+                    return False
+                index = await anyio.to_thread.run_sync(
+                    build_index, loaded, backend_tools, self.filters, self.params
+                )
+                errors = frozenset(map(str, loaded.errors))
+                new = Snapshot(index, loaded.tools, errors, old.generation + 1)
+            else:
+                index = await anyio.to_thread.run_sync(
+                    build_index, old.catalog_tools, backend_tools, self.filters, self.params
+                )
+                new = Snapshot(index, old.catalog_tools, old.errors, old.generation + 1)
+            self._snapshot = new
+            logger.info("index rebuilt (generation %d, %d tools)", new.generation, len(index.tools))
+        for listener in list(self._listeners):
+            await listener(old, new)
+        return True
+
+    def _load(self) -> Loaded:
+        return load_catalogs(self.catalogs, self.params, use_cache=self.use_cache)
+
+    async def changed(self) -> bool:
+        """Whether the catalog files differ from what the current snapshot was built from."""
+        signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
+        return signature != self._signature
+
+    async def watch(self, interval: float) -> None:
+        """Poll forever: rebuild when catalog files or backend tools change. Cancel to stop."""
+        while True:
+            with anyio.move_on_after(interval):
+                await self._backends_dirty.wait()
+            backends_dirty = self._backends_dirty.is_set()
+            if backends_dirty:
+                self._backends_dirty = anyio.Event()
+            catalogs_dirty = await self.changed()
+            if catalogs_dirty or backends_dirty:
+                await self.reload(catalogs_changed=catalogs_dirty)

@@ -1,0 +1,160 @@
+"""Running the server: stdio, or streamable HTTP behind a bearer token and Host checks.
+
+Under stdio nothing but the protocol reaches stdout: the SDK's ``stdio_server`` points fd 1
+at stderr while it serves, and every log line goes to stderr.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from toolfind.serve.options import HttpAddress, ServeOptions
+from toolfind.serve.server import ToolfindServer
+
+logger = logging.getLogger("toolfind.serve")
+
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+async def run_stdio(server: ToolfindServer) -> None:
+    """Serve one client over stdin/stdout until it closes stdin."""
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class BearerTokenGate:
+    """ASGI middleware: every HTTP request must carry ``Authorization: Bearer <token>``."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._token = token.encode("utf-8")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and not self._authorized(scope):
+            response = JSONResponse(
+                {
+                    "error": "unauthorized",
+                    "error_description": "send Authorization: Bearer <token>",
+                },
+                status_code=401,
+                headers={"WWW-Authenticate": 'Bearer realm="toolfind"'},
+            )
+            await response(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _authorized(self, scope: Scope) -> bool:
+        values = [v for k, v in scope.get("headers", ()) if k == b"authorization"]
+        if len(values) != 1:
+            return False
+        scheme, _, credential = values[0].partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(credential.strip(), self._token)
+
+
+def security_settings(
+    address: HttpAddress, extra_hosts: tuple[str, ...] = ()
+) -> TransportSecuritySettings:
+    """DNS-rebinding protection on: only Host/Origin values naming this server are accepted.
+
+    Loopback names are always allowed; a specific host adds itself; a wildcard bind
+    (0.0.0.0, ::) adds this machine's host name and addresses. ``extra_hosts`` adds more
+    (for a reverse proxy or a DNS name).
+    """
+    hosts = list(_LOOPBACK_HOSTS)
+    if address.host in _WILDCARD_HOSTS:
+        hosts.extend(_this_machine())
+    elif not address.is_loopback:
+        hosts.append(f"[{address.host}]" if ":" in address.host else address.host)
+    hosts.extend(extra_hosts)
+    hosts = list(dict.fromkeys(hosts))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts],
+        allowed_origins=[f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")],
+    )
+
+
+def _this_machine() -> list[str]:
+    names = [socket.gethostname(), socket.getfqdn()]
+    try:
+        infos = socket.getaddrinfo(socket.gethostname(), None)
+    except OSError:
+        infos = []
+    for info in infos:
+        addr = str(info[4][0])
+        names.append(f"[{addr}]" if ":" in addr else addr)
+    return [n for n in names if n]
+
+
+@dataclass
+class HttpHandle:
+    """A running HTTP server: where it listens, and how to stop it gracefully."""
+
+    url: str
+    port: int
+    _stop: Callable[[], None] = field(repr=False)
+
+    def stop(self) -> None:
+        self._stop()
+
+
+def bind(address: HttpAddress) -> socket.socket:
+    """A listening socket for ``address`` (port 0 picks a free one)."""
+    family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
+    host = "localhost" if address.host == "localhost" else address.host
+    sock = socket.create_server((host, address.port), family=family, reuse_port=False)
+    # Accepted connections inherit this: without it a response written in two segments
+    # waits on the client's delayed ACK (about 40 ms per request on Linux).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.setblocking(False)
+    return sock
+
+
+async def run_http(
+    server: ToolfindServer,
+    options: ServeOptions,
+    ready: Callable[[HttpHandle], None] | None = None,
+) -> None:
+    """Serve streamable HTTP at ``/mcp`` until stopped (signal or ``HttpHandle.stop``)."""
+    import uvicorn
+
+    address = options.http or HttpAddress()
+    sock = bind(address)
+    port = int(sock.getsockname()[1])
+    app: Any = server.streamable_http_app(
+        host=address.host, transport_security=security_settings(address, options.allowed_hosts)
+    )
+    if options.token:
+        app = BearerTokenGate(app, options.token)
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        log_level=options.log_level,
+        timeout_graceful_shutdown=2,
+    )
+    userver = uvicorn.Server(config)
+    handle = HttpHandle(address.url(port), port, lambda: setattr(userver, "should_exit", True))
+    # One line users (and tests) can rely on, whatever the log level: where to connect.
+    sys.stderr.write(f"toolfind serve-mcp: listening on {handle.url}\n")
+    sys.stderr.flush()
+    if ready is not None:
+        ready(handle)
+    try:
+        await userver.serve(sockets=[sock])
+    finally:
+        sock.close()
