@@ -134,10 +134,37 @@ def _still_valid(entry: dict[str, object]) -> bool:
     return True
 
 
-def _exact_ids(seg: segment.Segment, query: str) -> list[int]:
-    from toolfind.analysis import name_key
+class _Keys:
+    """``name key -> tool ids`` read from the segment on demand (``analysis.lookup_name``)."""
 
-    ids = seg.names_for("=" + query) or seg.names_for("~" + name_key(query))
+    def __init__(self, seg: segment.Segment) -> None:
+        self.seg = seg
+
+    def get(self, key: str, default: tuple[int, ...] = ()) -> tuple[int, ...]:
+        return self.seg.names_for("~" + key) or default
+
+
+class _DocField:
+    """``tools[i].name`` (or the namespace's name key) read from the segment on demand."""
+
+    def __init__(self, seg: segment.Segment, namespace: bool) -> None:
+        self.seg = seg
+        self.namespace = namespace
+
+    def __getitem__(self, doc: int) -> str:
+        record = self.seg.doc(doc)
+        if self.namespace:
+            from toolfind.analysis import name_key
+
+            return name_key(record[1])
+        return record[0]
+
+
+def _exact_ids(seg: segment.Segment, query: str) -> list[int]:
+    """The tools ``query`` names, by the very function the index uses."""
+    from toolfind.analysis import lookup_name
+
+    ids = lookup_name(query, _Keys(seg), _DocField(seg, False), _DocField(seg, True))  # type: ignore[arg-type]
     return [i for i in ids if i not in seg.disabled]
 
 
@@ -146,16 +173,22 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
 
     acc: dict[int, float] = {}
     unmatched: list[str] = []
+    matched = False
     for term in dict.fromkeys(analyze_query(query)):
         postings = seg.postings(term)
-        if postings is None:
+        if postings is None or not len(postings[0]):
             unmatched.append(term)
             continue
+        matched = True
         ids, scores = postings
         get = acc.get
         for j in range(len(ids)):
             doc = ids[j]
             acc[doc] = get(doc, 0.0) + scores[j]
+    if not matched:
+        return segment.render_search(query, [], unmatched), segment.unmatched_hint(unmatched)
+    # As the index does: a whole-identifier term whose parts matched is no news to the user.
+    unmatched = [t for t in unmatched if "_" not in t]
     for doc in seg.disabled:
         acc.pop(doc, None)
     exact = _exact_ids(seg, query)

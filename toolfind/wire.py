@@ -20,6 +20,8 @@ HIT_KEYS = ("name", "namespace", "description", "score", "match", "deferred", "t
 SEARCH_KEYS = ("query", "hits", "unmatched_terms")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
+SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
+PULL_KEYS = ("server", "status", "file", "tool_count", "added", "removed", "changed", "backup", "error")
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
 SUMMARY_KEYS = ("name", "namespace", "summary")
@@ -127,6 +129,30 @@ def similar_record(similar: Similar) -> dict[str, Any]:
         "description": clean_text(similar.tool.description, DESCRIPTION_LIMIT),
         "score": score(similar.score),
         "shared_terms": list(similar.shared_terms),
+    }
+
+
+def similar_tools_record(tool: Tool, related: Sequence[Similar]) -> dict[str, Any]:
+    """``similar_tools``' structured result: MCP structured content must be an object."""
+    return {
+        "name": tool.name,
+        "namespace": tool.namespace,
+        "similar": [similar_record(s) for s in related],
+    }
+
+
+def pull_record(server: Any) -> dict[str, Any]:
+    """One server's outcome in ``toolfind catalog pull --json``."""
+    return {
+        "server": server.server,
+        "status": server.status,
+        "file": server.file,
+        "tool_count": server.tool_count,
+        "added": list(server.added),
+        "removed": list(server.removed),
+        "changed": list(server.changed),
+        "backup": server.backup,
+        "error": server.error,
     }
 
 

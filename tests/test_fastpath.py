@@ -1,0 +1,121 @@
+"""The fast path answers warm `search --json` / `show --json` byte for byte like the Typer app."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from tests.conftest import SHIPPED
+from toolfind import fastpath
+from toolfind.cli import app
+
+runner = CliRunner()
+CATALOG = str(SHIPPED)
+WORDS = [
+    "compress", "file", "read_file", "files/read_file", "git", "commit", "email", "send", "calendar",
+    "event", "S3", "bucket", "upload", "matrix", "factorial", "weather", "forecast", "zip", "http",
+    "GET", "the", "a", "xyzzy", "日本語", "query", "database", "delete", "list", "search", "web",
+]
+
+
+def slow(args: list[str]) -> str:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def fast(args: list[str], capsys: pytest.CaptureFixture[str]) -> str | None:
+    capsys.readouterr()
+    code = fastpath.run(args)
+    if code is None:
+        return None
+    assert code == 0
+    return capsys.readouterr().out
+
+
+@pytest.fixture
+def warm() -> None:
+    """A slow run records the index and the manifest entry the fast path needs."""
+    slow(["search", "file", "-c", CATALOG, "--json"])
+
+
+def test_fast_path_answers_only_when_warm(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["search", "read a file", "-c", CATALOG, "--json"]
+    assert fast(args, capsys) is None
+    expected = slow(args)
+    assert fast(args, capsys) == expected
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+    limit=st.integers(min_value=1, max_value=12),
+    schema=st.booleans(),
+)
+def test_search_output_is_byte_identical(
+    warm: None, capsys: pytest.CaptureFixture[str], words: list[str], limit: int, schema: bool
+) -> None:
+    args = ["search", " ".join(words), "-c", CATALOG, "--json", "-k", str(limit)]
+    if schema:
+        args.append("--schema")
+    expected = slow(args)
+    assert fast(args, capsys) == expected
+
+
+def test_show_output_is_byte_identical_for_every_tool(warm: None, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    rows = json.loads(slow(["list", "-c", CATALOG, "--json"]))
+    assert len(rows) > 150
+    for row in rows:
+        for spelling in (row["name"], f"{row['namespace']}/{row['name']}"):
+            args = ["show", spelling, "-c", CATALOG, "--json"]
+            got = fast(args, capsys)
+            assert got is not None, spelling
+            assert got == slow(args), spelling
+
+
+def test_a_changed_catalog_is_never_answered_from_the_old_segment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cat = tmp_path / "c.jsonl"
+    cat.write_text('{"name": "alpha_tool", "description": "Alpha does things."}\n', encoding="utf-8")
+    args = ["search", "alpha", "-c", str(cat), "--json"]
+    slow(args)
+    assert fast(args, capsys) is not None
+    with cat.open("a", encoding="utf-8") as fh:
+        fh.write('{"name": "alpha_two", "description": "Alpha again."}\n')
+    os.utime(cat, ns=(1, 1))  # a different mtime even on coarse clocks
+    assert fast(args, capsys) is None
+    assert "alpha_two" in slow(args)
+
+
+def test_a_new_file_in_a_catalog_directory_invalidates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = tmp_path / "cats"
+    d.mkdir()
+    (d / "a.jsonl").write_text('{"name": "alpha_tool", "description": "Alpha."}\n', encoding="utf-8")
+    args = ["search", "alpha", "-c", str(d), "--json"]
+    slow(args)
+    assert fast(args, capsys) is not None
+    (d / "b.jsonl").write_text('{"name": "alpha_b", "description": "Alpha b."}\n', encoding="utf-8")
+    os.utime(d, ns=(1, 1))
+    assert fast(args, capsys) is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "file", "--namespace", "files", "--json"],
+        ["search", "file"],
+        ["show", "nonexistent_tool_name", "--json"],
+        ["list", "--json"],
+        ["search", "-k", "0", "file", "--json"],
+    ],
+)
+def test_anything_else_falls_back(warm: None, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    assert fast([*args, "-c", CATALOG], capsys) is None

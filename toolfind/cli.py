@@ -1,0 +1,623 @@
+"""The ``toolfind`` command line: thin Typer commands over the core.
+
+Each command parses its options, makes one core call and renders the result: a Rich table by
+default, exactly one JSON document with ``--json``. Errors are one ``Error:`` line on stderr
+with exit code 1; usage errors exit 2; Ctrl-C exits 130.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from toolfind import __version__, segment, wire
+from toolfind.errors import ConfigError, ToolfindError
+from toolfind.models import Tool
+
+app = typer.Typer(
+    name="toolfind",
+    help="Search large LLM tool catalogs: BM25F ranking, schemas in every format, an MCP server.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+cache_app = typer.Typer(help="Inspect or clear the index cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Options shared by the commands, declared once.
+CatalogOpt = Annotated[
+    list[str] | None,
+    typer.Option("--catalog", "-c", help="Catalog file or directory (repeatable).", metavar="PATH"),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document (see README for its shape).")
+]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Build the index afresh; do not read or write the cache.")
+]
+WeightOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--weight",
+        "-w",
+        help="Field weight override FIELD=W (repeatable), e.g. name=5.",
+        metavar="FIELD=W",
+    ),
+]
+NamespaceOpt = Annotated[
+    str | None, typer.Option("--namespace", help="Only tools in this namespace.")
+]
+TagOpt = Annotated[
+    list[str] | None,
+    typer.Option("--tag", help="Only tools with this tag (repeatable: all must match)."),
+]
+
+
+class ShowFormat(str, Enum):
+    native = "native"
+    openai = "openai"
+    anthropic = "anthropic"
+    mcp = "mcp"
+
+
+class SchemaFormat(str, Enum):
+    openai = "openai"
+    anthropic = "anthropic"
+    mcp = "mcp"
+    gemini = "gemini"
+
+
+class SummaryFormat(str, Enum):
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+
+
+def _warn(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def reports_errors(func: F) -> F:
+    """Turn a ToolfindError into one ``Error:`` line and exit 1, Ctrl-C into exit 130."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except ToolfindError as exc:
+            _fail(str(exc))
+        except KeyboardInterrupt:
+            typer.echo("Interrupted.", err=True)
+            raise typer.Exit(130) from None
+        except BrokenPipeError:
+            # A reader such as `head` went away: not an error of ours.
+            sys.stderr.close()
+            raise typer.Exit(0) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _emit(document: Any) -> None:
+    typer.echo(wire.dumps(document))
+
+
+def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
+    """Load the index for a command, printing load warnings on stderr."""
+    from toolfind import render
+    from toolfind.cache import load_index
+    from toolfind.config import load_config, parse_weight_options, resolve_catalogs
+
+    config = load_config()
+    params = config.params
+    if weights:
+        params = replace(params, weights=parse_weight_options(weights, params.weights))
+    paths = resolve_catalogs(catalogs or [], config)
+    run_key = segment.run_key(tuple(catalogs or ()), tuple(weights or ()))
+    with render.progress_after(1.0, "Building the search index…"):
+        loaded = load_index(
+            paths,
+            params,
+            max_file_size=config.max_file_size,
+            use_cache=not no_cache,
+            run_key=run_key,
+            warn=_warn,
+        )
+    for finding in loaded.findings:
+        _warn(f"Warning: skipped {finding}")
+    return loaded.index
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"toolfind {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_version_callback,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Search large LLM tool catalogs.
+
+    Catalogs: --catalog/-c PATH, else $TOOLFIND_CATALOGS, else `catalogs` in toolfind.toml,
+    else ./catalogs, else the catalogs shipped with toolfind.
+    """
+
+
+# -- search ------------------------------------------------------------------------------------
+
+
+@app.command()
+@reports_errors
+def search(
+    query: Annotated[
+        str | None, typer.Argument(help="What the tool should do, or a tool's name.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-k", min=1, help="How many hits.")] = 10,
+    namespace: NamespaceOpt = None,
+    tag: TagOpt = None,
+    min_score: Annotated[
+        float | None, typer.Option("--min-score", help="Drop hits scoring below this.")
+    ] = None,
+    weight: WeightOpt = None,
+    schema: Annotated[
+        bool, typer.Option("--schema", help="Include every hit's input schema.")
+    ] = False,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each term's contribution per field.")
+    ] = False,
+    queries: Annotated[
+        str | None,
+        typer.Option(
+            "--queries",
+            help="Batch mode: one query per line (or JSON Lines with 'query'); - for stdin.",
+            metavar="FILE",
+        ),
+    ] = None,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Rank tools for a query; a query that names a tool returns it first.
+
+    Example: toolfind search "compress file" --json
+    """
+    from toolfind import render
+
+    if queries is None and (query is None or not query.strip()):
+        _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
+    index = _open(catalog, no_cache, weight)
+
+    def run(text: str) -> Any:
+        return index.search(
+            text,
+            limit,
+            namespace=namespace,
+            tags=tuple(tag or ()),
+            min_score=min_score,
+            explain=explain,
+        )
+
+    if queries is not None:
+        for text in _batch_queries(queries):
+            record = wire.search_record(run(text), include_schema=schema)
+            typer.echo(json.dumps(record, ensure_ascii=False))
+        return
+    assert query is not None
+    result = run(query)
+    hint = segment.unmatched_hint(list(result.unmatched_terms))
+    if hint:
+        _warn(hint)
+    if json_:
+        _emit(wire.search_record(result, include_schema=schema))
+    else:
+        render.search(result, explain=explain)
+
+
+def _batch_queries(source: str) -> Iterator[str]:
+    """Queries from a file (or stdin): plain lines, or JSON Lines objects with a ``query``."""
+    if source == "-":
+        lines = sys.stdin.read().splitlines()
+        name = "<stdin>"
+    else:
+        try:
+            lines = Path(source).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read queries: {exc}", file=source) from None
+        name = source
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("{"):
+            try:
+                entry = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ConfigError(f"invalid JSON: {exc.msg}", file=name, line=number) from None
+            if not isinstance(entry, dict) or not isinstance(entry.get("query"), str):
+                raise ConfigError("a JSON line needs a string 'query'", file=name, line=number)
+            text = entry["query"]
+        yield text
+
+
+@app.command()
+@reports_errors
+def show(
+    name: Annotated[
+        str, typer.Argument(help="Tool name: tool, ns/tool, ns:tool, ns__tool or ns.tool.")
+    ],
+    format_: Annotated[
+        ShowFormat, typer.Option("--format", help="Schema format.")
+    ] = ShowFormat.native,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Print one tool's full schema; suggests the closest name on a miss.
+
+    Example: toolfind show read_file --format openai --json
+    """
+    from toolfind import render
+
+    index = _open(catalog, no_cache)
+    tool = index.resolve(name)
+    document = wire.tool_document(tool, format_.value)
+    if json_:
+        _emit(document)
+    else:
+        render.tool(tool, document)
+
+
+@app.command("list")
+@reports_errors
+def list_(
+    namespace: NamespaceOpt = None,
+    tag: TagOpt = None,
+    deferred: Annotated[
+        bool | None,
+        typer.Option("--deferred/--no-deferred", help="Only deferred, or only non-deferred tools."),
+    ] = None,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """List tools, one row each (name, namespace, summary, tags, deferred).
+
+    Example: toolfind list --namespace files --json
+    """
+    from toolfind import render
+
+    index = _open(catalog, no_cache)
+    wanted = set(tag or ())
+    rows = [
+        t
+        for t in index.tools
+        if t.enabled
+        and (namespace is None or t.namespace == namespace)
+        and wanted <= set(t.all_tags)
+        and (deferred is None or t.defer == deferred)
+    ]
+    if json_:
+        _emit([wire.tool_row(t) for t in rows])
+    else:
+        render.tools(rows)
+
+
+@app.command()
+@reports_errors
+def schemas(
+    format_: Annotated[
+        SchemaFormat, typer.Option("--format", help="Tool-list format.")
+    ] = SchemaFormat.openai,
+    include_deferred: Annotated[
+        bool, typer.Option("--include-deferred/--exclude-deferred", help="Include deferred tools.")
+    ] = False,
+    catalog: CatalogOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Print the tool list to send to an LLM, as one JSON array in the chosen format.
+
+    Example: toolfind schemas --format anthropic > tools.json
+    """
+    index = _open(catalog, no_cache)
+    chosen = [t for t in index.tools if t.enabled and (include_deferred or not t.defer)]
+    _emit([wire.tool_document(t, format_.value) for t in chosen])
+
+
+@app.command()
+@reports_errors
+def similar(
+    name: Annotated[str, typer.Argument(help="The tool to find relatives of.")],
+    limit: Annotated[int, typer.Option("--limit", "-k", min=1, help="How many tools.")] = 5,
+    weight: WeightOpt = None,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Tools related to one tool by shared, weighted terms.
+
+    Example: toolfind similar read_file -k 3
+    """
+    from toolfind import render
+
+    index = _open(catalog, no_cache, weight)
+    items = index.similar(name, limit)
+    if json_:
+        _emit([wire.similar_record(s) for s in items])
+    else:
+        render.similar(name, items)
+
+
+@app.command()
+@reports_errors
+def categories(
+    catalog: CatalogOpt = None, json_: JsonOpt = False, no_cache: NoCacheOpt = False
+) -> None:
+    """Namespaces with their tool counts, deferred counts and commonest tags.
+
+    Example: toolfind categories --json
+    """
+    from toolfind import render
+
+    items = _open(catalog, no_cache).categories()
+    if json_:
+        _emit(wire.categories_record(items))
+    else:
+        render.categories(items)
+
+
+@app.command()
+@reports_errors
+def summaries(
+    deferred: Annotated[
+        bool, typer.Option("--deferred", help="Deferred tools only (the default).")
+    ] = False,
+    all_: Annotated[bool, typer.Option("--all", help="Every enabled tool.")] = False,
+    format_: Annotated[
+        SummaryFormat, typer.Option("--format", help="Output format.")
+    ] = SummaryFormat.text,
+    catalog: CatalogOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """One line per tool (name and first sentence), for a system prompt.
+
+    Example: toolfind summaries --deferred --format markdown
+    """
+    if deferred and all_:
+        _fail("use either --deferred or --all, not both", 2)
+    tools: list[Tool] = _open(catalog, no_cache).summaries(deferred=None if all_ else True)
+    if format_ is SummaryFormat.json:
+        _emit([wire.summary_record(t) for t in tools])
+        return
+    for t in tools:
+        line = wire.clean_text(t.summary)
+        typer.echo(
+            f"- **{t.name}**: {line}" if format_ is SummaryFormat.markdown else f"{t.name}: {line}"
+        )
+
+
+@app.command()
+@reports_errors
+def validate(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(help="Catalog files or directories (default: the catalogs in use)."),
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    queries: Annotated[
+        str | None,
+        typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
+
+    Example: toolfind validate catalogs/ --strict
+    """
+    from toolfind import catalog, render
+    from toolfind.config import load_config, resolve_catalogs
+
+    config = load_config()
+    roots = resolve_catalogs(paths or [], config)
+    result = catalog.load(roots, max_bytes=config.max_file_size)
+    found = list(result.findings) + catalog.lint(result)
+    if queries is not None:
+        found += _findability(result.tools, queries, config.params)
+    if json_:
+        _emit(wire.findings_records(found))
+    else:
+        render.findings(found, len(result.files), len(result.tools))
+    errors = any(f.severity == "error" for f in found)
+    if errors or (strict and found):
+        raise typer.Exit(1)
+
+
+def _findability(tools: Any, queries_file: str, params: Any) -> list[Any]:
+    from toolfind import evaluate, queries
+    from toolfind.index import SearchIndex
+
+    index = SearchIndex.build(tools, params)
+    labelled = queries.load_queries(Path(queries_file))
+    return list(evaluate.findability_findings(index, labelled, file=queries_file))
+
+
+# -- serve-mcp ---------------------------------------------------------------------------------
+
+
+class Exposure(str, Enum):
+    direct = "direct"
+    search = "search"
+
+
+@app.command("serve-mcp")
+@reports_errors
+def serve_mcp(
+    catalog: CatalogOpt = None,
+    servers: Annotated[
+        list[str] | None,
+        typer.Option("--servers", help="Backend MCP servers: a Claude Desktop, Claude Code, VS Code or Cursor config file (repeatable).", metavar="FILE"),
+    ] = None,
+    exposure: Annotated[Exposure, typer.Option("--exposure", help="search: list only the meta-tools; direct: also every callable, non-deferred tool.")] = Exposure.search,
+    meta_prefix: Annotated[str, typer.Option("--meta-prefix", help="Prefix of the meta-tool names.")] = "proxy_",
+    http: Annotated[str | None, typer.Option("--http", help="Serve streamable HTTP on [HOST:]PORT (127.0.0.1 unless a host is given).", metavar="[HOST:]PORT")] = None,
+    token: Annotated[str | None, typer.Option("--token", help="Bearer token HTTP clients must send (default $TOOLFIND_TOKEN).")] = None,
+    separator: Annotated[str, typer.Option("--separator", help="Between a backend server's name and its tool's name.")] = "__",
+    call_timeout: Annotated[float, typer.Option("--call-timeout", help="Seconds a forwarded tool call may take.")] = 60.0,
+    poll_interval: Annotated[float, typer.Option("--poll-interval", help="Seconds between catalog change checks.")] = 1.0,
+    no_watch: Annotated[bool, typer.Option("--no-watch", help="Do not watch the catalogs for changes.")] = False,
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning, error or critical (on stderr).")] = "warning",
+    weight: WeightOpt = None,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Serve the catalogs (and backend MCP servers) to MCP hosts as a few discovery meta-tools.
+
+    Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
+    """
+    from toolfind.config import load_config, parse_weight_options, resolve_catalogs
+    from toolfind.serve import ServeOptions, parse_http_address, run
+
+    config = load_config()
+    params = config.params
+    if weight:
+        params = replace(params, weights=parse_weight_options(weight, params.weights))
+    options = ServeOptions(
+        catalogs=tuple(resolve_catalogs(catalog or [], config)),
+        exposure=exposure.value,
+        meta_prefix=meta_prefix,
+        http=parse_http_address(http) if http else None,
+        token=token,
+        log_level=log_level,
+        params=params,
+        filters=config.filters,
+        servers=tuple(Path(s) for s in servers or ()) or config.servers,
+        separator=separator,
+        call_timeout=call_timeout,
+        poll_interval=poll_interval,
+        watch=not no_watch,
+        use_cache=not no_cache,
+    )
+    run(options)
+
+
+# -- catalog pull --------------------------------------------------------------------------------
+
+catalog_app = typer.Typer(help="Work with catalog files.", no_args_is_help=True)
+app.add_typer(catalog_app, name="catalog")
+
+
+@catalog_app.command("pull")
+@reports_errors
+def catalog_pull(
+    servers: Annotated[
+        list[str],
+        typer.Option("--servers", help="Backend MCP servers config file (repeatable).", metavar="FILE"),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the catalog files.")] = Path("catalogs"),
+    start_timeout: Annotated[float, typer.Option("--start-timeout", help="Seconds a server may take to start.")] = 30.0,
+    json_: JsonOpt = False,
+) -> None:
+    """Write each backend server's tools as an MCP catalog file, reporting what changed.
+
+    Example: toolfind catalog pull --servers .mcp.json -o catalogs/
+    """
+    import logging
+
+    from toolfind.serve.pull import pull
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
+    report = pull([Path(s) for s in servers], out, start_timeout=start_timeout, errlog=sys.stderr)
+    if json_:
+        _emit([wire.pull_record(s) for s in report.servers])
+    else:
+        for s in report.servers:
+            if s.status == "failed":
+                typer.echo(f"{s.server}: failed: {s.error}", err=True)
+                continue
+            changes = ", ".join(
+                f"{label} {', '.join(names)}"
+                for label, names in (("added", s.added), ("removed", s.removed), ("changed", s.changed))
+                if names
+            )
+            typer.echo(f"{s.server}: {s.status} {s.file} ({s.tool_count} tools){': ' + changes if changes else ''}")
+    if report.failed:
+        raise typer.Exit(1)
+
+
+# -- cache -------------------------------------------------------------------------------------
+
+
+def _store() -> Any:
+    from toolfind.cache import CacheStore
+    from toolfind.config import cache_dir
+
+    return CacheStore(cache_dir(), _warn)
+
+
+@cache_app.command("path")
+@reports_errors
+def cache_path() -> None:
+    """Print the cache directory.
+
+    Example: toolfind cache path
+    """
+    typer.echo(str(_store().root))
+
+
+@cache_app.command("info")
+@reports_errors
+def cache_info(json_: JsonOpt = False) -> None:
+    """What the cache holds: indexes and bytes.
+
+    Example: toolfind cache info --json
+    """
+    from toolfind import render
+
+    info = _store().info()
+    if json_:
+        _emit(info)
+    else:
+        render.mapping("toolfind cache", info)
+
+
+@cache_app.command("clear")
+@reports_errors
+def cache_clear() -> None:
+    """Delete toolfind's cached indexes (nothing else in the directory is touched).
+
+    Example: toolfind cache clear
+    """
+    removed = _store().clear()
+    typer.echo(f"Removed {removed} cache files.", err=True)
+
+
+def run() -> None:
+    """Entry point without the fast path (for tools that import the app)."""
+    app(prog_name="toolfind")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    run()
