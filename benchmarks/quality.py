@@ -1,0 +1,439 @@
+"""Ranking quality: toolfind (defaults, and tuned on seal-tools dev) beside bm25s, in one run.
+
+Usage (from the repository root; needs the ``bench`` extra: bm25s, numpy)::
+
+    .venv/bin/python benchmarks/quality.py [--data ../shared/bench/data] [--no-tune]
+
+Prints MRR@10, R@1/5/10 and NDCG@10 for seal-tools ``dev``, ``test_in_domain``,
+``test_out_domain`` and metatool (all 21,041 queries), as one markdown table.
+
+- bm25s is plain BM25 (its default Lucene variant, k1 = 1.5, b = 0.75) over name +
+  description + parameter text (parameter names, descriptions, enum values, nested), with
+  bm25s' English stop words and the PyStemmer English stemmer.
+- toolfind builds its index from Tools made directly from the JSONL rows (no namespace, so
+  every tool is searched on its own text) and ranks with ``SearchIndex.search``, exactly as the
+  CLI does (exact-name hits first).
+- "toolfind tuned" runs ``toolfind.evaluate.tune`` on seal-tools ``dev`` only and applies the
+  chosen settings to every set; test splits and metatool never influence it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from toolfind.evaluate import (  # noqa: E402
+    METRIC_LABELS,
+    METRICS,
+    Metrics,
+    evaluate,
+    query_metrics,
+    tune,
+)
+from toolfind.models import ScoringParams, Tool  # noqa: E402
+from toolfind.queries import JudgedQuery, load_queries, resolve_queries  # noqa: E402
+
+SEAL_SPLITS = ("dev", "test_in_domain", "test_out_domain")
+
+
+@dataclass
+class DataSet:
+    name: str
+    rows: list[dict[str, Any]]
+    tools: list[Tool]
+    queries_path: Path
+
+
+def load_set(data: Path, name: str) -> DataSet:
+    path = data / name / "tools.jsonl"
+    rows = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
+    tools = [
+        Tool(
+            name=r["name"],
+            description=r.get("description", ""),
+            parameters=r.get("parameters") or {"type": "object", "properties": {}},
+            tags=tuple(r.get("tags", ())),
+        )
+        for r in rows
+    ]
+    return DataSet(name, rows, tools, data / name / "queries.jsonl")
+
+
+# --- bm25s baseline ----------------------------------------------------------------------
+
+
+def param_text(schema: Mapping[str, Any]) -> list[str]:
+    """Parameter names, descriptions and enum values, nested properties included."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, Mapping):
+            return
+        for key, prop in (node.get("properties") or {}).items():
+            out.append(str(key))
+            if isinstance(prop, Mapping):
+                if prop.get("description"):
+                    out.append(str(prop["description"]))
+                out.extend(str(v) for v in prop.get("enum") or ())
+                walk(prop)
+                walk(prop.get("items"))
+
+    walk(schema)
+    return out
+
+
+class Bm25sRanker:
+    """bm25s over name + description + parameter text, English stop words and stemmer."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        import bm25s
+        import Stemmer
+
+        self._bm25s = bm25s
+        self._stemmer = Stemmer.Stemmer("english")
+        corpus = [
+            " ".join([r["name"], r.get("description", ""), *param_text(r.get("parameters") or {})])
+            for r in rows
+        ]
+        self._retriever = bm25s.BM25()
+        tokens = bm25s.tokenize(corpus, stopwords="en", stemmer=self._stemmer, show_progress=False)
+        self._retriever.index(tokens, show_progress=False)
+        self._n = len(rows)
+
+    def rank(self, queries: Sequence[str], k: int = 10) -> list[list[int]]:
+        tokens = self._bm25s.tokenize(
+            list(queries), stopwords="en", stemmer=self._stemmer, show_progress=False
+        )
+        docs, scores = self._retriever.retrieve(
+            tokens, k=min(k, self._n), show_progress=False, n_threads=1
+        )
+        # Documents with score 0 share no term with the query: not retrieved.
+        return [
+            [int(d) for d, s in zip(row_d, row_s, strict=True) if s > 0]
+            for row_d, row_s in zip(docs, scores, strict=True)
+        ]
+
+
+def bm25s_metrics(ranker: Bm25sRanker, judged: Sequence[JudgedQuery]) -> dict[str, Metrics]:
+    ranked = ranker.rank([q.query for q in judged])
+    rows = [query_metrics(r, set(q.relevant_ids)) for r, q in zip(ranked, judged, strict=True)]
+    by_split: dict[str, list[tuple[float, ...]]] = {}
+    for q, row in zip(judged, rows, strict=True):
+        by_split.setdefault(q.split, []).append(row)
+    out = {split: Metrics.mean(r) for split, r in by_split.items()}
+    out["all"] = Metrics.mean(rows)
+    return out
+
+
+# --- toolfind ------------------------------------------------------------------------------
+
+
+def build_index(tools: Sequence[Tool], params: ScoringParams | None = None) -> Any:
+    from toolfind.index import SearchIndex
+
+    return SearchIndex.build(tools, params or ScoringParams())
+
+
+def toolfind_metrics(index: Any, judged: Sequence[JudgedQuery]) -> dict[str, Metrics]:
+    report = evaluate(index, judged, worst=0, depth=10)
+    return {**report.splits, "all": report.overall}
+
+
+def judged_queries(index: Any, path: Path) -> list[JudgedQuery]:
+    return resolve_queries(index, load_queries(path))
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.2f}"
+
+
+def table(rows: Iterable[tuple[str, str, Metrics, Metrics | None]]) -> str:
+    head = ["set", "queries", "ranker", *(METRIC_LABELS[m] for m in METRICS), "ΔNDCG", "ΔMRR"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for set_name, ranker, m, base in rows:
+        delta_n = f"{100 * (m.ndcg_at_10 - base.ndcg_at_10):+.2f}" if base else ""
+        delta_m = f"{100 * (m.mrr_at_10 - base.mrr_at_10):+.2f}" if base else ""
+        cells = [set_name, str(m.count), ranker, *(pct(v) for v in m.values()), delta_n, delta_m]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def describe(params: ScoringParams) -> str:
+    w = ", ".join(f"{k}={v:g}" for k, v in params.weights.as_dict().items())
+    from toolfind.models import FIELDS
+
+    b = ", ".join(f"{f}={params.b_for(f):g}" for f in FIELDS)
+    return f"weights({w}) k1={params.k1:g} b({b}) delta={params.delta:g}"
+
+
+def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
+    data = Path(args.data)
+    if not data.is_absolute():
+        data = (REPO / data).resolve()
+    seal = load_set(data, "seal-tools")
+    meta = load_set(data, "metatool")
+    base = ScoringParams() if args.params is None else params_from_json(args.params)
+
+    t0 = time.perf_counter()
+    seal_index = build_index(seal.tools, base)
+    meta_index = build_index(meta.tools, base)
+    progress(f"built indexes in {time.perf_counter() - t0:.1f}s")
+    seal_q = judged_queries(seal_index, seal.queries_path)
+    meta_q = judged_queries(meta_index, meta.queries_path)
+
+    t0 = time.perf_counter()
+    seal_bm = bm25s_metrics(Bm25sRanker(seal.rows), seal_q)
+    meta_bm = bm25s_metrics(Bm25sRanker(meta.rows), meta_q)
+    progress(f"bm25s in {time.perf_counter() - t0:.1f}s")
+
+    t0 = time.perf_counter()
+    seal_tf = toolfind_metrics(seal_index, seal_q)
+    meta_tf = toolfind_metrics(meta_index, meta_q)
+    progress(f"toolfind in {time.perf_counter() - t0:.1f}s")
+
+    tuned_params: ScoringParams | None = None
+    seal_tuned = meta_tuned = None
+    if not args.no_tune:
+        t0 = time.perf_counter()
+        last = [0.0]
+
+        def tick(done: int, total: int) -> None:
+            now = time.perf_counter()
+            if now - last[0] > 10:
+                last[0] = now
+                progress(f"  tune {done}/{total}")
+
+        report = tune(
+            seal_index,
+            [q for q in seal_q if q.split == "dev"],
+            metric=args.metric,
+            train_split="dev",
+            rounds=args.rounds,
+            progress=tick,
+        )
+        tuned_params = report.params
+        progress(f"tuned on dev in {time.perf_counter() - t0:.1f}s, {report.trials} trials")
+        seal_tuned = toolfind_metrics(seal_index.with_params(tuned_params), seal_q)
+        meta_tuned = toolfind_metrics(meta_index.with_params(tuned_params), meta_q)
+
+    rows: list[tuple[str, str, Metrics, Metrics | None]] = []
+    for split in SEAL_SPLITS:
+        rows.append((f"seal-tools {split}", "bm25s", seal_bm[split], None))
+        rows.append((f"seal-tools {split}", "toolfind", seal_tf[split], seal_bm[split]))
+        if seal_tuned:
+            rows.append(
+                (f"seal-tools {split}", "toolfind tuned", seal_tuned[split], seal_bm[split])
+            )
+    rows.append(("metatool (all)", "bm25s", meta_bm["all"], None))
+    rows.append(("metatool (all)", "toolfind", meta_tf["all"], meta_bm["all"]))
+    if meta_tuned:
+        rows.append(("metatool (all)", "toolfind tuned", meta_tuned["all"], meta_bm["all"]))
+
+    out = [table(rows), "", f"toolfind: {describe(base)}"]
+    if tuned_params is not None:
+        out.append(f"toolfind tuned on seal-tools dev: {describe(tuned_params)}")
+        out.append(f"tuned as JSON: {params_to_json(tuned_params)}")
+    return "\n".join(out)
+
+
+# --- analysis experiments (monkeypatched; seal-tools dev only) --------------------------------
+
+
+def _variants() -> dict[str, Callable[[], None]]:
+    """Ways to change toolfind's analysis, each a function that patches ``toolfind.analysis``."""
+    import Stemmer
+
+    from toolfind import analysis
+
+    original_span = analysis._analyze_span
+
+    def stemmer(name: str | None) -> Callable[[], None]:
+        def patch() -> None:
+            if name is None:
+                analysis._stem = lambda word: word  # type: ignore[assignment]
+            else:
+                s = Stemmer.Stemmer(name)
+                analysis._stem = s.stemWord  # type: ignore[assignment]
+            analysis._STOP_TERMS = frozenset(analysis._stem(w) for w in analysis.STOP_WORDS)
+
+        return patch
+
+    def stop_words(words: Iterable[str]) -> Callable[[], None]:
+        def patch() -> None:
+            analysis._STOP_TERMS = frozenset(analysis._stem(w) for w in words)
+
+        return patch
+
+    def no_compound() -> None:
+        def span(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+            every, content = original_span(text)
+            return (
+                tuple(t for t in every if "_" not in t),
+                tuple(t for t in content if "_" not in t),
+            )
+
+        analysis._analyze_span = span  # type: ignore[assignment]
+
+    def min_len(n: int) -> Callable[[], None]:
+        def patch() -> None:
+            def span(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+                every, content = original_span(text)
+                keep = tuple(t for t in content if len(t) >= n or not t.isascii())
+                return every, keep
+
+            analysis._analyze_span = span  # type: ignore[assignment]
+
+        return patch
+
+    def single_pass() -> None:
+        s = Stemmer.Stemmer("english")
+        analysis._stem = s.stemWord  # type: ignore[assignment]
+        analysis._STOP_TERMS = frozenset(analysis._stem(w) for w in analysis.STOP_WORDS)
+
+    def s_stemmer() -> None:
+        # Harman's S-stemmer (JASIS 1991): plurals only.
+        def stem(w: str) -> str:
+            if len(w) > 3 and w.endswith("ies") and not w.endswith(("eies", "aies")):
+                return w[:-3] + "y"
+            if len(w) > 3 and w.endswith("es") and not w.endswith(("aes", "ees", "oes")):
+                return w[:-1]
+            if len(w) > 2 and w.endswith("s") and not w.endswith(("us", "ss")):
+                return w[:-1]
+            return w
+
+        analysis._stem = stem  # type: ignore[assignment]
+        analysis._STOP_TERMS = frozenset(analysis._stem(w) for w in analysis.STOP_WORDS)
+
+    from bm25s.stopwords import STOPWORDS_EN, STOPWORDS_EN_PLUS
+
+    return {
+        "as shipped": lambda: None,
+        "no stemming": stemmer(None),
+        "porter stemmer": stemmer("porter"),
+        "snowball, one pass (no fixpoint)": single_pass,
+        "S-stemmer (plurals only)": s_stemmer,
+        "no stop words": stop_words(()),
+        "lucene 33 stop words": stop_words(STOPWORDS_EN),
+        "bm25s en_plus stop words": stop_words(STOPWORDS_EN_PLUS),
+        "no whole-identifier term": no_compound,
+        "drop 1-letter prose/query terms": min_len(2),
+    }
+
+
+def analysis_experiments(data: Path, params: ScoringParams, progress: Callable[[str], None]) -> str:
+    """Each analysis variant with ``params``, measured on seal-tools dev only."""
+    from toolfind import analysis
+
+    saved = {k: getattr(analysis, k) for k in ("_stem", "_STOP_TERMS", "_analyze_span")}
+    seal = load_set(data, "seal-tools")
+    rows = []
+    for name, patch in _variants().items():
+        for k, v in saved.items():
+            setattr(analysis, k, v)
+        for memo in (analysis._span_memo, analysis._stem_memo):
+            memo.clear()
+        patch()
+        index = build_index(seal.tools, params)
+        dev = [q for q in judged_queries(index, seal.queries_path) if q.split == "dev"]
+        rows.append((name, toolfind_metrics(index, dev)["all"]))
+        progress(f"  {name}: NDCG@10 {pct(rows[-1][1].ndcg_at_10)}")
+    for k, v in saved.items():
+        setattr(analysis, k, v)
+    analysis._span_memo.clear()
+    analysis._stem_memo.clear()
+    base = rows[0][1]
+    lines = [
+        "| analysis (seal-tools dev) | "
+        + " | ".join(METRIC_LABELS[m] for m in METRICS)
+        + " | ΔNDCG |",
+        "|---|" + "---|" * (len(METRICS) + 1),
+    ]
+    for name, m in rows:
+        cells = [pct(v) for v in m.values()]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {100 * (m.ndcg_at_10 - base.ndcg_at_10):+.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def params_to_json(params: ScoringParams) -> str:
+    from toolfind.models import FIELDS
+
+    return json.dumps(
+        {
+            "weights": params.weights.as_dict(),
+            "k1": params.k1,
+            "b": {f: params.b_for(f) for f in FIELDS},
+            "delta": params.delta,
+        }
+    )
+
+
+def params_from_json(text: str) -> ScoringParams:
+    from toolfind.models import FieldWeights
+
+    doc = json.loads(text)
+    b = doc.get("b", {})
+    if isinstance(b, Mapping):
+        default_b = ScoringParams().default_b
+        b_pairs = tuple((k, float(v)) for k, v in b.items())
+    else:
+        default_b, b_pairs = float(b), ()
+    return ScoringParams(
+        weights=FieldWeights().with_overrides(doc.get("weights", {})),
+        k1=float(doc.get("k1", ScoringParams().k1)),
+        default_b=default_b,
+        b=b_pairs,
+        delta=float(doc.get("delta", ScoringParams().delta)),
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument(
+        "--data",
+        default="../shared/bench/data",
+        help="bench data directory (relative to the repo root)",
+    )
+    parser.add_argument("--no-tune", action="store_true", help="skip tuning on seal-tools dev")
+    parser.add_argument("--rounds", type=int, default=3, help="coordinate-ascent rounds")
+    parser.add_argument("--metric", default="ndcg@10", help="metric tune maximises")
+    parser.add_argument(
+        "--params",
+        default=None,
+        help='settings for "toolfind" as JSON: {"weights": {...}, "k1": .., "b": {...} or .., "delta": ..}',
+    )
+    parser.add_argument(
+        "--analysis-experiments",
+        action="store_true",
+        help="instead: compare analysis variants (monkeypatched) on seal-tools dev",
+    )
+    args = parser.parse_args(argv)
+    progress = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
+    if args.analysis_experiments:
+        data = Path(args.data) if Path(args.data).is_absolute() else (REPO / args.data).resolve()
+        params = ScoringParams() if args.params is None else params_from_json(args.params)
+        print(analysis_experiments(data, params, progress))
+        return 0
+    print(run(args, progress))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
