@@ -15,13 +15,13 @@ from toolfind.config import (
     resolve_catalogs,
 )
 from toolfind.errors import ConfigError
-from toolfind.models import FieldWeights
+from toolfind.models import FieldWeights, ScoringParams
 
 
 def test_no_config_file_gives_defaults(tmp_path: Path) -> None:
     config = load_config({}, tmp_path)
     assert config.path is None
-    assert config.params.k1 == 1.5
+    assert config.params == ScoringParams()
 
 
 def test_config_reads_weights_k1_b_and_catalog_paths_relative_to_the_file(tmp_path: Path) -> None:
@@ -32,7 +32,7 @@ def test_config_reads_weights_k1_b_and_catalog_paths_relative_to_the_file(tmp_pa
     assert config.catalogs == (tmp_path / "cats",)
     assert config.params.k1 == 1.2
     assert config.params.b_for("name") == 0.3
-    assert config.params.b_for("description") == 0.75
+    assert config.params.b_for("description") == ScoringParams().b_for("description")
     assert config.params.weights.name == 7.0
     assert config.params.weights.description == FieldWeights().description
 
@@ -69,7 +69,10 @@ def test_weight_options_override_only_the_fields_given() -> None:
     ("option", "message"),
     [
         ("name", "--weight 'name': expected FIELD=NUMBER, for example name=5"),
-        ("nam=2", "--weight 'nam=2': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint"),
+        (
+            "nam=2",
+            "--weight 'nam=2': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint",
+        ),
         ("name=x", "--weight 'name=x': 'x' is not a number"),
         ("name=-1", "--weight 'name=-1': a weight must be a number >= 0"),
     ],
@@ -101,7 +104,9 @@ def test_cache_dir_follows_the_environment(tmp_path: Path) -> None:
         assert cache_dir({"HOME": "/h"}) == Path("/h/.cache/toolfind")
 
 
-@pytest.mark.parametrize(("raw", "size"), [("64MiB", 64 << 20), ("500KB", 500_000), (1024, 1024), ("2048", 2048)])
+@pytest.mark.parametrize(
+    ("raw", "size"), [("64MiB", 64 << 20), ("500KB", 500_000), (1024, 1024), ("2048", 2048)]
+)
 def test_sizes_parse(raw: object, size: int) -> None:
     assert parse_size(raw) == size
 
@@ -116,3 +121,26 @@ def test_filters_allow_and_deny() -> None:
     assert f.allows("files", ["read-only"])
     assert not f.allows("web", [])
     assert not f.allows("git", ["destructive"])
+
+
+def test_one_number_for_b_applies_to_every_field(tmp_path: Path) -> None:
+    (tmp_path / "toolfind.toml").write_text("b = 0.6\n", encoding="utf-8")
+    params = load_config({}, tmp_path).params
+    assert {params.b_for(f) for f in ("name", "description", "tags")} == {0.6}
+
+
+def test_write_params_keeps_other_keys_and_comments_and_a_backup(tmp_path: Path) -> None:
+    from toolfind.config import write_params
+
+    path = tmp_path / "toolfind.toml"
+    original = '# my settings\ncatalogs = ["cats"]\n[filters]\nnamespaces = ["files"]\n'
+    path.write_text(original, encoding="utf-8")
+    params = ScoringParams(weights=FieldWeights(name=9.0), k1=2.0)
+    backup = write_params(path, params)
+    assert backup is not None and backup.read_text(encoding="utf-8") == original
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# my settings\n")
+    config = load_config({}, tmp_path)
+    assert config.params.weights.name == 9.0 and config.params.k1 == 2.0
+    assert config.catalogs == (tmp_path / "cats",)
+    assert config.filters.namespaces == ("files",)

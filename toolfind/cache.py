@@ -200,8 +200,12 @@ class _RestrictedUnpickler(pickle.Unpickler):
     """Unpickles only toolfind's own classes and plain builtins: a cache file that names any
     other global (``os.system``, ``builtins.eval`` ...) is refused before it can run."""
 
-    _BUILTINS = frozenset({"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"})
-    _MODULES = frozenset({"toolfind.models", "toolfind.index", "toolfind.bm25f", "toolfind.analysis"})
+    _BUILTINS = frozenset(
+        {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
+    )
+    _MODULES = frozenset(
+        {"toolfind.models", "toolfind.index", "toolfind.bm25f", "toolfind.analysis"}
+    )
 
     def find_class(self, module: str, name: str) -> Any:
         if module == "builtins" and name in self._BUILTINS:
@@ -352,11 +356,13 @@ class CacheStore:
         if not self._unwritable:
             self._unwritable = True
             reason = exc.strerror or type(exc).__name__
-            self.warn(f"Cache directory {self.root} is not writable ({reason}); working without a cache.")
+            self.warn(
+                f"Cache directory {self.root} is not writable ({reason}); working without a cache."
+            )
 
     def info(self) -> dict[str, Any]:
         """What the cache directory holds (for ``toolfind cache info``)."""
-        entries = []
+        entries: list[dict[str, Any]] = []
         if self.root.is_dir():
             for child in sorted(self.root.iterdir()):
                 if child.suffix in (".pickle", ".seg", ".marshal"):

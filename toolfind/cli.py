@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -64,21 +64,21 @@ TagOpt = Annotated[
 ]
 
 
-class ShowFormat(str, Enum):
+class ShowFormat(StrEnum):
     native = "native"
     openai = "openai"
     anthropic = "anthropic"
     mcp = "mcp"
 
 
-class SchemaFormat(str, Enum):
+class SchemaFormat(StrEnum):
     openai = "openai"
     anthropic = "anthropic"
     mcp = "mcp"
     gemini = "gemini"
 
 
-class SummaryFormat(str, Enum):
+class SummaryFormat(StrEnum):
     text = "text"
     markdown = "markdown"
     json = "json"
@@ -113,13 +113,19 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _render() -> Any:
+    """The Rich renderer, imported only when a command prints for a human."""
+    from toolfind import render
+
+    return render
+
+
 def _emit(document: Any) -> None:
     typer.echo(wire.dumps(document))
 
 
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
     """Load the index for a command, printing load warnings on stderr."""
-    from toolfind import render
     from toolfind.cache import load_index
     from toolfind.config import load_config, parse_weight_options, resolve_catalogs
 
@@ -129,7 +135,7 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
         params = replace(params, weights=parse_weight_options(weights, params.weights))
     paths = resolve_catalogs(catalogs or [], config)
     run_key = segment.run_key(tuple(catalogs or ()), tuple(weights or ()))
-    with render.progress_after(1.0, "Building the search index…"):
+    with _progress("Building the search index…"):
         loaded = load_index(
             paths,
             params,
@@ -141,6 +147,15 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
     for finding in loaded.findings:
         _warn(f"Warning: skipped {finding}")
     return loaded.index
+
+
+def _progress(message: str) -> Any:
+    """A spinner after a second of work, on a terminal only (Rich costs time to import)."""
+    if sys.stderr.isatty():
+        return _render().progress_after(1.0, message)
+    from contextlib import nullcontext
+
+    return nullcontext()
 
 
 def _version_callback(value: bool) -> None:
@@ -206,8 +221,6 @@ def search(
 
     Example: toolfind search "compress file" --json
     """
-    from toolfind import render
-
     if queries is None and (query is None or not query.strip()):
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
     index = _open(catalog, no_cache, weight)
@@ -235,7 +248,7 @@ def search(
     if json_:
         _emit(wire.search_record(result, include_schema=schema))
     else:
-        render.search(result, explain=explain)
+        _render().search(result, explain=explain)
 
 
 def _batch_queries(source: str) -> Iterator[str]:
@@ -281,15 +294,13 @@ def show(
 
     Example: toolfind show read_file --format openai --json
     """
-    from toolfind import render
-
     index = _open(catalog, no_cache)
     tool = index.resolve(name)
     document = wire.tool_document(tool, format_.value)
     if json_:
         _emit(document)
     else:
-        render.tool(tool, document)
+        _render().tool(tool, document)
 
 
 @app.command("list")
@@ -309,8 +320,6 @@ def list_(
 
     Example: toolfind list --namespace files --json
     """
-    from toolfind import render
-
     index = _open(catalog, no_cache)
     wanted = set(tag or ())
     rows = [
@@ -324,7 +333,7 @@ def list_(
     if json_:
         _emit([wire.tool_row(t) for t in rows])
     else:
-        render.tools(rows)
+        _render().tools(rows)
 
 
 @app.command()
@@ -362,14 +371,12 @@ def similar(
 
     Example: toolfind similar read_file -k 3
     """
-    from toolfind import render
-
     index = _open(catalog, no_cache, weight)
     items = index.similar(name, limit)
     if json_:
         _emit([wire.similar_record(s) for s in items])
     else:
-        render.similar(name, items)
+        _render().similar(name, items)
 
 
 @app.command()
@@ -381,13 +388,11 @@ def categories(
 
     Example: toolfind categories --json
     """
-    from toolfind import render
-
     items = _open(catalog, no_cache).categories()
     if json_:
         _emit(wire.categories_record(items))
     else:
-        render.categories(items)
+        _render().categories(items)
 
 
 @app.command()
@@ -438,7 +443,7 @@ def validate(
 
     Example: toolfind validate catalogs/ --strict
     """
-    from toolfind import catalog, render
+    from toolfind import catalog
     from toolfind.config import load_config, resolve_catalogs
 
     config = load_config()
@@ -450,7 +455,7 @@ def validate(
     if json_:
         _emit(wire.findings_records(found))
     else:
-        render.findings(found, len(result.files), len(result.tools))
+        _render().findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
     if errors or (strict and found):
         raise typer.Exit(1)
@@ -465,10 +470,168 @@ def _findability(tools: Any, queries_file: str, params: Any) -> list[Any]:
     return list(evaluate.findability_findings(index, labelled, file=queries_file))
 
 
+# -- eval / tune --------------------------------------------------------------------------------
+
+QueriesArg = Annotated[
+    str, typer.Argument(help="Labelled queries file (YAML, JSON or JSON Lines).", metavar="QUERIES")
+]
+K1Opt = Annotated[float | None, typer.Option("--k1", help="Term-frequency saturation k1 to try.")]
+BOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--b",
+        help="Length normalisation: a number for every field, or FIELD=B (repeatable).",
+        metavar="B",
+    ),
+]
+
+
+def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str] | None) -> Any:
+    """The index's settings with --weight, --k1 and --b applied."""
+    from toolfind.config import parse_weight_options, with_b
+
+    params = index.params
+    if weight:
+        params = replace(params, weights=parse_weight_options(weight, params.weights))
+    if k1 is not None:
+        if k1 < 0:
+            raise ConfigError(f"--k1 {k1!r}: k1 must be >= 0")
+        params = replace(params, k1=k1)
+    for option in b or ():
+        key, sep, value = option.partition("=")
+        try:
+            params = with_b(params, {key.strip(): float(value)} if sep else float(option))
+        except ValueError:
+            raise ConfigError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+    return params
+
+
+def _judged(index: Any, queries_file: str) -> Any:
+    from toolfind import queries
+
+    return queries.resolve_queries(index, queries.load_queries(Path(queries_file)))
+
+
+@app.command("eval")
+@reports_errors
+def eval_(
+    queries_file: QueriesArg,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-under",
+            help="Exit 1 when a metric is lower, e.g. ndcg@10=0.8 (repeatable).",
+            metavar="METRIC=X",
+        ),
+    ] = None,
+    worst: Annotated[
+        int, typer.Option("--worst", min=0, help="How many of the worst queries to list.")
+    ] = 10,
+    weight: WeightOpt = None,
+    k1: K1Opt = None,
+    b: BOpt = None,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
+
+    Example: toolfind eval queries.yaml --fail-under ndcg@10=0.8
+    """
+    from toolfind import evaluate
+
+    index = _open(catalog, no_cache)
+    thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
+    params = _scoring(index, weight, k1, b)
+    judged = _judged(index, queries_file)
+    with _progress_bar("Evaluating", len(judged)) as progress:
+        report = evaluate.evaluate(
+            index, judged, params=params, thresholds=thresholds, worst=worst, progress=progress
+        )
+    if json_:
+        _emit(wire.eval_record(report, index.tools))
+    else:
+        _render().eval_report(report, index.tools)
+    for failure in report.failures:
+        _warn(f"Failed: {failure}")
+    if report.failures:
+        raise typer.Exit(1)
+
+
+@app.command()
+@reports_errors
+def tune(
+    queries_file: QueriesArg,
+    metric: Annotated[
+        str, typer.Option("--metric", help="What to maximise: ndcg@10, mrr@10, recall@1/5/10.")
+    ] = "ndcg@10",
+    holdout: Annotated[
+        float | None,
+        typer.Option("--holdout", help="Hold out this share of queries at random (seeded)."),
+    ] = None,
+    train_split: Annotated[
+        str | None, typer.Option("--train-split", help="Train on the queries of this split.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random holdout.")] = 0,
+    rounds: Annotated[
+        int, typer.Option("--rounds", min=1, help="Coordinate-ascent rounds at most.")
+    ] = 3,
+    write: Annotated[
+        bool,
+        typer.Option("--write", help="Store the chosen settings in toolfind.toml (backup kept)."),
+    ] = False,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
+
+    Example: toolfind tune queries.yaml --holdout 0.3 --write
+    """
+    from toolfind import evaluate
+    from toolfind.config import CONFIG_NAME, config_path, write_params
+
+    index = _open(catalog, no_cache)
+    judged = _judged(index, queries_file)
+    with _progress_bar("Tuning", None) as progress:
+        report = evaluate.tune(
+            index,
+            judged,
+            metric=metric,
+            holdout=holdout,
+            train_split=train_split,
+            seed=seed,
+            rounds=rounds,
+            progress=progress,
+        )
+    if json_:
+        _emit(wire.tune_record(report))
+    else:
+        _render().tune_report(report)
+    if write:
+        import os
+
+        target = config_path(os.environ, Path.cwd()) or Path(CONFIG_NAME)
+        backup = write_params(target, report.params)
+        _warn(
+            f"Wrote the chosen settings to {target}"
+            + (f" (previous file kept as {backup})" if backup else "")
+        )
+
+
+def _progress_bar(label: str, total: int | None) -> Any:
+    """A Rich progress bar on a terminal's stderr, fed by the core's (done, total) callback."""
+    if sys.stderr.isatty():
+        return _render().progress_bar(label, total)
+    from contextlib import nullcontext
+
+    return nullcontext(None)
+
+
 # -- serve-mcp ---------------------------------------------------------------------------------
 
 
-class Exposure(str, Enum):
+class Exposure(StrEnum):
     direct = "direct"
     search = "search"
 
@@ -479,17 +642,53 @@ def serve_mcp(
     catalog: CatalogOpt = None,
     servers: Annotated[
         list[str] | None,
-        typer.Option("--servers", help="Backend MCP servers: a Claude Desktop, Claude Code, VS Code or Cursor config file (repeatable).", metavar="FILE"),
+        typer.Option(
+            "--servers",
+            help="Backend MCP servers: a Claude Desktop, Claude Code, VS Code or Cursor config file (repeatable).",
+            metavar="FILE",
+        ),
     ] = None,
-    exposure: Annotated[Exposure, typer.Option("--exposure", help="search: list only the meta-tools; direct: also every callable, non-deferred tool.")] = Exposure.search,
-    meta_prefix: Annotated[str, typer.Option("--meta-prefix", help="Prefix of the meta-tool names.")] = "proxy_",
-    http: Annotated[str | None, typer.Option("--http", help="Serve streamable HTTP on [HOST:]PORT (127.0.0.1 unless a host is given).", metavar="[HOST:]PORT")] = None,
-    token: Annotated[str | None, typer.Option("--token", help="Bearer token HTTP clients must send (default $TOOLFIND_TOKEN).")] = None,
-    separator: Annotated[str, typer.Option("--separator", help="Between a backend server's name and its tool's name.")] = "__",
-    call_timeout: Annotated[float, typer.Option("--call-timeout", help="Seconds a forwarded tool call may take.")] = 60.0,
-    poll_interval: Annotated[float, typer.Option("--poll-interval", help="Seconds between catalog change checks.")] = 1.0,
-    no_watch: Annotated[bool, typer.Option("--no-watch", help="Do not watch the catalogs for changes.")] = False,
-    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning, error or critical (on stderr).")] = "warning",
+    exposure: Annotated[
+        Exposure,
+        typer.Option(
+            "--exposure",
+            help="search: list only the meta-tools; direct: also every callable, non-deferred tool.",
+        ),
+    ] = Exposure.search,
+    meta_prefix: Annotated[
+        str, typer.Option("--meta-prefix", help="Prefix of the meta-tool names.")
+    ] = "proxy_",
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            help="Serve streamable HTTP on [HOST:]PORT (127.0.0.1 unless a host is given).",
+            metavar="[HOST:]PORT",
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token", help="Bearer token HTTP clients must send (default $TOOLFIND_TOKEN)."
+        ),
+    ] = None,
+    separator: Annotated[
+        str,
+        typer.Option("--separator", help="Between a backend server's name and its tool's name."),
+    ] = "__",
+    call_timeout: Annotated[
+        float, typer.Option("--call-timeout", help="Seconds a forwarded tool call may take.")
+    ] = 60.0,
+    poll_interval: Annotated[
+        float, typer.Option("--poll-interval", help="Seconds between catalog change checks.")
+    ] = 1.0,
+    no_watch: Annotated[
+        bool, typer.Option("--no-watch", help="Do not watch the catalogs for changes.")
+    ] = False,
+    log_level: Annotated[
+        str,
+        typer.Option("--log-level", help="debug, info, warning, error or critical (on stderr)."),
+    ] = "warning",
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -534,10 +733,16 @@ app.add_typer(catalog_app, name="catalog")
 def catalog_pull(
     servers: Annotated[
         list[str],
-        typer.Option("--servers", help="Backend MCP servers config file (repeatable).", metavar="FILE"),
+        typer.Option(
+            "--servers", help="Backend MCP servers config file (repeatable).", metavar="FILE"
+        ),
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for the catalog files.")] = Path("catalogs"),
-    start_timeout: Annotated[float, typer.Option("--start-timeout", help="Seconds a server may take to start.")] = 30.0,
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Directory for the catalog files.")
+    ] = Path("catalogs"),
+    start_timeout: Annotated[
+        float, typer.Option("--start-timeout", help="Seconds a server may take to start.")
+    ] = 30.0,
     json_: JsonOpt = False,
 ) -> None:
     """Write each backend server's tools as an MCP catalog file, reporting what changed.
@@ -559,10 +764,16 @@ def catalog_pull(
                 continue
             changes = ", ".join(
                 f"{label} {', '.join(names)}"
-                for label, names in (("added", s.added), ("removed", s.removed), ("changed", s.changed))
+                for label, names in (
+                    ("added", s.added),
+                    ("removed", s.removed),
+                    ("changed", s.changed),
+                )
                 if names
             )
-            typer.echo(f"{s.server}: {s.status} {s.file} ({s.tool_count} tools){': ' + changes if changes else ''}")
+            typer.echo(
+                f"{s.server}: {s.status} {s.file} ({s.tool_count} tools){': ' + changes if changes else ''}"
+            )
     if report.failed:
         raise typer.Exit(1)
 
@@ -594,13 +805,11 @@ def cache_info(json_: JsonOpt = False) -> None:
 
     Example: toolfind cache info --json
     """
-    from toolfind import render
-
     info = _store().info()
     if json_:
         _emit(info)
     else:
-        render.mapping("toolfind cache", info)
+        _render().mapping("toolfind cache", info)
 
 
 @cache_app.command("clear")

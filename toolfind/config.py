@@ -119,7 +119,9 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     )
 
 
-def parse_weights(raw: Any, *, file: str | None = None, base: FieldWeights | None = None) -> FieldWeights:
+def parse_weights(
+    raw: Any, *, file: str | None = None, base: FieldWeights | None = None
+) -> FieldWeights:
     """Weights from a mapping of field name to number; a partial set overrides only those."""
     table = _table(raw, "weights", file)
     values: dict[str, float] = {}
@@ -141,7 +143,9 @@ def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWei
         if not sep:
             raise ConfigError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
         if key not in FIELDS:
-            raise ConfigError(f"--weight {option!r}: unknown field {key!r}; fields are {', '.join(FIELDS)}")
+            raise ConfigError(
+                f"--weight {option!r}: unknown field {key!r}; fields are {', '.join(FIELDS)}"
+            )
         try:
             number = float(value)
         except ValueError:
@@ -158,7 +162,9 @@ def with_b(params: ScoringParams, raw: Any, *, file: str | None = None) -> Scori
         per_field: dict[str, float] = dict(params.b)
         for key, value in raw.items():
             if key not in FIELDS:
-                raise ConfigError(f"unknown field {key!r}; fields are {', '.join(FIELDS)}", file=file, path="b")
+                raise ConfigError(
+                    f"unknown field {key!r}; fields are {', '.join(FIELDS)}", file=file, path="b"
+                )
             per_field[key] = _unit(value, f"b.{key}", file)
         return replace(params, b=tuple(sorted(per_field.items())))
     return replace(params, default_b=_unit(raw, "b", file), b=())
@@ -172,7 +178,15 @@ def parse_size(raw: Any, *, file: str | None = None) -> int:
         return raw
     if isinstance(raw, str):
         text = raw.strip().lower().replace(" ", "")
-        units = {"gib": 1 << 30, "mib": 1 << 20, "kib": 1 << 10, "gb": 10**9, "mb": 10**6, "kb": 10**3, "b": 1}
+        units = {
+            "gib": 1 << 30,
+            "mib": 1 << 20,
+            "kib": 1 << 10,
+            "gb": 10**9,
+            "mb": 10**6,
+            "kb": 10**3,
+            "b": 1,
+        }
         for suffix, factor in units.items():
             if text.endswith(suffix):
                 try:
@@ -264,3 +278,50 @@ def _parse_filters(raw: Any, file: str | None) -> Filters:
             path="filters",
         )
     return Filters(**{k: tuple(_string_list(v, f"filters.{k}", file)) for k, v in table.items()})
+
+
+def write_params(path: Path, params: ScoringParams) -> Path | None:
+    """Store scoring settings in ``toolfind.toml``, keeping its other keys and comments.
+
+    The previous file is kept as ``toolfind.toml.bak``; the new one replaces it atomically.
+    Returns the backup's path (None when there was no file). Raises ConfigError.
+    """
+    import tempfile
+
+    import tomlkit
+
+    backup: Path | None = None
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config: {exc}", file=str(path)) from None
+    try:
+        document = tomlkit.parse(text)
+    except tomlkit.exceptions.TOMLKitError as exc:
+        raise ConfigError(f"invalid TOML: {exc}", file=str(path)) from None
+    weights = tomlkit.table()
+    for key, value in params.weights.as_dict().items():
+        weights[key] = value
+    b_table = tomlkit.inline_table()
+    for key in FIELDS:
+        b_table[key] = params.b_for(key)
+    document["k1"] = params.k1
+    document["b"] = b_table
+    document["delta"] = params.delta
+    document["weights"] = weights
+    parse_config(document.unwrap(), path)  # never write a file that would not load
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(tomlkit.dumps(document))
+        if path.exists():
+            backup = path.with_name(path.name + ".bak")
+            backup.write_bytes(path.read_bytes())
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write config: {exc.strerror}", file=str(path)) from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return backup

@@ -178,3 +178,78 @@ def progress_after(seconds: float, message: str) -> Iterator[None]:
         timer.cancel()
         if started.is_set():
             status.stop()
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.2f}"
+
+
+def _metrics_row(label: str, m: Any) -> list[str]:
+    return [label, str(m.count), *(_pct(v) for v in m.values())]
+
+
+def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
+    console = _out()
+    table = Table(
+        "split", "queries", "MRR@10", "R@1", "R@5", "R@10", "NDCG@10", title="Ranking quality (%)"
+    )
+    table.add_row(*_metrics_row("all", report.overall))
+    for name, metrics in sorted(report.splits.items()):
+        table.add_row(*_metrics_row(name or "-", metrics))
+    console.print(table)
+    if report.worst:
+        worst = Table("query", "NDCG@10", "relevant tool: rank", title="Worst queries")
+        for o in report.worst:
+            ranks = ", ".join(
+                f"{all_tools[doc].qualified_name}: {rank if rank is not None else '-'}"
+                for doc, rank in zip(o.query.relevant_ids, o.ranks, strict=True)
+            )
+            worst.add_row(escape(o.query.query), _pct(o.metrics["ndcg@10"]), escape(ranks))
+        console.print(worst)
+    if report.unretrieved:
+        names = ", ".join(t.qualified_name for t in report.unretrieved)
+        console.print(
+            f"{len(report.unretrieved)} tools no query retrieves in its top 10: {escape(names)}"
+        )
+
+
+def tune_report(report: Any) -> None:
+    console = _out()
+    table = Table(
+        "",
+        "queries",
+        "MRR@10",
+        "R@1",
+        "R@5",
+        "R@10",
+        "NDCG@10",
+        title=f"Tuning {report.metric} (%)",
+    )
+    table.add_row(*_metrics_row("train before", report.train_before))
+    table.add_row(*_metrics_row("train after", report.train_after))
+    if report.holdout_before is not None and report.holdout_after is not None:
+        table.add_row(*_metrics_row("held out before", report.holdout_before))
+        table.add_row(*_metrics_row("held out after", report.holdout_after))
+    console.print(table)
+    params = report.params
+    weights = ", ".join(f"{k}={v:g}" for k, v in params.weights.as_dict().items())
+    console.print(f"weights: {weights}")
+    console.print(
+        f"k1={params.k1:g} delta={params.delta:g} b: "
+        + ", ".join(f"{f}={params.b_for(f):g}" for f in params.weights.as_dict())
+    )
+    console.print(f"{report.trials} trials")
+
+
+@contextmanager
+def progress_bar(label: str, total: int | None) -> Iterator[Any]:
+    """A progress bar on stderr; yields the ``(done, total)`` callback the core calls."""
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(label, total=total)
+
+        def update(done: int, all_: int) -> None:
+            progress.update(task, completed=done, total=all_)
+
+        yield update

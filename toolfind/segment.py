@@ -102,7 +102,15 @@ def unmatched_hint(terms: list[str]) -> str:
 
 # -- JSON pieces ------------------------------------------------------------------------------
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
 
 
 def json_str(text: str) -> str:
@@ -140,7 +148,9 @@ def render_search(query: str, hits: list[str], unmatched: list[str]) -> str:
     )
 
 
-def render_hit(pieces: tuple[str, str, str, str, bool], score: float, match: str, schema: bool) -> str:
+def render_hit(
+    pieces: tuple[str, str, str, str, bool], score: float, match: str, schema: bool
+) -> str:
     head, mid, tail, schema_piece, deferred = pieces
     text = head + repr(round(score, 6)) + mid + json_str(match) + tail
     if schema or deferred:
@@ -257,7 +267,7 @@ class Segment:
         self.fh.seek(start)
         return marshal.loads(self.fh.read(end - start))
 
-    def postings(self, term: str) -> tuple[memoryview, memoryview] | None:
+    def postings(self, term: str) -> tuple[memoryview[int], memoryview[float]] | None:
         bucket = self._blob(self.terms, bucket_of(term, self.buckets))
         found = bucket.get(term)
         if found is None:
@@ -270,5 +280,7 @@ class Segment:
 
     def doc(self, doc_id: int) -> tuple[str, str, tuple[str, str, str, str, bool], str]:
         """(name, namespace, hit pieces, show document) of one tool."""
-        result: tuple[str, str, tuple[str, str, str, str, bool], str] = self._blob(self.docs, doc_id)
+        result: tuple[str, str, tuple[str, str, str, str, bool], str] = self._blob(
+            self.docs, doc_id
+        )
         return result

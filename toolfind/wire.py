@@ -10,7 +10,17 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from toolfind.models import Category, Finding, Hit, SearchResult, Similar, Source, Tool
+from toolfind.models import (
+    FIELDS,
+    Category,
+    Finding,
+    Hit,
+    ScoringParams,
+    SearchResult,
+    Similar,
+    Source,
+    Tool,
+)
 
 #: Descriptions longer than this are cut in search results (``show`` gives the whole text).
 DESCRIPTION_LIMIT = 1000
@@ -21,7 +31,17 @@ SEARCH_KEYS = ("query", "hits", "unmatched_terms")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
-PULL_KEYS = ("server", "status", "file", "tool_count", "added", "removed", "changed", "backup", "error")
+PULL_KEYS = (
+    "server",
+    "status",
+    "file",
+    "tool_count",
+    "added",
+    "removed",
+    "changed",
+    "backup",
+    "error",
+)
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
 SUMMARY_KEYS = ("name", "namespace", "summary")
@@ -47,7 +67,9 @@ def clean_text(text: str, limit: int | None = None) -> str:
     if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
         return text
     kept = "".join(
-        ch for ch in text if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
+        ch
+        for ch in text
+        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
     )
     if limit is not None and len(kept) > limit:
         kept = kept[: limit - 1].rstrip() + "…"
@@ -153,6 +175,73 @@ def pull_record(server: Any) -> dict[str, Any]:
         "changed": list(server.changed),
         "backup": server.backup,
         "error": server.error,
+    }
+
+
+def metrics_record(metrics: Any) -> dict[str, Any]:
+    """Mean metrics: ``mrr_at_10``, ``recall_at_1/5/10``, ``ndcg_at_10`` (0..1) and ``count``."""
+    return {
+        "mrr_at_10": metrics.mrr_at_10,
+        "recall_at_1": metrics.recall_at_1,
+        "recall_at_5": metrics.recall_at_5,
+        "recall_at_10": metrics.recall_at_10,
+        "ndcg_at_10": metrics.ndcg_at_10,
+        "count": metrics.count,
+    }
+
+
+def params_record(params: ScoringParams) -> dict[str, Any]:
+    """Scoring settings as ``toolfind.toml`` spells them."""
+    return {
+        "weights": params.weights.as_dict(),
+        "k1": params.k1,
+        "b": {f: params.b_for(f) for f in FIELDS},
+        "delta": params.delta,
+    }
+
+
+def eval_record(report: Any, tools: Sequence[Tool]) -> dict[str, Any]:
+    """``toolfind eval --json``."""
+    return {
+        "overall": metrics_record(report.overall),
+        "splits": {name: metrics_record(m) for name, m in sorted(report.splits.items())},
+        "worst": [
+            {
+                "id": o.query.id,
+                "query": o.query.query,
+                "split": o.query.split,
+                "ndcg_at_10": o.metrics["ndcg@10"],
+                "relevant": [
+                    {"name": tools[doc].qualified_name, "rank": rank}
+                    for doc, rank in zip(o.query.relevant_ids, o.ranks, strict=True)
+                ],
+            }
+            for o in report.worst
+        ],
+        "unretrieved": [t.qualified_name for t in report.unretrieved],
+        "missed": [t.qualified_name for t in report.missed],
+        "failures": list(report.failures),
+        "params": params_record(report.params),
+    }
+
+
+def tune_record(report: Any) -> dict[str, Any]:
+    """``toolfind tune --json``."""
+
+    def maybe(metrics: Any) -> dict[str, Any] | None:
+        return None if metrics is None else metrics_record(metrics)
+
+    return {
+        "metric": report.metric,
+        "before": params_record(report.before),
+        "params": params_record(report.params),
+        "train_before": metrics_record(report.train_before),
+        "train_after": metrics_record(report.train_after),
+        "holdout_before": maybe(report.holdout_before),
+        "holdout_after": maybe(report.holdout_after),
+        "train_size": report.train_size,
+        "holdout_size": report.holdout_size,
+        "trials": report.trials,
     }
 
 
