@@ -1,0 +1,601 @@
+"""Tests for toolfind.formats: shape detection, reading every format, writing every format."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from toolfind import formats
+from toolfind.errors import CatalogError
+from toolfind.formats import (
+    CARRIES,
+    FORMATS,
+    EntryError,
+    detect_entry,
+    iter_entries,
+    json_path,
+    json_pointer,
+    pointer_parts,
+    tool_from_entry,
+    tool_to_format,
+)
+from toolfind.models import Source, Tool
+
+SRC = Source("cat.json", "/tools/0", 3)
+PARAMS = {
+    "type": "object",
+    "properties": {"path": {"type": "string", "description": "File to read."}},
+    "required": ["path"],
+}
+
+
+def read(entry: Any, namespace: str = "ns", tags: tuple[str, ...] = (), **kw: Any) -> Tool:
+    return tool_from_entry(entry, namespace=namespace, tags=tags, source=SRC, **kw)
+
+
+def carried(tool: Tool, fmt: str) -> dict[str, Any]:
+    return {name: getattr(tool, name) for name in CARRIES[fmt]}
+
+
+RICH = Tool(
+    name="read_file",
+    description="Read a file. Returns its text.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path."},
+            "encoding": {"type": ["string", "null"], "enum": ["utf-8", "latin-1"]},
+        },
+        "required": ["path"],
+    },
+    namespace="files",
+    tags=("read", "fs"),
+    search_hint="cat open",
+    defer=True,
+    enabled=False,
+    annotations={"readOnlyHint": True, "title": "Read"},
+    aliases=("cat",),
+    title="Read File",
+    output_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+)
+
+
+# --- detection ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "shape"),
+    [
+        ({"type": "function", "function": {"name": "f", "parameters": {}}}, "openai"),
+        ({"type": "function", "name": "f", "parameters": {}}, "openai-responses"),
+        ({"name": "f", "description": "d", "parameters": {}}, "function"),
+        ({"name": "f", "input_schema": {"type": "object"}}, "anthropic"),
+        ({"type": "custom", "name": "f", "input_schema": {"type": "object"}}, "anthropic"),
+        ({"name": "f", "inputSchema": {"type": "object"}}, "mcp"),
+        ({"name": "f", "parameters": {"type": "OBJECT"}}, "gemini"),
+        ({"name": "f", "parametersJsonSchema": {"type": "object"}}, "gemini"),
+        ({"name": "f", "parameters": {}, "tags": ["x"]}, "native"),
+        ({"name": "f", "defer": True}, "native"),
+        ({"type": "web_search_20250305", "name": "web_search"}, "builtin"),
+        ({"type": "web_search"}, "builtin"),
+        ({"googleSearch": {}}, "builtin"),
+    ],
+)
+def test_detect_entry_names_every_shape(entry: dict[str, Any], shape: str) -> None:
+    assert detect_entry(entry) == shape
+
+
+def test_tool_to_format_output_is_detected_as_that_format() -> None:
+    for fmt in FORMATS:
+        assert detect_entry(tool_to_format(RICH, fmt)) == fmt
+
+
+# --- documents ---------------------------------------------------------------------------
+
+
+def pointers(doc: Any) -> list[str]:
+    return [pointer for pointer, _, _ in iter_entries(doc)]
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        ([{"name": "a"}, {"name": "b"}], ["/0", "/1"]),
+        ({"model": "gpt", "messages": [], "tools": [{"name": "a"}]}, ["/tools/0"]),
+        ({"tools": [{"name": "a"}], "nextCursor": "x"}, ["/tools/0"]),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "a"}]}}, ["/result/tools/0"]),
+        ({"functionDeclarations": [{"name": "a"}]}, ["/functionDeclarations/0"]),
+        ({"function_declarations": [{"name": "a"}]}, ["/function_declarations/0"]),
+        (
+            {"tools": [{"functionDeclarations": [{"name": "a"}, {"name": "b"}]}]},
+            ["/tools/0/functionDeclarations/0", "/tools/0/functionDeclarations/1"],
+        ),
+        ([{"functionDeclarations": [{"name": "a"}]}], ["/0/functionDeclarations/0"]),
+        ({"functions": [{"name": "a"}]}, ["/functions/0"]),
+        ({"name": "a", "parameters": {}}, [""]),
+        ({"namespace": "x", "tools": []}, []),
+    ],
+)
+def test_iter_entries_finds_entries_in_every_document_shape(doc: Any, expected: list[str]) -> None:
+    assert pointers(doc) == expected
+
+
+def test_iter_entries_gives_file_defaults_of_a_native_catalog() -> None:
+    [(_, _, defaults)] = iter_entries({"namespace": "web", "tags": ["net"], "tools": [{}]})
+    assert defaults == {"namespace": "web", "tags": ("net",), "shape": None}
+
+
+def test_iter_entries_marks_gemini_declarations_as_gemini() -> None:
+    [(_, _, defaults)] = iter_entries({"tools": [{"functionDeclarations": [{"name": "a"}]}]})
+    assert defaults["shape"] == "gemini"
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        (5, "expected a tool, a list of tools or an object with a 'tools' list, got a number"),
+        ("x", "expected a tool, a list of tools or an object with a 'tools' list, got a string"),
+        ({"tools": {"a": 1}}, "tools: {'a': 1} is not of type 'array'"),
+        (
+            {"jsonrpc": "2.0", "id": 1, "error": {"code": 1}},
+            "error: this JSON-RPC response is an error, not a tools/list result",
+        ),
+        (
+            {"namespace": "a b", "tools": []},
+            "namespace: 'a b' is not a namespace: use at most 64 characters and no whitespace, '/' or ':'",
+        ),
+        ({"tags": "x", "tools": []}, "tags: 'x' is not of type 'array'"),
+    ],
+)
+def test_iter_entries_rejects_documents_without_a_usable_shape(doc: Any, message: str) -> None:
+    with pytest.raises(CatalogError) as caught:
+        list(iter_entries(doc))
+    assert str(caught.value) == message
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def test_reading_an_openai_tool_takes_the_function_body() -> None:
+    tool = read(
+        {
+            "type": "function",
+            "function": {"name": "f", "description": "D.", "parameters": PARAMS, "strict": True},
+        }
+    )
+    assert (tool.name, tool.description, tool.parameters) == ("f", "D.", PARAMS)
+
+
+def test_reading_an_mcp_tool_keeps_title_annotations_and_output_schema() -> None:
+    entry = {
+        "name": "t",
+        "title": "T",
+        "description": "D.",
+        "inputSchema": PARAMS,
+        "outputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True, "openWorldHint": False, "destructiveHint": False},
+        "execution": {"taskSupport": "forbidden"},
+    }
+    tool = read(entry)
+    assert tool.title == "T"
+    assert tool.output_schema == {"type": "object"}
+    assert tool.all_tags == ("read-only",)
+    assert tool.original is entry
+    assert tool.source == SRC
+
+
+def test_reading_an_anthropic_tool_ignores_cache_control_and_defer_loading() -> None:
+    tool = read(
+        {
+            "name": "t",
+            "input_schema": PARAMS,
+            "cache_control": {"type": "ephemeral"},
+            "defer_loading": True,
+        }
+    )
+    assert (tool.parameters, tool.defer) == (PARAMS, False)
+
+
+def test_reading_a_gemini_declaration_converts_the_openapi_schema() -> None:
+    entry = {
+        "name": "g",
+        "parameters": {
+            "type": "OBJECT",
+            "properties": {
+                "city": {"type": "STRING", "nullable": True, "description": "City."},
+                "days": {"type": "ARRAY", "items": {"type": "INTEGER"}},
+            },
+            "required": ["city"],
+        },
+    }
+    assert read(entry).parameters == {
+        "type": "object",
+        "properties": {
+            "city": {"type": ["string", "null"], "description": "City."},
+            "days": {"type": "array", "items": {"type": "integer"}},
+        },
+        "required": ["city"],
+    }
+
+
+def test_reading_a_gemini_declaration_with_lower_case_types_in_a_declaration_list() -> None:
+    [(pointer, entry, defaults)] = iter_entries(
+        {
+            "functionDeclarations": [
+                {
+                    "name": "g",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"a": {"type": "string", "nullable": True}},
+                    },
+                }
+            ]
+        }
+    )
+    tool = read(entry, shape=defaults["shape"])
+    assert tool.parameters["properties"]["a"] == {"type": ["string", "null"]}
+
+
+def test_reading_a_gemini_json_schema_declaration_keeps_it_verbatim() -> None:
+    tool = read(
+        {"name": "g", "parametersJsonSchema": PARAMS, "responseJsonSchema": {"type": "string"}}
+    )
+    assert (tool.parameters, tool.output_schema) == (PARAMS, {"type": "string"})
+
+
+def test_an_entry_without_parameters_gets_an_empty_object_schema() -> None:
+    assert read({"name": "f"}).parameters == {"type": "object", "properties": {}}
+
+
+def test_namespace_is_the_entrys_own_else_the_one_given() -> None:
+    assert read({"name": "f"}, namespace="file").namespace == "file"
+    assert read({"name": "f", "namespace": "own"}, namespace="file").namespace == "own"
+
+
+def test_file_tags_come_before_the_entrys_own_without_repeats() -> None:
+    tool = read({"name": "f", "tags": ["b", "a"]}, tags=("a", "c"))
+    assert tool.tags == ("a", "c", "b")
+
+
+def test_native_metadata_is_read_next_to_any_shape() -> None:
+    entry = {
+        "type": "function",
+        "function": {"name": "f"},
+        "search_hint": "hint",
+        "defer": True,
+        "enabled": False,
+        "aliases": ["g"],
+        "tags": ["t"],
+    }
+    tool = read(entry)
+    assert (tool.search_hint, tool.defer, tool.enabled, tool.aliases, tool.tags) == (
+        "hint",
+        True,
+        False,
+        ("g",),
+        ("t",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (5, "cat.json:3: tools[0]: 5 is not of type 'object'"),
+        ({"description": "x"}, "cat.json:3: tools[0]: 'name' is a required property"),
+        ({"name": 5}, "cat.json:3: tools[0].name: 5 is not of type 'string'"),
+        ({"name": ""}, "cat.json:3: tools[0].name: must not be empty"),
+        (
+            {"name": "x" * 300},
+            "cat.json:3: tools[0].name: is 300 characters long; the limit is 256",
+        ),
+        (
+            {"name": "a\u202eb"},
+            "cat.json:3: tools[0].name: contains the invisible or control character "
+            "U+202E (RIGHT-TO-LEFT OVERRIDE) at index 1",
+        ),
+        (
+            {"name": "a\U000e0041"},
+            "cat.json:3: tools[0].name: contains the invisible or control character "
+            "U+E0041 (TAG LATIN CAPITAL LETTER A) at index 1",
+        ),
+        (
+            {"name": "f", "description": 7},
+            "cat.json:3: tools[0].description: 7 is not of type 'string'",
+        ),
+        (
+            {"name": "f", "description": "x" * 70_000},
+            "cat.json:3: tools[0].description: is 70,000 characters long; the limit is 65,536",
+        ),
+        (
+            {"name": "f", "parameters": [1]},
+            "cat.json:3: tools[0].parameters: [1] is not of type 'object'",
+        ),
+        (
+            {"type": "function", "function": {"name": "f", "parameters": "x"}},
+            "cat.json:3: tools[0].function.parameters: 'x' is not of type 'object'",
+        ),
+        ({"name": "f", "tags": "x"}, "cat.json:3: tools[0].tags: 'x' is not of type 'array'"),
+        (
+            {"name": "f", "tags": ["a", 3]},
+            "cat.json:3: tools[0].tags[1]: 3 is not of type 'string'",
+        ),
+        (
+            {"name": "f", "defer": "yes"},
+            "cat.json:3: tools[0].defer: 'yes' is not of type 'boolean'",
+        ),
+        ({"name": "f", "aliases": ["", "b"]}, "cat.json:3: tools[0].aliases[0]: must not be empty"),
+        (
+            {"name": "f", "namespace": "a/b"},
+            "cat.json:3: tools[0].namespace: 'a/b' is not a namespace: use at most 64 characters and no whitespace, '/' or ':'",
+        ),
+        (
+            {"type": "web_search"},
+            "cat.json:3: tools[0]: built-in tool 'web_search' has no schema; skipped",
+        ),
+    ],
+)
+def test_a_bad_entry_raises_one_line_naming_file_line_and_path(entry: Any, message: str) -> None:
+    with pytest.raises(EntryError) as caught:
+        read(entry)
+    assert str(caught.value) == message
+
+
+def test_a_schema_nested_too_deep_is_refused() -> None:
+    schema: dict[str, Any] = {"type": "object"}
+    node = schema
+    for _ in range(70):
+        node["items"] = {"type": "array"}
+        node = node["items"]
+    with pytest.raises(EntryError) as caught:
+        read({"name": "f", "parameters": schema})
+    assert caught.value.message == "schema is nested deeper than 64 levels"
+    assert caught.value.parts == ("parameters",)
+
+
+def test_a_schema_nested_10000_deep_is_refused_without_recursion_error() -> None:
+    schema: dict[str, Any] = {}
+    node = schema
+    for _ in range(10_000):
+        node["not"] = {}
+        node = node["not"]
+    with pytest.raises(EntryError):
+        read({"name": "f", "parameters": schema})
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def test_tool_to_format_writes_each_format_in_its_documented_shape() -> None:
+    tool = Tool(name="f", description="D.", parameters=PARAMS)
+    assert tool_to_format(tool, "openai") == {
+        "type": "function",
+        "function": {"name": "f", "description": "D.", "parameters": PARAMS},
+    }
+    assert tool_to_format(tool, "openai-responses") == {
+        "type": "function",
+        "name": "f",
+        "description": "D.",
+        "parameters": PARAMS,
+    }
+    assert tool_to_format(tool, "anthropic") == {
+        "name": "f",
+        "description": "D.",
+        "input_schema": PARAMS,
+    }
+    assert tool_to_format(tool, "mcp") == {"name": "f", "description": "D.", "inputSchema": PARAMS}
+    assert tool_to_format(tool, "native") == {
+        "name": "f",
+        "description": "D.",
+        "parameters": PARAMS,
+    }
+    assert tool_to_format(tool, "gemini") == {
+        "name": "f",
+        "description": "D.",
+        "parameters": {
+            "type": "OBJECT",
+            "properties": {"path": {"type": "STRING", "description": "File to read."}},
+            "required": ["path"],
+        },
+    }
+
+
+def test_gemini_falls_back_to_parameters_json_schema_when_the_subset_cannot_say_it() -> None:
+    params = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    out = tool_to_format(Tool(name="f", parameters=params), "gemini")
+    assert out["parametersJsonSchema"] == params
+    assert "parameters" not in out
+
+
+def test_gemini_writes_nullable_for_a_type_with_null() -> None:
+    params = {"type": "object", "properties": {"a": {"type": ["integer", "null"]}}}
+    out = tool_to_format(Tool(name="f", parameters=params), "gemini")
+    assert out["parameters"]["properties"]["a"] == {"type": "INTEGER", "nullable": True}
+
+
+def test_writing_back_to_the_original_shape_keeps_unknown_keys() -> None:
+    mcp = read({"name": "t", "inputSchema": PARAMS, "execution": {"taskSupport": "forbidden"}})
+    assert tool_to_format(mcp, "mcp")["execution"] == {"taskSupport": "forbidden"}
+    assert "execution" not in tool_to_format(mcp, "anthropic")
+    openai = read(
+        {"type": "function", "function": {"name": "f", "parameters": PARAMS, "strict": True}}
+    )
+    assert tool_to_format(openai, "openai")["function"]["strict"] is True
+    anthropic = read({"name": "t", "input_schema": PARAMS, "cache_control": {"type": "ephemeral"}})
+    assert tool_to_format(anthropic, "anthropic")["cache_control"] == {"type": "ephemeral"}
+
+
+def test_tool_to_format_rejects_an_unknown_format() -> None:
+    with pytest.raises(ValueError, match="unknown format 'yaml'"):
+        tool_to_format(RICH, "yaml")
+
+
+@pytest.mark.parametrize(("first", "second"), list(itertools.product(FORMATS, FORMATS)))
+def test_round_trip_between_every_pair_of_formats(first: str, second: str) -> None:
+    once = read(tool_to_format(RICH, first), namespace=RICH.namespace)
+    twice = read(tool_to_format(once, second), namespace=RICH.namespace)
+    both = CARRIES[first] & CARRIES[second]
+    assert {f: getattr(twice, f) for f in both} == {f: getattr(RICH, f) for f in both}
+
+
+def test_native_carries_every_field() -> None:
+    assert read(tool_to_format(RICH, "native"), namespace="other") == RICH
+
+
+# --- paths -------------------------------------------------------------------------------
+
+
+def test_json_path_uses_dots_brackets_and_quotes() -> None:
+    assert (
+        json_path(("tools", 3, "parameters", "properties", "url"))
+        == "tools[3].parameters.properties.url"
+    )
+    assert json_path((0, "function")) == "[0].function"
+    assert json_path(("properties", "a b", "x.y")) == 'properties["a b"]["x.y"]'
+    assert json_path(("p", "a\u200bb")) == 'p["a\\u200bb"]'
+
+
+def test_json_pointer_escapes_and_round_trips() -> None:
+    parts = ("tools", 3, "a/b~c")
+    assert json_pointer(parts) == "/tools/3/a~1b~0c"
+    assert pointer_parts(json_pointer(parts)) == parts
+
+
+# --- property: any tool written out in any format and read back is equal --------------------
+
+names = st.from_regex(r"[A-Za-z0-9_-]{1,64}", fullmatch=True)
+namespaces = st.from_regex(r"[a-z][a-z0-9_.-]{0,20}", fullmatch=True)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**9), 10**9)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=10)
+)
+json_types = st.sampled_from(["string", "number", "integer", "boolean", "array", "object", "null"])
+leaf_schemas = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": json_types
+        | st.tuples(json_types, st.just("null")).map(list)
+        | st.lists(json_types, max_size=3),
+        "description": st.text(max_size=40),
+        "enum": st.lists(scalars, max_size=3),
+        "default": scalars,
+        "minimum": st.integers(0, 100),
+        "format": st.sampled_from(["uri", "date-time"]),
+        "x-extra": scalars,
+    },
+)
+schemas = st.recursive(
+    leaf_schemas,
+    lambda inner: st.fixed_dictionaries(
+        {"type": st.just("object")},
+        optional={
+            "properties": st.dictionaries(st.text(min_size=1, max_size=8), inner, max_size=4),
+            "items": inner,
+            "required": st.lists(st.text(min_size=1, max_size=8), max_size=3, unique=True),
+            "anyOf": st.lists(inner, min_size=1, max_size=2),
+        },
+    ),
+    max_leaves=8,
+)
+object_schemas = schemas.map(lambda s: {**s, "type": "object"}) | schemas
+tools = st.builds(
+    Tool,
+    name=names,
+    description=st.text(max_size=200),
+    parameters=object_schemas,
+    namespace=st.just("") | namespaces,
+    tags=st.lists(names, max_size=3, unique=True).map(tuple),
+    search_hint=st.text(max_size=30),
+    defer=st.booleans(),
+    enabled=st.booleans(),
+    annotations=st.fixed_dictionaries(
+        {},
+        optional={
+            "title": st.text(max_size=10),
+            "readOnlyHint": st.booleans(),
+            "destructiveHint": st.booleans(),
+            "idempotentHint": st.booleans(),
+            "openWorldHint": st.booleans(),
+        },
+    ),
+    aliases=st.lists(names, max_size=2).map(tuple),
+    title=st.none() | st.text(max_size=20),
+    output_schema=st.none() | object_schemas,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tool=tools, fmt=st.sampled_from(FORMATS))
+def test_any_tool_written_in_any_format_reads_back_equal(tool: Tool, fmt: str) -> None:
+    entry = tool_to_format(tool, fmt)
+    back = read(entry, namespace=tool.namespace)
+    assert carried(back, fmt) == carried(tool, fmt)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=schemas)
+def test_gemini_schema_conversion_never_loses_information(schema: Mapping[str, Any]) -> None:
+    out = formats._gemini_schema({**schema, "type": "object"}, "parameters", "parametersJsonSchema")
+    if "parameters" in out:
+        assert formats.schema_from_gemini(out["parameters"]) == {**schema, "type": "object"}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+entry_keys = st.sampled_from(
+    [
+        "name",
+        "description",
+        "parameters",
+        "inputSchema",
+        "input_schema",
+        "outputSchema",
+        "type",
+        "function",
+        "tags",
+        "namespace",
+        "defer",
+        "enabled",
+        "aliases",
+        "annotations",
+        "title",
+        "parametersJsonSchema",
+        "response",
+        "search_hint",
+        "tools",
+        "functionDeclarations",
+    ]
+)
+entries = st.dictionaries(entry_keys, json_values, max_size=6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(doc=entries | st.lists(entries, max_size=3) | json_values)
+def test_reading_any_value_raises_nothing_but_catalog_error(doc: Any) -> None:
+    try:
+        found = list(iter_entries(doc))
+    except CatalogError:
+        return
+    for _, entry, defaults in found:
+        try:
+            tool = read(entry, shape=defaults["shape"])
+        except CatalogError:
+            continue
+        for fmt in FORMATS:
+            tool_to_format(tool, fmt)

@@ -1,0 +1,1230 @@
+"""Catalog I/O: find catalog files, parse them safely, check them, and lint them.
+
+The only module that reads catalog files. ``load`` never raises for bad input: every problem
+becomes a ``Finding`` naming the file, line, JSON path and what is wrong, and everything else
+still loads. yaml and jsonschema cost a lot to import (see docs/CONTRACTS.md), so they are
+imported inside the functions that parse YAML or check schemas, never at module level.
+
+Limits that protect the user: files over ``max_bytes`` are not read; YAML aliases may add at
+most ``MAX_YAML_ALIAS_NODES`` nodes (refusing "billion laughs" documents); YAML nests at most
+``MAX_YAML_DEPTH`` levels and schemas at most ``formats.MAX_SCHEMA_DEPTH``; only regular files
+are ever opened (never FIFOs, devices or sockets); no ``$ref`` is ever fetched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import stat
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from toolfind import formats
+from toolfind.errors import CatalogError
+from toolfind.formats import EntryError, PathPart, json_path, pointer_parts, short_repr
+from toolfind.models import Finding, LoadResult, Severity, Source, Tool
+
+DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
+CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
+#: Nodes that YAML aliases may add in total before a file is refused ("billion laughs").
+MAX_YAML_ALIAS_NODES: Final = 100_000
+#: Deepest nesting of a YAML document (kept well inside Python's recursion limit).
+MAX_YAML_DEPTH: Final = 200
+#: Names MCP hosts accept (the MCP specification's recommendation, enforced by clients).
+MCP_NAME_CHARS: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+)
+
+_SCHEMA_FILES: Final = {
+    "openai": "openai.schema.json",
+    "openai-responses": "openai-responses.schema.json",
+    "function": "function.schema.json",
+    "anthropic": "anthropic.schema.json",
+    "mcp": "mcp.schema.json",
+    "gemini": "gemini.schema.json",
+    "native": "native-catalog.schema.json",
+}
+_NATIVE_TOOL_REF: Final = "urn:toolfind:schema:native-catalog#/$defs/tool"
+
+Locate = Callable[[Sequence[PathPart]], int | None]
+
+
+class _Problem(Exception):
+    """A file-level problem: the whole file (or JSON Lines record) is skipped."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass
+class _Doc:
+    """A parsed document: its value, how to find a path's line, and its duplicate keys."""
+
+    value: Any
+    locate: Locate
+    # (path of the object, the repeated key, line) for every duplicate key.
+    duplicates: list[tuple[tuple[PathPart, ...], str, int | None]] = field(default_factory=list)
+
+
+# --- discovery ---------------------------------------------------------------------------
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    """Catalog files under ``paths``: files as given, directories searched recursively.
+
+    Directories yield their ``.json``, ``.yaml``, ``.yml`` and ``.jsonl`` files, sorted, and
+    skip hidden entries (names starting with ``.``); each directory is visited once, so
+    symlink loops end. Only regular files are returned, each once. Raises ``CatalogError``
+    when a path does not exist.
+    """
+    return _discover(paths)[0]
+
+
+def _discover(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
+    files: list[Path] = []
+    findings: list[Finding] = []
+    seen_files: set[tuple[int, int]] = set()
+    seen_dirs: set[tuple[int, int]] = set()
+
+    def add(path: Path, st: os.stat_result) -> None:
+        key = (st.st_dev, st.st_ino)
+        if key not in seen_files:
+            seen_files.add(key)
+            files.append(path)
+
+    for root in paths:
+        try:
+            st = os.stat(root)
+        except (FileNotFoundError, NotADirectoryError):
+            raise CatalogError("no such file or directory", file=str(root)) from None
+        except OSError as exc:
+            findings.append(_finding(root, f"cannot read: {exc.strerror}"))
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            for path, file_st in _walk(root, st, seen_dirs, findings):
+                add(path, file_st)
+        elif not stat.S_ISREG(st.st_mode):
+            findings.append(_finding(root, f"not a regular file ({_file_kind(st)}); skipped"))
+        elif root.suffix.lower() not in CATALOG_SUFFIXES:
+            findings.append(
+                _finding(root, "not a catalog file: expected .json, .yaml, .yml or .jsonl")
+            )
+        else:
+            add(root, st)
+    return files, findings
+
+
+def _walk(
+    root: Path, root_st: os.stat_result, seen_dirs: set[tuple[int, int]], findings: list[Finding]
+) -> list[tuple[Path, os.stat_result]]:
+    # Plain strings, not Path operations, per entry: a directory of 100,000 files is walked
+    # on every cold start, and pathlib made that walk several times slower.
+    found: list[tuple[tuple[str, ...], Path, os.stat_result]] = []
+    seen_dirs.add((root_st.st_dev, root_st.st_ino))
+    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]  # iterative: no deep recursion
+    while stack:
+        directory, rel = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                names = sorted(e.name for e in it)
+        except OSError as exc:
+            findings.append(_finding(directory, f"cannot read directory: {exc.strerror}"))
+            continue
+        prefix = os.path.join(directory, "")
+        for name in names:
+            if name.startswith("."):
+                continue
+            dot = name.rfind(".")
+            catalog_file = 0 < dot < len(name) - 1 and name[dot:].lower() in CATALOG_SUFFIXES
+            try:
+                st = os.stat(prefix + name)  # follows symlinks: a linked directory is walked once
+            except OSError as exc:
+                if catalog_file:
+                    findings.append(
+                        _finding(directory / name, f"cannot read: {exc.strerror}", "warning")
+                    )
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if (st.st_dev, st.st_ino) not in seen_dirs:
+                    seen_dirs.add((st.st_dev, st.st_ino))
+                    stack.append((directory / name, (*rel, name)))
+            elif not catalog_file:
+                continue
+            elif stat.S_ISREG(st.st_mode):
+                found.append(((*rel, name), directory / name, st))
+            else:
+                findings.append(
+                    _finding(
+                        directory / name,
+                        f"not a regular file ({_file_kind(st)}); skipped",
+                        "warning",
+                    )
+                )
+    found.sort(key=lambda item: item[0])
+    return [(path, st) for _, path, st in found]
+
+
+def _file_kind(st: os.stat_result) -> str:
+    mode = st.st_mode
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def _finding(
+    path: Path | str,
+    message: str,
+    severity: Severity = "error",
+    *,
+    line: int | None = None,
+    parts: Sequence[PathPart] = (),
+) -> Finding:
+    return Finding(
+        file=str(path),
+        line=line,
+        path=json_path(parts),
+        severity=severity,
+        message=message,
+    )
+
+
+# --- reading and decoding ----------------------------------------------------------------
+
+
+def _read(path: Path, limit: int) -> bytes:
+    # O_NONBLOCK: if the path became a FIFO after discovery, opening must not hang; the
+    # fstat then refuses it before any read.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise _Problem(f"cannot read: {exc.strerror}") from None
+    with open(fd, "rb", closefd=True) as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise _Problem(f"not a regular file ({_file_kind(st)}); skipped")
+        if st.st_size > limit:
+            raise _Problem(_too_big(f"{st.st_size:,}", limit))
+        # Sized to the file: read(limit + 1) allocates a limit-sized buffer for every file,
+        # which made a directory of 100,000 small files take seconds longer to load.
+        want = st.st_size + 1
+        try:
+            data = f.read(want)
+            if len(data) == want:  # it grew after the stat: read on, up to the limit
+                data += f.read(limit + 1 - want)
+        except OSError as exc:
+            raise _Problem(f"cannot read: {exc.strerror}") from None
+    if len(data) > limit:  # it grew after the stat
+        raise _Problem(_too_big(f"more than {limit:,}", limit))
+    return data
+
+
+def _too_big(size: str, limit: int) -> str:
+    return (
+        f"file is {size} bytes, over the {limit:,}-byte limit; raise it with "
+        "max_file_size in toolfind.toml"
+    )
+
+
+def _decode(data: bytes) -> str:
+    """Text of a catalog file: UTF-8 (a BOM is skipped), or UTF-16 when it starts with a BOM."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        codec, skip = "utf-16", 0  # the utf-16 codec reads and drops the BOM itself
+    else:
+        codec, skip = "utf-8", 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        text = data[skip:].decode(codec, errors="strict")
+    except UnicodeDecodeError as exc:
+        offset = exc.start + skip
+        line = data.count(b"\n", 0, offset) + 1 if codec == "utf-8" else None
+        raise _Problem(
+            f"invalid {codec.upper()} at byte {offset} (0x{data[offset]:02x}); "
+            "save the file as UTF-8",
+            line,
+        ) from None
+    if not text.strip():
+        raise _Problem("file is empty")
+    return text
+
+
+# --- JSON --------------------------------------------------------------------------------
+
+
+class _Constant(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _reject_constant(name: str) -> Any:
+    raise _Constant(name)
+
+
+def _finite_float(text: str) -> float:
+    # 1e99999 overflows to infinity: refused like Infinity, or --json would print a bare
+    # `Infinity`, which is not JSON.
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Constant(text)
+    return value
+
+
+def _parse_json(text: str, jsonl_index: int | None = None) -> _Doc:
+    """Parse JSON text; ``jsonl_index`` is the 0-based line of a JSON Lines record."""
+    line_offset = jsonl_index or 0
+    repeated: list[tuple[dict[str, Any], str]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(items)
+        if len(obj) != len(items):
+            seen: set[str] = set()
+            key = next(k for k, _ in items if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+            repeated.append((obj, key))
+        return obj
+
+    def at(offset: int | None) -> int | None:
+        return None if offset is None else text.count("\n", 0, offset) + 1 + line_offset
+
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=pairs,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+        )
+    except json.JSONDecodeError as exc:
+        raise _Problem(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno + line_offset
+        ) from None
+    except _Constant as exc:
+        what = exc.name
+        if exc.name.lstrip("-") not in ("NaN", "Infinity"):
+            what = f"{exc.name} overflows to infinity, which"
+        raise _Problem(
+            f"invalid JSON: {what} is not allowed (use null or a string)",
+            at(_offset_outside_strings(text, exc.name.lstrip("-"))),
+        ) from None
+    except RecursionError:
+        raise _Problem("invalid JSON: nesting is too deep to read") from None
+    except ValueError:  # int() over sys.get_int_max_str_digits()
+        raise _Problem("invalid JSON: a number has too many digits") from None
+
+    if jsonl_index is not None:
+        # A JSON Lines record: every path is on the record's line.
+        def locate(parts: Sequence[PathPart]) -> int | None:
+            return line_offset + 1
+    else:
+
+        def locate(parts: Sequence[PathPart]) -> int | None:
+            return at(_json_offset(text, parts))
+
+    _refuse_lone_surrogates(text, value, locate)
+    doc = _Doc(value, locate)
+    if repeated:
+        where = _paths_of(value, {id(obj) for obj, _ in repeated})
+        for obj, key in repeated:
+            parts = where.get(id(obj), ())
+            doc.duplicates.append((parts, key, locate((*parts, key))))
+    return doc
+
+
+def _refuse_lone_surrogates(text: str, value: Any, locate: Locate) -> None:
+    if "\\ud" in text or "\\uD" in text:  # only an escape can make a lone surrogate
+        bad = _lone_surrogate(value)
+        if bad is not None:
+            raise _Problem(
+                f"invalid JSON: the string at {json_path(bad[0]) or '$'} has the unpaired "
+                f"surrogate \\u{ord(bad[1]):04x}; strings must be valid Unicode",
+                locate(bad[0]),
+            )
+
+
+def _lone_surrogate(doc: Any) -> tuple[tuple[PathPart, ...], str] | None:
+    """The path and character of the first unpaired surrogate in a key or string, or None.
+
+    json accepts ``"\\ud800"``, but no such string can be written as UTF-8: printing it
+    would crash every command that shows the tool.
+    """
+    stack: list[tuple[Any, tuple[PathPart, ...]]] = [(doc, ())]
+    while stack:
+        value, parts = stack.pop()
+        items: Iterable[tuple[PathPart, Any]]
+        if isinstance(value, str):
+            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return parts, bad
+            continue
+        if isinstance(value, dict):
+            for key in value:
+                bad = next((c for c in key if "\ud800" <= c <= "\udfff"), None)
+                if bad is not None:
+                    return (*parts, key), bad
+            items = value.items()
+        elif isinstance(value, list):
+            items = enumerate(value)
+        else:
+            continue
+        stack.extend(reversed([(v, (*parts, k)) for k, v in items]))  # document order
+    return None
+
+
+def _offset_outside_strings(text: str, token: str) -> int | None:
+    """Offset of the first ``token`` outside JSON strings (for NaN/Infinity's line)."""
+    i = 0
+    while True:
+        hit, quote = text.find(token, i), text.find('"', i)
+        if hit < 0 or quote < 0 or hit < quote:
+            return hit if hit >= 0 else None
+        end = quote + 1
+        while True:  # the closing quote is the first one preceded by an even run of '\'
+            end = text.find('"', end)
+            if end < 0:
+                return None
+            slashes = len(text[:end]) - len(text[:end].rstrip("\\"))
+            if slashes % 2 == 0:
+                break
+            end += 1
+        i = end + 1
+
+
+def _json_offset(text: str, parts: Sequence[PathPart]) -> int | None:
+    """Offset of the deepest value along ``parts`` in JSON ``text``; only run for findings."""
+    decoder = json.JSONDecoder()
+    scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
+
+    def ws(i: int) -> int:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    i = ws(0)
+    best = i
+    try:
+        for part in parts:
+            if text[i] == "{" and isinstance(part, str):
+                i = ws(i + 1)
+                value_at = None
+                while text[i] == '"':
+                    key_at = i
+                    key, i = scanstring(text, i + 1)
+                    i = ws(ws(i) + 1)  # skip ':'
+                    if key == part:  # the last one wins, as in the parsed object
+                        best, value_at = key_at, i
+                    i = ws(decoder.raw_decode(text, i)[1])
+                    i = ws(i + 1) if text[i] == "," else i
+                if value_at is None:
+                    return best
+                i = value_at
+            elif text[i] == "[" and isinstance(part, int):
+                i = ws(i + 1)
+                for _ in range(part):
+                    i = ws(decoder.raw_decode(text, i)[1])
+                    i = ws(i + 1) if text[i] == "," else i
+                best = i
+            else:
+                return best
+    except (ValueError, IndexError):
+        return best
+    return best
+
+
+def _paths_of(doc: Any, targets: set[int]) -> dict[int, tuple[PathPart, ...]]:
+    """The JSON path of each object whose ``id`` is in ``targets`` (iterative walk)."""
+    found: dict[int, tuple[PathPart, ...]] = {}
+    stack: list[tuple[Any, tuple[PathPart, ...]]] = [(doc, ())]
+    while stack and len(found) < len(targets):
+        value, parts = stack.pop()
+        if id(value) in targets:
+            found.setdefault(id(value), parts)
+        if isinstance(value, dict):
+            stack.extend((v, (*parts, k)) for k, v in value.items() if isinstance(v, dict | list))
+        elif isinstance(value, list):
+            stack.extend(
+                (v, (*parts, i)) for i, v in enumerate(value) if isinstance(v, dict | list)
+            )
+    return found
+
+
+# --- YAML --------------------------------------------------------------------------------
+
+_yaml_loader: type | None = None
+
+
+def _yaml_loader_class() -> type:
+    """A safe YAML loader (built once): libyaml's parser when present, a bounded composer.
+
+    The composer refuses recursive aliases, alias expansion beyond ``MAX_YAML_ALIAS_NODES``
+    and nesting beyond ``MAX_YAML_DEPTH``; the constructor makes every mapping key a string,
+    records duplicate keys, and refuses NaN/infinity and every tag that is not plain JSON
+    data (Python tags, !!binary, !!set, ...); timestamps stay strings.
+    """
+    global _yaml_loader
+    if _yaml_loader is None:
+        _yaml_loader = _assemble_loader(_bounded_composer(), _json_constructor())
+    return _yaml_loader
+
+
+def _bounded_composer() -> type:
+    from yaml import AliasEvent
+    from yaml.composer import Composer, ComposerError
+    from yaml.nodes import Node
+
+    class BoundedComposer(Composer):
+        peek_event: Callable[[], Any]  # provided by the parser mixed in beside it
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.depth = 0
+            self.expanded = 0  # nodes added by aliases
+            self.count = 0  # nodes, each alias counting as the size of what it repeats
+            self.sizes: dict[int, int] = {}  # anchored node -> its size
+
+        def fail(self, message: str, event: Any) -> ComposerError:
+            return ComposerError(None, None, message, event.start_mark)
+
+        def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+            event: Any = self.peek_event()
+            if isinstance(event, AliasEvent):
+                target = self.anchors.get(event.anchor)
+                if target is not None:
+                    size = self.sizes.get(id(target))
+                    if size is None:  # the anchor is still open: the alias is inside it
+                        raise self.fail(f"recursive YAML alias *{event.anchor}", event)
+                    self.count += size
+                    self.expanded += size
+                    if self.expanded > MAX_YAML_ALIAS_NODES:
+                        raise self.fail(
+                            f"YAML aliases expand to more than {MAX_YAML_ALIAS_NODES:,} nodes; "
+                            "refusing to load",
+                            event,
+                        )
+                return super().compose_node(parent, index)
+            self.depth += 1
+            if self.depth > MAX_YAML_DEPTH:
+                raise self.fail(f"nesting is deeper than {MAX_YAML_DEPTH} levels", event)
+            start = self.count
+            node = super().compose_node(parent, index)
+            self.count += 1
+            if getattr(event, "anchor", None) is not None:
+                self.sizes[id(node)] = self.count - start
+            self.depth -= 1
+            return node
+
+    return BoundedComposer
+
+
+def _json_constructor() -> type:
+    from yaml.constructor import ConstructorError, SafeConstructor
+    from yaml.nodes import MappingNode, Node, ScalarNode
+
+    class JsonConstructor(SafeConstructor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.duplicates: list[tuple[MappingNode, ScalarNode]] = []
+
+        def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+            explicit = [k for k, _ in node.value if k.tag != "tag:yaml.org,2002:merge"]
+            self.flatten_mapping(node)
+            seen: set[str] = set()
+            for key_node in explicit:
+                if isinstance(key_node, ScalarNode):
+                    if key_node.value in seen:
+                        self.duplicates.append((node, key_node))
+                    seen.add(key_node.value)
+            mapping: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, ScalarNode):
+                    raise ConstructorError(
+                        None, None, "a mapping key must be a plain value", key_node.start_mark
+                    )
+                # The key's text, so `on:` or `1:` name a property instead of becoming
+                # True or 1: catalogs are JSON data, whose keys are strings.
+                mapping[key_node.value] = self.construct_object(value_node, deep=deep)
+            return mapping
+
+        def construct_finite_float(self, node: ScalarNode) -> float:
+            value = self.construct_yaml_float(node)
+            if not math.isfinite(value):
+                raise ConstructorError(
+                    None, None, "NaN and infinity are not allowed", node.start_mark
+                )
+            return value
+
+        def refuse(self, node: Node) -> Any:
+            tag = str(node.tag).replace("tag:yaml.org,2002:", "!!")
+            raise ConstructorError(None, None, f"unsupported YAML tag {tag!r}", node.start_mark)
+
+    register: Any = JsonConstructor.add_constructor
+    register("tag:yaml.org,2002:float", JsonConstructor.construct_finite_float)
+    register("tag:yaml.org,2002:timestamp", JsonConstructor.construct_yaml_str)
+    for tag in ("binary", "omap", "pairs", "set"):
+        register(f"tag:yaml.org,2002:{tag}", JsonConstructor.refuse)
+    register(None, JsonConstructor.refuse)  # any other tag, Python ones included
+    return JsonConstructor
+
+
+def _assemble_loader(composer: Any, constructor: Any) -> type:
+    from yaml.composer import Composer
+    from yaml.resolver import Resolver
+
+    try:
+        from yaml.cyaml import CParser  # type: ignore[attr-defined]
+    except ImportError:  # PyYAML built without libyaml
+        from yaml.parser import Parser
+        from yaml.reader import Reader
+        from yaml.scanner import Scanner
+
+        class PyLoader(Reader, Scanner, Parser, composer, constructor, Resolver):  # type: ignore[misc]
+            def __init__(self, stream: str) -> None:
+                Reader.__init__(self, stream)
+                Scanner.__init__(self)
+                Parser.__init__(self)
+                composer.__init__(self)
+                constructor.__init__(self)
+                Resolver.__init__(self)
+
+        return PyLoader
+
+    # libyaml parses (fast); the Python composer builds the nodes so it can bound them.
+    class CLoader(CParser, composer, constructor, Resolver):  # type: ignore[misc]
+        get_single_node = Composer.get_single_node
+        compose_document = Composer.compose_document
+        compose_node = composer.compose_node
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            composer.__init__(self)
+            constructor.__init__(self)
+            Resolver.__init__(self)
+
+    return CLoader
+
+
+def _parse_yaml(text: str) -> _Doc:
+    import yaml
+
+    loader = _yaml_loader_class()(text)
+    try:
+        root = loader.get_single_node()
+        value = loader.construct_document(root) if root is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        if exc.problem and exc.context:
+            problem = f"{exc.problem} ({exc.context})"
+        raise _Problem(
+            f"invalid YAML: {formats.printable(problem)}", mark.line + 1 if mark else None
+        ) from None
+    except yaml.YAMLError as exc:  # reader errors carry no mark
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _Problem(f"invalid YAML: {formats.printable(first)}") from None
+    except RecursionError:
+        raise _Problem("invalid YAML: nesting is too deep to read") from None
+    except ValueError:  # int() over sys.get_int_max_str_digits()
+        raise _Problem("invalid YAML: a number has too many digits") from None
+    finally:
+        loader.dispose()
+    if value is None:
+        raise _Problem("file is empty")
+
+    def locate(parts: Sequence[PathPart]) -> int | None:
+        return _yaml_line(root, parts)
+
+    doc = _Doc(value, locate)
+    if loader.duplicates:
+        where = _node_paths(root, {id(node) for node, _ in loader.duplicates})
+        for node, key_node in loader.duplicates:
+            doc.duplicates.append(
+                (where.get(id(node), ()), key_node.value, key_node.start_mark.line + 1)
+            )
+    return doc
+
+
+def _yaml_line(root: Any, parts: Sequence[PathPart]) -> int | None:
+    from yaml.nodes import MappingNode, SequenceNode
+
+    node, line = root, root.start_mark.line + 1
+    for part in parts:
+        if isinstance(node, MappingNode):
+            # The last pair with the key wins, as in the constructed mapping.
+            pair = next((p for p in reversed(node.value) if p[0].value == part), None)
+            if pair is None:
+                break
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return int(line)
+
+
+def _node_paths(root: Any, targets: set[int]) -> dict[int, tuple[PathPart, ...]]:
+    from yaml.nodes import MappingNode, SequenceNode
+
+    found: dict[int, tuple[PathPart, ...]] = {}
+    stack: list[tuple[Any, tuple[PathPart, ...]]] = [(root, ())]
+    visited: set[int] = set()
+    while stack:
+        node, parts = stack.pop()
+        if id(node) in visited:  # aliases share nodes
+            continue
+        visited.add(id(node))
+        if id(node) in targets:
+            found[id(node)] = parts
+        if isinstance(node, MappingNode):
+            stack.extend((v, (*parts, k.value)) for k, v in node.value)
+        elif isinstance(node, SequenceNode):
+            stack.extend((v, (*parts, i)) for i, v in enumerate(node.value))
+    return found
+
+
+# --- schema checks (jsonschema) --------------------------------------------------------------
+
+_validators: dict[str, Any] = {}
+
+
+def _shape_validator(shape: str) -> Any:
+    """The compiled validator of an entry shape, from the packaged schemas (built once)."""
+    if shape in _validators:
+        return _validators[shape]
+    from importlib.resources import files
+
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    folder = files("toolfind") / "schemas"
+    schemas = [
+        json.loads((folder / name).read_text(encoding="utf-8"))
+        for name in set(_SCHEMA_FILES.values())
+    ]
+    # No `retrieve`: an unknown reference fails instead of being fetched.
+    registry: Registry[Any] = Registry().with_resources(
+        (schema["$id"], Resource.from_contents(schema)) for schema in schemas
+    )
+    for name in _SCHEMA_FILES:
+        ref = _NATIVE_TOOL_REF if name == "native" else f"urn:toolfind:schema:{name}"
+        _validators[name] = Draft202012Validator({"$ref": ref}, registry=registry)
+    return _validators[shape]
+
+
+def _meta_validator(schema: Mapping[str, Any]) -> Any:
+    """A validator for ``schema`` itself: the meta-schema its ``$schema`` names (2020-12 default)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
+    from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
+
+    declared = schema.get("$schema")
+    cls: Any = Draft202012Validator
+    if isinstance(declared, str):
+        try:
+            cls = validator_for(schema, default=Draft202012Validator)
+        except (ValueError, TypeError, AttributeError):  # not a URI jsonschema can parse
+            cls = Draft202012Validator
+    key = f"meta:{cls.__name__}"
+    if key not in _validators:
+        # The bundled meta-schemas only: validating a schema never fetches anything.
+        _validators[key] = cls(cls.META_SCHEMA, registry=REGISTRY)
+    return _validators[key]
+
+
+def _first_error(validator: Any, instance: Any) -> tuple[tuple[PathPart, ...], str] | None:
+    from jsonschema.exceptions import best_match
+
+    try:
+        error = best_match(validator.iter_errors(instance))
+    except RecursionError:
+        return (), "nested too deeply to check"
+    if error is None:
+        return None
+    message = error.message
+    if len(message) > 200:
+        message = message.replace(repr(error.instance), short_repr(error.instance))
+    if len(message) > 300:
+        message = message[:299] + "…"
+    return tuple(error.absolute_path), formats.printable(message)
+
+
+_SCHEMA_KEYS: Final = {
+    # shape: (where the input schema is, where the output schema is)
+    "openai": (("function", "parameters"), None),
+    "openai-responses": (("parameters",), None),
+    "function": (("parameters",), None),
+    "native": (("parameters",), ("output_schema",)),
+    "anthropic": (("input_schema",), None),
+    "mcp": (("inputSchema",), ("outputSchema",)),
+}
+
+
+def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Source) -> None:
+    """Check the entry against its shape's schema and its JSON Schemas against the meta-schema.
+
+    Run after ``tool_from_entry`` succeeded (``_reduced_entry`` relies on its checks).
+    Raises ``EntryError`` for the first problem.
+    """
+    validator = _shape_validator(shape)
+    if not _memo_valid(validator, shape, _reduced_entry(entry)):
+        problem = _first_error(validator, entry)
+        if problem is not None:
+            raise EntryError(problem[1], source, problem[0])
+    if shape == "gemini":
+        params_at: tuple[PathPart, ...] = (
+            ("parametersJsonSchema",) if "parametersJsonSchema" in entry else ("parameters",)
+        )
+        output_at: tuple[PathPart, ...] | None = (
+            ("responseJsonSchema",) if "responseJsonSchema" in entry else ("response",)
+        )
+    else:
+        params_at, output_at = _SCHEMA_KEYS[shape]
+    checks = [(params_at, tool.parameters)]
+    if tool.output_schema is not None and output_at is not None:
+        checks.append((output_at, tool.output_schema))
+    for at, schema in checks:
+        problem = _meta_problem(schema)
+        if problem is not None:
+            raise EntryError(problem[1], source, (*at, *problem[0]))
+
+
+# Validating with jsonschema costs ~0.4 ms per entry and ~7 ms per schema against the
+# 2020-12 meta-schema: far too slow for a 10,000-tool cold build. So validity is decided on
+# reduced copies that keep everything the schemas constrain and drop what they do not
+# (free text, names already checked by formats, subschemas checked on their own), and is
+# memoised: catalogs repeat the same shapes over and over. Only an invalid entry is then
+# validated in full, for its message.
+_memo: dict[tuple[str, str], bool] = {}
+_MEMO_LIMIT: Final = 100_000
+
+_ENTRY_SCHEMA_KEYS: Final = frozenset(
+    {
+        "parameters",
+        "input_schema",
+        "inputSchema",
+        "outputSchema",
+        "output_schema",
+        "parametersJsonSchema",
+        "response",
+        "responseJsonSchema",
+    }
+)
+_ENTRY_KEYS: Final = frozenset(
+    {
+        *_ENTRY_SCHEMA_KEYS,
+        *formats.METADATA_KEYS,
+        "type",
+        "function",
+        "name",
+        "title",
+        "description",
+        "strict",
+        "defer_loading",
+        "cache_control",
+        "annotations",
+        "behavior",
+    }
+)
+_SUBSCHEMA_MAPS: Final = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
+)
+_SUBSCHEMA_LISTS: Final = frozenset({"prefixItems", "allOf", "anyOf", "oneOf", "items"})
+_SUBSCHEMA_ONE: Final = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "additionalItems",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "contentSchema",
+    }
+)
+_FREE_TEXT: Final = frozenset({"description", "title", "$comment", "pattern", "$ref", "format"})
+_COUNTS: Final = frozenset(
+    {
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "minContains",
+        "maxContains",
+    }
+)
+_BOUNDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+
+
+def _memo_valid(validator: Any, kind: str, instance: Any) -> bool:
+    key = (kind, json.dumps(instance, sort_keys=True))
+    valid = _memo.get(key)
+    if valid is None:
+        try:
+            valid = bool(validator.is_valid(instance))
+        except RecursionError:
+            valid = False
+        if len(_memo) >= _MEMO_LIMIT:
+            _memo.clear()
+        _memo[key] = valid
+    return valid
+
+
+def _reduced_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """What the shape schemas see of an entry, with per-tool values replaced by placeholders."""
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        if key not in _ENTRY_KEYS:
+            continue  # no shape schema constrains unknown keys
+        if key in _ENTRY_SCHEMA_KEYS and isinstance(value, Mapping):
+            value = {}  # only "an object" here; the meta-schema check covers the content
+        elif key in ("description", "title", "search_hint") and isinstance(value, str):
+            value = ""
+        elif key in ("name", "namespace") and isinstance(value, str):
+            value = "n"  # formats already enforced the name/namespace rules
+        elif key in ("tags", "aliases") and isinstance(value, list):
+            value = _placeholders(value, str, "t")
+        elif isinstance(value, bool):
+            value = False
+        elif key == "annotations" and isinstance(value, Mapping):
+            value = {k: False if isinstance(v, bool) else v for k, v in value.items()}
+        elif key == "function" and isinstance(value, Mapping):
+            value = _reduced_entry(value)
+        out[key] = value
+    return out
+
+
+def _placeholders(values: list[Any], kind: type, placeholder: Any) -> list[Any]:
+    """``[placeholder]`` for a non-empty list of distinct ``kind`` values, else ``values``.
+
+    The schemas ask of such lists only the item type, non-emptiness and uniqueness.
+    """
+    if not values or not all(type(v) is kind for v in values):
+        return values
+    if kind is str and len(set(values)) != len(values):
+        return values
+    return [placeholder]
+
+
+def _shallow(node: Mapping[str, Any]) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """A schema node as the meta-schema sees it, and its subschemas (checked on their own).
+
+    Subschemas become ``{}``, and free text, property names, numbers and other per-tool
+    values become placeholders that the meta-schema accepts or refuses exactly as it would
+    the originals.
+    """
+    out: dict[str, Any] = {}
+    children: list[Mapping[str, Any]] = []
+
+    def sub(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            children.append(value)
+            return {}
+        return value
+
+    for key, value in node.items():
+        if key in _FREE_TEXT and isinstance(value, str):
+            value = ""
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
+            subs = [sub(v) for v in value.values()]
+            value = {} if all(s == {} for s in subs) else {str(i): s for i, s in enumerate(subs)}
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            value = _placeholders([sub(v) for v in value], dict, {})
+        elif key in _SUBSCHEMA_ONE and isinstance(value, Mapping):
+            value = sub(value)
+        elif key in ("default", "const"):
+            value = None  # any JSON value is allowed
+        elif key == "examples" and isinstance(value, list):
+            value = []
+        elif key in ("required", "enum") and isinstance(value, list):
+            value = _placeholders(value, str, "")
+        elif key in _COUNTS and type(value) is int and value >= 0:
+            value = 0
+        elif key in _BOUNDS and type(value) in (int, float):
+            value = 0
+        out[key] = value
+    return out, children
+
+
+def _meta_problem(schema: Mapping[str, Any]) -> tuple[tuple[PathPart, ...], str] | None:
+    """The first way ``schema`` breaks its meta-schema, or None."""
+    validator = _meta_validator(schema)
+    kind = type(validator).__name__
+    stack = [schema]
+    while stack:
+        shallow, children = _shallow(stack.pop())
+        if not _memo_valid(validator, kind, shallow):
+            return _first_error(validator, schema) or ((), "is not a valid JSON Schema")
+        stack.extend(children)
+    return None
+
+
+# --- loading -----------------------------------------------------------------------------
+
+
+def _stem_namespace(path: Path) -> str:
+    """The namespace a file gives tools that name none: its stem, made a valid namespace."""
+    stem = "".join("_" if c.isspace() or c in "/:" or not c.isprintable() else c for c in path.stem)
+    return stem[: formats.MAX_NAMESPACE_LENGTH] or "default"
+
+
+class _FileLoader:
+    """Loads one file's tools; collects its findings."""
+
+    def __init__(self, path: Path, check_schemas: bool) -> None:
+        self.path = path
+        self.file = str(path)
+        self.check_schemas = check_schemas
+        self.tools: list[Tool] = []
+        self.findings: list[Finding] = []
+
+    def error(
+        self,
+        message: str,
+        line: int | None,
+        parts: Sequence[PathPart] = (),
+        severity: Severity = "error",
+    ) -> None:
+        self.findings.append(_finding(self.file, message, severity, line=line, parts=parts))
+
+    def load(self, max_bytes: int) -> None:
+        try:
+            text = _decode(_read(self.path, max_bytes))
+        except _Problem as problem:
+            self.error(problem.message, problem.line)
+            return
+        if self.path.suffix.lower() == ".jsonl":
+            for index, line in enumerate(text.split("\n")):
+                if line.strip():
+                    self.load_text(line, index)
+        else:
+            self.load_text(text, None)
+
+    def load_text(self, text: str, jsonl_index: int | None) -> None:
+        try:
+            if jsonl_index is not None:
+                doc = _parse_json(text, jsonl_index)
+            elif self.path.suffix.lower() in (".yaml", ".yml"):
+                doc = _parse_yaml(text)
+            else:
+                doc = _parse_json(text)
+        except _Problem as problem:
+            line = problem.line if jsonl_index is None else jsonl_index + 1
+            self.error(problem.message, line)
+            return
+        self.load_doc(doc, jsonl_index)
+
+    def load_doc(self, doc: _Doc, jsonl_index: int | None) -> None:
+        try:
+            entries = list(formats.iter_entries(doc.value))
+        except CatalogError as exc:
+            line = doc.locate(())
+            self.findings.append(Finding(self.file, line, exc.path or "", "error", exc.message))
+            self.error_duplicates(doc)
+            return
+        spoiled = self.error_duplicates(doc)
+        if spoiled is None:
+            return
+        for pointer, entry, defaults in entries:
+            if pointer in spoiled:
+                continue
+            parts = pointer_parts(pointer)
+            line = jsonl_index + 1 if jsonl_index is not None else None
+            if line is None and self.path.suffix.lower() in (".yaml", ".yml"):
+                line = doc.locate(parts)
+            self.load_entry(entry, defaults, Source(self.file, pointer, line), doc)
+
+    def error_duplicates(self, doc: _Doc) -> set[str] | None:
+        """Report duplicate keys; the pointers of entries they spoil, None if the file is spoiled."""
+        spoiled: set[str] = set()
+        for parts, key, line in doc.duplicates:
+            self.error(f"duplicate key {short_repr(key)}", line, parts)
+        if not doc.duplicates:
+            return spoiled
+        try:
+            pointers = [pointer for pointer, _, _ in formats.iter_entries(doc.value)]
+        except CatalogError:
+            return None
+        for parts, _, _ in doc.duplicates:
+            owner = max(
+                (p for p in pointers if tuple(parts[: len(pointer_parts(p))]) == pointer_parts(p)),
+                key=len,
+                default=None,
+            )
+            if owner is None:  # outside every entry: the file's structure is in doubt
+                return None
+            spoiled.add(owner)
+        return spoiled
+
+    def load_entry(
+        self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
+    ) -> None:
+        shape = defaults.get("shape") or (
+            formats.detect_entry(entry) if isinstance(entry, Mapping) else None
+        )
+        try:
+            tool = formats.tool_from_entry(
+                entry,
+                namespace=defaults.get("namespace") or _stem_namespace(self.path),
+                tags=defaults.get("tags", ()),
+                source=source,
+                shape=shape,
+            )
+            if self.check_schemas and shape is not None:
+                _check_schemas(entry, shape, tool, source)
+        except EntryError as exc:
+            # A provider's built-in tool is not a mistake, just nothing to index.
+            severity: Severity = "warning" if shape == "builtin" else "error"
+            self.error(exc.message, doc.locate(exc.full_parts), exc.full_parts, severity)
+            return
+        self.tools.append(tool)
+
+
+def load(
+    paths: Sequence[Path],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    check_schemas: bool = True,
+) -> LoadResult:
+    """Load every tool under ``paths`` (files or directories, see ``discover``).
+
+    Bad files and entries become ``Finding``s (errors; skipped built-in tools and
+    duplicates are warnings) and everything else still loads. A tool whose
+    (namespace, name) was already loaded is skipped: the first in load order wins (paths in
+    the order given, files within a directory sorted). ``check_schemas`` runs the packaged
+    JSON Schemas and the JSON Schema meta-schema over every entry (the expensive part; the
+    checks needed to build a correct ``Tool`` always run). ``LoadResult.files`` lists every
+    catalog file found, loaded or not.
+
+    Raises ``CatalogError`` only when a path does not exist.
+    """
+    files, findings = _discover(paths)
+    tools: list[Tool] = []
+    first: dict[tuple[str, str], Tool] = {}
+    for path in files:
+        loader = _FileLoader(path, check_schemas)
+        loader.load(max_bytes)
+        findings.extend(loader.findings)
+        for tool in loader.tools:
+            key = (tool.namespace, tool.name)
+            winner = first.get(key)
+            if winner is None:
+                first[key] = tool
+                tools.append(tool)
+                continue
+            assert tool.source is not None and winner.source is not None
+            findings.append(
+                _finding(
+                    tool.source.file,
+                    f"duplicate tool {tool.qualified_name!r}: {_where(winner.source)} was "
+                    "loaded first and wins; this one is skipped",
+                    "warning",
+                    line=tool.source.line,
+                    parts=pointer_parts(tool.source.pointer),
+                )
+            )
+    return LoadResult(tools=tuple(tools), findings=tuple(findings), files=tuple(map(str, files)))
+
+
+def _where(source: Source) -> str:
+    return f"{source.file}:{source.line}" if source.line else source.file
+
+
+# --- lint --------------------------------------------------------------------------------
+
+
+def lint(result: LoadResult) -> list[Finding]:
+    """Warnings about loaded tools, for ``toolfind validate``.
+
+    Missing or one-word descriptions, top-level parameters without a description, names MCP
+    hosts reject (``^[a-zA-Z0-9_-]{1,64}$``), and control or invisible characters (zero-width,
+    bidi controls, Unicode tag characters) in descriptions. Duplicate names are reported by
+    ``load`` (it decides which one wins). Never raises.
+    """
+    findings: list[Finding] = []
+    for tool in result.tools:
+        findings.extend(_lint_tool(tool))
+    return findings
+
+
+def _lint_tool(tool: Tool) -> Iterable[Finding]:
+    source = tool.source or Source("")
+    entry = tool.original if isinstance(tool.original, Mapping) else {}
+    shape = formats.detect_entry(entry) if entry else "native"
+    base = pointer_parts(source.pointer)
+    body: tuple[PathPart, ...] = (*base, "function") if shape == "openai" else base
+    params_at = _SCHEMA_KEYS.get(shape, (("parameters",), None))[0]
+    if shape == "openai":
+        params_at = ("parameters",)
+    if shape == "gemini" and "parametersJsonSchema" in entry:
+        params_at = ("parametersJsonSchema",)
+
+    def warn(message: str, parts: Sequence[PathPart]) -> Finding:
+        return _finding(source.file, message, "warning", line=source.line, parts=parts)
+
+    name = repr(tool.name)
+    words = tool.description.split()
+    if not words:
+        yield warn(f"{name} has no description", base)
+    elif len(words) == 1:
+        yield warn(
+            f"{name} has a one-word description; say what the tool does and when to use it",
+            (*body, "description"),
+        )
+    if not (len(tool.name) <= 64 and set(tool.name) <= MCP_NAME_CHARS):
+        yield warn(
+            f"{name} is a name MCP hosts reject (allowed: ^[a-zA-Z0-9_-]{{1,64}}$)",
+            (*body, "name"),
+        )
+    for at, text in _descriptions(tool, (*body, "description"), (*body, *params_at)):
+        for index, char in formats.invisible_chars(text)[:1]:
+            yield warn(
+                f"description contains the invisible or control character "
+                f"{formats.describe_char(char)} at index {index}",
+                at,
+            )
+    properties = tool.parameters.get("properties")
+    if isinstance(properties, Mapping):
+        for param, schema in properties.items():
+            if (
+                isinstance(schema, Mapping)
+                and "$ref" not in schema
+                and not _text(schema.get("description"))
+            ):
+                yield warn(
+                    f"parameter {param!r} of {name} has no description",
+                    (*body, *params_at, "properties", param),
+                )
+
+
+def _descriptions(
+    tool: Tool, description_at: tuple[PathPart, ...], params_at: tuple[PathPart, ...]
+) -> Iterable[tuple[tuple[PathPart, ...], str]]:
+    yield description_at, tool.description
+    properties = tool.parameters.get("properties")
+    if isinstance(properties, Mapping):
+        for param, schema in properties.items():
+            if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
+                yield (*params_at, "properties", param, "description"), schema["description"]
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes, in hex. Raises ``OSError`` when it cannot be read."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()

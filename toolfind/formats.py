@@ -1,0 +1,727 @@
+"""Tool-schema formats: detect an entry's shape, read it into a ``Tool``, write a ``Tool`` out.
+
+Pure data conversion: no I/O, no third-party imports (``catalog`` parses files and runs the
+JSON Schema checks; this module only needs what it takes to build a correct ``Tool``).
+
+Shapes an entry can have (``detect_entry``):
+
+- ``openai``: ``{"type": "function", "function": {name, description, parameters, strict}}``
+- ``openai-responses``: ``{"type": "function", name, description, parameters}``
+- ``anthropic``: ``{name, description, input_schema}``
+- ``mcp``: ``{name, title, description, inputSchema, outputSchema, annotations}``
+- ``gemini``: a function declaration whose ``parameters`` use the OpenAPI subset (upper-case
+  types) or that carries ``parametersJsonSchema`` / ``responseJsonSchema``
+- ``native``: ``{name, description, parameters}`` plus toolfind metadata keys
+- ``function``: a bare ``{name, description, parameters}``
+- ``builtin``: a provider's built-in tool (``{"type": "web_search"}``, ``{"googleSearch": {}}``)
+  that has no schema to index
+
+Any shape may carry the toolfind metadata keys (``namespace``, ``tags``, ``search_hint``,
+``defer``, ``enabled``, ``aliases``) at its top level.
+
+Gemini schemas are an OpenAPI subset. Reading: types are lower-cased and ``nullable: true``
+becomes ``"type": [T, "null"]``, recursively through ``properties``, ``items`` and ``anyOf``;
+every other keyword is kept as it is. Writing: a schema whose every keyword is in that subset
+(and whose top level is an object) is written as ``parameters`` with upper-case types;
+anything else is written verbatim as ``parametersJsonSchema``. The choice is made by converting
+and converting back: ``parameters`` is used only when that gives the same schema, so a write
+never loses information.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from toolfind.errors import CatalogError
+from toolfind.models import Source, Tool
+
+#: Formats a tool can be written in (``tool_to_format``).
+FORMATS: Final = ("native", "openai", "openai-responses", "anthropic", "mcp", "gemini")
+
+#: Shapes ``detect_entry`` can return: every format, a bare function, and a built-in tool.
+SHAPES: Final = (*FORMATS, "function", "builtin")
+
+#: The ``Tool`` fields each format carries (reading ``tool_to_format(t, fmt)`` back gives
+#: these fields back unchanged).
+CARRIES: Final[Mapping[str, frozenset[str]]] = {
+    "native": frozenset(
+        {
+            "name",
+            "description",
+            "parameters",
+            "namespace",
+            "tags",
+            "search_hint",
+            "defer",
+            "enabled",
+            "annotations",
+            "aliases",
+            "title",
+            "output_schema",
+        }
+    ),
+    "openai": frozenset({"name", "description", "parameters"}),
+    "openai-responses": frozenset({"name", "description", "parameters"}),
+    "anthropic": frozenset({"name", "description", "parameters"}),
+    "mcp": frozenset(
+        {"name", "description", "parameters", "title", "annotations", "output_schema"}
+    ),
+    "gemini": frozenset({"name", "description", "parameters", "output_schema"}),
+}
+
+#: Hard limits: an entry over them is an error (skipped), not a warning.
+MAX_NAME_LENGTH: Final = 256
+MAX_NAMESPACE_LENGTH: Final = 64
+MAX_TAG_LENGTH: Final = 64
+MAX_DESCRIPTION_LENGTH: Final = 65_536
+#: Deepest nesting (objects and arrays) allowed in a parameter or output schema.
+MAX_SCHEMA_DEPTH: Final = 64
+
+METADATA_KEYS: Final = ("namespace", "tags", "search_hint", "defer", "enabled", "aliases")
+
+# Top-level keys of a Gemini request body's `tools` items that are built-in tools, not functions.
+_GEMINI_BUILTINS: Final = frozenset(
+    {
+        "googleSearch",
+        "google_search",
+        "googleSearchRetrieval",
+        "google_search_retrieval",
+        "codeExecution",
+        "code_execution",
+        "urlContext",
+        "url_context",
+        "retrieval",
+        "googleMaps",
+        "google_maps",
+        "computerUse",
+        "computer_use",
+        "fileSearch",
+        "file_search",
+    }
+)
+_GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
+# Keys read or written by some format: never copied as "unknown" extras on write-back.
+_MANAGED: Final = frozenset(
+    {
+        "type",
+        "function",
+        "name",
+        "title",
+        "description",
+        "parameters",
+        "input_schema",
+        "inputSchema",
+        "outputSchema",
+        "output_schema",
+        "parametersJsonSchema",
+        "response",
+        "responseJsonSchema",
+        "annotations",
+        *METADATA_KEYS,
+    }
+)
+_JSON_TYPES: Final = frozenset(
+    {"string", "number", "integer", "boolean", "array", "object", "null"}
+)
+# Keywords the Gemini OpenAPI-subset Schema shares with JSON Schema unchanged.
+_GEMINI_SAME: Final = frozenset(
+    {
+        "format",
+        "title",
+        "description",
+        "enum",
+        "maxItems",
+        "minItems",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "default",
+        "minimum",
+        "maximum",
+    }
+)
+
+PathPart = str | int
+#: Builds the exception for a message and a path relative to the value being checked.
+Fail = Callable[[str, Sequence[PathPart]], Exception]
+
+
+class EntryError(CatalogError):
+    """A bad entry; ``parts`` is the JSON path inside the entry (``catalog`` maps it to a line)."""
+
+    def __init__(self, message: str, source: Source, parts: Sequence[PathPart] = ()) -> None:
+        self.parts = tuple(parts)
+        self.source = source
+        super().__init__(
+            message, file=source.file, line=source.line, path=json_path(self.full_parts)
+        )
+
+    @property
+    def full_parts(self) -> tuple[PathPart, ...]:
+        """The path from the document root: the entry's pointer, then ``parts``."""
+        return (*pointer_parts(self.source.pointer), *self.parts)
+
+
+# --- paths -------------------------------------------------------------------------------
+
+
+def json_pointer(parts: Sequence[PathPart]) -> str:
+    """RFC 6901 pointer for ``parts`` (``("tools", 3)`` -> ``/tools/3``)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def pointer_parts(pointer: str) -> tuple[PathPart, ...]:
+    """Inverse of ``json_pointer`` for entry pointers: all-digit segments are list indices."""
+    if not pointer:
+        return ()
+    out: list[PathPart] = []
+    for raw in pointer[1:].split("/"):
+        seg = raw.replace("~1", "/").replace("~0", "~")
+        out.append(int(seg) if seg.isdigit() else seg)
+    return tuple(out)
+
+
+def json_path(parts: Sequence[PathPart]) -> str:
+    """Dotted/bracket path for messages: ``tools[3].parameters.properties["a b"]``."""
+    out = []
+    for p in parts:
+        if isinstance(p, int):
+            out.append(f"[{p}]")
+        elif p and all(c.isalnum() or c in "_-$" for c in p) and p.isascii():
+            out.append(f".{p}" if out else p)
+        else:
+            escaped = p.replace("\\", "\\\\").replace('"', '\\"')
+            out.append(f'["{printable(escaped)}"]')
+    return "".join(out)
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """``repr`` cut to ``limit`` characters, for one-line messages about huge values."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character as ``\\uXXXX``: messages stay on one line
+    and show invisible characters instead of acting on them."""
+    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+
+
+def invisible_chars(text: str, *, allow_whitespace: bool = True) -> list[tuple[int, str]]:
+    """Control and invisible format characters in ``text`` as (index, char).
+
+    Unicode categories Cc (controls; tab, newline and carriage return allowed when
+    ``allow_whitespace``) and Cf (zero-width characters, bidi controls, tag characters,
+    soft hyphen, BOM): text that renders differently from what a model reads.
+    """
+    found = []
+    for i, c in enumerate(text):
+        if c.isprintable() or c == " ":
+            continue
+        if allow_whitespace and c in "\t\n\r":
+            continue
+        if unicodedata.category(c) in ("Cc", "Cf"):
+            found.append((i, c))
+    return found
+
+
+def describe_char(c: str) -> str:
+    """``U+200B (ZERO WIDTH SPACE)``."""
+    name = unicodedata.name(c, "")
+    return f"U+{ord(c):04X} ({name})" if name else f"U+{ord(c):04X}"
+
+
+# --- detection ---------------------------------------------------------------------------
+
+
+def _is_gemini_schema(schema: Any) -> bool:
+    return (
+        isinstance(schema, Mapping)
+        and isinstance(schema.get("type"), str)
+        and (schema["type"].isupper())
+    )
+
+
+def detect_entry(entry: Mapping[str, Any]) -> str:
+    """The shape of one tool entry (one of ``SHAPES``); see the module docstring.
+
+    Never raises: an entry that fits nothing is a ``function`` (its checks then say what is
+    missing).
+    """
+    kind = entry.get("type")
+    if kind == "function" and isinstance(entry.get("function"), Mapping):
+        return "openai"
+    if kind == "function" and "name" in entry:
+        return "openai-responses"
+    if "inputSchema" in entry:
+        return "mcp"
+    if "input_schema" in entry:
+        return "anthropic"
+    if kind is not None and kind not in ("function", "custom"):
+        return "builtin"
+    if "name" not in entry and entry and all(k in _GEMINI_BUILTINS for k in entry):
+        return "builtin"
+    if any(k in entry for k in ("parametersJsonSchema", "responseJsonSchema", "behavior")):
+        return "gemini"
+    if _is_gemini_schema(entry.get("parameters")) or _is_gemini_schema(entry.get("response")):
+        return "gemini"
+    if any(k in entry for k in (*METADATA_KEYS, "output_schema")):
+        return "native"
+    return "function"
+
+
+def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+    """Every tool entry in a parsed document: ``(json_pointer, entry, defaults)``.
+
+    Accepts a list of entries, ``{"tools": [...]}`` (OpenAI request body, MCP tools/list
+    result, native catalog; other keys are ignored), ``{"functions": [...]}``, a JSON-RPC
+    response ``{"result": {...}}``, Gemini ``{"functionDeclarations": [...]}`` (also inside
+    ``tools``), or a single tool. ``defaults`` holds the file-level ``namespace`` (or None),
+    ``tags`` (a tuple) and ``shape`` (the shape the container implies, or None). An entry
+    is yielded as found, even when it is not an object: ``tool_from_entry`` reports that.
+
+    Raises ``CatalogError`` (with ``path``) when the document itself has no usable shape.
+    """
+    yield from _iter_doc(doc, ())
+
+
+def _iter_doc(
+    doc: Any, prefix: tuple[PathPart, ...]
+) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+    no_defaults: Mapping[str, Any] = {"namespace": None, "tags": (), "shape": None}
+    if isinstance(doc, list):
+        yield from _iter_list(doc, prefix, no_defaults)
+        return
+    if not isinstance(doc, Mapping):
+        raise CatalogError(
+            f"expected a tool, a list of tools or an object with a 'tools' list, got {_kind(doc)}",
+            path=json_path(prefix),
+        )
+    if "jsonrpc" in doc and ("result" in doc or "error" in doc):
+        if "result" not in doc:
+            raise CatalogError(
+                "this JSON-RPC response is an error, not a tools/list result",
+                path=json_path((*prefix, "error")),
+            )
+        yield from _iter_doc(doc["result"], (*prefix, "result"))
+        return
+    for key in ("tools", "functions", *_GEMINI_LISTS):
+        if key in doc:
+            break
+    else:
+        yield json_pointer(prefix), doc, no_defaults
+        return
+    items = doc[key]
+    if not isinstance(items, list):
+        raise CatalogError(
+            f"{short_repr(items)} is not of type 'array'", path=json_path((*prefix, key))
+        )
+    defaults = {
+        "namespace": _file_namespace(doc, prefix),
+        "tags": _file_tags(doc, prefix),
+        "shape": "gemini" if key in _GEMINI_LISTS else None,
+    }
+    yield from _iter_list(items, (*prefix, key), defaults)
+
+
+def _iter_list(
+    items: list[Any], prefix: tuple[PathPart, ...], defaults: Mapping[str, Any]
+) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+    for i, item in enumerate(items):
+        nested = next((k for k in _GEMINI_LISTS if isinstance(item, Mapping) and k in item), None)
+        if nested is None:
+            yield json_pointer((*prefix, i)), item, defaults
+            continue
+        decls = item[nested]
+        where = (*prefix, i, nested)
+        if not isinstance(decls, list):
+            raise CatalogError(f"{short_repr(decls)} is not of type 'array'", path=json_path(where))
+        gemini = {**defaults, "shape": "gemini"}
+        for j, decl in enumerate(decls):
+            yield json_pointer((*where, j)), decl, gemini
+
+
+def _file_namespace(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> str | None:
+    if "namespace" not in doc:
+        return None
+    return _check_namespace(
+        doc["namespace"], lambda m, p: CatalogError(m, path=json_path((*prefix, "namespace", *p)))
+    )
+
+
+def _file_tags(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> tuple[str, ...]:
+    if "tags" not in doc:
+        return ()
+    return _check_tags(
+        doc["tags"], lambda m, p: CatalogError(m, path=json_path((*prefix, "tags", *p)))
+    )
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__}"
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+class _Reader:
+    """Typed access to one entry's keys; every failure is an ``EntryError`` with a path."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def fail(self, message: str, parts: Sequence[PathPart]) -> EntryError:
+        return EntryError(message, self.source, parts)
+
+    def under(self, *prefix: PathPart) -> Fail:
+        """A ``Fail`` for checks of the value at ``prefix``."""
+        return lambda message, parts: self.fail(message, (*prefix, *parts))
+
+    def str_(self, obj: Mapping[str, Any], key: str, base: tuple[PathPart, ...]) -> str | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.fail(f"{short_repr(value)} is not of type 'string'", (*base, key))
+        return value
+
+    def bool_(self, obj: Mapping[str, Any], key: str, default: bool) -> bool:
+        value = obj.get(key, default)
+        if not isinstance(value, bool):
+            raise self.fail(f"{short_repr(value)} is not of type 'boolean'", (key,))
+        return value
+
+    def schema(
+        self, obj: Mapping[str, Any], key: str, base: tuple[PathPart, ...]
+    ) -> Mapping[str, Any] | None:
+        value = obj.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, Mapping):
+            raise self.fail(f"{short_repr(value)} is not of type 'object'", (*base, key))
+        if _too_deep(value, MAX_SCHEMA_DEPTH):
+            raise self.fail(f"schema is nested deeper than {MAX_SCHEMA_DEPTH} levels", (*base, key))
+        return value
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep.
+
+    Recursion stops at ``limit``, so a hostile 10,000-level schema costs ``limit`` frames.
+    """
+    if limit <= 0:
+        return True
+    children = value.values() if isinstance(value, Mapping) else value
+    for child in children:
+        if isinstance(child, dict | list) and _too_deep(child, limit - 1):
+            return True
+    return False
+
+
+def _check_name(value: Any, fail: Fail) -> str:
+    if not isinstance(value, str):
+        raise fail(f"{short_repr(value)} is not of type 'string'", ())
+    if not value.strip():
+        raise fail("must not be empty", ())
+    if len(value) > MAX_NAME_LENGTH:
+        raise fail(f"is {len(value):,} characters long; the limit is {MAX_NAME_LENGTH}", ())
+    bad = invisible_chars(value, allow_whitespace=False)
+    if bad:
+        i, c = bad[0]
+        raise fail(
+            f"contains the invisible or control character {describe_char(c)} at index {i}", ()
+        )
+    return value
+
+
+def _check_namespace(value: Any, fail: Fail) -> str:
+    name = _check_name(value, fail)
+    if len(name) > MAX_NAMESPACE_LENGTH or any(c.isspace() or c in "/:" for c in name):
+        raise fail(
+            f"{short_repr(name)} is not a namespace: use at most {MAX_NAMESPACE_LENGTH} "
+            "characters and no whitespace, '/' or ':'",
+            (),
+        )
+    return name
+
+
+def _check_tags(value: Any, fail: Fail) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise fail(f"{short_repr(value)} is not of type 'array'", ())
+    for i, tag in enumerate(value):
+        if not isinstance(tag, str):
+            raise fail(f"{short_repr(tag)} is not of type 'string'", (i,))
+        if not tag or len(tag) > MAX_TAG_LENGTH:
+            raise fail(f"a tag must have 1 to {MAX_TAG_LENGTH} characters", (i,))
+    return tuple(dict.fromkeys(value))
+
+
+def _params_key(shape: str, body: Mapping[str, Any]) -> str:
+    if shape == "anthropic":
+        return "input_schema"
+    if shape == "mcp":
+        return "inputSchema"
+    if shape == "gemini" and "parametersJsonSchema" in body:
+        return "parametersJsonSchema"
+    return "parameters"
+
+
+def tool_from_entry(
+    entry: Any,
+    *,
+    namespace: str,
+    tags: Sequence[str],
+    source: Source,
+    shape: str | None = None,
+) -> Tool:
+    """Read one entry (any shape) into a ``Tool``.
+
+    ``namespace`` applies when the entry names none; ``tags`` (the file's) come before the
+    entry's own. ``shape`` forces a shape (``iter_entries``' ``defaults["shape"]``);
+    otherwise ``detect_entry`` decides. Raises ``EntryError`` (a ``CatalogError`` with file,
+    line and the JSON path inside the entry in ``parts``) for a bad entry.
+    """
+    read = _Reader(source)
+    if not isinstance(entry, Mapping):
+        raise read.fail(f"{short_repr(entry)} is not of type 'object'", ())
+    shape = shape or detect_entry(entry)
+    if shape == "builtin":
+        kind = entry.get("type") or next(iter(entry), "?")
+        raise read.fail(f"built-in tool {short_repr(kind)} has no schema; skipped", ())
+    body: Mapping[str, Any] = entry["function"] if shape == "openai" else entry
+    base: tuple[PathPart, ...] = ("function",) if shape == "openai" else ()
+
+    if "name" not in body:
+        raise read.fail("'name' is a required property", base)
+    name = _check_name(body["name"], read.under(*base, "name"))
+    description = read.str_(body, "description", base) or ""
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        raise read.fail(
+            f"is {len(description):,} characters long; the limit is {MAX_DESCRIPTION_LENGTH:,}",
+            (*base, "description"),
+        )
+    pkey = _params_key(shape, body)
+    parameters = read.schema(body, pkey, base)
+    if parameters is not None and shape == "gemini" and pkey == "parameters":
+        parameters = schema_from_gemini(parameters)
+    output_schema = _read_output_schema(read, body, shape)
+    annotations = read.schema(body, "annotations", base)
+    meta = _read_metadata(read, entry, namespace, tags)
+    return Tool(
+        name=name,
+        description=description,
+        parameters=parameters if parameters is not None else {"type": "object", "properties": {}},
+        title=read.str_(body, "title", base),
+        annotations=annotations or {},
+        output_schema=output_schema,
+        source=source,
+        original=entry,
+        **meta,
+    )
+
+
+def _read_output_schema(
+    read: _Reader, body: Mapping[str, Any], shape: str
+) -> Mapping[str, Any] | None:
+    if shape == "mcp":
+        return read.schema(body, "outputSchema", ())
+    if shape == "gemini":
+        if "responseJsonSchema" in body:
+            return read.schema(body, "responseJsonSchema", ())
+        response = read.schema(body, "response", ())
+        return schema_from_gemini(response) if response is not None else None
+    return read.schema(body, "output_schema", ())
+
+
+def _read_metadata(
+    read: _Reader, entry: Mapping[str, Any], namespace: str, file_tags: Sequence[str]
+) -> dict[str, Any]:
+    if "namespace" in entry:
+        namespace = _check_namespace(entry["namespace"], read.under("namespace"))
+    own_tags = _check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
+    aliases: tuple[str, ...] = ()
+    if "aliases" in entry:
+        raw = entry["aliases"]
+        if not isinstance(raw, list):
+            raise read.fail(f"{short_repr(raw)} is not of type 'array'", ("aliases",))
+        aliases = tuple(_check_name(a, read.under("aliases", i)) for i, a in enumerate(raw))
+    return {
+        "namespace": namespace,
+        "tags": tuple(dict.fromkeys((*file_tags, *own_tags))),
+        "search_hint": read.str_(entry, "search_hint", ()) or "",
+        "defer": read.bool_(entry, "defer", False),
+        "enabled": read.bool_(entry, "enabled", True),
+        "aliases": aliases,
+    }
+
+
+# --- Gemini schema conversion --------------------------------------------------------------
+
+
+def schema_from_gemini(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A Gemini (OpenAPI-subset) Schema as JSON Schema: lower-case types, ``nullable`` folded in."""
+    nullable = schema.get("nullable") is True and isinstance(schema.get("type"), str)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, str):
+            kind = value.lower()
+            if kind == "type_unspecified":
+                continue
+            out["type"] = [kind, "null"] if nullable and kind != "null" else kind
+        elif key == "nullable" and nullable:
+            continue
+        elif key == "properties" and isinstance(value, Mapping):
+            out[key] = {
+                k: schema_from_gemini(v) if isinstance(v, Mapping) else v for k, v in value.items()
+            }
+        elif key == "items" and isinstance(value, Mapping):
+            out[key] = schema_from_gemini(value)
+        elif key == "anyOf" and isinstance(value, list):
+            out[key] = [schema_from_gemini(v) if isinstance(v, Mapping) else v for v in value]
+        else:
+            out[key] = value
+    return out
+
+
+def schema_to_gemini(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """JSON Schema as a Gemini Schema, or None when it uses anything outside the subset."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type":
+            if isinstance(value, str) and value in _JSON_TYPES:
+                out["type"] = value.upper()
+            elif (
+                isinstance(value, list)
+                and len(value) == 2
+                and value[1] == "null"
+                and value[0] in _JSON_TYPES - {"null"}
+            ):
+                out["type"] = value[0].upper()
+                out["nullable"] = True
+            else:
+                return None
+        elif key == "properties" and isinstance(value, Mapping):
+            props = {}
+            for k, v in value.items():
+                converted = schema_to_gemini(v) if isinstance(v, Mapping) else None
+                if converted is None:
+                    return None
+                props[k] = converted
+            out[key] = props
+        elif key == "items" and isinstance(value, Mapping):
+            items = schema_to_gemini(value)
+            if items is None:
+                return None
+            out[key] = items
+        elif key == "anyOf" and isinstance(value, list):
+            options = [schema_to_gemini(v) if isinstance(v, Mapping) else None for v in value]
+            if any(o is None for o in options):
+                return None
+            out[key] = options
+        elif key in _GEMINI_SAME:
+            out[key] = value
+        else:
+            return None
+    return out
+
+
+def _gemini_schema(schema: Mapping[str, Any], plain_key: str, json_key: str) -> dict[str, Any]:
+    converted = schema_to_gemini(schema) if schema.get("type") == "object" else None
+    # Only when converting back gives the same schema: a write must never lose information.
+    if converted is not None and schema_from_gemini(converted) == schema:
+        return {plain_key: converted}
+    return {json_key: dict(schema)}
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def _extras(tool: Tool, fmt: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Unknown keys of the original entry (top level, and inside ``function``) to carry over.
+
+    Only when writing back to the entry's own shape: ``cache_control`` means nothing to MCP.
+    """
+    original = tool.original
+    if not isinstance(original, Mapping) or detect_entry(original) != fmt:
+        return {}, {}
+    top = {k: v for k, v in original.items() if k not in _MANAGED}
+    inner = original.get("function") if fmt == "openai" else None
+    fn = {k: v for k, v in inner.items() if k not in _MANAGED} if isinstance(inner, Mapping) else {}
+    return top, fn
+
+
+def tool_to_format(tool: Tool, fmt: str) -> dict[str, Any]:
+    """``tool`` as one entry of format ``fmt`` (one of ``FORMATS``).
+
+    Gemini gives one function declaration (wrap a list of them in
+    ``{"functionDeclarations": [...]}`` for a request). Unknown keys of the original entry are
+    kept when writing back to its own shape. Nested values are shared with ``tool``: copy
+    before mutating. Raises ``ValueError`` for an unknown format.
+    """
+    extra, fn_extra = _extras(tool, fmt)
+    params = dict(tool.parameters)
+    if fmt == "openai":
+        function = {"name": tool.name, "description": tool.description, "parameters": params}
+        return {"type": "function", **extra, "function": {**function, **fn_extra}}
+    if fmt == "openai-responses":
+        base = {"type": "function", "name": tool.name, "description": tool.description}
+        return {**base, "parameters": params, **extra}
+    if fmt == "anthropic":
+        return {"name": tool.name, "description": tool.description, "input_schema": params, **extra}
+    if fmt == "mcp":
+        out: dict[str, Any] = {"name": tool.name}
+        if tool.title is not None:
+            out["title"] = tool.title
+        out.update(description=tool.description, inputSchema=params)
+        if tool.output_schema is not None:
+            out["outputSchema"] = dict(tool.output_schema)
+        if tool.annotations:
+            out["annotations"] = dict(tool.annotations)
+        return {**out, **extra}
+    if fmt == "gemini":
+        out = {"name": tool.name, "description": tool.description}
+        out.update(_gemini_schema(params, "parameters", "parametersJsonSchema"))
+        if tool.output_schema is not None:
+            out.update(_gemini_schema(tool.output_schema, "response", "responseJsonSchema"))
+        return {**out, **extra}
+    if fmt == "native":
+        return {**_native(tool), **extra}
+    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def _native(tool: Tool) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.namespace:
+        out["namespace"] = tool.namespace
+    if tool.title is not None:
+        out["title"] = tool.title
+    out["description"] = tool.description
+    out["parameters"] = dict(tool.parameters)
+    if tool.output_schema is not None:
+        out["output_schema"] = dict(tool.output_schema)
+    if tool.annotations:
+        out["annotations"] = dict(tool.annotations)
+    if tool.tags:
+        out["tags"] = list(tool.tags)
+    if tool.search_hint:
+        out["search_hint"] = tool.search_hint
+    if tool.aliases:
+        out["aliases"] = list(tool.aliases)
+    if tool.defer:
+        out["defer"] = True
+    if not tool.enabled:
+        out["enabled"] = False
+    return out
