@@ -143,12 +143,16 @@ def test_bulk_saturations_give_the_same_floats_as_impact(
 
 
 @given(
-    st.dictionaries(st.sampled_from(["a", "b", "c"]), st.floats(0.0, 100.0), min_size=1),
+    st.dictionaries(
+        st.sampled_from(["a", "b", "c"]),
+        st.one_of(st.just(0.0), st.floats(1e-6, 100.0)),  # not subnormal: x * 0.01 must stay > 0
+        min_size=1,
+    ),
     st.floats(0.01, 100.0),
 )
 def test_effective_weights_ignore_a_common_factor(weights: dict[str, float], factor: float) -> None:
     scaled = {k: v * factor for k, v in weights.items()}
     eff, eff_scaled = bm25f.effective_weights(weights), bm25f.effective_weights(scaled)
     for key in weights:
-        assert eff_scaled[key] == pytest.approx(eff[key], rel=1e-12, abs=1e-300)
+        assert eff_scaled[key] == pytest.approx(eff[key], rel=1e-12)
     assert max(eff.values()) in (0.0, 1.0)

@@ -1,0 +1,190 @@
+"""Text analysis: identifier splitting, folding, stemming, stop words, CJK, idempotence."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import toolfind
+from toolfind.analysis import (
+    analyze_identifier,
+    analyze_prose,
+    analyze_query,
+    lookup_name,
+    name_key,
+    query_terms,
+    split_identifier,
+    unmatched_words,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("getURLs", ["get", "url", "get_urls"]),
+        ("HTTPServer", ["http", "server", "http_server"]),
+        ("math.factorial", ["math", "factori", "math_factorial"]),
+        ("read_file", ["read", "file", "read_file"]),
+        ("read-file", ["read", "file", "read_file"]),
+        ("files/read", ["file", "read", "files_read"]),
+        ("ns:tool", ["ns", "tool", "ns_tool"]),
+        ("base64Encode", ["base", "64", "encod", "base_64_encode"]),
+        ("isASCIIString", ["is", "ascii", "string", "is_ascii_string"]),
+        ("IDs", ["id"]),
+        ("search", ["search"]),
+    ],
+)
+def test_identifiers_split_at_every_boundary_and_keep_the_whole(
+    text: str, terms: list[str]
+) -> None:
+    assert analyze_identifier(text) == terms
+
+
+def test_every_spelling_of_a_name_yields_the_same_whole_identifier_term() -> None:
+    spellings = ["read_file", "readFile", "ReadFile", "READ_FILE", "read-file", "read.file"]
+    assert {analyze_identifier(s)[-1] for s in spellings} == {"read_file"}
+    assert analyze_query("read_file") == ["read", "file", "read_file"]
+
+
+def test_split_identifier_keeps_the_written_parts() -> None:
+    assert split_identifier("getURLs") == [("get", False), ("URLs", False)]
+    assert split_identifier("__init__") == [("init", False)]
+    assert split_identifier("文件read") == [("文件", True), ("read", False)]
+
+
+def test_unicode_is_nfkc_normalised_and_case_folded() -> None:
+    assert analyze_identifier("ＲＥＡＤ") == ["read"]  # full-width letters
+    assert analyze_identifier("Straße") == analyze_identifier("STRASSE")
+    assert analyze_identifier("ﬁle") == ["file"]  # ligature
+
+
+def test_english_words_are_stemmed() -> None:
+    assert analyze_prose("Compressing compressed files") == ["compress", "compress", "file"]
+    assert analyze_query("emails") == analyze_query("email")
+
+
+def test_prose_and_queries_drop_stop_words_but_names_keep_them() -> None:
+    assert analyze_prose("Read the contents of a file") == ["read", "content", "file"]
+    assert analyze_identifier("the_end") == ["the", "end", "the_end"]
+    assert analyze_query("how do I send an email") == ["send", "email"]
+
+
+def test_prose_drops_eg_and_ie_abbreviations() -> None:
+    assert analyze_prose("a format (e.g. json, i.e. text)") == ["format", "json", "text"]
+
+
+def test_a_query_of_only_stop_words_keeps_them() -> None:
+    assert analyze_query("the") == ["the"]
+    assert analyze_query("to be or not") == ["not"]
+
+
+def test_query_terms_are_distinct_in_order_of_first_appearance() -> None:
+    assert analyze_query("file read file_read read") == ["file", "read", "file_read"]
+
+
+def test_query_terms_pair_each_term_with_the_word_as_written() -> None:
+    assert query_terms("Compressing FILES, read_file") == [
+        ("compress", "compressing"),
+        ("file", "files"),
+        ("read", "read"),
+        ("read_file", "read_file"),
+    ]
+    assert query_terms("the") == [("the", "the")]
+
+
+def test_unmatched_words_are_reported_as_written_without_whole_identifiers() -> None:
+    pairs = query_terms("zip xyzzy read_fiel")
+    assert unmatched_words(pairs, {"zip", "read"}) == ("xyzzy", "fiel")
+    assert unmatched_words(pairs, set()) == ("zip", "xyzzy", "read", "fiel", "read_fiel")
+
+
+def test_cjk_becomes_character_bigrams_and_other_scripts_stay_words() -> None:
+    assert analyze_query("读取文件") == ["读取", "取文", "文件"]
+    assert analyze_query("文") == ["文"]
+    assert analyze_query("ファイルを読む") == ["ファ", "ァイ", "イル", "ルを", "を読", "読む"]
+    assert analyze_query("파일 읽기") == ["파일", "읽기"]
+    assert analyze_query("Прочитать файл") == ["прочитать", "файл"]
+    assert analyze_query("read文件") == ["read", "文件"]
+
+
+def test_punctuation_and_symbols_separate_words() -> None:
+    assert analyze_query("zip, (tar)! gz?") == ["zip", "tar", "gz"]
+    assert analyze_query("") == []
+    assert analyze_query("!!! ...") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("read_file", "readfile"),
+        ("Read-File", "readfile"),
+        ("files/read_file", "filesreadfile"),
+        ("files__readFile", "filesreadfile"),
+        ("ＲＥＡＤ file", "readfile"),
+        ("数学.階乗", "数学階乗"),
+    ],
+)
+def test_name_key_ignores_case_and_separators(text: str, key: str) -> None:
+    assert name_key(text) == key
+
+
+def test_lookup_name_prefers_exact_then_key_then_qualified() -> None:
+    names = ["math.factorial", "factorial", "mathfactorial", "search", "search"]
+    ns_keys = ["py", "math", "other", "web", "email"]
+    keys: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        keys.setdefault(name_key(n), []).append(i)
+    assert lookup_name("math.factorial", keys, names, ns_keys) == [0]  # exact beats the key
+    assert lookup_name("Math-Factorial", keys, names, ns_keys) == [0, 2]  # same key
+    assert lookup_name("web/search", keys, names, ns_keys) == [3]
+    assert lookup_name("email:search", keys, names, ns_keys) == [4]
+    assert lookup_name("search", keys, names, ns_keys) == [3, 4]
+    assert lookup_name("nothing", keys, names, ns_keys) == []
+    assert lookup_name("!!", keys, names, ns_keys) == []
+
+
+def test_importing_analysis_loads_no_heavy_module() -> None:
+    code = (
+        "import sys; before = set(sys.modules); import toolfind.analysis; "
+        "print(' '.join(sorted(set(sys.modules) - before)))"
+    )
+    root = Path(toolfind.__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    ).stdout.split()
+    for heavy in ("re", "json", "snowballstemmer", "toolfind.models", "typing", "dataclasses"):
+        assert heavy not in out
+
+
+def _dedupe(terms: list[str]) -> list[str]:
+    return list(dict.fromkeys(terms))
+
+
+identifier_text = st.lists(
+    st.sampled_from([*"abcdefXYZ_-./: 09ßé读İ", "Ab", "URLs", "文件", "HTTPServer", "e.g."]),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(max_size=40), identifier_text))
+def test_analysis_is_idempotent(text: str) -> None:
+    query = analyze_query(text)
+    assert analyze_query(" ".join(query)) == query
+    assert [term for term, _ in query_terms(text)] == query
+    for analyse in (analyze_identifier, analyze_prose):
+        terms = analyse(text)
+        assert _dedupe(analyse(" ".join(terms))) == _dedupe(terms)
+
+
+@settings(max_examples=200)
+@given(st.text(max_size=40))
+def test_every_term_is_nonempty_and_has_no_whitespace(text: str) -> None:
+    for term in analyze_identifier(text):
+        assert term
+        assert not any(c.isspace() for c in term)

@@ -1,0 +1,442 @@
+"""SearchIndex: search semantics, exact names, resolve, similar, browse, params, impacts."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolfind import index as index_module
+from toolfind.analysis import analyze_query
+from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
+from toolfind.index import SearchIndex, field_terms
+from toolfind.models import FIELDS, FieldWeights, ScoringParams, Tool
+
+
+def _params(*props: tuple[str, str]) -> dict[str, object]:
+    return {
+        "type": "object",
+        "properties": {name: {"type": "string", "description": desc} for name, desc in props},
+    }
+
+
+TOOLS = (
+    Tool(
+        name="read_file",
+        namespace="files",
+        description="Read the contents of a text file from disk.",
+        parameters=_params(("path", "Path of the file to read")),
+        tags=("filesystem",),
+        annotations={"readOnlyHint": True},
+        aliases=("cat",),
+    ),
+    Tool(
+        name="write_file",
+        namespace="files",
+        description="Write text to a file, replacing its contents.",
+        parameters=_params(("path", "Where to write"), ("content", "Text to write")),
+        tags=("filesystem",),
+        annotations={"destructiveHint": True},
+    ),
+    Tool(
+        name="compress_files",
+        namespace="files",
+        description="Compress files into a zip or tar.gz archive.",
+        parameters={
+            "type": "object",
+            "properties": {
+                "format": {"type": "string", "enum": ["zip", "gzip", "bzip2"]},
+                "options": {
+                    "type": "object",
+                    "properties": {"level": {"type": "integer", "description": "Ratio knob"}},
+                },
+            },
+        },
+        tags=("filesystem", "archive"),
+        search_hint="shrink squash pack",
+    ),
+    Tool(name="search", namespace="web", description="Search the web for pages."),
+    Tool(
+        name="search",
+        namespace="email",
+        description="Search mailbox messages.",
+        defer=True,
+        tags=("mail",),
+    ),
+    Tool(name="send_email", namespace="email", description="Send an email message.", defer=True),
+    Tool(name="math.factorial", namespace="math", description="Factorial of an integer."),
+    Tool(name="factorial", namespace="py", description="Compute n factorial.", enabled=False),
+    Tool(name="翻译文本", namespace="translate", description="把文本翻译成英文"),
+)
+
+
+@pytest.fixture(scope="module")
+def index() -> SearchIndex:
+    return SearchIndex.build(TOOLS)
+
+
+def names(result: object) -> list[str]:
+    return [h.tool.qualified_name for h in result.hits]  # type: ignore[attr-defined]
+
+
+# ----------------------------------------------------------------------------- search
+
+
+def test_search_ranks_the_tool_whose_text_matches_best(index: SearchIndex) -> None:
+    assert names(index.search("compress archive"))[0] == "files/compress_files"
+    assert names(index.search("shrink"))[0] == "files/compress_files"  # search hint
+    assert names(index.search("ratio knob")) == ["files/compress_files"]  # nested property
+    assert names(index.search("bzip2")) == ["files/compress_files"]  # enum value
+
+
+def test_a_query_naming_a_tool_returns_it_first_as_exact(index: SearchIndex) -> None:
+    for query in ("read_file", "READ-FILE", "readFile", "files/read_file", "files__read_file"):
+        hits = index.search(query).hits
+        assert (hits[0].name, hits[0].match) == ("read_file", "exact"), query
+        assert all(h.match == "ranked" for h in hits[1:])
+
+
+def test_several_named_tools_come_first_by_namespace(index: SearchIndex) -> None:
+    hits = index.search("search").hits
+    assert [(h.namespace, h.match) for h in hits[:2]] == [("email", "exact"), ("web", "exact")]
+
+
+def test_no_query_term_in_any_tool_gives_no_hits_and_lists_the_terms(index: SearchIndex) -> None:
+    result = index.search("xyzzy frobnicate")
+    assert result.hits == ()
+    assert result.unmatched_terms == ("xyzzy", "frobnicate")  # as written, not stemmed
+    assert index.search("the of").unmatched_terms == ("the", "of")
+
+
+def test_unmatched_terms_lists_only_terms_found_nowhere(index: SearchIndex) -> None:
+    result = index.search("compress xyzzy")
+    assert names(result) == ["files/compress_files"]
+    assert result.unmatched_terms == ("xyzzy",)
+    # The whole-identifier term of "zip_files" is not news once its parts matched.
+    assert index.search("zip_files").unmatched_terms == ()
+
+
+def test_ties_break_by_name_then_namespace() -> None:
+    same = "Convert units of measure."
+    tools = [
+        Tool(name="b_tool", namespace="x", description=same),
+        Tool(name="a_tool", namespace="y", description=same),
+        Tool(name="a_tool", namespace="b", description=same),
+    ]
+    for order in (tools, tools[::-1]):
+        result = SearchIndex.build(order).search("convert units")
+        assert names(result) == ["b/a_tool", "y/a_tool", "x/b_tool"]
+        assert len({h.score for h in result.hits}) == 1
+
+
+def test_limit_cuts_after_ties_are_ordered() -> None:
+    tools = [Tool(name=f"t{i:02d}", description="same words here") for i in range(30)]
+    result = SearchIndex.build(tools[::-1]).search("same words", limit=5)
+    assert [h.name for h in result.hits] == ["t00", "t01", "t02", "t03", "t04"]
+    assert SearchIndex.build(tools).search("same", limit=0).hits == ()
+
+
+def test_disabled_tools_are_never_returned(index: SearchIndex) -> None:
+    assert "py/factorial" not in names(index.search("factorial compute"))
+    assert "py/factorial" not in names(index.search("py/factorial"))
+    assert all(7 not in ids for ids, _ in index.impacts().values())
+
+
+def test_deferred_tools_are_found_by_search(index: SearchIndex) -> None:
+    hit = index.search("send email message").hits[0]
+    assert (hit.name, hit.tool.defer) == ("send_email", True)
+
+
+def test_namespace_and_tag_filters(index: SearchIndex) -> None:
+    assert names(index.search("search", namespace="Web")) == ["web/search"]
+    assert names(index.search("file", tags=["read-only"])) == ["files/read_file"]
+    assert names(index.search("file", tags=["filesystem", "archive"])) == ["files/compress_files"]
+    assert index.search("file", namespace="nowhere").hits == ()
+
+
+def test_min_score_drops_weak_ranked_hits_but_keeps_named_ones(index: SearchIndex) -> None:
+    scores = [h.score for h in index.search("file").hits]
+    cut = (scores[0] + scores[-1]) / 2
+    result = index.search("file", min_score=cut)
+    assert result.hits and all(h.score >= cut for h in result.hits)
+    assert names(index.search("read_file", min_score=1e9)) == ["files/read_file"]
+
+
+def test_cjk_text_is_searchable(index: SearchIndex) -> None:
+    assert names(index.search("文本")) == ["translate/翻译文本"]
+    assert names(index.search("翻译成英文")) == ["translate/翻译文本"]
+
+
+def test_explanation_contributions_sum_to_the_score(index: SearchIndex) -> None:
+    for query in ("read text file", "compress zip archive files", "search web", "write file"):
+        for hit in index.search(query, explain=True).hits:
+            assert hit.explanation
+            assert sum(c.score for c in hit.explanation) == pytest.approx(hit.score, rel=1e-12)
+            assert {c.field for c in hit.explanation} <= set(FIELDS)
+    assert index.search("read text file").hits[0].explanation == ()
+
+
+def test_scores_are_the_sum_of_impacts_in_query_order_bit_for_bit(index: SearchIndex) -> None:
+    impacts = index.impacts()
+    for query in ("compress files archive", "read the text file", "search web email pages"):
+        acc: dict[int, float] = {}
+        for term in dict.fromkeys(analyze_query(query)):
+            if term in impacts:
+                ids, scores = impacts[term]
+                for doc, score in zip(ids, scores, strict=True):
+                    acc[doc] = acc.get(doc, 0.0) + score
+        for hit in index.search(query, limit=100).hits:
+            assert acc[index.tools.index(hit.tool)] == hit.score
+
+
+def test_impacts_are_positive_with_ascending_ids(index: SearchIndex) -> None:
+    for ids, scores in index.impacts().values():
+        assert list(ids) == sorted(set(ids)) and len(ids) == len(scores)
+        assert all(s > 0.0 for s in scores)
+
+
+def test_name_keys_map_names_and_aliases_to_ids(index: SearchIndex) -> None:
+    keys = index.name_keys()
+    assert keys["readfile"] == [0] and keys["cat"] == [0]
+    assert keys["search"] == [3, 4]
+
+
+def test_the_index_survives_pickling(index: SearchIndex) -> None:
+    loaded = pickle.loads(pickle.dumps(index))
+    for query in ("compress zip", "read_file", "文本"):
+        assert loaded.search(query) == index.search(query)
+    assert loaded.impacts() == index.impacts()
+
+
+# ----------------------------------------------------------------------------- params
+
+
+def test_with_params_equals_a_fresh_build_with_those_params(index: SearchIndex) -> None:
+    params = ScoringParams(
+        weights=FieldWeights(name=5.0, description=2.0, params=0.0, search_hint=0.0),
+        k1=0.9,
+        default_b=0.4,
+        b=(("name", 0.0),),
+        delta=0.5,
+    )
+    fresh = SearchIndex.build(TOOLS, params)
+    reused = index.with_params(params)
+    assert reused.impacts() == fresh.impacts()
+    assert reused.params == params and index.params == ScoringParams()
+    for query in ("compress zip", "read text file", "search", "shrink"):
+        assert reused.search(query, explain=True) == fresh.search(query, explain=True)
+
+
+def test_with_params_does_not_analyse_again(
+    index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(tool: Tool) -> tuple[list[str], ...]:
+        raise AssertionError("re-analysed")
+
+    monkeypatch.setattr(index_module, "field_terms", boom)
+    assert index.with_params(ScoringParams(k1=1.0)).search("zip").hits
+
+
+def test_a_term_only_in_zero_weight_fields_is_unmatched() -> None:
+    params = ScoringParams(weights=FieldWeights(search_hint=0.0))
+    result = SearchIndex.build(TOOLS, params).search("squash")
+    assert result.hits == () and result.unmatched_terms == ("squash",)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    weights=st.tuples(*[st.one_of(st.just(0.0), st.floats(1e-3, 10.0)) for _ in FIELDS]),
+    factor=st.floats(0.05, 50.0),
+    query=st.sampled_from(["read text file", "compress zip files", "search web", "email send"]),
+)
+def test_ranking_is_unchanged_when_all_weights_scale_together(
+    weights: tuple[float, ...], factor: float, query: str
+) -> None:
+    base = ScoringParams(weights=FieldWeights(**dict(zip(FIELDS, weights, strict=True))))
+    scaled = replace(
+        base, weights=FieldWeights(**{f: w * factor for f, w in zip(FIELDS, weights, strict=True)})
+    )
+    index = SearchIndex.build(TOOLS, base)
+    one, other = index.search(query, 20), index.with_params(scaled).search(query, 20)
+    assert names(one) == names(other)
+    for a, b in zip(one.hits, other.hits, strict=True):
+        assert a.score == pytest.approx(b.score, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        ScoringParams(weights=FieldWeights(name=-1.0)),
+        ScoringParams(weights=FieldWeights(name=float("nan"))),
+        ScoringParams(k1=-0.1),
+        ScoringParams(delta=-1.0),
+        ScoringParams(default_b=1.5),
+        ScoringParams(b=(("nmae", 0.5),)),
+    ],
+)
+def test_unusable_params_are_a_config_error(params: ScoringParams) -> None:
+    with pytest.raises(ConfigError):
+        SearchIndex.build(TOOLS[:1], params)
+
+
+# ----------------------------------------------------------------------------- names
+
+
+@pytest.mark.parametrize(
+    ("spelling", "qualified"),
+    [
+        ("read_file", "files/read_file"),
+        ("Read-File", "files/read_file"),
+        ("READFILE", "files/read_file"),
+        ("cat", "files/read_file"),
+        ("files/read_file", "files/read_file"),
+        ("files:read_file", "files/read_file"),
+        ("files__read_file", "files/read_file"),
+        ("files.read_file", "files/read_file"),
+        ("web/search", "web/search"),
+        ("email:search", "email/search"),
+        ("math.factorial", "math/math.factorial"),
+        ("py/factorial", "py/factorial"),
+    ],
+)
+def test_resolve_accepts_every_spelling(index: SearchIndex, spelling: str, qualified: str) -> None:
+    assert index.resolve(spelling).qualified_name == qualified
+
+
+def test_rules_apply_in_order_exact_name_then_name_key_then_qualified() -> None:
+    tools = [
+        Tool(name="factorial", namespace="math"),
+        Tool(name="math.factorial", namespace="x"),
+        Tool(name="gamma", namespace="math"),
+    ]
+    index = SearchIndex.build(tools)
+    assert index.resolve("math.factorial").namespace == "x"  # exactly its name
+    assert index.resolve("Math_Factorial").namespace == "x"  # same name key
+    assert index.resolve("math/gamma").name == "gamma"  # only the qualified reading
+
+
+def test_an_ambiguous_bare_name_lists_the_candidates(index: SearchIndex) -> None:
+    with pytest.raises(AmbiguousName) as err:
+        index.resolve("search")
+    assert err.value.candidates == ("email/search", "web/search")
+
+
+def test_an_unknown_name_suggests_the_closest(index: SearchIndex) -> None:
+    with pytest.raises(ToolNotFound) as err:
+        index.resolve("raed_file")
+    assert err.value.suggestions[0] == "read_file"
+    assert str(err.value) == "No tool named 'raed_file'. Did you mean 'read_file'?"
+    with pytest.raises(ToolNotFound) as err:
+        index.resolve("zzzzzzzz")
+    assert err.value.suggestions == ()
+
+
+def test_exact_ids_returns_every_tool_named(index: SearchIndex) -> None:
+    assert index.exact_ids("search") == [3, 4]
+    assert index.exact_ids("compress files please") == []
+    assert index.get("cat").name == "read_file"
+
+
+# ----------------------------------------------------------------------------- similar, browse
+
+
+def test_similar_finds_related_tools_with_the_terms_they_share(index: SearchIndex) -> None:
+    similar = index.similar("read_file", limit=3)
+    assert similar[0].tool.name == "write_file"
+    assert all(s.tool.name != "read_file" for s in similar)
+    assert "file" in similar[0].shared_terms
+    assert [s.score for s in similar] == sorted((s.score for s in similar), reverse=True)
+    with pytest.raises(ToolNotFound):
+        index.similar("nothing_like_it")
+
+
+def test_categories_count_enabled_tools_per_namespace(index: SearchIndex) -> None:
+    by_name = {c.name: c for c in index.categories()}
+    assert list(by_name) == ["email", "files", "math", "translate", "web"]
+    assert (by_name["email"].tool_count, by_name["email"].deferred_count) == (2, 2)
+    files = by_name["files"]
+    assert files.tool_count == 3 and files.deferred_count == 0
+    assert files.tags == ("filesystem", "archive", "destructive", "read-only")
+
+
+def test_categories_keep_at_most_five_tags_most_common_first() -> None:
+    tools = [Tool(name=f"t{i}", namespace="n", tags=tuple("abcdefg"[: i + 1])) for i in range(7)]
+    assert SearchIndex.build(tools).categories()[0].tags == ("a", "b", "c", "d", "e")
+
+
+def test_summaries_select_deferred_all_or_direct_tools(index: SearchIndex) -> None:
+    assert [t.name for t in index.summaries()] == ["search", "send_email"]
+    assert len(index.summaries(None)) == len(TOOLS) - 1  # the disabled one is left out
+    assert "send_email" not in [t.name for t in index.summaries(False)]
+
+
+def test_field_terms_cover_every_field() -> None:
+    terms = dict(zip(FIELDS, field_terms(TOOLS[2]), strict=True))
+    assert "compress_files" in terms["name"]
+    assert terms["namespace"] == ["file"]
+    assert "level" in terms["params"] and "gzip" in terms["params"]
+    assert "archiv" in terms["tags"]
+    assert terms["search_hint"] == ["shrink", "squash", "pack"]
+    assert "read_only" in field_terms(TOOLS[0])[FIELDS.index("tags")]
+
+
+# ----------------------------------------------------------------------------- pruning
+
+WORDS = ["file", "text", "zip", "mail", "web", "page", "read", "send", "list", "sort", "find"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), min_size=1, max_size=60
+    ),
+    query=st.lists(st.sampled_from([*WORDS, "t3"]), min_size=2, max_size=4),
+    limit=st.integers(1, 12),
+    namespace=st.sampled_from([None, "even"]),
+    min_score=st.sampled_from([None, 2.0]),
+)
+def test_pruned_ranking_equals_the_full_scan(
+    docs: list[list[str]],
+    query: list[str],
+    limit: int,
+    namespace: str | None,
+    min_score: float | None,
+) -> None:
+    tools = [
+        Tool(name=f"t{i}", namespace="even" if i % 2 == 0 else "odd", description=" ".join(d))
+        for i, d in enumerate(docs)
+    ]
+    index = SearchIndex.build(tools)
+    text = " ".join(query)
+    kwargs = {"namespace": namespace, "min_score": min_score}
+    original = index_module._PRUNE_MIN_POSTINGS
+    try:
+        index_module._PRUNE_MIN_POSTINGS = 10**9
+        full = index.search(text, limit, **kwargs)  # type: ignore[arg-type]
+        index_module._PRUNE_MIN_POSTINGS = 0
+        pruned = index.search(text, limit, **kwargs)  # type: ignore[arg-type]
+    finally:
+        index_module._PRUNE_MIN_POSTINGS = original
+    assert pruned == full
+
+
+@pytest.mark.parametrize("tied", [0, 200])
+def test_pruning_skips_common_terms_yet_ranks_like_the_full_scan(tied: int) -> None:
+    tools = [Tool(name=f"common{i:03d}", description="alpha beta gamma") for i in range(300)]
+    tools += [Tool(name=f"rare{i}", description="alpha zebra " + "beta " * i) for i in range(6)]
+    tools += [Tool(name=f"same{i:03d}", description="zebra kappa") for i in range(tied)]
+    index = SearchIndex.build(tools)
+    for query in ("zebra alpha beta", "alpha zebra", "beta gamma zebra alpha", "zebra kappa"):
+        for limit in (1, 3, 6, 10):
+            original = index_module._PRUNE_MIN_POSTINGS
+            try:
+                index_module._PRUNE_MIN_POSTINGS = 10**9
+                full = index.search(query, limit)
+                index_module._PRUNE_MIN_POSTINGS = 0
+                pruned = index.search(query, limit)
+            finally:
+                index_module._PRUNE_MIN_POSTINGS = original
+            assert pruned == full

@@ -1,0 +1,449 @@
+"""Text analysis: how tool text and queries become index terms.
+
+One analyser serves documents and queries alike:
+
+1. Unicode NFKC (full-width letters, ligatures and superscripts become plain characters).
+2. Anything that is not a letter, digit or combining mark separates words, except the
+   identifier connectors ``_ - . / :`` inside a word.
+3. A word is an identifier: it is split at its connectors, at camelCase boundaries
+   (``getURLs`` -> get, urls; ``HTTPServer`` -> http, server; ASCII capitals only), and at
+   letter/digit and CJK/non-CJK boundaries.
+4. Each part is case-folded (``str.casefold`` then NFKC again, to a fixed point) and, when it is
+   plain ASCII letters, stemmed with the Snowball English stemmer (PyStemmer), repeated to a
+   fixed point so that a stem is its own stem: analysing a term again yields the term.
+5. A word of two or more parts also yields itself whole, its folded parts joined by ``_``
+   (``read_file``, ``readFile``, ``Read-File`` -> ``read_file``), so a query that spells a name
+   matches that name best whatever its separators and case.
+6. Runs of CJK characters (Han, kana, Hangul) become overlapping character bigrams (a lone
+   character stays a unigram); other scripts stay whole words.
+7. Prose (descriptions, parameter descriptions, search hints) and queries drop a small list of
+   English stop words; names, namespaces, parameter names, enum values and tags keep every
+   word. A query made only of stop words keeps them.
+
+This module is on the warm search path: it imports only :mod:`unicodedata` and PyStemmer
+(never ``re``, ``json`` or anything from toolfind) and memoises per word.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import Stemmer
+
+# collections.abc (and typing) cost a warm search more than this whole module: mypy reads this
+# block, Python skips it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection, Iterator, Mapping, Sequence
+
+__all__ = [
+    "SETTINGS",
+    "STOP_WORDS",
+    "analyze_identifier",
+    "analyze_prose",
+    "analyze_query",
+    "lookup_name",
+    "name_key",
+    "query_terms",
+    "split_identifier",
+    "unmatched_words",
+]
+
+#: English function words dropped from prose and queries. Small on purpose: words such as
+#: "not", "all", "new" or "first" change what a tool does, so they stay.
+STOP_WORDS: frozenset[str] = frozenset(
+    """a an and any are as at be been being but by can could did do does doing e e_g etc for
+    from g had has
+    have having he her hers him his how i if in into is it its itself me my of on onto or our
+    i_e ours please s she should so some such t than that the their theirs them then there
+    these they this those to too us was we were what when where which while who whom why will
+    with would you your yours""".split()
+)
+
+#: Identifier connectors: they split a word into parts but keep it one word.
+CONNECTORS = "_-./:"
+
+_MEMO_LIMIT = 200_000
+_STEMMER = Stemmer.Stemmer("english")
+_stem_memo: dict[str, str] = {}
+_Analysed = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+_span_memo: dict[str, _Analysed] = {}
+_fold_memo: dict[str, str] = {}
+
+
+def _stem(word: str) -> str:
+    """Snowball English stem of an ASCII word, iterated until it no longer changes."""
+    stem = _stem_memo.get(word)
+    if stem is None:
+        stem = word
+        for _ in range(8):
+            nxt = _STEMMER.stemWord(stem)
+            if nxt == stem or not nxt:
+                break
+            stem = nxt
+        if len(_stem_memo) >= _MEMO_LIMIT:
+            _stem_memo.clear()
+        _stem_memo[word] = stem
+    return stem
+
+
+#: Stop words as the analyser sees them (stemmed), so that the test is idempotent.
+_STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
+
+SETTINGS: str = (
+    "toolfind-analysis/1 nfkc casefold split=_-./:,camel,digit,cjk compound=_ "
+    f"stem=snowball-english/pystemmer-{Stemmer.version()} fixpoint cjk=bigram "
+    f"stop={','.join(sorted(STOP_WORDS))}"
+)
+"""Everything that changes analysed terms, as one string (part of the index cache key)."""
+
+
+class _CharTable(dict[int, int | str]):
+    """``str.translate`` table: letters, digits, marks and connectors stay, the rest -> space.
+
+    Filled lazily for non-ASCII characters (``__missing__``) and then remembered.
+    """
+
+    def __missing__(self, cp: int) -> int | str:
+        char = chr(cp)
+        keep = char.isalnum() or unicodedata.category(char)[0] == "M"
+        value: int | str = cp if keep else " "
+        self[cp] = value
+        return value
+
+
+_TABLE = _CharTable()
+for _cp in range(128):
+    _c = chr(_cp)
+    _TABLE[_cp] = _cp if (_c.isalnum() or _c in CONNECTORS) else " "
+del _cp, _c
+
+
+def _spans(text: str) -> list[str]:
+    """NFKC, then the whitespace-free words of ``text`` (connectors still inside)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return text.translate(_TABLE).split()
+
+
+def _is_cjk(cp: int) -> bool:
+    return (
+        0x4E00 <= cp <= 0x9FFF  # CJK unified ideographs
+        or 0x3040 <= cp <= 0x30FF  # hiragana, katakana
+        or 0xAC00 <= cp <= 0xD7AF  # Hangul syllables
+        or 0x3400 <= cp <= 0x4DBF  # extension A
+        or 0x20000 <= cp <= 0x3134F  # extensions B-G
+        or 0xF900 <= cp <= 0xFAFF  # compatibility ideographs
+        or 0x1100 <= cp <= 0x11FF  # Hangul jamo
+        or 0x3130 <= cp <= 0x318F  # Hangul compatibility jamo
+        or 0x31F0 <= cp <= 0x31FF  # katakana phonetic extensions
+        or 0x3005 <= cp <= 0x3007  # 々 〆 〇
+    )
+
+
+# Character classes inside a word.
+_LETTER, _DIGIT, _CJK, _MARK = 0, 1, 2, 3
+
+
+def _char_class(char: str) -> int:
+    if char.isascii():
+        return _DIGIT if char.isdigit() else _LETTER
+    if unicodedata.category(char)[0] == "M":
+        return _MARK
+    if char.isalpha():
+        return _CJK if _is_cjk(ord(char)) else _LETTER
+    return _DIGIT
+
+
+def _camel_break(piece: str, i: int) -> bool:
+    """Whether an identifier part starts at ``piece[i]`` (both neighbours are letters).
+
+    ``aB`` breaks before B; ``ABc`` breaks before B (``HTTPServer``), except for a plural
+    ``s`` closing an acronym (``URLs``). Only ASCII capitals start a part, so folded text,
+    which has none, never splits again.
+    """
+    char = piece[i]
+    if not ("A" <= char <= "Z"):
+        return False
+    prev = piece[i - 1]
+    if prev.islower():
+        return True
+    if not ("A" <= prev <= "Z") or i + 1 >= len(piece):
+        return False
+    nxt = piece[i + 1]
+    if not nxt.islower():
+        return False
+    plural = nxt == "s" and (i + 2 == len(piece) or not piece[i + 2].islower())
+    return not plural
+
+
+def _split_piece(piece: str, out: list[tuple[str, bool]]) -> None:
+    """Split a connector-free piece at camelCase, letter/digit and CJK boundaries."""
+    classes = [_char_class(c) for c in piece]
+    if _MARK in classes:
+        # A combining mark belongs to the character before it (or after it, at the start).
+        for i, cls in enumerate(classes):
+            if cls == _MARK:
+                if i:
+                    classes[i] = classes[i - 1]
+                else:
+                    classes[i] = next((c for c in classes if c != _MARK), _LETTER)
+    start = 0
+    for i in range(1, len(piece)):
+        cls = classes[i]
+        if cls != classes[i - 1] or (cls == _LETTER and _camel_break(piece, i)):
+            out.append((piece[start:i], classes[start] == _CJK))
+            start = i
+    out.append((piece[start:], classes[start] == _CJK))
+
+
+def split_identifier(word: str) -> list[tuple[str, bool]]:
+    """The parts of one word, as written, each flagged ``True`` when it is a CJK run.
+
+    >>> split_identifier("getURLs")
+    [('get', False), ('URLs', False)]
+    """
+    parts: list[tuple[str, bool]] = []
+    piece_start = 0
+    for i, char in enumerate(word):
+        if char in CONNECTORS:
+            if i > piece_start:
+                _split_piece(word[piece_start:i], parts)
+            piece_start = i + 1
+    if piece_start < len(word):
+        _split_piece(word[piece_start:], parts)
+    return parts
+
+
+def _fold(part: str) -> str:
+    """Case-fold a part: ``casefold`` then NFKC, repeated to a fixed point."""
+    if part.isascii():
+        return part.lower()
+    folded = _fold_memo.get(part)
+    if folded is None:
+        folded = part
+        for _ in range(4):
+            nxt = unicodedata.normalize("NFKC", folded.casefold())
+            if nxt == folded:
+                break
+            folded = nxt
+        if len(_fold_memo) >= _MEMO_LIMIT:
+            _fold_memo.clear()
+        _fold_memo[part] = folded
+    return folded
+
+
+def _bigrams(run: str) -> list[str]:
+    """Overlapping bigrams of a CJK run; combining marks stay with their base character."""
+    clusters: list[str] = []
+    for char in run:
+        if clusters and (
+            unicodedata.category(char)[0] == "M"
+            or all(unicodedata.category(c)[0] == "M" for c in clusters[-1])
+        ):
+            clusters[-1] += char
+        else:
+            clusters.append(char)
+    if len(clusters) == 1:
+        return clusters
+    return [clusters[i] + clusters[i + 1] for i in range(len(clusters) - 1)]
+
+
+def _analyze_span(span: str) -> _Analysed:
+    """Of one word, memoised: every term, the terms that are not stop words, and the
+    surface form (folded, unstemmed) each of them comes from, in the same order."""
+    cached = _span_memo.get(span)
+    if cached is not None:
+        return cached
+    every: list[str] = []
+    content: list[str] = []
+    every_surface: list[str] = []
+    content_surface: list[str] = []
+    words: list[str] = []
+    for part, cjk in split_identifier(span):
+        if cjk:
+            grams = _bigrams(part)
+            every += grams
+            content += grams
+            every_surface += grams
+            content_surface += grams
+            continue
+        folded = _fold(part)
+        words.append(folded)
+        term = _stem(folded) if folded.isascii() and folded.isalpha() else folded
+        every.append(term)
+        every_surface.append(folded)
+        if term not in _STOP_TERMS:
+            content.append(term)
+            content_surface.append(folded)
+    if len(words) >= 2:
+        whole = "_".join(words)
+        every.append(whole)
+        every_surface.append(whole)
+        if whole not in _STOP_TERMS:
+            content.append(whole)
+            content_surface.append(whole)
+    result = (tuple(every), tuple(content), tuple(every_surface), tuple(content_surface))
+    if len(_span_memo) >= _MEMO_LIMIT:
+        _span_memo.clear()
+    _span_memo[span] = result
+    return result
+
+
+def _terms(text: str, which: int) -> list[str]:
+    """Terms of ``text``: ``which`` 0 keeps stop words, 1 drops them."""
+    terms: list[str] = []
+    memo = _span_memo
+    for span in _spans(text):
+        analysed = memo.get(span)
+        if analysed is None:
+            analysed = _analyze_span(span)
+        terms += analysed[which]
+    return terms
+
+
+def analyze_identifier(text: str) -> list[str]:
+    """Terms of a name, namespace, parameter name, enum value or tag: no stop words dropped.
+
+    >>> analyze_identifier("read_file")
+    ['read', 'file', 'read_file']
+    """
+    return _terms(text, 0)
+
+
+def analyze_prose(text: str) -> list[str]:
+    """Terms of a description or search hint: stop words dropped.
+
+    >>> analyze_prose("Reads the files")
+    ['read', 'file']
+    """
+    return _terms(text, 1)
+
+
+def query_terms(text: str) -> list[tuple[str, str]]:
+    """A query's distinct terms, each with the word it comes from as the user wrote it
+    (case-folded, not stemmed: ``xyzzy`` for the term ``xyzzi``), in order of first
+    appearance. Stop words are dropped unless the query has nothing else.
+
+    >>> query_terms("Compressing files")
+    [('compress', 'compressing'), ('file', 'files')]
+    """
+    every: list[str] = []
+    content: list[str] = []
+    every_surface: list[str] = []
+    content_surface: list[str] = []
+    for span in _spans(text):
+        analysed = _analyze_span(span)
+        every += analysed[0]
+        content += analysed[1]
+        every_surface += analysed[2]
+        content_surface += analysed[3]
+    if content:
+        pairs = zip(content, content_surface, strict=True)
+    else:
+        pairs = zip(every, every_surface, strict=True)
+    seen: dict[str, str] = {}
+    for term, surface in pairs:
+        seen.setdefault(term, surface)
+    return list(seen.items())
+
+
+def unmatched_words(pairs: Sequence[tuple[str, str]], matched: Collection[str]) -> tuple[str, ...]:
+    """The words to report as found nowhere, given :func:`query_terms` and the matched terms.
+
+    Words as the user wrote them (folded, unstemmed), without repeats. Once any term matched,
+    whole-identifier terms (holding ``_``, such as ``read_files``) are left out: their parts
+    are what the user typed, and those are reported on their own.
+
+    >>> unmatched_words(query_terms("zip xyzzy"), ["zip"])
+    ('xyzzy',)
+    """
+    words = [
+        surface
+        for term, surface in pairs
+        if term not in matched and (not matched or "_" not in term)
+    ]
+    return tuple(dict.fromkeys(words))
+
+
+def analyze_query(text: str) -> list[str]:
+    """A query's distinct terms in order of first appearance (stop words dropped unless the
+    query has nothing else). Cheap to import and to call: the fast path uses it.
+
+    >>> analyze_query("How do I read_file?")
+    ['read', 'file', 'read_file']
+    """
+    every: list[str] = []
+    content: list[str] = []
+    for span in _spans(text):
+        analysed = _analyze_span(span)
+        every += analysed[0]
+        content += analysed[1]
+    return list(dict.fromkeys(content or every))
+
+
+_DROP_ASCII = {cp: None for cp in range(128) if not chr(cp).isalnum()}
+
+
+def name_key(text: str) -> str:
+    """A name for separator- and case-agnostic lookup: NFKC, casefold, drop non-alphanumerics.
+
+    >>> name_key("Files__Read-File")
+    'filesreadfile'
+    """
+    if text.isascii():
+        return text.lower() if text.isalnum() else text.lower().translate(_DROP_ASCII)
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return "".join(c for c in folded if c.isalnum())
+
+
+#: Separators of a qualified name ``namespace<sep>tool``.
+QUALIFIERS: tuple[str, ...] = ("/", ":", "__", ".")
+
+
+def _qualified_splits(text: str) -> Iterator[tuple[str, str]]:
+    """Every (namespace, tool) reading of ``text`` at one of the qualifier separators."""
+    seen: set[tuple[str, str]] = set()
+    for sep in QUALIFIERS:
+        start = text.find(sep)
+        while start > 0:
+            split = (text[:start], text[start + len(sep) :])
+            if split[1] and split not in seen:
+                seen.add(split)
+                yield split
+            start = text.find(sep, start + 1)
+
+
+def lookup_name(
+    text: str,
+    keys: Mapping[str, Sequence[int]],
+    names: Sequence[str],
+    namespace_keys: Sequence[str],
+) -> list[int]:
+    """The tools ``text`` names, by ``show``'s rules, first rule that matches wins.
+
+    1. tools whose name is exactly ``text``;
+    2. tools whose name or an alias has the same :func:`name_key`;
+    3. qualified forms ``ns/tool``, ``ns:tool``, ``ns__tool``, ``ns.tool``: the part after the
+       separator matches rule 2 and the part before it has the key of the tool's namespace.
+
+    ``keys`` maps name keys (names and aliases) to tool ids; ``names[i]`` and
+    ``namespace_keys[i]`` are tool i's name and namespace key (only candidates are read, so
+    lazy sequences work). Returns ascending ids; empty when nothing matches.
+    """
+    key = name_key(text)
+    if not key:
+        return []
+    candidates = sorted(set(keys.get(key, ())))
+    exact = [i for i in candidates if names[i] == text]
+    if exact:
+        return exact
+    if candidates:
+        return candidates
+    found: set[int] = set()
+    for ns_part, tool_part in _qualified_splits(text):
+        ns_key = name_key(ns_part)
+        for i in keys.get(name_key(tool_part), ()):
+            if ns_key and namespace_keys[i] == ns_key:
+                found.add(i)
+    return sorted(found)

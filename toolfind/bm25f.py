@@ -1,0 +1,109 @@
+"""BM25F with the BM25+ lower bound: the scoring maths as small pure functions.
+
+The variant is the BM25F of Robertson and Zaragoza, "The Probabilistic Relevance Framework:
+BM25 and Beyond", Foundations and Trends in Information Retrieval 3(4), 2009, section 3.5
+("simple BM25F"): each field's term frequency is length-normalised with that field's own ``b``
+and weighted, the weighted frequencies are summed into one pseudo term frequency, and that sum
+is saturated once with ``k1``. On top of it sits the lower bound ``delta`` of BM25+ (Lv and
+Zhai, "Lower-Bounding Term Frequency Normalization", CIKM 2011), which stops a matching term in
+a long document from scoring almost nothing. For a term t and a tool d::
+
+    B_f(d)   = 1 - b_f + b_f * len_f(d) / avglen_f          length_norm
+    s_f(d)   = w_f / B_f(d)                                 field_scale
+    tf~(t,d) = sum over fields f of tf_f(t,d) * s_f(d)      pseudo_tf
+    idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))    idf
+    impact   = idf(t) * ((k1 + 1) * tf~ / (k1 + tf~) + delta)   when tf~ > 0, else 0
+
+and a tool's score is the sum of the impacts of the query's distinct terms. ``N`` counts the
+enabled tools and ``df(t)`` those where t occurs in a field of positive weight. ``idf`` is the
+non-negative form Lucene uses (the ``1 +`` inside the logarithm), so a term found in most tools
+still adds a little instead of subtracting. ``avglen_f`` is the mean length of field f over the
+tools whose field f is not empty (Lucene's choice too: sparse fields such as search hints would
+otherwise get a tiny average and punish every tool that has one).
+
+Weights are relative: :func:`effective_weights` divides them by the largest, so multiplying
+every weight by the same factor changes no score, and ``k1`` keeps its textbook meaning for the
+strongest field. Nothing here imports anything but :mod:`math`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+__all__ = [
+    "effective_weights",
+    "field_scale",
+    "idf",
+    "impact",
+    "length_norm",
+    "pseudo_tf",
+    "saturate",
+    "saturations",
+]
+
+
+def idf(df: int, n: int) -> float:
+    """Inverse document frequency, Lucene's non-negative BM25 form.
+
+    ``ln(1 + (n - df + 0.5) / (df + 0.5))`` for a term found in ``df`` of ``n`` tools. It is
+    positive for every ``0 <= df <= n``.
+    """
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+def length_norm(length: float, avg_length: float, b: float) -> float:
+    """BM25's length normalisation ``1 - b + b * length / avg_length`` for one field.
+
+    An empty field everywhere (``avg_length == 0``) normalises to 1.
+    """
+    if avg_length <= 0.0:
+        return 1.0
+    return 1.0 - b + b * length / avg_length
+
+
+def field_scale(weight: float, length: float, avg_length: float, b: float) -> float:
+    """What one occurrence of a term in a field adds to the pseudo term frequency: ``w / B``."""
+    return weight / length_norm(length, avg_length, b)
+
+
+def pseudo_tf(tfs: Sequence[float], scales: Sequence[float]) -> float:
+    """BM25F's pseudo term frequency: ``sum_f tf_f * s_f``, added in field order."""
+    total = 0.0
+    for tf, scale in zip(tfs, scales, strict=True):
+        if tf:
+            total += tf * scale
+    return total
+
+
+def saturate(tf: float, k1: float, delta: float) -> float:
+    """BM25+'s term-frequency component ``(k1 + 1) * tf / (k1 + tf) + delta`` for ``tf > 0``."""
+    return (k1 + 1.0) * tf / (k1 + tf) + delta
+
+
+def impact(tf: float, idf_value: float, k1: float, delta: float) -> float:
+    """One term's contribution to one tool's score: ``idf * saturate(tf)``, 0 when ``tf <= 0``."""
+    if tf <= 0.0:
+        return 0.0
+    return idf_value * ((k1 + 1.0) * tf / (k1 + tf) + delta)
+
+
+def saturations(tfs: Sequence[float], k1: float, delta: float) -> list[float]:
+    """:func:`saturate` of many pseudo term frequencies, 0.0 where ``tf <= 0`` (the bulk path).
+
+    ``idf * saturations(...)[i]`` is bit for bit :func:`impact`: the arithmetic is the same.
+    """
+    k1p1 = k1 + 1.0
+    return [k1p1 * tf / (k1 + tf) + delta if tf > 0.0 else 0.0 for tf in tfs]
+
+
+def effective_weights(weights: Mapping[str, float]) -> dict[str, float]:
+    """Field weights divided by the largest one (all zero stays all zero).
+
+    Only the ratios between weights matter: scaling every weight by the same factor gives the
+    same effective weights, hence the same scores.
+    """
+    top = max(weights.values(), default=0.0)
+    if top <= 0.0:
+        return dict.fromkeys(weights, 0.0)
+    return {name: w / top for name, w in weights.items()}

@@ -1,0 +1,785 @@
+"""The search index: analysed tools, their BM25F(+) impacts, and every question asked of them.
+
+Layout (all builtins and :mod:`array`, so it pickles small and loads fast):
+
+* ``_vocab`` maps each term to a term id (terms sorted, ids dense).
+* Postings are flat, term-major arrays (CSR): the postings of term ``t`` sit at
+  ``_offsets[t]:_offsets[t + 1]`` in ``_docs`` (ascending tool ids) and ``_pairs``. A pair is
+  one tool with one per-field term-frequency vector (``_pair_doc``, ``_pair_vec``, an id into
+  ``_tfvecs``, the distinct vectors: a few hundred small tuples); a tool's terms share a few
+  pairs, so recomputing impacts for new parameters costs per pair, then one pass per posting.
+* ``_lengths[f][doc]`` is the analysed length of field ``f``; ``_avg[f]`` its mean over the
+  tools where the field is not empty.
+* For the current :class:`ScoringParams`, ``_imp`` holds each posting's impact (see
+  :mod:`toolfind.bm25f`), aligned with ``_idocs``/``_ioffsets`` (the same arrays as the
+  structural ones unless a zero weight leaves postings with no impact, which are dropped).
+
+Disabled tools keep their doc id (their position in ``tools``) but get no postings, so they
+count in no statistic and no search can return them; ``resolve`` still finds them.
+
+A search scores a tool by adding its impacts over the query's distinct terms in query order,
+starting from the first term's impact (``0.0 + x``); any other reader of :meth:`impacts` that
+adds the same floats in the same order gets bit-identical scores.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from itertools import repeat
+from typing import Any
+
+from toolfind import analysis, bm25f
+from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
+from toolfind.models import (
+    FIELDS,
+    Category,
+    Hit,
+    ScoringParams,
+    SearchResult,
+    Similar,
+    TermContribution,
+    Tool,
+)
+
+__all__ = ["INDEX_FORMAT", "SearchIndex", "field_terms"]
+
+#: Version of the pickled layout; bump it whenever the slots or their meaning change.
+INDEX_FORMAT = 1
+
+#: Nested parameter schemas deeper than this are not indexed; neither are more nodes than
+#: _MAX_PARAM_NODES per tool (a hostile schema must not make indexing slow).
+_MAX_PARAM_DEPTH = 6
+_MAX_PARAM_NODES = 2000
+_TOP_TAGS = 5
+#: Queries reading at least this many postings use MaxScore pruning (see _rank_pruned).
+_PRUNE_MIN_POSTINGS = 1024
+_PRUNE_MARGIN = 1.0 - 1e-9
+_NAME, _NAMESPACE, _DESCRIPTION, _PARAMS, _TAGS, _HINT = range(len(FIELDS))
+
+
+def _param_texts(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(identifiers, prose) of a parameters schema: property names and enum values, then
+    descriptions and titles, depth first, nested properties and array items included."""
+    idents: list[str] = []
+    prose: list[str] = []
+    budget = [_MAX_PARAM_NODES]
+
+    def walk(node: Any, depth: int) -> None:
+        if budget[0] <= 0 or not (type(node) is dict or isinstance(node, Mapping)):
+            return
+        budget[0] -= 1
+        get = node.get
+        for key in ("title", "description"):
+            text = get(key)
+            if type(text) is str:
+                prose.append(text)
+        enum = get("enum")
+        if type(enum) is list:
+            idents.extend(str(v) for v in enum if isinstance(v, str | int | float))
+        if depth >= _MAX_PARAM_DEPTH:
+            return
+        props = get("properties")
+        if props and (type(props) is dict or isinstance(props, Mapping)):
+            for name, sub in props.items():
+                idents.append(str(name))
+                walk(sub, depth + 1)
+        for key in _NESTED:
+            sub = get(key)
+            if sub:
+                if type(sub) is list:
+                    for item in sub:
+                        walk(item, depth + 1)
+                else:
+                    walk(sub, depth + 1)
+
+    walk(schema, 0)
+    return idents, prose
+
+
+_NESTED = ("items", "additionalProperties", "anyOf", "oneOf", "allOf")
+
+
+def field_terms(tool: Tool) -> tuple[list[str], ...]:
+    """The analysed terms of each of a tool's fields, in :data:`~toolfind.models.FIELDS` order.
+
+    name: the name and aliases; namespace; description: the title and description;
+    params: parameter names and enum values (identifiers) and their descriptions, nested
+    properties included; tags: ``all_tags`` (annotation tags included); search_hint.
+    """
+    ident, prose = analysis.analyze_identifier, analysis.analyze_prose
+    name = ident(" ".join((tool.name, *tool.aliases)) if tool.aliases else tool.name)
+    description = prose(f"{tool.title} {tool.description}" if tool.title else tool.description)
+    param_idents, param_prose = _param_texts(tool.parameters)
+    params = ident(" ".join(param_idents)) + prose(" ".join(param_prose))
+    tags = tool.all_tags
+    return (
+        name,
+        ident(tool.namespace),
+        description,
+        params,
+        ident(" ".join(tags)) if tags else [],
+        prose(tool.search_hint),
+    )
+
+
+#: Bits per field in a packed term-frequency vector (field f at bits f*_TF_BITS...).
+_TF_BITS = 32
+_TF_MASK = (1 << _TF_BITS) - 1
+
+
+class _Analysed:
+    """What :func:`_analyse` gathers, before it is laid out flat."""
+
+    def __init__(self, n_docs: int) -> None:
+        self.postings: dict[str, list[int]] = {}  # term -> tool ids
+        self.pair_lists: dict[str, list[int]] = {}  # term -> (tool, tf vector) pair ids
+        self.vec_ids: dict[int, int] = {}  # packed per-field tf vector -> vector id
+        self.pair_vec: list[int] = []
+        self.pair_doc: list[int] = []
+        self.lengths = tuple(array("I", bytes(4 * n_docs)) for _ in FIELDS)
+
+    def tf_vectors(self) -> tuple[tuple[int, ...], ...]:
+        """The distinct per-field tf vectors, unpacked, by vector id."""
+        return tuple(
+            tuple((packed >> (fi * _TF_BITS)) & _TF_MASK for fi in range(len(FIELDS)))
+            for packed in self.vec_ids
+        )
+
+
+def _analyse(tools: Sequence[Tool]) -> _Analysed:
+    """Analyse the enabled tools into per-term postings of (tool, tf-vector) pairs.
+
+    A pair is one tool with one per-field term-frequency vector; a tool's terms share a few
+    pairs (most occur once, in one field), so scoring work per parameter set is per pair.
+    While counting, a tf vector is one int holding each field's count in its own 32 bits.
+    """
+    out = _Analysed(len(tools))
+    postings, pair_lists, vec_ids = out.postings, out.pair_lists, out.vec_ids
+    pair_vec, pair_doc = out.pair_vec, out.pair_doc
+    units = [1 << (fi * _TF_BITS) for fi in range(len(FIELDS))]
+    for doc, tool in enumerate(tools):
+        if not tool.enabled:
+            continue
+        counts: dict[str, int] = {}
+        get = counts.get
+        for fi, terms in enumerate(field_terms(tool)):
+            if terms:
+                out.lengths[fi][doc] = len(terms)
+                unit = units[fi]
+                for term in terms:
+                    counts[term] = get(term, 0) + unit
+        doc_pairs: dict[int, int] = {}
+        for term, packed in counts.items():
+            pid = doc_pairs.get(packed)
+            if pid is None:
+                vid = vec_ids.get(packed)
+                if vid is None:
+                    vid = vec_ids[packed] = len(vec_ids)
+                pid = doc_pairs[packed] = len(pair_vec)
+                pair_vec.append(vid)
+                pair_doc.append(doc)
+            docs = postings.get(term)
+            if docs is None:
+                postings[term] = [doc]
+                pair_lists[term] = [pid]
+            else:
+                docs.append(doc)
+                pair_lists[term].append(pid)
+    return out
+
+
+def _check_params(params: ScoringParams) -> None:
+    """Raise ConfigError for settings BM25F cannot use."""
+    for field_name, weight in params.weights.as_dict().items():
+        if not weight >= 0.0 or weight == float("inf"):
+            raise ConfigError(f"weight of field {field_name!r} must be a number >= 0, not {weight}")
+    if not params.k1 >= 0.0 or params.k1 == float("inf"):
+        raise ConfigError(f"k1 must be a number >= 0, not {params.k1}")
+    if not params.delta >= 0.0 or params.delta == float("inf"):
+        raise ConfigError(f"delta must be a number >= 0, not {params.delta}")
+    for field_name, b in (("default", params.default_b), *params.b):
+        if field_name != "default" and field_name not in FIELDS:
+            raise ConfigError(f"unknown field {field_name!r} in b; fields: {', '.join(FIELDS)}")
+        if not 0.0 <= b <= 1.0:
+            raise ConfigError(f"b of field {field_name!r} must be between 0 and 1, not {b}")
+
+
+def _key_of(value: str) -> str:
+    return analysis.name_key(value)
+
+
+class SearchIndex:
+    """BM25F(+) index over a tuple of tools; see the module docstring for the layout."""
+
+    __slots__ = (
+        "_avg",
+        "_docs",
+        "_idf",
+        "_idocs",
+        "_imp",
+        "_ioffsets",
+        "_keys",
+        "_lengths",
+        "_max",
+        "_n",
+        "_names",
+        "_ns_keys",
+        "_offsets",
+        "_pair_doc",
+        "_pair_vec",
+        "_pairs",
+        "_rank_of",
+        "_tfvecs",
+        "_vocab",
+        "_weights",
+        "format",
+        "params",
+        "settings",
+        "tools",
+    )
+
+    tools: tuple[Tool, ...]
+    params: ScoringParams
+    format: int
+    settings: str
+    _vocab: dict[str, int]
+    _offsets: array[int]
+    _docs: array[int]
+    _pairs: array[int]
+    _pair_vec: array[int]
+    _pair_doc: array[int]
+    _rank_of: array[int]
+    _tfvecs: tuple[tuple[int, ...], ...]
+    _lengths: tuple[array[int], ...]
+    _avg: tuple[float, ...]
+    _n: int
+    _keys: dict[str, tuple[int, ...]]
+    _names: list[str]
+    _ns_keys: list[str]
+    _idf: array[float]
+    _imp: array[float]
+    _max: array[float]
+    _idocs: array[int]
+    _ioffsets: array[int]
+    _weights: tuple[float, ...]
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def build(cls, tools: Sequence[Tool], params: ScoringParams | None = None) -> SearchIndex:
+        """Analyse every enabled tool and compute impacts for ``params`` (defaults if None).
+
+        Raises ConfigError when ``params`` holds a negative weight, k1 or delta, or a b
+        outside [0, 1] or for an unknown field.
+        """
+        params = ScoringParams() if params is None else params
+        _check_params(params)
+        self = cls.__new__(cls)
+        self.tools = tuple(tools)
+        self.format = INDEX_FORMAT
+        self.settings = analysis.SETTINGS
+        analysed = _analyse(self.tools)
+        self._vocab = {}
+        self._offsets = array("i", [0])
+        self._docs = array("i")
+        self._pairs = array("I")
+        for term in sorted(analysed.postings):
+            self._vocab[term] = len(self._vocab)
+            self._docs.fromlist(analysed.postings[term])
+            self._pairs.fromlist(analysed.pair_lists[term])
+            self._offsets.append(len(self._docs))
+        self._pair_vec = array("I", analysed.pair_vec)
+        self._pair_doc = array("i", analysed.pair_doc)
+        self._tfvecs = analysed.tf_vectors()
+        self._lengths = lengths = analysed.lengths
+        avg = []
+        for field_lengths in lengths:
+            used = [x for x in field_lengths if x]
+            avg.append(sum(used) / len(used) if used else 0.0)
+        self._avg = tuple(avg)
+        self._n = sum(1 for t in self.tools if t.enabled)
+        self._names = [t.name for t in self.tools]
+        # Ties break by (name, namespace): a tool's position in that order, compared as an int.
+        by_name = sorted(
+            range(len(self.tools)), key=lambda d: (self._names[d], self.tools[d].namespace, d)
+        )
+        self._rank_of = array("i", bytes(4 * len(by_name)))
+        for position, doc in enumerate(by_name):
+            self._rank_of[doc] = position
+        ns_keys: dict[str, str] = {}
+        self._ns_keys = [ns_keys.setdefault(t.namespace, _key_of(t.namespace)) for t in self.tools]
+        keys: dict[str, list[int]] = {}
+        for doc, tool in enumerate(self.tools):
+            for key in {_key_of(spelling) for spelling in (tool.name, *tool.aliases)} - {""}:
+                keys.setdefault(key, []).append(doc)
+        self._keys = {k: tuple(v) for k, v in keys.items()}
+        self._apply(params)
+        return self
+
+    def with_params(self, params: ScoringParams) -> SearchIndex:
+        """The same analysed tools scored with other parameters (no re-analysis).
+
+        Raises ConfigError like :meth:`build`.
+        """
+        _check_params(params)
+        other = SearchIndex.__new__(SearchIndex)
+        for slot in SearchIndex.__slots__:
+            setattr(other, slot, getattr(self, slot))
+        other._apply(params)
+        return other
+
+    def _scales(self, fi: int, weight: float, b: float) -> list[float]:
+        avg = self._avg[fi]
+        return [bm25f.field_scale(weight, length, avg, b) for length in self._lengths[fi]]
+
+    def _apply(self, params: ScoringParams) -> None:
+        """Compute every posting's impact for ``params`` (the only per-params work)."""
+        self.params = params
+        eff = bm25f.effective_weights(params.weights.as_dict())
+        self._weights = tuple(eff[f] for f in FIELDS)
+        docs, offsets = self._docs, self._offsets
+        pair_vec, pair_doc = self._pair_vec.tolist(), self._pair_doc.tolist()
+        pseudo: list[float] | None = None  # per pair, bm25f.pseudo_tf's sum in field order
+        for fi, field_name in enumerate(FIELDS):
+            tab = [vec[fi] for vec in self._tfvecs]
+            if self._weights[fi] <= 0.0 or not any(tab):
+                continue
+            scales = self._scales(fi, self._weights[fi], params.b_for(field_name))
+            if pseudo is None:
+                pseudo = [tab[v] * scales[d] for v, d in zip(pair_vec, pair_doc, strict=True)]
+            else:
+                pseudo = [
+                    t + tab[v] * scales[d]
+                    for t, v, d in zip(pseudo, pair_vec, pair_doc, strict=True)
+                ]
+        sat = bm25f.saturations(pseudo or [0.0] * len(pair_vec), params.k1, params.delta)
+        if 0.0 in sat:
+            # Some postings lie only in zero-weight fields: for these settings those tools do
+            # not contain the term (no posting, not counted in df).
+            idocs, ioffsets, ipairs = array("i"), array("i", [0]), array("I")
+            for t in range(len(offsets) - 1):
+                a, b = offsets[t], offsets[t + 1]
+                for d, p in zip(docs[a:b], self._pairs[a:b], strict=True):
+                    if sat[p] > 0.0:
+                        idocs.append(d)
+                        ipairs.append(p)
+                ioffsets.append(len(idocs))
+        else:
+            idocs, ioffsets, ipairs = docs, offsets, self._pairs
+        n_terms = len(ioffsets) - 1
+        idf = array(
+            "d", [bm25f.idf(ioffsets[t + 1] - ioffsets[t], self._n) for t in range(n_terms)]
+        )
+        idf_per_posting: list[float] = []
+        for t in range(n_terms):
+            idf_per_posting += repeat(idf[t], ioffsets[t + 1] - ioffsets[t])
+        # bm25f.impact's arithmetic: idf * saturation, bit for bit.
+        self._imp = array("d", [i * sat[p] for i, p in zip(idf_per_posting, ipairs, strict=True)])
+        self._idf, self._idocs, self._ioffsets = idf, idocs, ioffsets
+        imp = self._imp
+        self._max = array(
+            "d",
+            [max(imp[ioffsets[t] : ioffsets[t + 1]], default=0.0) for t in range(n_terms)],
+        )
+
+    # ------------------------------------------------------------------ views for the segment
+
+    def impacts(self) -> dict[str, tuple[array[int], array[float]]]:
+        """Per term with at least one posting: ascending tool ids and the impact in each."""
+        out: dict[str, tuple[array[int], array[float]]] = {}
+        off = self._ioffsets
+        for term, t in self._vocab.items():
+            a, b = off[t], off[t + 1]
+            if b > a:
+                out[term] = (self._idocs[a:b], self._imp[a:b])
+        return out
+
+    def name_keys(self) -> dict[str, list[int]]:
+        """:func:`analysis.name_key` of every name and alias -> tool ids (ascending).
+
+        With ``[t.name for t in tools]`` and the namespace keys this is all
+        :func:`analysis.lookup_name` needs to apply ``show``'s rules.
+        """
+        return {k: list(v) for k, v in self._keys.items()}
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    # ------------------------------------------------------------------ names
+
+    def exact_ids(self, query: str) -> list[int]:
+        """Ids of the tools ``query`` names by ``show``'s rules (disabled ones included)."""
+        return analysis.lookup_name(query, self._keys, self._names, self._ns_keys)
+
+    def resolve(self, name: str) -> Tool:
+        """The one tool ``name`` names: exact name, then name key or alias, then ``ns/tool``.
+
+        Raises AmbiguousName (listing ``namespace/name`` candidates) when several tools
+        answer, ToolNotFound with close names as suggestions when none does.
+        """
+        return self.tools[self._resolve_id(name)]
+
+    get = resolve
+
+    def _resolve_id(self, name: str) -> int:
+        ids = self.exact_ids(name)
+        if len(ids) == 1:
+            return ids[0]
+        if ids:
+            raise AmbiguousName(name, sorted(self.tools[i].qualified_name for i in ids))
+        raise ToolNotFound(name, self._suggest(name))
+
+    def _suggest(self, name: str) -> list[str]:
+        import difflib  # only on the error path
+
+        pool: dict[str, str] = {}
+        for tool in self.tools:
+            for spelling in (tool.name, tool.qualified_name, *tool.aliases):
+                pool.setdefault(spelling.casefold(), spelling)
+        wanted = name.casefold()
+        close = difflib.get_close_matches(wanted, list(pool), n=3, cutoff=0.6)
+        return [pool[c] for c in close]
+
+    # ------------------------------------------------------------------ search
+
+    def _matching_terms(self, terms: Sequence[str]) -> tuple[list[tuple[str, int]], list[str]]:
+        matched: list[tuple[str, int]] = []
+        unmatched: list[str] = []
+        off = self._ioffsets
+        for term in terms:
+            t = self._vocab.get(term)
+            if t is not None and off[t + 1] > off[t]:
+                matched.append((term, t))
+            else:
+                unmatched.append(term)
+        return matched, unmatched
+
+    def _accumulate(self, term_ids: Sequence[int]) -> dict[int, float]:
+        """Scores of every tool matching a term: impacts added in the order of ``term_ids``."""
+        off, idocs, imp = self._ioffsets, self._idocs, self._imp
+        first = term_ids[0]
+        a, b = off[first], off[first + 1]
+        acc = dict(zip(idocs[a:b], imp[a:b], strict=True))
+        get = acc.get
+        for t in term_ids[1:]:
+            a, b = off[t], off[t + 1]
+            for d, s in zip(idocs[a:b], imp[a:b], strict=True):
+                acc[d] = get(d, 0.0) + s
+        return acc
+
+    def _filter(self, namespace: str | None, tags: Sequence[str]) -> Any:
+        """A predicate on tool ids for the namespace and tag filters, or None for no filter."""
+        ns_key = _key_of(namespace) if namespace is not None else None
+        tag_keys = {_key_of(t) for t in tags} - {""}
+        if ns_key is None and not tag_keys:
+            return None
+        tools, ns_keys = self.tools, self._ns_keys
+
+        def keep(doc: int) -> bool:
+            if ns_key is not None and ns_keys[doc] != ns_key:
+                return False
+            if tag_keys:
+                have = {_key_of(t) for t in tools[doc].all_tags}
+                return tag_keys <= have
+            return True
+
+        return keep
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        *,
+        namespace: str | None = None,
+        tags: Sequence[str] | None = (),
+        min_score: float | None = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """The tools best matching ``query``: named tools first (``match="exact"``, by
+        namespace then name), then the rest by (-score, name, namespace); at most ``limit``.
+
+        ``namespace`` keeps tools of that namespace, ``tags`` tools carrying every tag given
+        (both compared by :func:`analysis.name_key`); ``min_score`` drops ranked hits scoring
+        less (a named tool is always kept). ``explain`` fills each hit's ``explanation``.
+        When no query term occurs in any enabled tool there are no hits at all.
+        ``unmatched_terms`` lists the query's words found in no tool, as written (case-folded,
+        not stemmed; see :func:`analysis.unmatched_words`).
+        """
+        pairs = analysis.query_terms(query)
+        matched, _ = self._matching_terms([term for term, _ in pairs])
+        unmatched = analysis.unmatched_words(pairs, {term for term, _ in matched})
+        if not matched or limit <= 0:
+            return SearchResult(query, (), unmatched)
+        tag_list = [tags] if isinstance(tags, str) else list(tags or ())
+        keep = self._filter(namespace, tag_list)
+        tools = self.tools
+        exact = [i for i in self.exact_ids(query) if tools[i].enabled and (keep is None or keep(i))]
+        exact.sort(key=lambda i: (tools[i].namespace, tools[i].name))
+        exact = exact[:limit]
+        ids = [t for _, t in matched]
+        hits = [(i, self._score(i, ids), "exact") for i in exact]
+        ranked = self._rank(ids, limit - len(exact), keep, min_score, set(exact))
+        hits += [(i, s, "ranked") for i, s in ranked]
+        return SearchResult(
+            query,
+            tuple(
+                Hit(
+                    tools[i],
+                    score,
+                    "exact" if kind == "exact" else "ranked",
+                    self._explain(i, matched) if explain else (),
+                )
+                for i, score, kind in hits
+            ),
+            unmatched,
+        )
+
+    def _score(self, doc: int, term_ids: Sequence[int]) -> float:
+        """One tool's score, its impacts added in the order of ``term_ids`` (0.0 if none)."""
+        off, idocs, imp = self._ioffsets, self._idocs, self._imp
+        score: float | None = None
+        for t in term_ids:
+            a, b = off[t], off[t + 1]
+            j = bisect_left(idocs, doc, a, b)
+            if j < b and idocs[j] == doc:
+                score = imp[j] if score is None else score + imp[j]
+        return 0.0 if score is None else score
+
+    def _rank(
+        self,
+        term_ids: Sequence[int],
+        k: int,
+        keep: Any,
+        min_score: float | None,
+        skip: set[int],
+    ) -> list[tuple[int, float]]:
+        """The k best tools for the terms (query order), except ``skip``: see :meth:`_top`."""
+        if k <= 0:
+            return []
+        off = self._ioffsets
+        sizes = [off[t + 1] - off[t] for t in term_ids]
+        if len(term_ids) > 1 and sum(sizes) >= _PRUNE_MIN_POSTINGS:
+            return self._rank_pruned(term_ids, sizes, k, keep, min_score, skip)
+        acc = self._accumulate(term_ids)
+        for doc in skip:
+            acc.pop(doc, None)
+        return self._top(acc, k, keep, min_score)
+
+    def _rank_pruned(
+        self,
+        term_ids: Sequence[int],
+        sizes: Sequence[int],
+        k: int,
+        keep: Any,
+        min_score: float | None,
+        skip: set[int],
+    ) -> list[tuple[int, float]]:
+        """:meth:`_rank` without scanning the postings of terms that cannot change the top k.
+
+        MaxScore (Turtle and Flood, 1995) in query order: after each term, if the k-th best
+        partial score (a lower bound of the k-th best final score, impacts being positive)
+        exceeds the sum of the largest impacts of the terms still to come, no tool that has
+        not matched yet can reach the top k, nor can a tool whose partial score plus that sum
+        stays below it. The remaining terms then only update the surviving candidates (by
+        binary search), still in query order, so scores are bit for bit those of a full scan.
+        A relative margin of 1e-9 keeps float rounding on the safe side.
+        """
+        off, idocs, imp, maxes = self._ioffsets, self._idocs, self._imp, self._max
+        rest = [0.0] * (len(term_ids) + 1)
+        later = [0] * (len(term_ids) + 1)
+        for j in range(len(term_ids) - 1, -1, -1):
+            rest[j] = rest[j + 1] + maxes[term_ids[j]]
+            later[j] = later[j + 1] + sizes[j]
+        acc: dict[int, float] = {}
+        for j, t in enumerate(term_ids):
+            a, b = off[t], off[t + 1]
+            if acc:
+                get = acc.get
+                for d, s in zip(idocs[a:b], imp[a:b], strict=True):
+                    acc[d] = get(d, 0.0) + s
+            else:
+                acc = dict(zip(idocs[a:b], imp[a:b], strict=True))
+            if j + 1 == len(term_ids) or later[j + 1] <= len(acc):
+                continue  # checking would cost more than the scan it could save
+            theta = self._kth(acc, k, keep, skip)
+            if theta is None or rest[j + 1] >= theta * _PRUNE_MARGIN:
+                continue
+            floor = theta * _PRUNE_MARGIN - rest[j + 1]
+            survivors = {
+                d: score
+                for d, score in acc.items()
+                if score >= floor and d not in skip and (keep is None or keep(d))
+            }
+            if len(survivors) * (len(term_ids) - j - 1) * 3 > later[j + 1]:
+                continue  # too many ties at the cut-off: scanning is cheaper than lookups
+            for t2 in term_ids[j + 1 :]:
+                a, b = off[t2], off[t2 + 1]
+                for d in survivors:
+                    i = bisect_left(idocs, d, a, b)
+                    if i < b and idocs[i] == d:
+                        survivors[d] += imp[i]
+            return self._top(survivors, k, None, min_score)
+        for doc in skip:
+            acc.pop(doc, None)
+        return self._top(acc, k, keep, min_score)
+
+    def _kth(self, acc: dict[int, float], k: int, keep: Any, skip: set[int]) -> float | None:
+        """The k-th largest score of ``acc`` among the tools that may be returned, if any."""
+        scores: Collection[float]
+        if keep is None and not skip:
+            scores = acc.values()
+        else:
+            scores = [s for d, s in acc.items() if d not in skip and (keep is None or keep(d))]
+        if len(scores) < k:
+            return None
+        return heapq.nlargest(k, scores)[-1]
+
+    def _top(
+        self,
+        acc: dict[int, float],
+        k: int,
+        keep: Any = None,
+        min_score: float | None = None,
+    ) -> list[tuple[int, float]]:
+        """The k best (doc, score) of ``acc`` that pass the filters, ties by name, namespace."""
+        if k <= 0:
+            return []
+        if keep is not None or min_score is not None:
+            acc = {
+                d: s
+                for d, s in acc.items()
+                if (keep is None or keep(d)) and (min_score is None or s >= min_score)
+            }
+        if len(acc) <= k:
+            items = list(acc.items())
+        else:
+            # Every tool tied with the k-th score stays in, so that names decide the ties.
+            threshold = heapq.nlargest(k, acc.values())[-1]
+            items = [(d, s) for d, s in acc.items() if s >= threshold]
+        rank = self._rank_of
+        items.sort(key=lambda ds: (-ds[1], rank[ds[0]]))
+        return items[:k]
+
+    def _doc_scales(self, doc: int) -> list[float]:
+        params = self.params
+        return [
+            bm25f.field_scale(w, self._lengths[fi][doc], self._avg[fi], params.b_for(f))
+            if w > 0.0
+            else 0.0
+            for fi, (f, w) in enumerate(zip(FIELDS, self._weights, strict=True))
+        ]
+
+    def _explain(
+        self, doc: int, matched: Sequence[tuple[str, int]]
+    ) -> tuple[TermContribution, ...]:
+        """Each matched term's share of the hit's score, split across the fields it occurs in.
+
+        A term's impact ``idf * ((k1+1) tf~ / (k1 + tf~) + delta)`` is divided among its
+        fields in proportion to their parts ``tf_f * w_f / B_f`` of ``tf~``, so idf, the
+        saturation and the BM25+ delta are all attributed pro rata: the contributions of a
+        hit add up to its score (up to float rounding).
+        """
+        scales = self._doc_scales(doc)
+        out: list[TermContribution] = []
+        for term, t in matched:
+            a, b = self._ioffsets[t], self._ioffsets[t + 1]
+            j = bisect_left(self._idocs, doc, a, b)
+            if j == b or self._idocs[j] != doc:
+                continue
+            p = bisect_left(self._docs, doc, self._offsets[t], self._offsets[t + 1])
+            vec = self._tfvecs[self._pair_vec[self._pairs[p]]]
+            total = bm25f.pseudo_tf(vec, scales)
+            for fi, field_name in enumerate(FIELDS):
+                tf = vec[fi]
+                if not tf or scales[fi] <= 0.0:
+                    continue
+                out.append(
+                    TermContribution(
+                        term=term,
+                        field=field_name,
+                        tf=float(tf),
+                        idf=self._idf[t],
+                        length_norm=bm25f.length_norm(
+                            self._lengths[fi][doc], self._avg[fi], self.params.b_for(field_name)
+                        ),
+                        weight=self._weights[fi],
+                        score=self._imp[j] * (tf * scales[fi]) / total,
+                    )
+                )
+        return tuple(out)
+
+    # ------------------------------------------------------------------ similar, browse
+
+    def similar(self, name: str, limit: int = 5) -> list[Similar]:
+        """Tools sharing weighted terms with the tool ``name`` names (itself excluded).
+
+        The tool's own terms form the query, each weighted by its saturated pseudo term
+        frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)``; another tool scores the sum of
+        weight x impact over the terms they share. ``shared_terms`` lists those terms, most
+        contributing first. Raises like :meth:`resolve`.
+        """
+        doc = self._resolve_id(name)
+        fields = field_terms(self.tools[doc])
+        vecs: dict[str, list[int]] = {}
+        for fi, terms in enumerate(fields):
+            for term in terms:
+                vecs.setdefault(term, [0] * len(FIELDS))[fi] += 1
+        params = self.params
+        scales = [
+            bm25f.field_scale(w, len(fields[fi]), self._avg[fi], params.b_for(f))
+            if w > 0.0
+            else 0.0
+            for fi, (f, w) in enumerate(zip(FIELDS, self._weights, strict=True))
+        ]
+        acc: dict[int, float] = {}
+        parts: dict[int, list[tuple[float, str]]] = {}
+        off, idocs, imp = self._ioffsets, self._idocs, self._imp
+        k1 = params.k1
+        for term in sorted(vecs):
+            t = self._vocab.get(term)
+            tf = bm25f.pseudo_tf(vecs[term], scales)
+            if t is None or tf <= 0.0:
+                continue
+            weight = bm25f.saturate(tf, k1, 0.0)
+            a, b = off[t], off[t + 1]
+            for d, s in zip(idocs[a:b], imp[a:b], strict=True):
+                if d != doc:
+                    contribution = weight * s
+                    acc[d] = acc.get(d, 0.0) + contribution
+                    parts.setdefault(d, []).append((contribution, term))
+        best = self._top(acc, limit)
+        return [
+            Similar(
+                self.tools[d],
+                score,
+                tuple(term for _, term in sorted(parts[d], key=lambda ct: (-ct[0], ct[1]))),
+            )
+            for d, score in best
+        ]
+
+    def categories(self) -> list[Category]:
+        """Namespaces of the enabled tools, by name: tool and deferred counts, top 5 tags
+        (most common first, ties by tag)."""
+        counts: dict[str, list[int]] = {}
+        tag_counts: dict[str, Counter[str]] = {}
+        for tool in self.tools:
+            if not tool.enabled:
+                continue
+            c = counts.setdefault(tool.namespace, [0, 0])
+            c[0] += 1
+            c[1] += tool.defer
+            tag_counts.setdefault(tool.namespace, Counter()).update(tool.all_tags)
+        out = []
+        for ns in sorted(counts):
+            top = sorted(tag_counts[ns].items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_TAGS]
+            out.append(Category(ns, counts[ns][0], counts[ns][1], tuple(t for t, _ in top)))
+        return out
+
+    def summaries(self, deferred: bool | None = True) -> list[Tool]:
+        """Enabled tools in catalog order: only deferred ones (True), all (None), or only
+        the ones not deferred (False)."""
+        return [t for t in self.tools if t.enabled and (deferred is None or t.defer == deferred)]
