@@ -17,9 +17,36 @@ from toolfind.cli import app
 runner = CliRunner()
 CATALOG = str(SHIPPED)
 WORDS = [
-    "compress", "file", "read_file", "files/read_file", "git", "commit", "email", "send", "calendar",
-    "event", "S3", "bucket", "upload", "matrix", "factorial", "weather", "forecast", "zip", "http",
-    "GET", "the", "a", "xyzzy", "日本語", "query", "database", "delete", "list", "search", "web",
+    "compress",
+    "file",
+    "read_file",
+    "files/read_file",
+    "git",
+    "commit",
+    "email",
+    "send",
+    "calendar",
+    "event",
+    "S3",
+    "bucket",
+    "upload",
+    "matrix",
+    "factorial",
+    "weather",
+    "forecast",
+    "zip",
+    "http",
+    "GET",
+    "the",
+    "a",
+    "xyzzy",
+    "日本語",
+    "query",
+    "database",
+    "delete",
+    "list",
+    "search",
+    "web",
 ]
 
 
@@ -51,7 +78,9 @@ def test_fast_path_answers_only_when_warm(capsys: pytest.CaptureFixture[str]) ->
     assert fast(args, capsys) == expected
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
     limit=st.integers(min_value=1, max_value=12),
@@ -67,7 +96,9 @@ def test_search_output_is_byte_identical(
     assert fast(args, capsys) == expected
 
 
-def test_show_output_is_byte_identical_for_every_tool(warm: None, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_output_is_byte_identical_for_every_tool(
+    warm: None, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     rows = json.loads(slow(["list", "-c", CATALOG, "--json"]))
@@ -84,7 +115,9 @@ def test_a_changed_catalog_is_never_answered_from_the_old_segment(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cat = tmp_path / "c.jsonl"
-    cat.write_text('{"name": "alpha_tool", "description": "Alpha does things."}\n', encoding="utf-8")
+    cat.write_text(
+        '{"name": "alpha_tool", "description": "Alpha does things."}\n', encoding="utf-8"
+    )
     args = ["search", "alpha", "-c", str(cat), "--json"]
     slow(args)
     assert fast(args, capsys) is not None
@@ -95,10 +128,14 @@ def test_a_changed_catalog_is_never_answered_from_the_old_segment(
     assert "alpha_two" in slow(args)
 
 
-def test_a_new_file_in_a_catalog_directory_invalidates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_new_file_in_a_catalog_directory_invalidates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     d = tmp_path / "cats"
     d.mkdir()
-    (d / "a.jsonl").write_text('{"name": "alpha_tool", "description": "Alpha."}\n', encoding="utf-8")
+    (d / "a.jsonl").write_text(
+        '{"name": "alpha_tool", "description": "Alpha."}\n', encoding="utf-8"
+    )
     args = ["search", "alpha", "-c", str(d), "--json"]
     slow(args)
     assert fast(args, capsys) is not None
@@ -117,5 +154,7 @@ def test_a_new_file_in_a_catalog_directory_invalidates(tmp_path: Path, capsys: p
         ["search", "-k", "0", "file", "--json"],
     ],
 )
-def test_anything_else_falls_back(warm: None, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+def test_anything_else_falls_back(
+    warm: None, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
     assert fast([*args, "-c", CATALOG], capsys) is None

@@ -64,11 +64,12 @@ def toolfind_version() -> str:
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
-    from toolfind import analysis
+    from toolfind import analysis, index
 
     return (
-        f"toolfind {toolfind_version()} format {FORMAT_VERSION} "
-        f"analysis {analysis.SETTINGS} {params.fingerprint()} max_file_size {max_file_size}"
+        f"toolfind {toolfind_version()} format {FORMAT_VERSION}/{index.INDEX_FORMAT}/"
+        f"{segment.FORMAT} analysis {analysis.SETTINGS} {params.fingerprint()} "
+        f"max_file_size {max_file_size}"
     )
 
 
@@ -107,6 +108,8 @@ def load_index(
     if loaded is None:
         loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
         store.write_index(key, loaded)
+    elif run_key is not None:
+        store.ensure_segment(key, loaded)
     if run_key is not None:
         store.remember_run(manifest, run_key, key, _dir_stats(paths), stats, digests)
     return loaded
@@ -291,6 +294,27 @@ class CacheStore:
         data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
         if self._write(self.path(key, ".pickle"), data):
             self._write(self.path(key, ".seg"), segment.encode(loaded.index, loaded.findings))
+
+    def ensure_segment(self, key: str, loaded: Loaded) -> None:
+        """Rewrite the segment of a cached index when it is missing, corrupt or foreign.
+
+        Only the fast path reads segments; without this a bad one (or one a full disk kept
+        from being written) would silently disable the fast path for as long as the pickle
+        stays valid.
+        """
+        path = self.path(key, ".seg")
+        try:
+            with open(path, "rb") as fh:
+                reason = safe_to_load(path, os.fstat(fh.fileno()))
+                if reason is None:
+                    segment.Segment(fh)
+                    return
+                self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
+        except FileNotFoundError:
+            pass
+        except (OSError, EOFError, ValueError, TypeError, KeyError) as exc:
+            self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
+        self._write(path, segment.encode(loaded.index, loaded.findings))
 
     def remember_run(
         self,

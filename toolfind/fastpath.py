@@ -169,26 +169,24 @@ def _exact_ids(seg: segment.Segment, query: str) -> list[int]:
 
 
 def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple[str, str] | None:
-    from toolfind.analysis import analyze_query
+    from toolfind.analysis import query_terms, unmatched_words
 
     acc: dict[int, float] = {}
-    unmatched: list[str] = []
-    matched = False
-    for term in dict.fromkeys(analyze_query(query)):
+    pairs = query_terms(query)
+    matched: list[str] = []
+    for term, _ in pairs:
         postings = seg.postings(term)
         if postings is None or not len(postings[0]):
-            unmatched.append(term)
             continue
-        matched = True
+        matched.append(term)
         ids, scores = postings
         get = acc.get
         for j in range(len(ids)):
             doc = ids[j]
             acc[doc] = get(doc, 0.0) + scores[j]
+    unmatched = list(unmatched_words(pairs, matched))
     if not matched:
         return segment.render_search(query, [], unmatched), segment.unmatched_hint(unmatched)
-    # As the index does: a whole-identifier term whose parts matched is no news to the user.
-    unmatched = [t for t in unmatched if "_" not in t]
     for doc in seg.disabled:
         acc.pop(doc, None)
     exact = _exact_ids(seg, query)
@@ -232,4 +230,4 @@ def _show(seg: segment.Segment, name: str) -> tuple[str, str] | None:
     ids = _exact_ids(seg, name) or []
     if len(ids) != 1:
         return None  # a miss, an ambiguity or a disabled tool: the Typer path explains it
-    return seg.doc(ids[0])[3], ""
+    return segment.indent(seg.doc(ids[0])[3]), ""

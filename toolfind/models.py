@@ -6,7 +6,7 @@ third-party package, so importing it costs nothing on the hot path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -176,6 +176,15 @@ class SearchResult:
     query: str
     hits: tuple[Hit, ...]
     unmatched_terms: tuple[str, ...] = ()
+
+    def __iter__(self) -> Iterator[Hit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def __getitem__(self, position: int) -> Hit:
+        return self.hits[position]
 
 
 @dataclass(frozen=True, slots=True)

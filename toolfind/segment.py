@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAGIC = b"TFSEG\x01\n\x00"
-FORMAT = 1
+FORMAT = 2
 _U64 = 8
 
 
@@ -126,55 +126,106 @@ def json_str(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def json_str_list(items: list[str], indent: str) -> str:
-    """A list of strings as ``json.dumps(..., indent=2)`` renders it at ``indent``."""
-    if not items:
-        return "[]"
-    inner = indent + "  "
-    return "[\n" + ",\n".join(inner + json_str(s) for s in items) + "\n" + indent + "]"
+def indent(compact: str) -> str:
+    """Re-indent compact JSON (``separators=(",", ":")``) exactly as ``json.dumps(indent=2)``.
+
+    The build stores compact JSON because ``json.dumps`` with ``indent`` runs the pure-Python
+    encoder (minutes for 100k tools); re-indenting only the few records a query prints is cheap.
+    """
+    out: list[str] = []
+    depth = 0
+    i, n = 0, len(compact)
+    while i < n:
+        ch = compact[i]
+        if ch == '"':
+            j = i + 1
+            while True:
+                j = compact.index('"', j)
+                backslashes = 0
+                k = j - 1
+                while compact[k] == "\\":
+                    backslashes += 1
+                    k -= 1
+                if backslashes % 2 == 0:
+                    break
+                j += 1
+            out.append(compact[i : j + 1])
+            i = j + 1
+            continue
+        if ch in "{[":
+            closer = "}" if ch == "{" else "]"
+            if i + 1 < n and compact[i + 1] == closer:
+                out.append(ch + closer)
+                i += 2
+                continue
+            depth += 1
+            out.append(ch + "\n" + "  " * depth)
+        elif ch in "}]":
+            depth -= 1
+            out.append("\n" + "  " * depth + ch)
+        elif ch == ",":
+            out.append(",\n" + "  " * depth)
+        elif ch == ":":
+            out.append(": ")
+        else:
+            j = i
+            while j < n and compact[j] not in '"{}[],:':
+                j += 1
+            out.append(compact[i:j])
+            i = j
+            continue
+        i += 1
+    return "".join(out)
 
 
 def render_search(query: str, hits: list[str], unmatched: list[str]) -> str:
-    """The search document around already rendered hits (see ``hit_pieces``)."""
-    hits_text = "[\n" + ",\n".join(hits) + "\n  ]" if hits else "[]"
-    return (
-        '{\n  "query": '
+    """The search document, as the Typer path prints it, around compact hits."""
+    terms = ",".join(json_str(t) for t in unmatched)
+    return indent(
+        '{"query":'
         + json_str(query)
-        + ',\n  "hits": '
-        + hits_text
-        + ',\n  "unmatched_terms": '
-        + json_str_list(unmatched, "  ")
-        + "\n}"
+        + ',"hits":['
+        + ",".join(hits)
+        + '],"unmatched_terms":['
+        + terms
+        + "]}"
     )
 
 
 def render_hit(
     pieces: tuple[str, str, str, str, bool], score: float, match: str, schema: bool
 ) -> str:
+    """One hit in compact JSON, from the pieces ``hit_pieces`` stored."""
     head, mid, tail, schema_piece, deferred = pieces
     text = head + repr(round(score, 6)) + mid + json_str(match) + tail
     if schema or deferred:
         text += schema_piece
-    return text + "\n    }"
+    return text + "}"
 
 
 # -- writing ------------------------------------------------------------------------------------
 
 
+def compact(document: Any) -> str:
+    """Compact JSON through the C encoder (``indent`` would force the Python one)."""
+    import json
+
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
+
+
 def hit_pieces(tool: Any) -> tuple[str, str, str, str, bool]:
-    """Split the Typer path's own rendering of a hit around its score and match."""
+    """Split the compact rendering of a hit around its score and match (and schema)."""
     from toolfind import wire
     from toolfind.models import Hit
 
     record = wire.hit_record(Hit(tool=tool, score=0.0), include_schema=True)
     record["score"] = "\0SCORE\0"
     record["match"] = "\0MATCH\0"
-    text = "\n".join("    " + line for line in wire.dumps(record).split("\n"))
+    text = compact(record)
     head, _, rest = text.partition('"\\u0000SCORE\\u0000"')
     mid, _, rest = rest.partition('"\\u0000MATCH\\u0000"')
-    schema_at = rest.index(',\n      "schema": ')
-    tail, schema_piece = rest[:schema_at], rest[schema_at:]
-    schema_piece = schema_piece[: schema_piece.rindex("\n    }")]
+    schema_at = rest.rindex(',"schema":')
+    tail, schema_piece = rest[:schema_at], rest[schema_at:-1]
     return (head, mid, tail, schema_piece, bool(tool.defer))
 
 
@@ -216,7 +267,7 @@ def encode(index: Any, findings: Any = ()) -> bytes:
     name_table = table([marshal.dumps(b) for b in name_buckets])
     doc_table = table(
         [
-            marshal.dumps((t.name, t.namespace, hit_pieces(t), wire.dumps(wire.tool_document(t))))
+            marshal.dumps((t.name, t.namespace, hit_pieces(t), compact(wire.tool_document(t))))
             for t in tools
         ]
     )

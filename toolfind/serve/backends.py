@@ -214,6 +214,26 @@ def clean_text(text: str, limit: int = MAX_DESCRIPTION) -> str:
     return cleaned
 
 
+def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
+    strings, at any depth, are cleaned like tool descriptions; everything else is as sent.
+
+    A model reads parameter descriptions as closely as the tool's own, so they are the same
+    hiding place for prompt injection. Property names, enums and defaults stay untouched:
+    the backend expects them verbatim.
+    """
+
+    def clean(obj: dict[str, Any]) -> dict[str, Any]:
+        for key, limit in (("description", MAX_DESCRIPTION), ("title", 200)):
+            if isinstance(obj.get(key), str):
+                obj[key] = clean_text(obj[key], limit)
+        return obj
+
+    # A JSON round trip copies at any depth (the SDK parses messages at most 200 deep).
+    cleaned: dict[str, Any] = json.loads(json.dumps(document), object_hook=clean)
+    return cleaned
+
+
 def assign_names(
     tools: Sequence[tuple[str, str]], separator: str = "__", reserved: Collection[str] = ()
 ) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
@@ -909,12 +929,12 @@ def _to_tool(server: str, exposed: str, item: _Listed) -> Tool:
     return Tool(
         name=exposed,
         description=clean_text(raw.get("description") or ""),
-        parameters=raw["inputSchema"],
+        parameters=clean_descriptions(raw["inputSchema"]),
         namespace=server,
-        annotations=dict(annotations) if isinstance(annotations, dict) else {},
+        annotations=clean_descriptions(annotations) if isinstance(annotations, dict) else {},
         aliases=(item.name,),
         title=clean_text(title, 200) if isinstance(title, str) else None,
-        output_schema=output_schema if isinstance(output_schema, dict) else None,
+        output_schema=clean_descriptions(output_schema) if isinstance(output_schema, dict) else None,
         source=Source(file=f"mcp://{server}", pointer=f"/tools/{item.position}"),
         original=raw,
     )

@@ -18,6 +18,11 @@ from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 
 MAX_LIMIT = 100
+#: Longer queries are refused, not searched: analysing megabytes of text (CJK bigrams above
+#: all) would hold the event loop for seconds, and a task is described in a few words.
+MAX_QUERY = 2000
+#: Longer tool names are refused before lookup, so an error never echoes megabytes back.
+MAX_NAME = 1000
 NAMESPACES_IN_DESCRIPTION = 24
 
 SEARCH, SIMILAR, CATEGORIES, GET, CALL = (
@@ -309,6 +314,11 @@ def resolve(index: Any, name: str) -> Tool:
     """``show``'s lookup; a miss or an ambiguous name becomes a ToolCallError."""
     if not name.strip():
         raise ToolCallError("'name' is empty: give a tool name as search returned it.")
+    if len(name) > MAX_NAME:
+        raise ToolCallError(
+            f"No tool named {name[:60]!r}... ({len(name)} characters): "
+            "give a tool name as search returned it."
+        )
     try:
         tool: Tool = index.resolve(name)
     except (ToolNotFound, AmbiguousName) as exc:
@@ -321,6 +331,11 @@ def search(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     if not query.strip():
         raise ToolCallError(
             "'query' is empty: describe the tool you need in a few words, e.g. 'compress a file'."
+        )
+    if len(query) > MAX_QUERY:
+        raise ToolCallError(
+            f"'query' is too long ({len(query)} characters; at most {MAX_QUERY}): describe the "
+            "tool you need in a few words, e.g. 'compress a file'."
         )
     limit = int_argument(args, "limit", 10)
     namespace = text_argument(args, "namespace")
