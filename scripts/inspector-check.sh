@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Drive `toolfind serve-mcp` with the MCP Inspector's CLI mode, over the shipped catalogs and as a
+# proxy in front of the npm reference server @modelcontextprotocol/server-everything.
+# Needs node/npm and an installed `toolfind` on PATH. Exits non-zero on the first failed check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TOOLFIND_CACHE_DIR="$work/cache"
+
+(cd "$work" && npm install --silent --no-audit --no-fund \
+  @modelcontextprotocol/inspector@0.21 @modelcontextprotocol/server-everything@2026.8.31 >/dev/null)
+inspector="$work/node_modules/.bin/mcp-inspector"
+everything="$work/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+cat >"$work/servers.json" <<JSON
+{"mcpServers": {"everything": {"command": "node", "args": ["$everything", "stdio"]}}}
+JSON
+
+check() {  # check NAME EXPECTED-TEXT -- COMMAND...
+  local name=$1 expected=$2
+  shift 3
+  local out
+  out=$(timeout 120 "$inspector" --cli "$@" 2>&1) || { echo "inspector: $name: failed"; echo "$out"; exit 1; }
+  if ! grep -qF -- "$expected" <<<"$out"; then
+    echo "inspector: $name: expected '$expected' in:"; echo "$out" | head -40; exit 1
+  fi
+  echo "inspector: $name: ok"
+}
+
+cat_args=(toolfind serve-mcp -c "$repo/catalogs")
+check "catalogs tools/list" '"name": "proxy_search_tools"' -- "${cat_args[@]}" --method tools/list
+check "catalogs search_tools" 'compress_file' -- "${cat_args[@]}" \
+  --method tools/call --tool-name proxy_search_tools --tool-arg "query=compress a file"
+proxy_args=(toolfind serve-mcp -c "$repo/catalogs" --servers "$work/servers.json")
+check "proxy tools/list (direct)" '"name": "everything__echo"' -- "${proxy_args[@]}" --exposure direct --method tools/list
+check "proxy search_tools" 'everything__echo' -- "${proxy_args[@]}" \
+  --method tools/call --tool-name proxy_search_tools --tool-arg "query=echo message"
+check "proxy call (search exposure)" 'Echo: hello proxy' -- "${proxy_args[@]}" \
+  --method tools/call --tool-name everything__echo --tool-arg "message=hello proxy"
+check "proxy call_tool" 'Echo: via call_tool' -- "${proxy_args[@]}" \
+  --method tools/call --tool-name proxy_call_tool --tool-arg "name=everything/echo" \
+  --tool-arg 'arguments={"message": "via call_tool"}'
