@@ -926,6 +926,8 @@ def _to_tool(server: str, exposed: str, item: _Listed) -> Tool:
     if title is None and isinstance(annotations, dict):
         title = annotations.get("title")
     output_schema = raw.get("outputSchema")
+    if isinstance(output_schema, dict):
+        output_schema = clean_descriptions(output_schema)
     return Tool(
         name=exposed,
         description=clean_text(raw.get("description") or ""),
@@ -934,7 +936,7 @@ def _to_tool(server: str, exposed: str, item: _Listed) -> Tool:
         annotations=clean_descriptions(annotations) if isinstance(annotations, dict) else {},
         aliases=(item.name,),
         title=clean_text(title, 200) if isinstance(title, str) else None,
-        output_schema=clean_descriptions(output_schema) if isinstance(output_schema, dict) else None,
+        output_schema=output_schema if isinstance(output_schema, dict) else None,
         source=Source(file=f"mcp://{server}", pointer=f"/tools/{item.position}"),
         original=raw,
     )

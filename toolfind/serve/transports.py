@@ -146,6 +146,10 @@ async def run_http(
         lifespan="on",
         log_level=options.log_level,
         timeout_graceful_shutdown=2,
+        # Longer than clients' idle-connection expiry (httpx: 5 s, uvicorn's default too):
+        # otherwise the server may close a pooled connection just as a client reuses it,
+        # and that request fails with a read error.
+        timeout_keep_alive=30,
     )
     userver = uvicorn.Server(config)
     handle = HttpHandle(address.url(port), port, lambda: setattr(userver, "should_exit", True))
