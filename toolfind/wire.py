@@ -7,7 +7,7 @@ both share one schema. Changing a key here is a CHANGELOG entry.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from toolfind.models import (
@@ -254,11 +254,27 @@ def category_record(category: Category) -> dict[str, Any]:
     }
 
 
-def categories_record(categories: Sequence[Category]) -> dict[str, Any]:
+def categories_record(
+    categories: Sequence[Category], backends: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Namespaces with counts. ``backends`` (server name -> status with ``available`` and
+    ``detail``) adds ``available`` (and ``detail`` when down) to the backends' namespaces, and
+    lists a backend that has no tools (it never started) with a count of 0."""
+    records = [category_record(c) for c in categories]
+    if backends:
+        by_name = {r["name"]: r for r in records}
+        for name, status in sorted(backends.items()):
+            record = by_name.get(name)
+            if record is None:
+                record = {"name": name, "tool_count": 0, "deferred_count": 0, "tags": []}
+                records.append(record)
+            record["available"] = bool(status.available)
+            if not status.available:
+                record["detail"] = str(status.detail)
     return {
-        "categories": [category_record(c) for c in categories],
-        "total_categories": len(categories),
-        "total_tools": sum(c.tool_count for c in categories),
+        "categories": records,
+        "total_categories": len(records),
+        "total_tools": sum(r["tool_count"] for r in records),
     }
 
 

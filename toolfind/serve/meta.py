@@ -117,6 +117,11 @@ CATEGORIES_OUTPUT = {
                     "tool_count": {"type": "integer"},
                     "deferred_count": {"type": "integer"},
                     "tags": _STRINGS,
+                    "available": {
+                        "type": "boolean",
+                        "description": "Backend servers only: false while the server is down.",
+                    },
+                    "detail": {"type": "string", "description": "Why a backend is unavailable."},
                 },
                 "required": list(wire.CATEGORY_KEYS),
             },
@@ -363,8 +368,10 @@ def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     return wire.similar_tools_record(tool, index.similar(tool.qualified_name, limit))
 
 
-def categories(index: Any) -> dict[str, Any]:
-    return wire.categories_record(index.categories())
+def categories(index: Any, backends: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Namespaces with counts; a backend server's namespace also says whether it is available
+    (a server that never started has no tools, so it is listed with none)."""
+    return wire.categories_record(index.categories(), backends or {})
 
 
 def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -213,7 +213,7 @@ class Discovery:
         if metatool.key == meta.SIMILAR:
             return record_result(meta.similar(index, args))
         if metatool.key == meta.CATEGORIES:
-            return record_result(meta.categories(index))
+            return record_result(meta.categories(index, self.backends.status()))
         if metatool.key == meta.GET:
             return record_result(meta.get_tool(index, args))
         target = meta.text_argument(args, "name", required=True) or ""
