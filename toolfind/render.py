@@ -21,7 +21,7 @@ from toolfind.models import Category, Finding, SearchResult, Similar, Tool
 
 def _out() -> Console:
     # Built per call so that tests capturing sys.stdout see the output.
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
 
 
 def _tags(tags: Sequence[str]) -> str:

@@ -1,0 +1,505 @@
+"""The index cache: a corrupt, foreign or hostile cache file is a miss (one line on stderr, a
+rebuild, the right answer), an unwritable cache directory or a full disk only costs speed, and
+concurrent builders leave exactly one valid cache file and no temporary files behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from toolfind import cache, fastpath, segment
+from toolfind.cli import app
+from toolfind.models import FieldWeights, ScoringParams
+
+runner = CliRunner()
+QUERY = "read a file"
+TOOLS = [
+    {"name": "read_file", "description": "Read a text file from disk and return its contents."},
+    {"name": "write_file", "description": "Write text to a file on disk, replacing it."},
+    {"name": "send_email", "description": "Send an email message to a recipient."},
+]
+OTHER = [{"name": "launch_rocket", "description": "Launch a rocket: read a file of coordinates."}]
+
+
+@pytest.fixture
+def cat() -> Path:
+    """A small catalog directory (relative to the test's working directory)."""
+    root = Path("cat")
+    root.mkdir()
+    (root / "a.json").write_text(json.dumps(TOOLS), encoding="utf-8")
+    (root / "b.yaml").write_text(
+        "- name: compress_file\n  description: Compress a file into a zip archive.\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+def load(cat: Path, **kwargs: Any) -> tuple[cache.Loaded, list[str]]:
+    said: list[str] = []
+    loaded = cache.load_index([cat], warn=said.append, **kwargs)
+    return loaded, said
+
+
+def names(loaded: cache.Loaded) -> list[str]:
+    return sorted(t.name for t in loaded.index.tools)
+
+
+def only(root: Path, suffix: str) -> Path:
+    (found,) = root.glob(f"*{suffix}")
+    return found
+
+
+def search(cat: Path) -> tuple[str, str]:
+    result = runner.invoke(app, ["search", QUERY, "-c", str(cat), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    return result.stdout, result.stderr
+
+
+def hits(stdout: str) -> list[str]:
+    return [h["name"] for h in json.loads(stdout)["hits"]]
+
+
+def temporaries(root: Path) -> list[str]:
+    return [p.name for p in root.iterdir() if p.name.endswith(".tmp")] if root.is_dir() else []
+
+
+def test_cache_dir_is_created_private_and_files_are_owner_only(cat: Path, isolated: Path) -> None:
+    loaded, said = load(cat, run_key=("k",))
+    assert not loaded.from_cache and said == []
+    assert stat.S_IMODE(isolated.stat().st_mode) == 0o700
+    for path in isolated.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    again, said = load(cat, run_key=("k",))
+    assert again.from_cache and said == [] and names(again) == names(loaded)
+
+
+def _old_format(key: str) -> bytes:
+    return pickle.dumps({"format": cache.FORMAT_VERSION - 1, "key": key, "index": None})
+
+
+def _other_version(key: str) -> bytes:
+    payload = {"format": cache.FORMAT_VERSION, "version": "0.0.1", "key": key}
+    return pickle.dumps({**payload, "index": None, "findings": [], "files": []})
+
+
+def _missing_class(key: str) -> bytes:
+    # An index class that an older toolfind had and this one does not.
+    return b"\x80\x04\x8c\x0etoolfind.index\x8c\x08OldIndex\x93)R."
+
+
+CORRUPT = {
+    "truncated": lambda good, key: good[: len(good) // 2],
+    "random-bytes": lambda good, key: hashlib.sha512(b"noise").digest() * 64,
+    "empty": lambda good, key: b"",
+    "old-format-version": lambda good, key: _old_format(key),
+    "other-toolfind-version": lambda good, key: _other_version(key),
+    "class-no-longer-exists": lambda good, key: _missing_class(key),
+    "not-a-dict": lambda good, key: pickle.dumps([1, 2, 3]),
+}
+
+
+@pytest.mark.parametrize("fault", list(CORRUPT))
+def test_corrupt_pickle_is_a_miss_rebuilt_with_one_line(
+    cat: Path, isolated: Path, fault: str
+) -> None:
+    first, _ = load(cat)
+    path = only(isolated, ".pickle")
+    path.write_bytes(CORRUPT[fault](path.read_bytes(), first.key))
+    loaded, said = load(cat)
+    assert not loaded.from_cache and names(loaded) == names(first)
+    assert len(said) == 1 and str(path) in said[0] and "rebuilding" in said[0], said
+    healed, said = load(cat)
+    assert healed.from_cache and said == []
+
+
+class _Evil:
+    def __init__(self, func: Any, *args: Any) -> None:
+        self.call = (func, args)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self.call
+
+
+def _proto4_global(module: str, name: str, arg: str) -> bytes:
+    """STACK_GLOBAL of a dotted name (which find_class resolves attribute by attribute)."""
+
+    def short(text: str) -> bytes:
+        data = text.encode()
+        return b"\x8c" + bytes([len(data)]) + data
+
+    return b"\x80\x04" + short(module) + short(name) + b"\x93" + short(arg) + b"\x85R."
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        "os.system",
+        "builtins.exec",
+        "builtins.eval",
+        "subprocess.Popen",
+        "dotted-class",
+        "dotted-globals",
+    ],
+)
+def test_pickle_that_would_run_code_is_refused_and_runs_nothing(
+    cat: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch, payload: str
+) -> None:
+    expected = search(cat)[0]
+    marker = Path("marker").resolve()
+    touch = f"open({str(marker)!r}, 'w').close()"
+    evil = {
+        "os.system": lambda: _Evil(os.system, f"touch {marker}"),
+        "builtins.exec": lambda: _Evil(exec, touch),
+        "builtins.eval": lambda: _Evil(eval, touch),
+        "subprocess.Popen": lambda: _Evil(subprocess.Popen, ["touch", str(marker)]),
+    }
+    path = only(isolated, ".pickle")
+    key = path.stem
+    if payload.startswith("dotted"):
+        name = "Tool.__class__" if payload == "dotted-class" else "Tool.__init__.__globals__"
+        data = _proto4_global("toolfind.models", name, touch)
+    else:
+        document = {"format": cache.FORMAT_VERSION, "version": cache.toolfind_version(), "key": key}
+        data = pickle.dumps({**document, "index": evil[payload](), "findings": [], "files": []})
+    path.write_bytes(data)
+    monkeypatch.setenv("TOOLFIND_NO_FASTPATH", "1")  # the CLI must go through the pickle
+    stdout, stderr = search(cat)
+    assert stdout == expected
+    assert not marker.exists()
+    assert [line for line in stderr.splitlines() if str(path) in line] == [
+        f"Cache file {path} is unreadable (UnpicklingError); rebuilding."
+    ]
+
+
+def _foreign(path: Path) -> None:
+    os.chown(path, 65534, 65534)
+
+
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        (_foreign, "it is owned by another user"),
+        (lambda p: p.chmod(0o666), "it is writable by group or others"),
+        (lambda p: p.chmod(0o620), "it is writable by group or others"),
+    ],
+    ids=["owned-by-uid-65534", "mode-0666", "mode-0620"],
+)
+def test_foreign_or_shared_pickle_is_never_loaded(
+    cat: Path, isolated: Path, how: Any, reason: str
+) -> None:
+    if how is _foreign and os.geteuid() != 0:
+        pytest.skip("chown to another user needs root")
+    first, _ = load(cat)
+    # Plant a valid cache file for this key holding another catalog's index: if it were
+    # loaded, the answer would be wrong.
+    other = Path("other")
+    other.mkdir()
+    (other / "o.json").write_text(json.dumps(OTHER), encoding="utf-8")
+    planted = cache.load_index([other], use_cache=False)
+    store = cache.CacheStore(isolated, lambda _: None)
+    store.write_index(first.key, cache.Loaded(planted.index, (), first.key, False))
+    path = store.path(first.key, ".pickle")
+    how(path)
+    loaded, said = load(cat)
+    assert not loaded.from_cache and names(loaded) == names(first)
+    assert said == [f"Ignoring cache file {path}: {reason}; rebuilding."]
+    st = path.stat()  # replaced by our own, private file
+    assert st.st_uid == os.getuid() and stat.S_IMODE(st.st_mode) == 0o600
+    assert load(cat)[0].from_cache
+
+
+SEG_FAULTS = {
+    "truncated": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+    "random-bytes": lambda p: p.write_bytes(hashlib.sha512(b"x").digest() * 32),
+    "empty": lambda p: p.write_bytes(b""),
+    "magic-only": lambda p: p.write_bytes(segment.MAGIC + b"\xff" * 8),
+    "owned-by-uid-65534": _foreign,
+    "mode-0666": lambda p: p.chmod(0o666),
+    "deleted": lambda p: p.unlink(),
+}
+
+
+@pytest.mark.parametrize("target", [".seg", "manifest.marshal"])
+@pytest.mark.parametrize("fault", list(SEG_FAULTS))
+def test_fast_path_falls_back_on_a_bad_segment_or_manifest_and_the_cache_heals(
+    cat: Path, isolated: Path, capsys: pytest.CaptureFixture[str], target: str, fault: str
+) -> None:
+    if fault == "owned-by-uid-65534" and os.geteuid() != 0:
+        pytest.skip("chown to another user needs root")
+    args = ["search", QUERY, "-c", str(cat), "--json"]
+    expected = search(cat)[0]
+    capsys.readouterr()
+    assert fastpath.run(args) == 0 and capsys.readouterr().out == expected
+    path = (
+        isolated / cache.MANIFEST_NAME if target == "manifest.marshal" else only(isolated, ".seg")
+    )
+    SEG_FAULTS[fault](path)
+    code = fastpath.run(args)
+    out = capsys.readouterr().out
+    assert code is None or (code == 0 and out == expected), out
+    stdout, stderr = search(cat)
+    assert stdout == expected
+    assert len(stderr.splitlines()) <= 1, stderr
+    capsys.readouterr()
+    assert fastpath.run(args) == 0, "the slow path rewrites a bad segment or manifest"
+    assert capsys.readouterr().out == expected
+
+
+def test_real_entry_point_answers_through_a_corrupt_segment(cat: Path, isolated: Path) -> None:
+    expected = search(cat)[0]
+    seg = only(isolated, ".seg")
+    data = bytearray(seg.read_bytes())
+    data[len(segment.MAGIC) + 8 : len(segment.MAGIC) + 40] = b"\xff" * 32  # inside the blobs
+    seg.write_bytes(bytes(data))
+    done = subprocess.run(
+        [sys.executable, "-m", "toolfind", *["search", QUERY, "-c", str(cat), "--json"]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected and "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def immutable_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory even root cannot write to (ext4's immutable attribute)."""
+    chattr = shutil.which("chattr")
+    path = tmp_path / "frozen"
+    path.mkdir(mode=0o700)
+    if chattr is None:
+        pytest.skip("chattr is not installed")
+    if subprocess.run([chattr, "+i", str(path)], capture_output=True, check=False).returncode:
+        pytest.skip("this filesystem or container does not allow chattr +i")
+    try:
+        yield path
+    finally:
+        subprocess.run([chattr, "-i", str(path)], check=True)
+
+
+@pytest.mark.parametrize("kind", ["parent-is-a-file", "immutable-directory"])
+def test_unwritable_cache_dir_works_without_cache_and_says_so_once(
+    cat: Path,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+) -> None:
+    # Tests run as root here, so chmod 0500 would not stop a write: use what stops root too.
+    expected = search(cat)[0]
+    if kind == "parent-is-a-file":
+        blocker = tmp_path / "a-file"
+        blocker.write_text("not a directory", encoding="utf-8")
+        root = blocker / "cache"
+    else:
+        root = request.getfixturevalue("immutable_dir")
+    monkeypatch.setenv("TOOLFIND_CACHE_DIR", str(root))
+    for _ in range(2):  # every run answers, and says so once per run
+        stdout, stderr = search(cat)
+        assert stdout == expected
+        lines = [line for line in stderr.splitlines() if "not writable" in line]
+        assert len(lines) == 1 and lines[0].startswith(
+            f"Cache directory {root} is not writable ("
+        ), stderr
+        assert lines[0].endswith("; working without a cache.")
+    assert not root.exists() or list(root.iterdir()) == []
+
+
+LIMITED = """
+import resource, runpy, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so a write past the limit raises EFBIG
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+sys.argv = ["toolfind", *sys.argv[2:]]
+runpy.run_module("toolfind", run_name="__main__")
+"""
+
+
+def _valid_cache(root: Path) -> None:
+    """Every cache file left is complete: pickles load, segments open."""
+    store = cache.CacheStore(root, lambda m: pytest.fail(m))
+    for path in root.glob("*.pickle"):
+        assert store.read_index(path.stem) is not None
+    for path in root.glob("*.seg"):
+        with open(path, "rb") as fh:
+            segment.Segment(fh)
+
+
+@pytest.mark.parametrize("room", ["nothing", "half-the-pickle", "every-file"])
+def test_full_disk_still_answers_and_leaves_no_partial_files(
+    cat: Path, isolated: Path, room: str
+) -> None:
+    expected = search(cat)[0]
+    sizes = {p.suffix: p.stat().st_size for p in isolated.iterdir()}
+    limit = {
+        "nothing": 0,
+        "half-the-pickle": sizes[".pickle"] // 2,
+        "every-file": max(sizes.values()),
+    }[room]
+    shutil.rmtree(isolated)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", LIMITED, str(limit), "search", QUERY, "-c", str(cat), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == expected
+    said = [line for line in done.stderr.splitlines() if "not writable" in line]
+    assert said == (
+        []
+        if room == "every-file"
+        else [
+            f"Cache directory {isolated} is not writable (File too large); working without a cache."
+        ]
+    )
+    assert temporaries(isolated) == []
+    _valid_cache(isolated)
+    # Room again: the next run caches everything and the fast path answers.
+    assert search(cat)[0] == expected
+    assert fastpath.run(["search", QUERY, "-c", str(cat), "--json"]) == 0
+
+
+def test_eight_processes_building_the_same_cache_agree_and_leave_one_file(
+    cat: Path, isolated: Path
+) -> None:
+    command = [sys.executable, "-m", "toolfind", "search", QUERY, "-c", str(cat), "--json"]
+    procs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(8)
+    ]
+    outputs = [proc.communicate(timeout=180) for proc in procs]
+    assert [proc.returncode for proc in procs] == [0] * 8, [err for _, err in outputs]
+    assert all("Traceback" not in err for _, err in outputs)
+    assert len({out for out, _ in outputs}) == 1
+    assert hits(outputs[0][0])[0] == "read_file"
+    assert search(cat)[0] == outputs[0][0]  # and the in-process CLI agrees
+    assert len(list(isolated.glob("*.pickle"))) == 1
+    assert len(list(isolated.glob("*.seg"))) == 1
+    assert only(isolated, ".pickle").stem == only(isolated, ".seg").stem
+    assert temporaries(isolated) == []
+    _valid_cache(isolated)
+
+
+def _edit_byte(cat: Path) -> None:
+    path = cat / "a.json"
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"send_email", b"send_gmail"))  # same size
+
+
+def _add_file(cat: Path) -> None:
+    (cat / "c.json").write_text(json.dumps(OTHER), encoding="utf-8")
+
+
+def _remove_file(cat: Path) -> None:
+    (cat / "b.yaml").unlink()
+
+
+@pytest.mark.parametrize(
+    ("change", "expect"),
+    [(_edit_byte, "send_gmail"), (_add_file, "launch_rocket"), (_remove_file, None)],
+    ids=["edit-one-byte", "add-a-file", "remove-a-file"],
+)
+def test_any_catalog_change_rebuilds(
+    cat: Path, isolated: Path, capsys: pytest.CaptureFixture[str], change: Any, expect: str | None
+) -> None:
+    before, _ = load(cat)
+    assert load(cat)[0].from_cache
+    args = ["search", "file email rocket", "-c", str(cat), "--json", "-k", "20"]
+    runner.invoke(app, args)  # warm the fast path
+    change(cat)
+    after, said = load(cat)
+    assert not after.from_cache and said == []
+    if expect is None:
+        assert "compress_file" not in names(after) and "compress_file" in names(before)
+    else:
+        assert expect in names(after) and expect not in names(before)
+    result = runner.invoke(app, ["cache", "info", "--json"])
+    assert json.loads(result.stdout)["indexes"] == 2
+    capsys.readouterr()
+    code = fastpath.run(args)  # never the stale answer
+    fresh = runner.invoke(app, args).stdout
+    assert code is None or capsys.readouterr().out == fresh
+
+
+def test_changing_weights_rebuilds(cat: Path) -> None:
+    plain, _ = load(cat)
+    weighted, _ = load(cat, params=ScoringParams(weights=FieldWeights(name=9.0)))
+    assert not weighted.from_cache and weighted.key != plain.key
+    assert load(cat, params=ScoringParams(weights=FieldWeights(name=9.0)))[0].from_cache
+    Path("toolfind.toml").write_text("[weights]\nname = 9\n", encoding="utf-8")
+    args = ["search", QUERY, "-c", str(cat), "--json"]
+    assert fastpath.run(args) is None  # the config changed: the recorded run no longer applies
+
+
+def _hashes(root: Path) -> dict[str, tuple[str, int]]:
+    return {
+        str(p): (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+COMMANDS = {
+    "search": ["search", QUERY, "--json"],
+    "search-human": ["search", QUERY, "--explain"],
+    "show": ["show", "read_file", "--json"],
+    "list": ["list", "--json"],
+    "schemas": ["schemas", "--format", "anthropic"],
+    "similar": ["similar", "read_file"],
+    "categories": ["categories", "--json"],
+    "summaries": ["summaries", "--all"],
+    "validate": ["validate", "cat", "--strict"],
+    "eval": ["eval", "queries.jsonl", "--json"],
+    "cache path": ["cache", "path"],
+    "cache info": ["cache", "info"],
+    "cache clear": ["cache", "clear"],
+}
+#: The only commands allowed to write catalogs (atomically, with a backup), or that never end.
+EXEMPT = {"catalog pull", "tune", "serve-mcp"}
+
+
+def _registered() -> set[str]:
+    out = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    for group in app.registered_groups:
+        sub = group.typer_instance
+        assert sub is not None
+        out |= {
+            f"{group.name} {c.name or (c.callback.__name__ if c.callback else '')}"
+            for c in sub.registered_commands
+        }
+    return {name.replace("_", "-") for name in out}
+
+
+def test_no_command_modifies_a_catalog_file(cat: Path) -> None:
+    (cat / "c.jsonl").write_text(json.dumps(OTHER[0]) + "\n", encoding="utf-8")
+    Path("toolfind.toml").write_text('catalogs = ["cat"]\n', encoding="utf-8")
+    Path("queries.jsonl").write_text(
+        json.dumps({"query": QUERY, "relevant": ["read_file"]}) + "\n", encoding="utf-8"
+    )
+    missing = _registered() - set(COMMANDS) - EXEMPT
+    assert missing == set(), f"add these commands to COMMANDS: {missing}"
+    before = _hashes(cat)
+    for name, args in COMMANDS.items():
+        result = runner.invoke(app, args)
+        assert result.exit_code in (0, 1), (name, result.stderr)
+        assert "Traceback" not in result.stdout + result.stderr
+        assert _hashes(cat) == before, f"{name} changed a catalog file"
