@@ -804,18 +804,7 @@ def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Sou
 _memo: dict[tuple[str, str], bool] = {}
 _MEMO_LIMIT: Final = 100_000
 
-_ENTRY_SCHEMA_KEYS: Final = frozenset(
-    {
-        "parameters",
-        "input_schema",
-        "inputSchema",
-        "outputSchema",
-        "output_schema",
-        "parametersJsonSchema",
-        "response",
-        "responseJsonSchema",
-    }
-)
+_ENTRY_SCHEMA_KEYS: Final = formats.SCHEMA_KEYS
 _ENTRY_KEYS: Final = frozenset(
     {
         *_ENTRY_SCHEMA_KEYS,

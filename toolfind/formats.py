@@ -102,14 +102,9 @@ _GEMINI_BUILTINS: Final = frozenset(
     }
 )
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
-# Keys read or written by some format: never copied as "unknown" extras on write-back.
-_MANAGED: Final = frozenset(
+#: Entry keys whose value is a JSON Schema (input or output), in any format.
+SCHEMA_KEYS: Final = frozenset(
     {
-        "type",
-        "function",
-        "name",
-        "title",
-        "description",
         "parameters",
         "input_schema",
         "inputSchema",
@@ -118,6 +113,17 @@ _MANAGED: Final = frozenset(
         "parametersJsonSchema",
         "response",
         "responseJsonSchema",
+    }
+)
+# Keys read or written by some format: never copied as "unknown" extras on write-back.
+_MANAGED: Final = frozenset(
+    {
+        "type",
+        "function",
+        "name",
+        "title",
+        "description",
+        *SCHEMA_KEYS,
         "annotations",
         *METADATA_KEYS,
     }
