@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolfind
+from toolfind import analysis
 from toolfind.analysis import (
     analyze_identifier,
     analyze_prose,
@@ -188,3 +190,68 @@ def test_every_term_is_nonempty_and_has_no_whitespace(text: str) -> None:
     for term in analyze_identifier(text):
         assert term
         assert not any(c.isspace() for c in term)
+
+
+# --- the fast paths agree with the general path ---------------------------------------------
+
+ascii_text = st.text(alphabet=st.characters(max_codepoint=127), max_size=60)
+mostly_ascii_text = st.lists(
+    st.one_of(
+        st.sampled_from([*"aZ09_-./: \t\n,!?'\"", "readFile", "getURLs", "base64", "e.g.", "IDs"]),
+        st.sampled_from(["é", "’", "—", "…", "\u00a0", "\u2028", "ﬁ", "Ｒ", "读取", "\u0301", "ß"]),
+        st.characters(),
+    ),
+    max_size=20,
+).map("".join)
+any_text = st.one_of(st.text(max_size=60), ascii_text, mostly_ascii_text, identifier_text)
+
+
+def _reference_spans(text: str) -> list[str]:
+    """The words of ``text`` by the general rule alone: NFKC, then ``_TABLE``."""
+    return analysis._spans_general(unicodedata.normalize("NFKC", text))
+
+
+@settings(max_examples=400)
+@given(any_text)
+def test_fast_spans_equal_the_general_rule(text: str) -> None:
+    assert analysis._spans(text) == _reference_spans(text)
+
+
+@settings(max_examples=400)
+@given(st.one_of(ascii_text, identifier_text.filter(str.isascii)))
+def test_the_ascii_word_analyser_equals_the_general_one_on_any_ascii(word: str) -> None:
+    assert analysis._analyze_ascii(word) == analysis._analyze_general(word)
+
+
+@settings(max_examples=300)
+@given(any_text)
+def test_every_ascii_span_analyses_as_the_general_path_says(text: str) -> None:
+    for span in _reference_spans(text):
+        if span.isascii():
+            assert analysis._analyze_ascii(span) == analysis._analyze_general(span)
+
+
+@settings(max_examples=300)
+@given(any_text)
+def test_public_analysers_equal_the_general_path_without_memos(text: str) -> None:
+    general = [analysis._analyze_general(span) for span in _reference_spans(text)]
+    assert analyze_identifier(text) == [term for g in general for term in g[0]]
+    assert analyze_prose(text) == [term for g in general for term in g[1]]
+    content = [pair for g in general for pair in zip(g[1], g[3], strict=True)]
+    every = [pair for g in general for pair in zip(g[0], g[2], strict=True)]
+    first: dict[str, str] = {}
+    for term, surface in content or every:
+        first.setdefault(term, surface)
+    assert query_terms(text) == list(first.items())
+    assert analyze_query(text) == list(first)
+
+
+def test_the_word_memos_are_cleared_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(analysis, "_MEMO_LIMIT", 3)
+    words = [f"w{i}ord" for i in range(10)]
+    for word in words:
+        assert analyze_identifier(word) == list(analysis._analyze_general(word)[0])
+    assert len(analysis._span_memo) <= 3
+    assert analysis._span_memo.keys() == analysis._every_memo.keys()
+    assert analysis._span_memo.keys() == analysis._content_memo.keys()
+    assert analyze_prose(" ".join(words)) == [t for w in words for t in analyze_prose(w)]

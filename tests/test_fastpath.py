@@ -158,3 +158,41 @@ def test_anything_else_falls_back(
     warm: None, capsys: pytest.CaptureFixture[str], args: list[str]
 ) -> None:
     assert fast([*args, "-c", CATALOG], capsys) is None
+
+
+TRICKY = [
+    {
+        "name": "quote_tool",
+        "description": 'Says "hi" \\ back.\nSecond line\twith a tab, é, 日本語, \u2028 and \x7f.',
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "ratio": {"type": "number", "default": 1e-07, "maximum": 1e300, "minimum": -0.0},
+                "count": {"type": "integer", "default": 12345678901234567890},
+                "flags": {"type": "array", "items": {}, "default": []},
+                "mode": {"enum": ["a", None, True, 2.5], "description": "Ünïcödé \\u0000"},
+            },
+            "required": ["ratio"],
+        },
+        "tags": ["quotes", "ünï"],
+        "annotations": {"readOnlyHint": True},
+    },
+    {"name": "deferred_quote", "description": 'Deferred "quote" tool.', "defer": True},
+    {"name": "plain_quote", "description": "", "parameters": {"type": "object"}},
+]
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_escapes_numbers_and_empty_values_render_byte_identically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], schema: bool
+) -> None:
+    import json
+
+    cat = tmp_path / "tricky.json"
+    cat.write_text(json.dumps(TRICKY, ensure_ascii=False), encoding="utf-8")
+    args = ["search", "quote tool", "-c", str(cat), "--json", *(["--schema"] if schema else [])]
+    expected = slow(args)
+    assert fast(args, capsys) == expected
+    for entry in TRICKY:
+        show = ["show", str(entry["name"]), "-c", str(cat), "--json"]
+        assert fast(show, capsys) == slow(show)

@@ -68,6 +68,9 @@ _STEMMER = Stemmer.Stemmer("english")
 _stem_memo: dict[str, str] = {}
 _Analysed = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 _span_memo: dict[str, _Analysed] = {}
+# _span_memo's first two fields on their own, for the hot loop of :func:`_terms`.
+_every_memo: dict[str, tuple[str, ...]] = {}
+_content_memo: dict[str, tuple[str, ...]] = {}
 _fold_memo: dict[str, str] = {}
 
 
@@ -118,11 +121,39 @@ for _cp in range(128):
     _TABLE[_cp] = _cp if (_c.isalnum() or _c in CONNECTORS) else " "
 del _cp, _c
 
+#: ``_TABLE``'s ASCII half as a ``bytes.translate`` table; bytes >= 128 stay as they are.
+_BYTE_TABLE = bytes(cp if _TABLE[cp] == cp else 32 for cp in range(128)) + bytes(range(128, 256))
+_ASCII_CHARS = frozenset(map(chr, range(128)))
+
 
 def _spans(text: str) -> list[str]:
-    """NFKC, then the whitespace-free words of ``text`` (connectors still inside)."""
+    """NFKC, then the whitespace-free words of ``text`` (connectors still inside).
+
+    Equal to :func:`_spans_general` of the NFKC text, faster: ``str.translate`` looks up each
+    character of every call in ``_TABLE`` again, which cost more than the rest of the analysis
+    of a short text, while ``bytes.translate`` is one table lookup per byte in C.
+    """
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
+        if not text.isascii():
+            return _spans_mixed(text)
+    return text.encode().translate(_BYTE_TABLE).decode().split()
+
+
+def _spans_mixed(text: str) -> list[str]:
+    """:func:`_spans` of non-ASCII NFKC text: the bytes pass maps the ASCII characters and
+    keeps the others (UTF-8 bytes >= 128); then each distinct non-ASCII character that
+    separates words (``’``, ``—``) is replaced by a space throughout."""
+    data = text.encode("utf-8", "surrogatepass").translate(_BYTE_TABLE)
+    text = data.decode("utf-8", "surrogatepass")
+    for char in set(text).difference(_ASCII_CHARS):
+        if _TABLE[ord(char)] == " ":
+            text = text.replace(char, " ")
+    return text.split()
+
+
+def _spans_general(text: str) -> list[str]:
+    """The words of NFKC text by the rule itself: the reference :func:`_spans` must match."""
     return text.translate(_TABLE).split()
 
 
@@ -255,50 +286,113 @@ def _analyze_span(span: str) -> _Analysed:
     cached = _span_memo.get(span)
     if cached is not None:
         return cached
+    result = _analyze_ascii(span) if span.isascii() else _analyze_general(span)
+    if len(_span_memo) >= _MEMO_LIMIT:
+        _span_memo.clear()
+        _every_memo.clear()
+        _content_memo.clear()
+    _span_memo[span] = result
+    _every_memo[span] = result[0]
+    _content_memo[span] = result[1]
+    return result
+
+
+def _analyze_general(span: str) -> _Analysed:
+    """:func:`_analyze_span` of any word, uncached: the reference :func:`_analyze_ascii` must
+    match."""
     every: list[str] = []
-    content: list[str] = []
     every_surface: list[str] = []
-    content_surface: list[str] = []
     words: list[str] = []
     for part, cjk in split_identifier(span):
         if cjk:
             grams = _bigrams(part)
             every += grams
-            content += grams
             every_surface += grams
-            content_surface += grams
             continue
         folded = _fold(part)
         words.append(folded)
-        term = _stem(folded) if folded.isascii() and folded.isalpha() else folded
-        every.append(term)
+        every.append(_stem(folded) if folded.isascii() and folded.isalpha() else folded)
         every_surface.append(folded)
-        if term not in _STOP_TERMS:
-            content.append(term)
-            content_surface.append(folded)
     if len(words) >= 2:
         whole = "_".join(words)
         every.append(whole)
         every_surface.append(whole)
-        if whole not in _STOP_TERMS:
-            content.append(whole)
-            content_surface.append(whole)
-    result = (tuple(every), tuple(content), tuple(every_surface), tuple(content_surface))
-    if len(_span_memo) >= _MEMO_LIMIT:
-        _span_memo.clear()
-    _span_memo[span] = result
-    return result
+    return _with_content(every, every_surface)
+
+
+def _analyze_ascii(span: str) -> _Analysed:
+    """:func:`_analyze_general` of an ASCII word, with no per-character work for the usual
+    parts (see :func:`_ascii_parts`); ASCII has no CJK and folds with ``str.lower``."""
+    words = [part.lower() for part in _ascii_parts(span)]
+    every = [_stem(word) if word.isalpha() else word for word in words]
+    if len(words) < 2:
+        return _with_content(every, words)
+    whole = "_".join(words)
+    return _with_content([*every, whole], [*words, whole])
+
+
+def _with_content(every: list[str], surfaces: list[str]) -> _Analysed:
+    """The four tuples of :func:`_analyze_span`: content terms are those not stop words (CJK
+    bigrams never are). Most words hold no stop word, and then share the tuples."""
+    terms, forms = tuple(every), tuple(surfaces)
+    if _STOP_TERMS.isdisjoint(terms):
+        return terms, terms, forms, forms
+    kept = [i for i, term in enumerate(terms) if term not in _STOP_TERMS]
+    return terms, tuple(terms[i] for i in kept), forms, tuple(forms[i] for i in kept)
+
+
+def _ascii_parts(word: str) -> list[str]:
+    """The parts of an ASCII word as written: :func:`split_identifier`'s, none of them CJK.
+
+    Splits at connectors with ``str`` methods. A piece of digits, or of letters in one case
+    or capitalised (``read``, ``URL``, ``Read``), has no inner boundary, so only mixed pieces
+    (``getURLs``, ``base64``) are scanned character by character.
+    """
+    for connector in "-./:":
+        if connector in word:
+            word = word.replace(connector, "_")
+    parts: list[str] = []
+    for piece in word.split("_"):
+        if piece.isdigit() or (
+            piece.isalpha() and (piece.islower() or piece.isupper() or piece[1:].islower())
+        ):
+            parts.append(piece)
+        elif piece:
+            parts += _split_ascii_piece(piece)
+    return parts
+
+
+def _split_ascii_piece(piece: str) -> list[str]:
+    """:func:`_split_piece` of a connector-free ASCII piece: letter/digit and camelCase
+    boundaries only (every ASCII character that is not a digit counts as a letter there)."""
+    parts: list[str] = []
+    start = 0
+    prev_digit = piece[0].isdigit()
+    for i in range(1, len(piece)):
+        char = piece[i]
+        digit = char.isdigit()
+        if digit != prev_digit or (not digit and "A" <= char <= "Z" and _camel_break(piece, i)):
+            parts.append(piece[start:i])
+            start = i
+        prev_digit = digit
+    parts.append(piece[start:])
+    return parts
 
 
 def _terms(text: str, which: int) -> list[str]:
-    """Terms of ``text``: ``which`` 0 keeps stop words, 1 drops them."""
+    """Terms of ``text``: ``which`` 0 keeps stop words, 1 drops them.
+
+    The loop runs once per word of every tool's text, so it does as little as it can: one
+    subscript of a memo holding just the terms it wants (a miss, once per distinct word,
+    takes the ``except`` branch, which analyses the word and fills the memos).
+    """
+    memo = _content_memo if which else _every_memo
     terms: list[str] = []
-    memo = _span_memo
     for span in _spans(text):
-        analysed = memo.get(span)
-        if analysed is None:
-            analysed = _analyze_span(span)
-        terms += analysed[which]
+        try:
+            terms += memo[span]
+        except KeyError:
+            terms += _analyze_span(span)[which]
     return terms
 
 

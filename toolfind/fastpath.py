@@ -15,6 +15,8 @@ from __future__ import annotations
 import marshal
 import os
 import sys
+from itertools import repeat
+from operator import add
 
 from toolfind import segment
 
@@ -140,8 +142,8 @@ class _Keys:
     def __init__(self, seg: segment.Segment) -> None:
         self.seg = seg
 
-    def get(self, key: str, default: tuple[int, ...] = ()) -> tuple[int, ...]:
-        return self.seg.names_for("~" + key) or default
+    def get(self, key: str, default: Sequence[int] = ()) -> Sequence[int]:
+        return self.seg.names_for(key) or default
 
 
 class _DocField:
@@ -180,10 +182,9 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
             continue
         matched.append(term)
         ids, scores = postings
-        get = acc.get
-        for j in range(len(ids)):
-            doc = ids[j]
-            acc[doc] = get(doc, 0.0) + scores[j]
+        # acc[doc] += score for every posting, in C: a term's ids are distinct, so each get
+        # reads the total from before this term, as the index's accumulation does.
+        acc.update(zip(ids, map(add, map(acc.get, ids, repeat(0.0)), scores), strict=True))
     unmatched = list(unmatched_words(pairs, matched))
     if not matched:
         return segment.render_search(query, [], unmatched), segment.unmatched_hint(unmatched)
@@ -201,10 +202,10 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
     ranked.sort(key=lambda item: (-item[1], docs[item[0]][0], docs[item[0]][1]))
     del ranked[room:]
     hits = [
-        segment.render_hit(docs[d][2], s, "exact", schema)
+        segment.complete_hit(docs[d][2], s, "exact", schema)
         for d, s in zip(exact, exact_scores, strict=True)
     ]
-    hits += [segment.render_hit(docs[d][2], s, "ranked", schema) for d, s in ranked]
+    hits += [segment.complete_hit(docs[d][2], s, "ranked", schema) for d, s in ranked]
     return segment.render_search(query, hits, unmatched), segment.unmatched_hint(unmatched)
 
 
@@ -230,4 +231,4 @@ def _show(seg: segment.Segment, name: str) -> tuple[str, str] | None:
     ids = _exact_ids(seg, name) or []
     if len(ids) != 1:
         return None  # a miss, an ambiguity or a disabled tool: the Typer path explains it
-    return segment.indent(seg.doc(ids[0])[3]), ""
+    return segment.dumps(seg.doc(ids[0])[3]), ""

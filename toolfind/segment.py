@@ -3,9 +3,10 @@
 Unpickling a whole index costs many times Python's start-up at 100k tools; a query needs only
 the postings of its few terms and the records of its top hits. The segment stores, hashed into
 buckets, each term's postings as precomputed BM25F impacts (doc ids and float64 scores exactly
-as ``SearchIndex.impacts`` gives them), a name table for exact matches, and each tool's
-pre-rendered JSON pieces, so that the fast path prints byte for byte what the Typer path prints
-without importing ``json``, ``pickle`` or the index.
+as ``SearchIndex.impacts`` gives them) and the tool ids of each name key, and per tool its
+``--json`` records as plain data (``wire.hit_record`` and ``wire.tool_document``). The fast
+path renders the few records it prints with :func:`dumps`, byte for byte what the Typer path
+prints, without importing ``json``, ``pickle`` or the index.
 
 Layout: ``MAGIC`` (8 bytes), the directory's offset (8 bytes, little-endian), the blobs, then
 the directory: a marshalled dict of offset tables (``bytes`` of native-order u64, read through
@@ -26,10 +27,13 @@ import sys
 # mypy reads this block, Python skips it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
 MAGIC = b"TFSEG\x01\n\x00"
-FORMAT = 2
+#: Bump on any change to the layout, to the records or to :func:`buckets_of`: the cache key
+#: includes it, so a segment another version wrote is never read.
+FORMAT = 4
 _U64 = 8
 
 
@@ -63,12 +67,32 @@ def unsafe_reason(st: os.stat_result) -> str | None:
     return None
 
 
+_MERSENNE_61 = (1 << 61) - 1
+_GOLDEN_64 = 0x9E3779B97F4A7C15  # 2**64 / golden ratio, odd: Fibonacci hashing
+
+
 def bucket_of(text: str, buckets: int) -> int:
-    """FNV-1a (64-bit) of the UTF-8 text, modulo ``buckets``: stable across runs, unlike hash()."""
-    h = 0xCBF29CE484222325
-    for byte in text.encode("utf-8", "surrogatepass"):
-        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h % buckets
+    """The bucket of ``text`` among ``buckets``: see :func:`buckets_of`."""
+    return buckets_of((text,), buckets)[0]
+
+
+def buckets_of(texts: Iterable[str], buckets: int) -> list[int]:
+    """The bucket of each text, the same in every process (unlike ``hash()``, which is salted).
+
+    The UTF-8 bytes read as one little-endian integer, reduced modulo the prime 2**61 - 1,
+    then Fibonacci-hashed (the high bits of a product with an odd constant depend on every
+    bit) before the modulo picks a bucket. A few C-level integer operations per text: a
+    per-byte hash loop in Python cost a build ~0.1 s per 10k tools.
+    """
+    return [
+        (
+            (int.from_bytes(t.encode("utf-8", "surrogatepass"), "little") % _MERSENNE_61)
+            * _GOLDEN_64
+            >> 64
+        )
+        % buckets
+        for t in texts
+    ]
 
 
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -100,7 +124,12 @@ def unmatched_hint(terms: list[str]) -> str:
     return "No tool mentions: " + ", ".join(terms) if terms else ""
 
 
-# -- JSON pieces ------------------------------------------------------------------------------
+# -- JSON, rendered at query time ----------------------------------------------------------
+#
+# The segment stores plain records (marshalled) rather than pre-rendered JSON: rendering every
+# tool at build time cost more than the rest of the build, and a query prints about ten. So
+# the few records a query prints are rendered here, byte for byte as ``json.dumps(document,
+# indent=2, ensure_ascii=False)`` would (the Typer path's ``wire.dumps``), without json.
 
 _ESCAPES = {
     '"': '\\"',
@@ -111,181 +140,246 @@ _ESCAPES = {
     "\b": "\\b",
     "\f": "\\f",
 }
+_CONTROLS = frozenset(chr(cp) for cp in range(32))
+for _ch in _CONTROLS:
+    _ESCAPES.setdefault(_ch, f"\\u{ord(_ch):04x}")
+del _ch
+_INFINITY = float("inf")
 
 
 def json_str(text: str) -> str:
-    """``json.dumps(text, ensure_ascii=False)``, without importing json."""
-    out = []
-    for ch in text:
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif ch < " ":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    """``json.dumps(text, ensure_ascii=False)``, without importing json.
+
+    Most text needs no escape at all (one C-level scan tells); otherwise each character that
+    needs one is replaced throughout, backslashes first so no escape is escaped twice.
+    """
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return '"' + text + '"'
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    for ch in _CONTROLS.intersection(text):
+        text = text.replace(ch, _ESCAPES[ch])
+    return '"' + text + '"'
 
 
-def indent(compact: str) -> str:
-    """Re-indent compact JSON (``separators=(",", ":")``) exactly as ``json.dumps(indent=2)``.
+def dumps(document: Any) -> str:
+    """``json.dumps(document, indent=2, ensure_ascii=False)``, byte for byte, without json.
 
-    The build stores compact JSON because ``json.dumps`` with ``indent`` runs the pure-Python
-    encoder (minutes for 100k tools); re-indenting only the few records a query prints is cheap.
+    Takes what marshal gives back: dicts, lists, tuples (arrays, as json writes them), str,
+    int, float, bool and None.
     """
     out: list[str] = []
-    depth = 0
-    i, n = 0, len(compact)
-    while i < n:
-        ch = compact[i]
-        if ch == '"':
-            j = i + 1
-            while True:
-                j = compact.index('"', j)
-                backslashes = 0
-                k = j - 1
-                while compact[k] == "\\":
-                    backslashes += 1
-                    k -= 1
-                if backslashes % 2 == 0:
-                    break
-                j += 1
-            out.append(compact[i : j + 1])
-            i = j + 1
-            continue
-        if ch in "{[":
-            closer = "}" if ch == "{" else "]"
-            if i + 1 < n and compact[i + 1] == closer:
-                out.append(ch + closer)
-                i += 2
-                continue
-            depth += 1
-            out.append(ch + "\n" + "  " * depth)
-        elif ch in "}]":
-            depth -= 1
-            out.append("\n" + "  " * depth + ch)
-        elif ch == ",":
-            out.append(",\n" + "  " * depth)
-        elif ch == ":":
-            out.append(": ")
-        else:
-            j = i
-            while j < n and compact[j] not in '"{}[],:':
-                j += 1
-            out.append(compact[i:j])
-            i = j
-            continue
-        i += 1
+    _write(document, "\n", out)
     return "".join(out)
 
 
-def render_search(query: str, hits: list[str], unmatched: list[str]) -> str:
-    """The search document, as the Typer path prints it, around compact hits."""
-    terms = ",".join(json_str(t) for t in unmatched)
-    return indent(
-        '{"query":'
-        + json_str(query)
-        + ',"hits":['
-        + ",".join(hits)
-        + '],"unmatched_terms":['
-        + terms
-        + "]}"
-    )
+def _write(value: Any, newline: str, out: list[str]) -> None:
+    """Append ``value``'s JSON to ``out``; ``newline`` starts a line at its depth."""
+    if isinstance(value, str):
+        out.append(json_str(value))
+    elif isinstance(value, dict):
+        _write_object(value, newline, out)
+    elif isinstance(value, (list, tuple)):
+        _write_array(value, newline, out)
+    else:
+        out.append(_scalar(value))
 
 
-def render_hit(
-    pieces: tuple[str, str, str, str, bool], score: float, match: str, schema: bool
-) -> str:
-    """One hit in compact JSON, from the pieces ``hit_pieces`` stored."""
-    head, mid, tail, schema_piece, deferred = pieces
-    text = head + repr(round(score, 6)) + mid + json_str(match) + tail
-    if schema or deferred:
-        text += schema_piece
-    return text + "}"
+def _write_object(obj: dict[Any, Any], newline: str, out: list[str]) -> None:
+    if not obj:
+        out.append("{}")
+        return
+    inner = newline + "  "
+    sep = "{" + inner
+    for key, value in obj.items():
+        out.append(sep + json_str(key if isinstance(key, str) else _scalar(key)) + ": ")
+        _write(value, inner, out)
+        sep = "," + inner
+    out.append(newline + "}")
+
+
+def _write_array(items: list[Any] | tuple[Any, ...], newline: str, out: list[str]) -> None:
+    if not items:
+        out.append("[]")
+        return
+    inner = newline + "  "
+    sep = "[" + inner
+    for item in items:
+        out.append(sep)
+        _write(item, inner, out)
+        sep = "," + inner
+    out.append(newline + "]")
+
+
+def _scalar(value: Any) -> str:
+    """A JSON literal as json writes it (also how it turns a non-string key into a string)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value == _INFINITY:
+            return "Infinity"
+        if value == -_INFINITY:
+            return "-Infinity"
+        return float.__repr__(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+#: ``wire.SCORE_DIGITS`` (wire is too costly to import here; a test checks they agree).
+SCORE_DIGITS = 6
+
+
+def complete_hit(stored: dict[str, Any], score: float, match: str, schema: bool) -> dict[str, Any]:
+    """A stored hit record (``wire.hit_record`` with the schema) completed for one query, in
+    place: score and match filled in, the schema dropped unless asked for or the tool is
+    deferred (deferred tools always carry theirs, as ``wire.hit_record`` says)."""
+    stored["score"] = round(score, SCORE_DIGITS)
+    stored["match"] = match
+    if not schema and not stored["deferred"]:
+        del stored["schema"]
+    return stored
+
+
+def render_search(query: str, hits: list[dict[str, Any]], unmatched: list[str]) -> str:
+    """The search document, as the Typer path prints it (``wire.search_record``'s keys)."""
+    return dumps({"query": query, "hits": hits, "unmatched_terms": unmatched})
 
 
 # -- writing ------------------------------------------------------------------------------------
 
 
-def compact(document: Any) -> str:
-    """Compact JSON through the C encoder (``indent`` would force the Python one)."""
-    import json
-
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-
-
-def hit_pieces(tool: Any) -> tuple[str, str, str, str, bool]:
-    """Split the compact rendering of a hit around its score and match (and schema)."""
-    from toolfind import wire
-    from toolfind.models import Hit
-
-    record = wire.hit_record(Hit(tool=tool, score=0.0), include_schema=True)
-    record["score"] = "\0SCORE\0"
-    record["match"] = "\0MATCH\0"
-    text = compact(record)
-    head, _, rest = text.partition('"\\u0000SCORE\\u0000"')
-    mid, _, rest = rest.partition('"\\u0000MATCH\\u0000"')
-    schema_at = rest.rindex(',"schema":')
-    tail, schema_piece = rest[:schema_at], rest[schema_at:-1]
-    return (head, mid, tail, schema_piece, bool(tool.defer))
-
-
 def encode(index: Any, findings: Any = ()) -> bytes:
-    """Serialise the parts of a SearchIndex that search and show need."""
-    from toolfind import wire
+    """Serialise the parts of a SearchIndex that search and show need.
 
-    tools = index.tools
+    The cyclic garbage collector is paused meanwhile: everything made here is acyclic and
+    short-lived, yet its allocations would trigger full collections that re-walk the whole
+    index and catalog (measured: more time than the encoding itself at 10k tools).
+    """
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _encode(index, findings)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _encode(index: Any, findings: Any) -> bytes:
+    tools = list(index.tools)  # one pass: the index may decode its tools lazily
     impacts = index.impacts()
     n_buckets = max(1, len(impacts) // 32)
-    term_buckets: list[dict[str, tuple[bytes, bytes]]] = [{} for _ in range(n_buckets)]
-    for term, (ids, scores) in impacts.items():
-        term_buckets[bucket_of(term, n_buckets)][term] = (_pack(ids, "i"), _pack(scores, "d"))
-    name_buckets: list[dict[str, tuple[int, ...]]] = [{} for _ in range(n_buckets)]
-    by_raw: dict[str, list[int]] = {}
-    for doc, tool in enumerate(tools):
-        by_raw.setdefault(tool.name, []).append(doc)
-    for raw, ids in by_raw.items():
-        name_buckets[bucket_of("=" + raw, n_buckets)]["=" + raw] = tuple(ids)
-    for key, ids in index.name_keys().items():
-        name_buckets[bucket_of("~" + key, n_buckets)]["~" + key] = tuple(ids)
-
-    chunks: list[bytes] = [MAGIC, b"\0" * _U64]
-    offset = len(MAGIC) + _U64
-
-    def add(blob: bytes) -> int:
-        nonlocal offset
-        start = offset
-        chunks.append(blob)
-        offset += len(blob)
-        return start
-
-    def table(blobs: list[bytes]) -> bytes:
-        offsets = [add(b) for b in blobs]
-        offsets.append(offset)
-        return b"".join(o.to_bytes(_U64, sys.byteorder) for o in offsets)
-
-    term_table = table([marshal.dumps(b) for b in term_buckets])
-    name_table = table([marshal.dumps(b) for b in name_buckets])
-    doc_table = table(
-        [
-            marshal.dumps((t.name, t.namespace, hit_pieces(t), compact(wire.tool_document(t))))
-            for t in tools
-        ]
-    )
+    writer = _Writer()
     directory = {
         "format": FORMAT,
         "buckets": n_buckets,
-        "terms": term_table,
-        "names": name_table,
-        "docs": doc_table,
+        "terms": writer.table(_term_buckets(impacts, n_buckets)),
+        "names": writer.table(_name_buckets(index.name_keys(), n_buckets)),
+        "docs": writer.table(_doc_blobs(tools)),
         "disabled": tuple(i for i, t in enumerate(tools) if not t.enabled),
         "warnings": tuple(f"Warning: skipped {f}" for f in findings),
     }
-    dir_offset = add(marshal.dumps(directory))
-    chunks[1] = dir_offset.to_bytes(_U64, "little")
-    return b"".join(chunks)
+    return writer.finish(marshal.dumps(directory))
+
+
+class _Writer:
+    """The segment's bytes as they are laid out: header, blobs, then the directory."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = [MAGIC, b"\0" * _U64]
+        self.offset = len(MAGIC) + _U64
+
+    def table(self, blobs: list[bytes]) -> bytes:
+        """Append ``blobs``; return their offset table (``len(blobs) + 1`` native u64)."""
+        from itertools import accumulate
+
+        offsets = list(accumulate(map(len, blobs), initial=self.offset))
+        self.chunks += blobs
+        self.offset = offsets[-1]
+        return _pack(offsets, "Q")
+
+    def finish(self, directory: bytes) -> bytes:
+        self.chunks[1] = self.offset.to_bytes(_U64, "little")
+        self.chunks.append(directory)
+        return b"".join(self.chunks)
+
+
+def _term_buckets(impacts: Any, n_buckets: int) -> list[bytes]:
+    """Each term's (ids, impacts) as native int32 and float64 bytes, hashed into buckets."""
+    return _hashed(_native_postings(impacts), n_buckets)
+
+
+def _native_postings(impacts: Any) -> Any:
+    """``impacts`` as marshal should write them. The index gives arrays (or memoryviews) of C
+    ints and doubles, which marshal writes as their bytes, so they pass as they are; anything
+    else is packed first."""
+    pairs = list(impacts.values())
+    ids_codes = _type_codes([ids for ids, _ in pairs])
+    score_codes = _type_codes([scores for _, scores in pairs])
+    if ids_codes <= {"i"} and score_codes <= {"d"}:
+        return impacts
+    return {term: (_pack(ids, "i"), _pack(sc, "d")) for term, (ids, sc) in impacts.items()}
+
+
+def _type_codes(columns: list[Any]) -> set[str | None]:
+    """The item types of arrays or memoryviews (``{None}`` for anything else)."""
+    from array import array
+
+    kinds = {type(c) for c in columns}
+    if kinds <= {array}:
+        return {c.typecode for c in columns}
+    if kinds <= {memoryview}:
+        return {c.format for c in columns}
+    return {None}
+
+
+def _name_buckets(name_keys: Any, n_buckets: int) -> list[bytes]:
+    """Name key -> ids of the tools with that name (or alias) key: ``lookup_name``'s ``keys``.
+
+    Exact names need no table: ``lookup_name`` reads the candidates' names from their docs.
+    The ids may be any sequence marshal takes (the fast path only iterates them).
+    """
+    return _hashed(name_keys, n_buckets)
+
+
+def _hashed(mapping: Any, n_buckets: int) -> list[bytes]:
+    """``mapping`` split into ``n_buckets`` marshalled dicts by :func:`buckets_of` its keys."""
+    buckets: list[dict[str, Any]] = [{} for _ in range(n_buckets)]
+    keys = list(mapping)
+    hashed = buckets_of(keys, n_buckets)
+    for key, value, bucket in zip(keys, mapping.values(), hashed, strict=True):
+        buckets[bucket][key] = value
+    return [marshal.dumps(b) for b in buckets]
+
+
+def _doc_blobs(tools: list[Any]) -> list[bytes]:
+    """Per tool: name, namespace, its hit record (schema included, score and match to fill
+    in) and its ``show`` document, as plain marshalled data (see :func:`complete_hit`)."""
+    from toolfind import wire
+    from toolfind.models import Hit
+
+    return [
+        marshal.dumps(
+            (
+                tool.name,
+                tool.namespace,
+                wire.hit_record(Hit(tool=tool, score=0.0), include_schema=True),
+                wire.tool_document(tool),
+            )
+        )
+        for tool in tools
+    ]
 
 
 def _pack(values: Any, code: str) -> bytes:
+    """``values`` as native ``code`` items."""
     from array import array
 
     return array(code, values).tobytes()
@@ -325,13 +419,13 @@ class Segment:
             return None
         return memoryview(found[0]).cast("i"), memoryview(found[1]).cast("d")
 
-    def names_for(self, key: str) -> tuple[int, ...]:
-        result: tuple[int, ...] = self._blob(self.names, bucket_of(key, self.buckets)).get(key, ())
+    def names_for(self, key: str) -> Sequence[int]:
+        """Ids of the tools whose name or alias has this ``analysis.name_key``."""
+        result: Sequence[int] = self._blob(self.names, bucket_of(key, self.buckets)).get(key, ())
         return result
 
-    def doc(self, doc_id: int) -> tuple[str, str, tuple[str, str, str, str, bool], str]:
-        """(name, namespace, hit pieces, show document) of one tool."""
-        result: tuple[str, str, tuple[str, str, str, str, bool], str] = self._blob(
-            self.docs, doc_id
-        )
+    def doc(self, doc_id: int) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
+        """(name, namespace, stored hit record, show document) of one tool: fresh objects,
+        which :func:`complete_hit` may complete in place."""
+        result: tuple[str, str, dict[str, Any], dict[str, Any]] = self._blob(self.docs, doc_id)
         return result
