@@ -112,6 +112,37 @@ CORRUPT = {
 }
 
 
+def test_a_cached_index_maps_its_file_and_decodes_only_the_tools_it_prints(
+    cat: Path, isolated: Path
+) -> None:
+    built, _ = load(cat)
+    loaded, said = load(cat)
+    assert loaded.from_cache and said == []
+    tools = loaded.index.tools
+    assert type(tools).__name__ == "ToolTable" and len(tools) == 4
+    result = loaded.index.search("compress", 1)
+    assert [h.name for h in result] == ["compress_file"]
+    assert sum(t is not None for t in tools._decoded) == 1  # only the hit was decoded
+    # Columns are views of a read-only map of the file, not copies.
+    assert isinstance(loaded.index._idocs, memoryview) and loaded.index._idocs.readonly
+    assert [t.name for t in tools] == [t.name for t in built.index.tools]
+    assert loaded.index.search(QUERY) == built.index.search(QUERY)
+
+
+def _bad_columns(good: bytes, key: str) -> bytes:
+    """A well-formed file whose index has columns of different lengths."""
+    copy = Path("good.pickle")
+    copy.write_bytes(good)
+    with open(copy, "rb") as fh:
+        payload = cache._load_index_file(fh, len(good))
+    payload["index"]._flags = payload["index"]._flags[:-1]
+    return b"".join(bytes(part) for part in cache._index_file_parts(payload))
+
+
+CORRUPT["columns-disagree"] = lambda good, key: _bad_columns(good, key)
+CORRUPT["header-points-past-the-end"] = lambda good, key: good[:8] + (10**6).to_bytes(8, "little")
+
+
 @pytest.mark.parametrize("fault", list(CORRUPT))
 def test_corrupt_pickle_is_a_miss_rebuilt_with_one_line(
     cat: Path, isolated: Path, fault: str

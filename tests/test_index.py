@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import pickle
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -388,15 +392,34 @@ def test_field_terms_cover_every_field() -> None:
 WORDS = ["file", "text", "zip", "mail", "web", "page", "read", "send", "list", "sort", "find"]
 
 
-@settings(max_examples=60, deadline=None)
+#: How a ranked list may be computed: a full scan, MaxScore over doc-ordered postings, numpy.
+STRATEGIES = ["maxscore", "numpy"]
+
+
+@contextmanager
+def strategy(index: SearchIndex, name: str | None) -> Iterator[None]:
+    """Force one ranking strategy (None: the full scan) for any number of postings."""
+    saved = (index_module._PRUNE_MIN_POSTINGS, index_module._VECTOR_MIN_POSTINGS)
+    try:
+        index_module._PRUNE_MIN_POSTINGS = 10**9 if name is None else 0
+        index_module._VECTOR_MIN_POSTINGS = 0 if name == "numpy" else 10**9
+        if name == "numpy":
+            assert index.accelerate()
+        yield
+    finally:
+        index_module._PRUNE_MIN_POSTINGS, index_module._VECTOR_MIN_POSTINGS = saved
+
+
+@settings(max_examples=80, deadline=None)
 @given(
     docs=st.lists(
         st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), min_size=1, max_size=60
     ),
-    query=st.lists(st.sampled_from([*WORDS, "t3"]), min_size=2, max_size=4),
+    query=st.lists(st.sampled_from([*WORDS, "t3"]), min_size=1, max_size=4),
     limit=st.integers(1, 12),
     namespace=st.sampled_from([None, "even"]),
     min_score=st.sampled_from([None, 2.0]),
+    name=st.sampled_from(STRATEGIES),
 )
 def test_pruned_ranking_equals_the_full_scan(
     docs: list[list[str]],
@@ -404,6 +427,7 @@ def test_pruned_ranking_equals_the_full_scan(
     limit: int,
     namespace: str | None,
     min_score: float | None,
+    name: str,
 ) -> None:
     tools = [
         Tool(name=f"t{i}", namespace="even" if i % 2 == 0 else "odd", description=" ".join(d))
@@ -412,31 +436,67 @@ def test_pruned_ranking_equals_the_full_scan(
     index = SearchIndex.build(tools)
     text = " ".join(query)
     kwargs = {"namespace": namespace, "min_score": min_score}
-    original = index_module._PRUNE_MIN_POSTINGS
-    try:
-        index_module._PRUNE_MIN_POSTINGS = 10**9
+    with strategy(index, None):
         full = index.search(text, limit, **kwargs)  # type: ignore[arg-type]
-        index_module._PRUNE_MIN_POSTINGS = 0
+    with strategy(index, name):
         pruned = index.search(text, limit, **kwargs)  # type: ignore[arg-type]
-    finally:
-        index_module._PRUNE_MIN_POSTINGS = original
     assert pruned == full
 
 
+@pytest.mark.parametrize("name", STRATEGIES)
 @pytest.mark.parametrize("tied", [0, 200])
-def test_pruning_skips_common_terms_yet_ranks_like_the_full_scan(tied: int) -> None:
+def test_pruning_skips_common_terms_yet_ranks_like_the_full_scan(tied: int, name: str) -> None:
     tools = [Tool(name=f"common{i:03d}", description="alpha beta gamma") for i in range(300)]
     tools += [Tool(name=f"rare{i}", description="alpha zebra " + "beta " * i) for i in range(6)]
     tools += [Tool(name=f"same{i:03d}", description="zebra kappa") for i in range(tied)]
     index = SearchIndex.build(tools)
     for query in ("zebra alpha beta", "alpha zebra", "beta gamma zebra alpha", "zebra kappa"):
         for limit in (1, 3, 6, 10):
-            original = index_module._PRUNE_MIN_POSTINGS
-            try:
-                index_module._PRUNE_MIN_POSTINGS = 10**9
+            with strategy(index, None):
                 full = index.search(query, limit)
-                index_module._PRUNE_MIN_POSTINGS = 0
+            with strategy(index, name):
                 pruned = index.search(query, limit)
-            finally:
-                index_module._PRUNE_MIN_POSTINGS = original
             assert pruned == full
+
+
+def test_numpy_scores_a_loaded_index_like_the_pure_path(tmp_path: Path) -> None:
+    """Accelerated search over the memory-mapped columns of a cached index: same hits, same
+    scores to the bit, with filters, exact matches and ties."""
+    from toolfind.cache import load_index
+
+    tools = [
+        Tool(name=f"tool_{i}", namespace=f"ns{i % 3}", tags=(f"t{i % 4}",), description=text)
+        for i, text in enumerate(
+            " ".join(WORDS[(i * j) % len(WORDS)] for j in range(1 + i % 7)) for i in range(400)
+        )
+    ]
+    catalog = tmp_path / "c.json"
+    catalog.write_text(
+        json.dumps(
+            [
+                {
+                    "name": t.name,
+                    "namespace": t.namespace,
+                    "tags": list(t.tags),
+                    "description": t.description,
+                }
+                for t in tools
+            ]
+        )
+    )
+    load_index([catalog], cache_root=tmp_path / "cache")
+    loaded = load_index([catalog], cache_root=tmp_path / "cache")
+    assert loaded.from_cache
+    index = loaded.index
+    for query, kwargs in [
+        ("file text zip", {}),
+        ("tool_3 mail", {}),
+        ("read send list", {"namespace": "ns1"}),
+        ("page web", {"tags": ["t2"], "min_score": 1.0}),
+        ("find", {"limit": 50}),
+    ]:
+        with strategy(index, None):
+            full = index.search(query, **kwargs)  # type: ignore[arg-type]
+        with strategy(index, "numpy"):
+            fast = index.search(query, **kwargs)  # type: ignore[arg-type]
+        assert fast == full and [h.score for h in fast] == [h.score for h in full]

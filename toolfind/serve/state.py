@@ -77,9 +77,12 @@ def build_index(
 
     tools = catalog.tools if isinstance(catalog, Loaded) else catalog
     if isinstance(catalog, Loaded) and filters == Filters() and not backend_tools:
-        return catalog.index  # the cached index already answers exactly this
-    allowed = [t for t in (*tools, *backend_tools) if tool_allowed(filters, t)]
-    return SearchIndex.build(allowed, params)
+        index = catalog.index  # the cached index already answers exactly this
+    else:
+        allowed = [t for t in (*tools, *backend_tools) if tool_allowed(filters, t)]
+        index = SearchIndex.build(allowed, params)
+    index.accelerate()  # a server answers many queries: numpy pays for its import
+    return index
 
 
 def catalog_signature(paths: Sequence[Path]) -> Signature:

@@ -1,0 +1,281 @@
+"""Flat storage for the search index: typed columns, string tables and tool records.
+
+A cached index is one file that toolfind maps into memory instead of reading it. Its arrays
+travel out of band (pickle protocol 5, PEP 574): the pickle itself holds only the index's
+shape, each column is a range of the file, and a query touches only the pages it reads. So
+loading costs about as much at 100k tools as at 100, and the memory a loaded index adds is
+what its queries have read, not every tool it holds.
+
+* A column is an :class:`array.array` while an index is built and a :class:`memoryview` cast
+  to the same type code once loaded. Both are read the same way: index, slice, iterate,
+  :func:`bisect.bisect_left`.
+* :class:`StringTable` is a column of strings: their UTF-8 bytes end to end, plus offsets.
+* :class:`KeyedIds` maps strings (sorted) to ascending ids, for names and tags.
+* :class:`ToolTable` holds the tools, each one marshalled on its own and decoded on first use.
+
+Everything here pickles through classes of this module and builtins only, so the cache's
+restricted unpickler can allow exactly this module.
+"""
+
+from __future__ import annotations
+
+import marshal
+import pickle
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
+from zlib import crc32
+
+from toolfind.models import Source, Tool
+
+__all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "column", "pack", "unpack"]
+
+
+def column(code: str, values: Iterable[Any] = ()) -> array[Any]:
+    """A new, writable column of type ``code`` (an :mod:`array` type code)."""
+    return array(code, values)
+
+
+def _view(data: Any, code: str) -> Any:
+    """``data`` (any buffer) as a flat memoryview of type ``code``."""
+    view = memoryview(data)
+    if view.format == code:
+        return view
+    if view.format != "B":
+        view = view.cast("B")
+    return view.cast(code)  # type: ignore[call-overload]
+
+
+class Packed:
+    """A column on its way through pickle: its type code and its bytes.
+
+    With protocol 5 the bytes go out of band (a :class:`pickle.PickleBuffer`, which the cache
+    writes after the pickle and maps back in); older protocols copy them in line.
+    """
+
+    __slots__ = ("code", "data")
+
+    def __init__(self, code: str, data: Any) -> None:
+        self.code = code
+        self.data = data
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        if int(protocol) >= 5:
+            return (Packed, (self.code, pickle.PickleBuffer(self.data)))
+        return (Packed, (self.code, _view(self.data, self.code).tobytes()))
+
+    def view(self) -> Any:
+        return _view(self.data, self.code)
+
+
+def pack(col: Any) -> Packed:
+    """Wrap an array or memoryview column for pickling."""
+    code = col.typecode if isinstance(col, array) else col.format
+    return Packed(code, col)
+
+
+def unpack(value: Any) -> Any:
+    """The column a :class:`Packed` carried (a memoryview); anything else unchanged."""
+    return value.view() if isinstance(value, Packed) else value
+
+
+class StringTable(Sequence[str]):
+    """Strings stored as one UTF-8 blob and ``len + 1`` offsets; ``table[i]`` decodes one.
+
+    :meth:`find` looks a string up through a hash table (CRC-32 of its UTF-8 bytes into
+    ``len`` buckets, stored as two more columns): a couple of decodes, not the ~17 a binary
+    search over 100k strings would take.
+    """
+
+    __slots__ = ("_blob", "_buckets", "_offsets", "_slots")
+
+    def __init__(self, blob: Any, offsets: Any, buckets: Any, slots: Any) -> None:
+        self._blob = unpack(blob)
+        self._offsets = unpack(offsets)
+        self._buckets = unpack(buckets)
+        self._slots = unpack(slots)
+
+    @classmethod
+    def of(cls, strings: Iterable[str]) -> StringTable:
+        encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
+        offsets = column("Q", [0])
+        total = 0
+        for data in encoded:
+            total += len(data)
+            offsets.append(total)
+        n_buckets = max(1, len(encoded))
+        chains: list[list[int]] = [[] for _ in range(n_buckets)]
+        for i, data in enumerate(encoded):
+            chains[crc32(data) % n_buckets].append(i)
+        buckets, slots = column("Q", [0]), column("i")
+        for chain in chains:
+            slots.extend(chain)
+            buckets.append(len(slots))
+        return cls(b"".join(encoded), offsets, buckets, slots)
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        offsets = self._offsets
+        return str(self._blob[offsets[i] : offsets[i + 1]], "utf-8", "surrogatepass")
+
+    def find(self, text: str) -> int | None:
+        """Position of ``text`` in the table, or None."""
+        buckets = self._buckets
+        h = crc32(text.encode("utf-8", "surrogatepass")) % (len(buckets) - 1)
+        for i in self._slots[buckets[h] : buckets[h + 1]]:
+            if self[i] == text:
+                return int(i)
+        return None
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        blob = self._blob if isinstance(self._blob, memoryview) else memoryview(self._blob)
+        columns = (blob, self._offsets, self._buckets, self._slots)
+        return (StringTable, tuple(pack(c) for c in columns))
+
+
+class KeyedIds(Mapping[str, Sequence[int]]):
+    """Sorted strings, each with its ascending ids: ``keyed.get(key, ())``."""
+
+    __slots__ = ("_ids", "_keys", "_offsets")
+
+    def __init__(self, keys: Any, offsets: Any, ids: Any) -> None:
+        self._keys: StringTable = keys
+        self._offsets = unpack(offsets)
+        self._ids = unpack(ids)
+
+    @classmethod
+    def of(cls, mapping: Mapping[str, Iterable[int]]) -> KeyedIds:
+        keys = sorted(mapping)
+        offsets = column("Q", [0])
+        ids = column("i")
+        for key in keys:
+            ids.extend(sorted(set(mapping[key])))
+            offsets.append(len(ids))
+        return cls(StringTable.of(keys), offsets, ids)
+
+    def __getitem__(self, key: str) -> Sequence[int]:
+        i = self._keys.find(key)
+        if i is None:
+            raise KeyError(key)
+        ids: Sequence[int] = self._ids[self._offsets[i] : self._offsets[i + 1]]
+        return ids
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def pairs(self) -> Iterator[tuple[str, Sequence[int]]]:
+        """Every (key, ids), in key order, without a lookup per key."""
+        offsets, ids = self._offsets, self._ids
+        for i, key in enumerate(self._keys):
+            yield key, ids[offsets[i] : offsets[i + 1]]
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return (KeyedIds, (self._keys, pack(self._offsets), pack(self._ids)))
+
+
+def _record(tool: Tool) -> tuple[Any, ...]:
+    source = tool.source
+    return (
+        tool.name,
+        tool.description,
+        tool.parameters,
+        tool.namespace,
+        tool.tags,
+        tool.search_hint,
+        tool.defer,
+        tool.enabled,
+        tool.annotations,
+        tool.aliases,
+        tool.title,
+        tool.output_schema,
+        None if source is None else (source.file, source.pointer, source.line),
+        tool.original,
+    )
+
+
+def _tool(record: tuple[Any, ...]) -> Tool:
+    (name, description, parameters, namespace, tags, hint, defer, enabled, annotations) = record[:9]
+    aliases, title, output_schema, source, original = record[9:]
+    return Tool(
+        name=name,
+        description=description,
+        parameters=parameters,
+        namespace=namespace,
+        tags=tags,
+        search_hint=hint,
+        defer=defer,
+        enabled=enabled,
+        annotations=annotations,
+        aliases=aliases,
+        title=title,
+        output_schema=output_schema,
+        source=None if source is None else Source(*source),
+        original=original,
+    )
+
+
+class ToolTable(Sequence[Tool]):
+    """The tools of a loaded index, each decoded on first use and then kept.
+
+    A search prints ten tools; decoding all 100k to print ten would cost more than the search.
+    Kept tools keep their identity, so ``id(index.tools[i])`` is stable.
+    """
+
+    __slots__ = ("_blob", "_decoded", "_offsets")
+
+    def __init__(self, blob: Any, offsets: Any) -> None:
+        self._blob = unpack(blob)
+        self._offsets = unpack(offsets)
+        self._decoded: list[Tool | None] = [None] * (len(self._offsets) - 1)
+
+    @classmethod
+    def of(cls, tools: Iterable[Tool]) -> ToolTable:
+        """Marshal every tool. Raises ValueError if a schema holds a non-JSON value."""
+        chunks = []
+        offsets = column("Q", [0])
+        total = 0
+        for tool in tools:
+            data = marshal.dumps(_record(tool))
+            chunks.append(data)
+            total += len(data)
+            offsets.append(total)
+        return cls(b"".join(chunks), offsets)
+
+    def __len__(self) -> int:
+        return len(self._decoded)
+
+    @overload
+    def __getitem__(self, i: int) -> Tool: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Tool, ...]: ...
+    def __getitem__(self, i: int | slice) -> Tool | tuple[Tool, ...]:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        tool = self._decoded[i]
+        if tool is None:
+            if i < 0:
+                i += len(self._decoded)
+            offsets = self._offsets
+            tool = self._decoded[i] = _tool(marshal.loads(self._blob[offsets[i] : offsets[i + 1]]))
+        return tool
+
+    def __iter__(self) -> Iterator[Tool]:
+        for i in range(len(self._decoded)):
+            yield self[i]
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        blob = self._blob if isinstance(self._blob, memoryview) else memoryview(self._blob)
+        return (ToolTable, (pack(blob), pack(self._offsets)))
