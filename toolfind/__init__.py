@@ -48,4 +48,5 @@ def open_index(
     paths = resolve_catalogs(list(catalogs or ()), config)
     loaded = load_index(paths, params, max_file_size=config.max_file_size, use_cache=use_cache)
     index: SearchIndex = loaded.index
+    index.accelerate()  # an API user asks many queries: numpy (if installed) pays for itself
     return index
