@@ -33,9 +33,10 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_left
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
-from itertools import repeat
+from itertools import accumulate, chain, repeat
+from operator import mul
 from typing import Any, overload
 
 from toolfind import analysis, bm25f
@@ -145,8 +146,9 @@ class _Analysed:
     """What :func:`_analyse` gathers, before it is laid out flat."""
 
     def __init__(self, n_docs: int) -> None:
-        self.postings: dict[str, list[int]] = {}  # term -> tool ids
-        self.pair_lists: dict[str, list[int]] = {}  # term -> (tool, tf vector) pair ids
+        # term -> ids of its (tool, tf vector) pairs, in tool order; a pair's tool is
+        # pair_doc[pair], so a posting is stored once, as its pair.
+        self.pair_lists: defaultdict[str, list[int]] = defaultdict(list)
         self.vec_ids: dict[int, int] = {}  # packed per-field tf vector -> vector id
         self.pair_vec: list[int] = []
         self.pair_doc: list[int] = []
@@ -168,7 +170,7 @@ def _analyse(tools: Sequence[Tool]) -> _Analysed:
     While counting, a tf vector is one int holding each field's count in its own 32 bits.
     """
     out = _Analysed(len(tools))
-    postings, pair_lists, vec_ids = out.postings, out.pair_lists, out.vec_ids
+    pair_lists, vec_ids = out.pair_lists, out.vec_ids
     pair_vec, pair_doc = out.pair_vec, out.pair_doc
     units = [1 << (fi * _TF_BITS) for fi in range(len(FIELDS))]
     for doc, tool in enumerate(tools):
@@ -192,13 +194,7 @@ def _analyse(tools: Sequence[Tool]) -> _Analysed:
                 pid = doc_pairs[packed] = len(pair_vec)
                 pair_vec.append(vid)
                 pair_doc.append(doc)
-            docs = postings.get(term)
-            if docs is None:
-                postings[term] = [doc]
-                pair_lists[term] = [pid]
-            else:
-                docs.append(doc)
-                pair_lists[term].append(pid)
+            pair_lists[term].append(pid)
     return out
 
 
@@ -352,14 +348,14 @@ class SearchIndex:
         self.format = INDEX_FORMAT
         self.settings = analysis.SETTINGS
         analysed = _analyse(tools)
-        terms = sorted(analysed.postings)
+        pair_lists = analysed.pair_lists
+        terms = sorted(pair_lists)
         self._terms = StringTable.of(terms)
-        offsets, docs, pairs = column("i", [0]), column("i"), column("I")
-        for term in terms:
-            docs.fromlist(analysed.postings[term])
-            pairs.fromlist(analysed.pair_lists[term])
-            offsets.append(len(docs))
-        self._offsets, self._docs, self._pairs = offsets, docs, pairs
+        pairs = column("I", chain.from_iterable(map(pair_lists.__getitem__, terms)))
+        self._offsets = column("i", accumulate(map(len, map(pair_lists.__getitem__, terms))))
+        self._offsets.insert(0, 0)
+        self._pairs = pairs
+        self._docs = column("i", map(analysed.pair_doc.__getitem__, pairs))
         self._pair_vec = column("I", analysed.pair_vec)
         self._pair_doc = column("i", analysed.pair_doc)
         self._tfvecs = analysed.tf_vectors()
@@ -516,11 +512,10 @@ class SearchIndex:
         idf = array(
             "d", [bm25f.idf(ioffsets[t + 1] - ioffsets[t], self._n) for t in range(n_terms)]
         )
-        idf_per_posting: list[float] = []
-        for t in range(n_terms):
-            idf_per_posting += repeat(idf[t], ioffsets[t + 1] - ioffsets[t])
+        counts = [ioffsets[t + 1] - ioffsets[t] for t in range(n_terms)]
+        idf_per_posting = chain.from_iterable(map(repeat, idf, counts))
         # bm25f.impact's arithmetic: idf * saturation, bit for bit.
-        self._imp = array("d", [i * sat[p] for i, p in zip(idf_per_posting, ipairs, strict=True)])
+        self._imp = array("d", map(mul, idf_per_posting, map(sat.__getitem__, ipairs)))
         self._idf, self._idocs, self._ioffsets = idf, idocs, ioffsets
         imp = self._imp
         self._max = array(
