@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 import yaml
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from toolfind import catalog
 from toolfind.errors import CatalogError
-from toolfind.formats import CARRIES, FORMATS, tool_to_format
+from toolfind.formats import CARRIES, FORMATS, detect_entry, tool_to_format
 from toolfind.models import LoadResult, Tool
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -666,3 +667,379 @@ def test_load_turns_any_bytes_into_tools_or_findings(content: bytes, suffix: str
         result = catalog.load([path])
         catalog.lint(result)
     assert all("\n" not in str(f) for f in result.findings)
+
+
+# --- the checks made without jsonschema agree with jsonschema ----------------------------------
+#
+# catalog decides most entries and schemas with hand-written rules (_fits_shape,
+# _surely_valid_schema) and asks jsonschema only when they cannot tell. They may say "cannot
+# tell" too often (that costs time), never "valid" for what jsonschema refuses (that would
+# lose a finding). Below: they accept well-formed input, and on any input, what they accept
+# jsonschema accepts.
+
+SIMPLE_TYPES = ["array", "boolean", "integer", "null", "number", "object", "string"]
+DIALECTS = sorted(catalog._RULED_DIALECTS)
+short_texts = st.text(max_size=4)
+distinct_texts = st.lists(short_texts, max_size=3, unique=True)
+finite_numbers = st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False, allow_infinity=False)
+small_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | short_texts,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(short_texts, inner, max_size=2),
+    max_leaves=4,
+)
+
+
+def well_formed_values(subschemas: st.SearchStrategy[Any]) -> dict[str, st.SearchStrategy[Any]]:
+    """For each keyword, values that both meta-schemas accept."""
+    schema_lists = st.lists(subschemas, min_size=1, max_size=2)
+    schema_maps = st.dictionaries(short_texts, subschemas, max_size=2)
+    return {
+        "type": st.sampled_from(SIMPLE_TYPES)
+        | st.lists(st.sampled_from(SIMPLE_TYPES), min_size=1, max_size=3, unique=True),
+        **dict.fromkeys(
+            ["description", "title", "format", "pattern", "$ref", "$comment", "contentEncoding"],
+            short_texts,
+        ),
+        **dict.fromkeys(
+            ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"],
+            schema_maps,
+        ),
+        "required": distinct_texts,
+        "dependentRequired": st.dictionaries(short_texts, distinct_texts, max_size=2),
+        **dict.fromkeys(["enum", "examples"], st.lists(small_json, max_size=2)),
+        **dict.fromkeys(["const", "default", "x-vendor"], small_json),  # x-vendor: no keyword
+        **dict.fromkeys(
+            ["items", "additionalProperties", "additionalItems", "not", "if", "contains"],
+            subschemas,
+        ),
+        **dict.fromkeys(["propertyNames", "unevaluatedProperties", "contentSchema"], subschemas),
+        **dict.fromkeys(["anyOf", "allOf", "oneOf", "prefixItems"], schema_lists),
+        **dict.fromkeys(
+            ["minLength", "maxItems", "minContains", "maxProperties"], st.integers(0, 5)
+        ),
+        **dict.fromkeys(["minimum", "exclusiveMaximum"], finite_numbers),
+        "multipleOf": st.integers(1, 5) | st.floats(0.5, 5),
+        **dict.fromkeys(["uniqueItems", "readOnly", "writeOnly", "deprecated"], st.booleans()),
+    }
+
+
+def well_formed_nodes(subschemas: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Schema objects with up to four keywords, each with a value both meta-schemas accept."""
+    values = well_formed_values(subschemas)
+    return st.lists(st.sampled_from(sorted(values)), max_size=4, unique=True).flatmap(
+        lambda keys: st.fixed_dictionaries({k: values[k] for k in keys})
+    )
+
+
+well_formed_schemas = st.recursive(
+    well_formed_nodes(st.booleans()),
+    lambda inner: well_formed_nodes(inner | st.booleans()),
+    max_leaves=6,
+)
+# Values of every kind, many of them wrong for the keyword they land on.
+any_values = st.one_of(
+    small_json,
+    st.sampled_from([*SIMPLE_TYPES, -1, 0, 0.5, -0.5, [], [""], ["a", "a"], ["string", 1], {}]),
+    well_formed_schemas,
+    st.lists(well_formed_schemas | small_json, max_size=2),
+    st.dictionaries(short_texts, well_formed_schemas | small_json, max_size=2),
+)
+any_keywords = st.sampled_from(
+    sorted({*catalog._META_KEYWORDS, "x-vendor", "nullable", "discriminator"})
+)
+
+
+def _objects_in(value: Any) -> list[dict[str, Any]]:
+    """Every object in a JSON value, the value itself first."""
+    found = [value] if isinstance(value, dict) else []
+    children = (
+        value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    )
+    for child in children:
+        found += _objects_in(child)
+    return found
+
+
+@st.composite
+def mutated(
+    draw: st.DrawFn,
+    base: st.SearchStrategy[Any],
+    keys: st.SearchStrategy[str],
+    values: st.SearchStrategy[Any],
+) -> Any:
+    """A value from ``base`` with one key of one of its objects set to one of ``values``:
+    the rest stays well formed, so a rule that accepts one wrong value is caught."""
+    value = draw(base)
+    target = draw(st.sampled_from(_objects_in(value)))
+    target[draw(keys)] = draw(values)
+    return value
+
+
+any_schemas = mutated(well_formed_schemas, any_keywords, any_values)
+any_dialects = st.sampled_from(
+    [
+        *DIALECTS,
+        "http://json-schema.org/draft-04/schema#",
+        "https://json-schema.org/draft/2019-09/schema",
+        "https://example.com/meta",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=well_formed_schemas, dialect=st.none() | st.sampled_from(DIALECTS))
+def test_well_formed_schemas_are_decided_without_jsonschema(
+    schema: dict[str, Any], dialect: str | None
+) -> None:
+    if dialect is not None:
+        schema = {"$schema": dialect, **schema}
+    assert catalog._surely_valid_schema(schema)
+    assert catalog._meta_problem(schema) is None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schema=any_schemas, dialect=st.none() | any_dialects)
+def test_a_schema_the_fast_check_accepts_passes_the_meta_schema_check(
+    schema: dict[str, Any], dialect: str | None
+) -> None:
+    if dialect is not None:
+        schema = {**schema, "$schema": dialect}
+    if catalog._surely_valid_schema(schema):
+        assert catalog._meta_problem(schema) is None
+
+
+# Values of every JSON type, each right for some keyword and wrong for most.
+KEYWORD_VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    -1,
+    0,
+    2,
+    1.0,
+    0.5,
+    -0.5,
+    10**20,
+    "",
+    "x",
+    "string",
+    "strnig",
+    "STRING",
+    "a#b",
+    [],
+    [""],
+    ["a"],
+    ["a", "a"],
+    ["a", 1],
+    [1],
+    ["string", "null"],
+    ["string", "string"],
+    [{}],
+    [True],
+    [{"type": 5}],
+    {},
+    {"a": {}},
+    {"a": True},
+    {"a": 1},
+    {"a": {"minLength": -1}},
+    {"a": ["b"]},
+    {"a": ["b", "b"]},
+    {"type": "string"},
+    {"type": 5},
+    {"https://x": True},
+]
+
+
+@pytest.mark.parametrize("dialect", [None, *DIALECTS])
+def test_the_fast_check_accepts_no_keyword_value_the_meta_schema_check_refuses(
+    dialect: str | None,
+) -> None:
+    accepted = 0
+    for keyword in sorted({*catalog._META_KEYWORDS, "x-vendor"}):
+        for value in KEYWORD_VALUES:
+            for schema in (
+                {keyword: value},
+                {"type": "object", "properties": {"p": {keyword: value}}, "required": ["p"]},
+            ):
+                if dialect is not None and keyword not in schema:
+                    schema = {"$schema": dialect, **schema}
+                if catalog._surely_valid_schema(schema):
+                    accepted += 1
+                    assert catalog._meta_problem(schema) is None, schema
+    assert accepted > 300  # the fast check decides most well-formed keywords
+
+
+def _meta_schema_keywords(uri: str) -> set[str]:
+    from jsonschema_specifications import REGISTRY
+
+    contents = REGISTRY.contents(uri)
+    found = set(contents.get("properties", {}))
+    for ref in contents.get("allOf", []):  # 2020-12: its vocabularies' meta-schemas
+        found |= set(REGISTRY.contents(urljoin(uri, ref["$ref"])).get("properties", {}))
+    return found
+
+
+def test_the_fast_check_knows_every_keyword_of_both_meta_schemas() -> None:
+    for uri in (
+        "https://json-schema.org/draft/2020-12/schema",
+        "http://json-schema.org/draft-07/schema",
+    ):
+        keywords = _meta_schema_keywords(uri)
+        assert len(keywords) > 30
+        assert keywords <= catalog._META_KEYWORDS, keywords - catalog._META_KEYWORDS
+
+
+def test_the_fast_check_follows_only_draft_2020_12_and_draft_7() -> None:
+    from jsonschema import Draft7Validator, Draft202012Validator
+    from jsonschema.validators import validator_for
+
+    for dialect in DIALECTS:
+        cls = validator_for({"$schema": dialect}, default=None)
+        assert cls in (Draft7Validator, Draft202012Validator), dialect
+
+
+def test_a_schema_of_another_draft_goes_to_jsonschema() -> None:
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}
+    assert not catalog._surely_valid_schema(schema)
+    assert not catalog._surely_valid_schema({"type": "object", "$id": "urn:x"})
+
+
+ENTRY_KEYS = [
+    "type",
+    "function",
+    "title",
+    "description",
+    "parameters",
+    "input_schema",
+    "inputSchema",
+    "outputSchema",
+    "output_schema",
+    "parametersJsonSchema",
+    "response",
+    "responseJsonSchema",
+    "annotations",
+    "behavior",
+    "strict",
+    "defer_loading",
+    "cache_control",
+    "namespace",
+    "tags",
+    "aliases",
+    "search_hint",
+    "defer",
+    "enabled",
+    "unknown",
+]
+ENTRY_VALUES: list[Any] = [
+    *KEYWORD_VALUES,
+    "function",
+    "custom",
+    "a b",
+    "a/b",
+    "ns\n",
+    "x" * 65,
+    "x" * 256,
+    "x" * 257,
+    ["t", "u"],
+    ["x" * 65],
+    ["x" * 257],
+    {"readOnlyHint": True, "title": "t"},
+    {"readOnlyHint": "yes"},
+    {"title": 5},
+    {"type": "object"},
+]
+entry_values = st.one_of(
+    st.sampled_from(ENTRY_VALUES),
+    short_texts,
+    st.lists(short_texts, max_size=2),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            k: st.sampled_from([True, False, None, "x", 1])
+            for k in ("readOnlyHint", "openWorldHint", "title", "other")
+        },
+    ),
+)
+entry_keys = st.sampled_from([*ENTRY_KEYS, "name", "readOnlyHint", "idempotentHint"])
+well_formed_entries = st.builds(tool_to_format, file_tools, st.sampled_from(FORMATS))
+any_entries = mutated(well_formed_entries, entry_keys, entry_values)
+WELL_FORMED_ENTRIES: dict[str, dict[str, Any]] = {
+    "function": {"name": "f", "description": "d", "parameters": {}},
+    "native": {"name": "f", "output_schema": {}, "tags": ["t"]},
+    "anthropic": {"name": "f", "input_schema": {}},
+    "mcp": {"name": "f", "inputSchema": {}, "annotations": {"readOnlyHint": True}},
+    "gemini": {"name": "f", "parametersJsonSchema": {}},
+    "openai-responses": {"type": "function", "name": "f", "parameters": {}},
+    "openai": {"type": "function", "function": {"name": "f", "parameters": {}}},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(WELL_FORMED_ENTRIES))
+def test_the_fast_check_accepts_no_entry_value_the_shape_schema_refuses(shape: str) -> None:
+    validator = catalog._shape_validator(shape)
+    base = WELL_FORMED_ENTRIES[shape]
+    assert catalog._fits_shape(base, shape) and validator.is_valid(base)
+    accepted = 0
+    for key in [*ENTRY_KEYS, "name"]:
+        for value in ENTRY_VALUES:
+            entries = [{**base, key: value}, {k: v for k, v in base.items() if k != key}]
+            if shape == "openai":
+                entries.append({**base, "function": {**base["function"], key: value}})
+            if key == "annotations" or shape in ("native", "mcp"):
+                entries.append({**base, "annotations": {"readOnlyHint": False, key: value}})
+            for entry in entries:
+                if catalog._fits_shape(entry, shape):
+                    accepted += 1
+                    assert validator.is_valid(entry), entry
+    assert accepted > 100
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entry=any_entries, shape=st.none() | st.sampled_from(sorted(catalog._SHAPE_RULES)))
+def test_an_entry_the_fast_check_accepts_passes_its_shape_schema(
+    entry: dict[str, Any], shape: str | None
+) -> None:
+    shape = shape or detect_entry(entry)
+    if catalog._fits_shape(entry, shape):
+        assert catalog._shape_validator(shape).is_valid(entry)
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tool=file_tools, fmt=st.sampled_from(FORMATS))
+def test_well_formed_entries_are_decided_without_jsonschema(tool: Tool, fmt: str) -> None:
+    entry = tool_to_format(tool, fmt)
+    shape = detect_entry(entry)
+    assert catalog._fits_shape(entry, shape)
+    assert catalog._shape_validator(shape).is_valid(entry)
+    if fmt == "openai":  # a bare function, as in a file of functions
+        assert catalog._fits_shape(entry["function"], "function")
+
+
+def test_the_fast_entry_rules_cover_every_key_of_the_packaged_schemas() -> None:
+    folder = REPO / "toolfind" / "schemas"
+    native = json.loads((folder / "native-catalog.schema.json").read_text(encoding="utf-8"))
+    metadata = set(native["$defs"]["metadata"]["properties"])
+    for shape, (rules, required) in catalog._SHAPE_RULES.items():
+        if shape == "native":
+            schema = native["$defs"]["tool"]
+        else:
+            schema = json.loads((folder / f"{shape}.schema.json").read_text(encoding="utf-8"))
+        assert set(rules) == set(schema["properties"]) | metadata, shape
+        assert required == set(schema["required"]), shape
+    openai = json.loads((folder / "openai.schema.json").read_text(encoding="utf-8"))
+    function = openai["properties"]["function"]
+    assert set(catalog._OPENAI_FUNCTION_RULES) == set(function["properties"])
+
+
+def test_loading_well_formed_catalogs_never_imports_jsonschema() -> None:
+    code = (
+        "import sys; from pathlib import Path; from toolfind import catalog; "
+        f"r = catalog.load([Path({str(REPO / 'catalogs')!r}), Path({str(FIXTURES / 'mcp')!r})]); "
+        "print(len(r.tools), len(r.errors), 'jsonschema' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    tools, errors, imported = out.stdout.split()
+    assert int(tools) > 150 and errors == "0" and imported == "False"

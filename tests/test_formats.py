@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -599,3 +600,69 @@ def test_reading_any_value_raises_nothing_but_catalog_error(doc: Any) -> None:
             continue
         for fmt in FORMATS:
             tool_to_format(tool, fmt)
+
+
+# --- fast paths agree with what they stand for ------------------------------------------------
+
+
+def _levels_below(value: Any) -> int:
+    """How many levels of objects/arrays nest below ``value`` (0 when none do)."""
+    children = value.values() if isinstance(value, Mapping) else value
+    return max((1 + _levels_below(c) for c in children if isinstance(c, dict | list)), default=0)
+
+
+json_trees = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tree=st.dictionaries(st.text(max_size=3), json_trees, max_size=4), limit=st.integers(0, 7))
+def test_too_deep_is_true_exactly_when_nesting_reaches_the_limit(
+    tree: dict[str, Any], limit: int
+) -> None:
+    assert formats._too_deep(tree, limit) == (_levels_below(tree) >= limit)
+
+
+def test_a_schema_nested_exactly_64_levels_is_accepted() -> None:
+    schema: dict[str, Any] = {}
+    node = schema
+    for _ in range(63):
+        node["items"] = {}
+        node = node["items"]
+    assert read({"name": "f", "parameters": schema}).parameters is schema
+    node["items"] = {}
+    with pytest.raises(EntryError, match="nested deeper than 64 levels"):
+        read({"name": "f", "parameters": schema})
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=20), allow_whitespace=st.booleans())
+def test_invisible_chars_are_exactly_the_control_and_format_characters(
+    text: str, allow_whitespace: bool
+) -> None:
+    expected = [
+        (i, c)
+        for i, c in enumerate(text)
+        if unicodedata.category(c) in ("Cc", "Cf") and not (allow_whitespace and c in "\t\n\r")
+    ]
+    assert formats.invisible_chars(text, allow_whitespace=allow_whitespace) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(doc=entries | st.lists(entries | st.lists(entries, max_size=2), max_size=3) | json_values)
+def test_entry_pointers_are_the_json_pointers_of_the_entries(doc: Any) -> None:
+    try:
+        found = list(iter_entries(doc))
+    except CatalogError:
+        return
+    for pointer, entry, _ in found:
+        value = doc
+        for part in pointer_parts(pointer):
+            value = value[part]
+        assert value is entry
+        assert json_pointer(pointer_parts(pointer)) == pointer

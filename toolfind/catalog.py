@@ -3,7 +3,10 @@
 The only module that reads catalog files. ``load`` never raises for bad input: every problem
 becomes a ``Finding`` naming the file, line, JSON path and what is wrong, and everything else
 still loads. yaml and jsonschema cost a lot to import (see docs/CONTRACTS.md), so they are
-imported inside the functions that parse YAML or check schemas, never at module level.
+imported inside the functions that parse YAML or check schemas, never at module level; and
+jsonschema only for the entries and schemas that hand-written rules cannot vouch for (those
+with a problem to report, and unusual ones): a well-formed catalog of Draft 2020-12 or Draft 7
+schemas loads without importing it.
 
 Limits that protect the user: files over ``max_bytes`` are not read; YAML aliases may add at
 most ``MAX_YAML_ALIAS_NODES`` nodes (refusing "billion laughs" documents); YAML nests at most
@@ -17,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -770,13 +774,15 @@ def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Sou
     """Check the entry against its shape's schema and its JSON Schemas against the meta-schema.
 
     Run after ``tool_from_entry`` succeeded (``_reduced_entry`` relies on its checks).
-    Raises ``EntryError`` for the first problem.
+    Raises ``EntryError`` for the first problem. jsonschema runs only for what the
+    hand-written rules (``_fits_shape``, ``_surely_valid_schema``) cannot vouch for.
     """
-    validator = _shape_validator(shape)
-    if not _memo_valid(validator, shape, _reduced_entry(entry)):
-        problem = _first_error(validator, entry)
-        if problem is not None:
-            raise EntryError(problem[1], source, problem[0])
+    if not _fits_shape(entry, shape):
+        validator = _shape_validator(shape)
+        if not _memo_valid(validator, shape, _reduced_entry(entry)):
+            problem = _first_error(validator, entry)
+            if problem is not None:
+                raise EntryError(problem[1], source, problem[0])
     if shape == "gemini":
         params_at: tuple[PathPart, ...] = (
             ("parametersJsonSchema",) if "parametersJsonSchema" in entry else ("parameters",)
@@ -790,6 +796,8 @@ def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Sou
     if tool.output_schema is not None and output_at is not None:
         checks.append((output_at, tool.output_schema))
     for at, schema in checks:
+        if _surely_valid_schema(schema):
+            continue
         problem = _meta_problem(schema)
         if problem is not None:
             raise EntryError(problem[1], source, (*at, *problem[0]))
@@ -960,6 +968,352 @@ def _meta_problem(schema: Mapping[str, Any]) -> tuple[tuple[PathPart, ...], str]
     return None
 
 
+# --- schema checks without jsonschema ----------------------------------------------------
+#
+# Importing jsonschema costs ~0.3 s, and even memoised (above) the checks cost ~0.1 ms per
+# entry, yet nearly every entry of a real catalog is well formed. So entries and schemas are
+# first checked by hand-written rules that answer only "certainly valid" (True) or "cannot
+# tell" (False). Only "cannot tell" goes on to jsonschema, which then decides and words the
+# message, so every finding is still jsonschema's own. The rules cover the common keys and
+# keywords and leave everything unusual to jsonschema; they must never accept what jsonschema
+# refuses (tests/test_catalog.py checks them against jsonschema on random entries and schemas).
+
+Rule = Callable[[Any], bool]
+
+
+def _is_str(value: Any) -> bool:
+    return type(value) is str
+
+
+def _is_bool(value: Any) -> bool:
+    return type(value) is bool
+
+
+def _is_object(value: Any) -> bool:
+    return type(value) is dict
+
+
+def _is_str_or_null(value: Any) -> bool:
+    return value is None or type(value) is str
+
+
+def _is_bool_or_null(value: Any) -> bool:
+    return value is None or type(value) is bool
+
+
+def _is_object_or_null(value: Any) -> bool:
+    return value is None or type(value) is dict
+
+
+def _is_name(value: Any) -> bool:
+    """native-catalog.schema.json's ``name``: a string of 1 to 256 characters."""
+    return type(value) is str and 0 < len(value) <= 256
+
+
+def _is_names(value: Any) -> bool:
+    return type(value) is list and all(_is_name(v) for v in value)
+
+
+def _is_tags(value: Any) -> bool:
+    """native-catalog.schema.json's ``tags``: strings of 1 to 64 characters."""
+    return type(value) is list and all(type(v) is str and 0 < len(v) <= 64 for v in value)
+
+
+_NAMESPACE_PATTERN: Final = re.compile(r"^[^\s/:]{1,64}$")  # native-catalog.schema.json's
+
+
+def _is_namespace(value: Any) -> bool:
+    # re.search, as jsonschema applies "pattern" (so `$` also matches before a final "\n").
+    return type(value) is str and _NAMESPACE_PATTERN.search(value) is not None
+
+
+def _is_function_type(value: Any) -> bool:
+    return type(value) is str and value == "function"
+
+
+def _is_custom_type(value: Any) -> bool:
+    return type(value) is str and value == "custom"
+
+
+_ANNOTATION_RULES: Final[Mapping[str, Rule]] = {
+    "title": _is_str,
+    "readOnlyHint": _is_bool,
+    "destructiveHint": _is_bool,
+    "idempotentHint": _is_bool,
+    "openWorldHint": _is_bool,
+}
+
+
+def _is_annotations(value: Any) -> bool:
+    return _fits(value, _ANNOTATION_RULES, frozenset())
+
+
+_METADATA_RULES: Final[Mapping[str, Rule]] = {
+    "namespace": _is_namespace,
+    "tags": _is_tags,
+    "search_hint": _is_str,
+    "defer": _is_bool,
+    "enabled": _is_bool,
+    "aliases": _is_names,
+}
+_FUNCTION_RULES: Final[Mapping[str, Rule]] = {
+    "name": _is_name,
+    "description": _is_str,
+    "parameters": _is_object,
+}
+_OPENAI_FUNCTION_RULES: Final[Mapping[str, Rule]] = {**_FUNCTION_RULES, "strict": _is_bool_or_null}
+
+
+def _is_openai_function(value: Any) -> bool:
+    return _fits(value, _OPENAI_FUNCTION_RULES, frozenset({"name"}))
+
+
+#: Per shape, as its packaged schema says: the rule of each key it constrains (the toolfind
+#: metadata keys included, as every schema's ``allOf``), and the keys it requires.
+_SHAPE_RULES: Final[Mapping[str, tuple[Mapping[str, Rule], frozenset[str]]]] = {
+    "function": ({**_METADATA_RULES, **_FUNCTION_RULES}, frozenset({"name"})),
+    "native": (
+        {
+            **_METADATA_RULES,
+            **_FUNCTION_RULES,
+            "title": _is_str,
+            "output_schema": _is_object,
+            "annotations": _is_annotations,
+        },
+        frozenset({"name"}),
+    ),
+    "anthropic": (
+        {
+            **_METADATA_RULES,
+            "type": _is_custom_type,
+            "name": _is_name,
+            "description": _is_str,
+            "input_schema": _is_object,
+            "defer_loading": _is_bool,
+            "cache_control": _is_object_or_null,
+        },
+        frozenset({"name", "input_schema"}),
+    ),
+    "mcp": (
+        {
+            **_METADATA_RULES,
+            "name": _is_name,
+            "title": _is_str,
+            "description": _is_str,
+            "inputSchema": _is_object,
+            "outputSchema": _is_object,
+            "annotations": _is_annotations,
+        },
+        frozenset({"name", "inputSchema"}),
+    ),
+    "gemini": (
+        {
+            **_METADATA_RULES,
+            **_FUNCTION_RULES,
+            "parametersJsonSchema": _is_object,
+            "response": _is_object,
+            "responseJsonSchema": _is_object,
+            "behavior": _is_str,
+        },
+        frozenset({"name"}),
+    ),
+    "openai-responses": (
+        {
+            **_METADATA_RULES,
+            "type": _is_function_type,
+            "name": _is_name,
+            "description": _is_str_or_null,
+            "parameters": _is_object,
+            "strict": _is_bool_or_null,
+        },
+        frozenset({"type", "name"}),
+    ),
+    "openai": (
+        {**_METADATA_RULES, "type": _is_function_type, "function": _is_openai_function},
+        frozenset({"type", "function"}),
+    ),
+}
+
+
+def _fits(value: Any, rules: Mapping[str, Rule], required: frozenset[str]) -> bool:
+    """Whether ``value`` is an object with the ``required`` keys whose keys pass their rules.
+
+    Keys without a rule are accepted, as the packaged schemas accept unknown keys.
+    """
+    if type(value) is not dict or not value.keys() >= required:
+        return False
+    for key, item in value.items():
+        rule = rules.get(key)
+        if rule is not None and not rule(item):
+            return False
+    return True
+
+
+def _fits_shape(entry: Any, shape: str) -> bool:
+    """True when ``entry`` certainly passes its shape's packaged schema (see ``_SHAPE_RULES``)."""
+    rules = _SHAPE_RULES.get(shape)
+    return rules is not None and _fits(entry, *rules)
+
+
+_SIMPLE_TYPES: Final = frozenset(
+    {"array", "boolean", "integer", "null", "number", "object", "string"}
+)
+_STRING_TYPE: Final = frozenset({str})
+
+#: A keyword's rule: whether its value certainly passes the meta-schema. A rule for a keyword
+#: that holds subschemas also appends the object ones to the list, to be checked in turn.
+KeywordRule = Callable[[Any, list[dict[str, Any]]], bool]
+
+
+def _rule_text(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is str
+
+
+def _rule_flag(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is bool
+
+
+def _rule_count(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _rule_number(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _rule_positive(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return (type(value) is int or type(value) is float) and value > 0
+
+
+def _rule_array(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is list
+
+
+def _rule_anything(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return True
+
+
+def _rule_types(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    """A simple type, or a non-empty array of distinct simple types."""
+    if type(value) is str:
+        return value in _SIMPLE_TYPES
+    return _distinct_strings(value) and len(value) > 0 and _SIMPLE_TYPES.issuperset(value)
+
+
+def _rule_names(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return _distinct_strings(value)
+
+
+def _rule_name_lists(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is dict and all(_distinct_strings(v) for v in value.values())
+
+
+def _rule_subschema(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return _subschemas((value,), subschemas)
+
+
+def _rule_subschema_map(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is dict and _subschemas(value.values(), subschemas)
+
+
+def _rule_subschema_list(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+    return type(value) is list and len(value) > 0 and _subschemas(value, subschemas)
+
+
+def _subschemas(values: Iterable[Any], subschemas: list[dict[str, Any]]) -> bool:
+    """Whether every value is a schema: ``true``/``false``, or an object (queued for checking)."""
+    for value in values:
+        if type(value) is dict:
+            subschemas.append(value)
+        elif type(value) is not bool:
+            return False
+    return True
+
+
+def _distinct_strings(value: Any) -> bool:
+    return (
+        type(value) is list
+        and _STRING_TYPE.issuperset(map(type, value))  # all strings, checked in C
+        and len(set(value)) == len(value)
+    )
+
+
+#: The rule of each keyword the fast check decides. Each is the keyword's rule in both the
+#: Draft 2020-12 and the Draft 7 meta-schemas, or stricter; a keyword of only one of them (a
+#: ``$defs`` under Draft 7, say) is still held to its rule, as ``_shallow`` holds it.
+_KEYWORD_RULES: Final[Mapping[str, KeywordRule]] = {
+    **dict.fromkeys(
+        ("description", "title", "$comment", "pattern", "format", "$ref", "$schema"), _rule_text
+    ),
+    **dict.fromkeys(("contentEncoding", "contentMediaType"), _rule_text),
+    "type": _rule_types,
+    "required": _rule_names,
+    "dependentRequired": _rule_name_lists,
+    "enum": _rule_array,
+    "examples": _rule_array,
+    "const": _rule_anything,
+    "default": _rule_anything,
+    **dict.fromkeys(_SUBSCHEMA_MAPS - {"dependencies"}, _rule_subschema_map),
+    **dict.fromkeys(_SUBSCHEMA_LISTS - {"items"}, _rule_subschema_list),
+    **dict.fromkeys(_SUBSCHEMA_ONE, _rule_subschema),
+    **dict.fromkeys(_COUNTS, _rule_count),
+    **dict.fromkeys(_BOUNDS, _rule_number),
+    "multipleOf": _rule_positive,
+    **dict.fromkeys(("uniqueItems", "readOnly", "writeOnly", "deprecated"), _rule_flag),
+}
+#: Every keyword either meta-schema (with its vocabularies) constrains. Those without a rule
+#: above (``$id``, ``$anchor``, ``dependencies``, ...) are left to jsonschema; any other key
+#: is no keyword, and the meta-schemas accept any value for it.
+_META_KEYWORDS: Final = frozenset(
+    {
+        *_KEYWORD_RULES,
+        "$id",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$vocabulary",
+        "dependencies",
+        "$recursiveAnchor",
+        "$recursiveRef",
+    }
+)
+#: ``$schema`` values naming the meta-schemas the rules follow: Draft 2020-12 (also the
+#: default of ``_meta_validator``) and Draft 7 (which MCP servers built with zod declare).
+_RULED_DIALECTS: Final = frozenset(
+    {
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2020-12/schema#",
+        "http://json-schema.org/draft-07/schema",
+        "http://json-schema.org/draft-07/schema#",
+    }
+)
+
+
+def _surely_valid_schema(schema: Mapping[str, Any]) -> bool:
+    """True when ``_meta_problem(schema)`` is certainly None, decided without jsonschema.
+
+    Visits the subschemas ``_meta_problem`` visits (``_shallow``'s children) and holds each
+    keyword to its rule in ``_KEYWORD_RULES``; False ("cannot tell") for anything else, a
+    ``$schema`` other than Draft 2020-12 or Draft 7 included.
+    """
+    if type(schema) is not dict:
+        return False
+    declared = schema.get("$schema")
+    if declared is not None and not (type(declared) is str and declared in _RULED_DIALECTS):
+        return False
+    rule_of = _KEYWORD_RULES.get
+    stack: list[dict[str, Any]] = [schema]
+    while stack:
+        for key, value in stack.pop().items():
+            rule = rule_of(key)
+            if rule is None:
+                if key in _META_KEYWORDS:
+                    return False
+            elif not rule(value, stack):
+                return False
+    return True
+
+
 # --- loading -----------------------------------------------------------------------------
 
 
@@ -976,6 +1330,8 @@ class _FileLoader:
         self.path = path
         self.file = str(path)
         self.check_schemas = check_schemas
+        self.yaml = path.suffix.lower() in (".yaml", ".yml")
+        self.namespace = _stem_namespace(path)  # for tools that name none (once, not per tool)
         self.tools: list[Tool] = []
         self.findings: list[Finding] = []
 
@@ -1005,7 +1361,7 @@ class _FileLoader:
         try:
             if jsonl_index is not None:
                 doc = _parse_json(text, jsonl_index)
-            elif self.path.suffix.lower() in (".yaml", ".yml"):
+            elif self.yaml:
                 doc = _parse_yaml(text)
             else:
                 doc = _parse_json(text)
@@ -1029,10 +1385,12 @@ class _FileLoader:
         for pointer, entry, defaults in entries:
             if pointer in spoiled:
                 continue
-            parts = pointer_parts(pointer)
-            line = jsonl_index + 1 if jsonl_index is not None else None
-            if line is None and self.path.suffix.lower() in (".yaml", ".yml"):
-                line = doc.locate(parts)
+            if jsonl_index is not None:
+                line = jsonl_index + 1
+            elif self.yaml:  # a JSON entry's line is only looked up for a finding
+                line = doc.locate(pointer_parts(pointer))
+            else:
+                line = None
             self.load_entry(entry, defaults, Source(self.file, pointer, line), doc)
 
     def error_duplicates(self, doc: _Doc) -> set[str] | None:
@@ -1061,12 +1419,14 @@ class _FileLoader:
         self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
     ) -> None:
         shape = defaults.get("shape") or (
-            formats.detect_entry(entry) if isinstance(entry, Mapping) else None
+            formats.detect_entry(entry)
+            if type(entry) is dict or isinstance(entry, Mapping)
+            else None
         )
         try:
             tool = formats.tool_from_entry(
                 entry,
-                namespace=defaults.get("namespace") or _stem_namespace(self.path),
+                namespace=defaults.get("namespace") or self.namespace,
                 tags=defaults.get("tags", ()),
                 source=source,
                 shape=shape,

@@ -102,6 +102,8 @@ _GEMINI_BUILTINS: Final = frozenset(
     }
 )
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
+# Keys that make an otherwise bare function a native entry.
+_NATIVE_ONLY_KEYS: Final = (*METADATA_KEYS, "output_schema")
 #: Entry keys whose value is a JSON Schema (input or output), in any format.
 SCHEMA_KEYS: Final = frozenset(
     {
@@ -153,6 +155,8 @@ _GEMINI_SAME: Final = frozenset(
 )
 
 PathPart = str | int
+# The types of JSON's strings, numbers, booleans and null, as parsed.
+_SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
 #: Builds the exception for a message and a path relative to the value being checked.
 Fail = Callable[[str, Sequence[PathPart]], Exception]
 
@@ -225,6 +229,8 @@ def invisible_chars(text: str, *, allow_whitespace: bool = True) -> list[tuple[i
     ``allow_whitespace``) and Cf (zero-width characters, bidi controls, tag characters,
     soft hyphen, BOM): text that renders differently from what a model reads.
     """
+    if text.isprintable():  # the common case, decided in C: no character can be reported
+        return []
     found = []
     for i, c in enumerate(text):
         if c.isprintable() or c == " ":
@@ -247,7 +253,7 @@ def describe_char(c: str) -> str:
 
 def _is_gemini_schema(schema: Any) -> bool:
     return (
-        isinstance(schema, Mapping)
+        (type(schema) is dict or isinstance(schema, Mapping))
         and isinstance(schema.get("type"), str)
         and (schema["type"].isupper())
     )
@@ -272,12 +278,14 @@ def detect_entry(entry: Mapping[str, Any]) -> str:
         return "builtin"
     if "name" not in entry and entry and all(k in _GEMINI_BUILTINS for k in entry):
         return "builtin"
-    if any(k in entry for k in ("parametersJsonSchema", "responseJsonSchema", "behavior")):
+    if "parametersJsonSchema" in entry or "responseJsonSchema" in entry or "behavior" in entry:
         return "gemini"
     if _is_gemini_schema(entry.get("parameters")) or _is_gemini_schema(entry.get("response")):
         return "gemini"
-    if any(k in entry for k in (*METADATA_KEYS, "output_schema")):
-        return "native"
+    # Plain `in` tests, not any() over a generator: this runs once per entry of every load.
+    for key in _NATIVE_ONLY_KEYS:
+        if key in entry:
+            return "native"
     return "function"
 
 
@@ -338,10 +346,13 @@ def _iter_doc(
 def _iter_list(
     items: list[Any], prefix: tuple[PathPart, ...], defaults: Mapping[str, Any]
 ) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+    # The list's pointer is built once: an index never needs escaping, so an entry's pointer
+    # is it plus "/<index>" (the same text json_pointer gives, without per-entry joins).
+    at = json_pointer(prefix) + "/"
     for i, item in enumerate(items):
-        nested = next((k for k in _GEMINI_LISTS if isinstance(item, Mapping) and k in item), None)
+        nested = _gemini_list_key(item)
         if nested is None:
-            yield json_pointer((*prefix, i)), item, defaults
+            yield at + str(i), item, defaults
             continue
         decls = item[nested]
         where = (*prefix, i, nested)
@@ -350,6 +361,15 @@ def _iter_list(
         gemini = {**defaults, "shape": "gemini"}
         for j, decl in enumerate(decls):
             yield json_pointer((*where, j)), decl, gemini
+
+
+def _gemini_list_key(item: Any) -> str | None:
+    """The Gemini declarations key ``item`` carries (a ``tools`` item of a request), or None."""
+    if type(item) is dict or isinstance(item, Mapping):
+        for key in _GEMINI_LISTS:
+            if key in item:
+                return key
+    return None
 
 
 def _file_namespace(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> str | None:
@@ -416,7 +436,7 @@ class _Reader:
         value = obj.get(key)
         if value is None:
             return None
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             raise self.fail(f"{short_repr(value)} is not of type 'object'", (*base, key))
         if _too_deep(value, MAX_SCHEMA_DEPTH):
             raise self.fail(f"schema is nested deeper than {MAX_SCHEMA_DEPTH} levels", (*base, key))
@@ -427,11 +447,15 @@ def _too_deep(value: Any, limit: int) -> bool:
     """Whether ``value`` nests objects/arrays more than ``limit`` levels deep.
 
     Recursion stops at ``limit``, so a hostile 10,000-level schema costs ``limit`` frames.
+    This runs over every schema of every load: a child of a plain JSON scalar type (most of
+    them) is passed over after one set lookup, before any ``isinstance``.
     """
     if limit <= 0:
         return True
-    children = value.values() if isinstance(value, Mapping) else value
+    children = value.values() if type(value) is dict or isinstance(value, Mapping) else value
     for child in children:
+        if type(child) in _SCALAR_TYPES:
+            continue
         if isinstance(child, dict | list) and _too_deep(child, limit - 1):
             return True
     return False
@@ -501,7 +525,9 @@ def tool_from_entry(
     line and the JSON path inside the entry in ``parts``) for a bad entry.
     """
     read = _Reader(source)
-    if not isinstance(entry, Mapping):
+    # `type(...) is dict` first, here and below: a parsed catalog holds only plain dicts, and
+    # an ABC isinstance check costs far more, once per entry and schema of every load.
+    if type(entry) is not dict and not isinstance(entry, Mapping):
         raise read.fail(f"{short_repr(entry)} is not of type 'object'", ())
     shape = shape or detect_entry(entry)
     if shape == "builtin":
@@ -555,6 +581,15 @@ def _read_output_schema(
 def _read_metadata(
     read: _Reader, entry: Mapping[str, Any], namespace: str, file_tags: Sequence[str]
 ) -> dict[str, Any]:
+    if entry.keys().isdisjoint(METADATA_KEYS):  # most entries: the defaults, with no checks
+        return {
+            "namespace": namespace,
+            "tags": tuple(dict.fromkeys(file_tags)),
+            "search_hint": "",
+            "defer": False,
+            "enabled": True,
+            "aliases": (),
+        }
     if "namespace" in entry:
         namespace = _check_namespace(entry["namespace"], read.under("namespace"))
     own_tags = _check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
