@@ -21,14 +21,12 @@ or stale file is a miss (rebuild, one line through ``warn``, carry on).
 from __future__ import annotations
 
 import gc
-import hashlib
 import io
 import marshal
 import mmap
 import os
 import pickle
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -114,7 +112,10 @@ def load_index(
     manifest = store.read_manifest()
     stats = {str(p): _file_stat(p) for p in files}
     digests = _digests(stats, manifest.get("shas", {}))
-    key = cache_key(fingerprint, digests)
+    # The key of these exact inputs, as a warm run recorded it: no hashing (nor hashlib import).
+    inputs = fingerprint + "".join(f"\0{p}\0{d}" for p, d in sorted(digests.items()))
+    known = manifest.get("keys", {}).get(inputs)
+    key = known if isinstance(known, str) else cache_key(fingerprint, digests)
     loaded = store.read_index(key)
     if loaded is None:
         with _gc_paused():
@@ -123,7 +124,7 @@ def load_index(
     elif run_key is not None:
         store.ensure_segment(key, loaded)
     if run_key is not None:
-        store.remember_run(manifest, run_key, key, _dir_stats(paths), stats, digests)
+        store.remember_run(manifest, run_key, key, _dir_stats(paths), stats, digests, inputs)
     return loaded
 
 
@@ -145,6 +146,8 @@ def _gc_paused() -> Iterator[None]:
 
 
 def cache_key(fingerprint: str, digests: dict[str, str]) -> str:
+    import hashlib  # its OpenSSL binding costs a warm run a fifth of Python's start-up
+
     h = hashlib.sha256(fingerprint.encode("utf-8"))
     for path in sorted(digests):
         h.update(b"\0" + path.encode("utf-8", "surrogateescape") + b"\0" + digests[path].encode())
@@ -369,15 +372,18 @@ class CacheStore:
         dirs: list[tuple[str, int]],
         stats: dict[str, tuple[int, int, int]],
         digests: dict[str, str],
+        inputs: str = "",
     ) -> None:
-        """Record which index answers this invocation, and the stats that keep it valid."""
+        """Record which index answers this invocation, the stats that keep it valid, and
+        the key of its inputs (settings and file digests)."""
         entry = {
             "key": key,
             "dirs": tuple(dirs),
             "files": tuple((p, *st) for p, st in sorted(stats.items())),
         }
         runs: dict[Any, Any] = dict(manifest.get("runs", {}))
-        if runs.get(run_key) == entry:
+        keys: dict[Any, Any] = dict(manifest.get("keys", {}))
+        if runs.get(run_key) == entry and (not inputs or keys.get(inputs) == key):
             return
         runs.pop(run_key, None)
         runs[run_key] = entry
@@ -385,7 +391,12 @@ class CacheStore:
             runs.pop(next(iter(runs)))
         shas = dict(manifest.get("shas", {}))
         shas.update({p: (*stats[p], digests[p]) for p in stats})
-        new = {"format": FORMAT_VERSION, "runs": runs, "shas": shas}
+        if inputs:
+            keys.pop(inputs, None)
+            keys[inputs] = key
+            while len(keys) > MAX_MANIFEST_RUNS:
+                keys.pop(next(iter(keys)))
+        new = {"format": FORMAT_VERSION, "runs": runs, "shas": shas, "keys": keys}
         self._write(self.root / MANIFEST_NAME, marshal.dumps(new))
 
     def _ensure_dir(self) -> bool:
@@ -402,6 +413,8 @@ class CacheStore:
         replace whole files, so readers only ever see a complete one."""
         if self._unwritable or not self._ensure_dir():
             return False
+        import tempfile  # only a build writes
+
         tmp: str | None = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.root)
