@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
+import threading
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+import typer
+import typer.main
+from typer.models import CommandInfo
 from typer.testing import CliRunner
 
 from tests.conftest import REPO, SHIPPED
-from toolfind import wire
-from toolfind.cli import app
+from toolfind import cli, wire
+from toolfind.cli import app, app_for
 
 runner = CliRunner()
 
@@ -252,3 +259,154 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
         code, out, _ = invoke(name, "--help")
         assert code == 0
         assert re.search(rf"toolfind {re.escape(name)}\b", readme), name
+
+
+# -- the per-command app (cli.app_for) -----------------------------------------------------------
+
+
+def command_paths() -> list[list[str]]:
+    """Every runnable command, as the words that name it (``["cache", "path"]``)."""
+    paths = [[_command_name(c)] for c in app.registered_commands]
+    for group in app.registered_groups:
+        assert group.typer_instance is not None
+        paths += [
+            [str(group.name), _command_name(c)] for c in group.typer_instance.registered_commands
+        ]
+    return paths
+
+
+def _command_name(command: CommandInfo) -> str:
+    assert command.callback is not None
+    return command.name or typer.main.get_command_name(command.callback.__name__)
+
+
+def run_with(application: typer.Typer, args: list[str]) -> tuple[int, str, str]:
+    result = runner.invoke(application, args)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_command_paths_cover_every_command() -> None:
+    paths = [" ".join(p) for p in command_paths()]
+    assert {"search", "list", "eval", "serve-mcp", "cache path", "catalog pull"} <= set(paths)
+    assert len(paths) == len(set(paths)) > 12
+
+
+@pytest.mark.parametrize("path", command_paths(), ids=" ".join)
+@pytest.mark.parametrize(
+    "rest", [["--help"], ["--no-such-option"], ["--catalog"], ["--json", "a", "b", "c", "d"]]
+)
+def test_the_app_for_one_command_prints_what_the_full_app_prints(
+    path: list[str], rest: list[str]
+) -> None:
+    args = path + rest
+    single = app_for(args)
+    assert single is not app
+    assert run_with(single, args) == run_with(app, args)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--help"],
+        ["nope"],
+        ["serch"],
+        ["cache"],
+        ["cache", "--help"],
+        ["cache", "nope"],
+        ["catalog"],
+        ["-c", "x", "search"],
+    ],
+)
+def test_other_arguments_get_the_full_app(args: list[str]) -> None:
+    assert app_for(args) is app
+    assert run_with(app_for(args), args) == run_with(app, args)
+
+
+@pytest.mark.parametrize(
+    "args", [["--version"], ["--version", "--no-such-option"], ["--version", "nope"]]
+)
+def test_version_first_needs_no_command(args: list[str]) -> None:
+    single = app_for(args)
+    assert not single.registered_commands and not single.registered_groups
+    assert run_with(single, args) == run_with(app, args)
+
+
+def imported_modules(*args: str) -> set[str]:
+    """The modules ``python -m toolfind ARGS`` imports, from ``-X importtime``."""
+    env = dict(os.environ, TOOLFIND_NO_FASTPATH="1")
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "toolfind", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    lines = [
+        line.split("|") for line in done.stderr.splitlines() if line.startswith("import time:")
+    ]
+    return {parts[-1].strip() for parts in lines[1:]}
+
+
+#: Not needed to print a path or the version: JSON, Rich, the catalog readers, the MCP server,
+#: the data model, the config, the cache and the index.
+HEAVY = {"json", "rich", "yaml", "jsonschema", "mcp", "pickle", "dataclasses"}
+HEAVY |= {"toolfind.models", "toolfind.config", "toolfind.cache", "toolfind.index"}
+
+
+@pytest.mark.parametrize("args", [["cache", "path"], ["--version"]])
+def test_light_commands_import_nothing_heavy(args: list[str]) -> None:
+    modules = imported_modules(*args)
+    assert "toolfind.cli" in modules
+    packages = {m.split(".")[0] for m in modules}
+    assert not (modules | packages) & HEAVY
+
+
+class FakeSpinners:
+    """Stands in for toolfind.render: records the spinners started and stopped."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.stopped: list[str] = []
+
+    def spinner(self, message: str) -> FakeSpinners:
+        self.message = message
+        self.started.set()
+        return self
+
+    def stop(self) -> None:
+        self.stopped.append(self.message)
+
+
+@pytest.fixture
+def terminal(monkeypatch: pytest.MonkeyPatch) -> FakeSpinners:
+    """stderr is a terminal, and the renderer (Rich) is a fake."""
+    fake = FakeSpinners()
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setattr(cli, "_render", lambda: fake)
+    return fake
+
+
+def test_quick_work_on_a_terminal_never_loads_the_renderer(terminal: FakeSpinners) -> None:
+    with cli._progress("Building", after=60):
+        pass
+    assert not terminal.started.is_set() and terminal.stopped == []
+
+
+def test_slow_work_on_a_terminal_shows_a_spinner_and_stops_it(terminal: FakeSpinners) -> None:
+    with cli._progress("Building", after=0):
+        assert terminal.started.wait(10)
+    assert terminal.stopped == ["Building"]
+
+
+def test_the_cli_runs_with_the_garbage_collector_back_on() -> None:
+    """__main__ pauses the GC while importing the CLI only: serve-mcp runs for days."""
+    code = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('gc enabled:', gc.isenabled()))\n"
+        "sys.argv = ['toolfind', 'cache', 'path']\n"
+        "from toolfind.__main__ import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [os.environ["TOOLFIND_CACHE_DIR"], "gc enabled: True"]

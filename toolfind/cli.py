@@ -5,22 +5,33 @@ default, exactly one JSON document with ``--json``. Errors are one ``Error:`` li
 with exit code 1; usage errors exit 2; Ctrl-C exits 130.
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations`` here: Typer reads every parameter's annotation on
+# each run, and string annotations are compiled and evaluated (twice) each time, which made
+# turning a command into a click command three times slower.
 
+import copy
 import functools
-import json
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
+import typer.main
+from typer.models import CommandInfo, TyperInfo
 
-from toolfind import __version__, segment, wire
+from toolfind import __version__
 from toolfind.errors import ConfigError, ToolfindError
-from toolfind.models import Tool
+
+if TYPE_CHECKING:
+    from toolfind.models import Tool
+
+# Start-up cost is part of every command's cost, so this module imports only what every
+# command needs (typer already loads enum, pathlib and typing). Everything else -- json, the
+# data model behind ``wire``, the config, the cache, the index, rich -- is imported inside the
+# commands that use it: ``toolfind cache path`` must not pay for a search.
 
 app = typer.Typer(
     name="toolfind",
@@ -121,11 +132,16 @@ def _render() -> Any:
 
 
 def _emit(document: Any) -> None:
+    from toolfind import wire
+
     typer.echo(wire.dumps(document))
 
 
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
     """Load the index for a command, printing load warnings on stderr."""
+    from dataclasses import replace
+
+    from toolfind import segment
     from toolfind.cache import load_index
     from toolfind.config import load_config, parse_weight_options, resolve_catalogs
 
@@ -149,13 +165,29 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
     return loaded.index
 
 
-def _progress(message: str) -> Any:
-    """A spinner after a second of work, on a terminal only (Rich costs time to import)."""
-    if sys.stderr.isatty():
-        return _render().progress_after(1.0, message)
-    from contextlib import nullcontext
+@contextmanager
+def _progress(message: str, after: float = 1.0) -> Iterator[None]:
+    """A spinner on stderr once the work inside has taken ``after`` seconds; on a terminal only.
 
-    return nullcontext()
+    Rich is imported by the timer, when the spinner starts: a load from the cache takes a few
+    milliseconds, and importing Rich would cost more than the load.
+    """
+    if not sys.stderr.isatty():
+        yield
+        return
+    import threading
+
+    spinners: list[Any] = []
+    timer = threading.Timer(after, lambda: spinners.append(_render().spinner(message)))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()  # a spinner that is being started must be stopped too
+        for spinner in spinners:
+            spinner.stop()
 
 
 def _version_callback(value: bool) -> None:
@@ -223,6 +255,8 @@ def search(
     """
     if queries is None and (query is None or not query.strip()):
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
+    from toolfind import segment, wire
+
     index = _open(catalog, no_cache, weight)
 
     def run(text: str) -> Any:
@@ -236,6 +270,8 @@ def search(
         )
 
     if queries is not None:
+        import json
+
         for text in _batch_queries(queries):
             record = wire.search_record(run(text), include_schema=schema)
             typer.echo(json.dumps(record, ensure_ascii=False))
@@ -253,6 +289,8 @@ def search(
 
 def _batch_queries(source: str) -> Iterator[str]:
     """Queries from a file (or stdin): plain lines, or JSON Lines objects with a ``query``."""
+    import json
+
     if source == "-":
         lines = sys.stdin.read().splitlines()
         name = "<stdin>"
@@ -294,6 +332,8 @@ def show(
 
     Example: toolfind show read_file --format openai --json
     """
+    from toolfind import wire
+
     index = _open(catalog, no_cache)
     tool = index.resolve(name)
     document = wire.tool_document(tool, format_.value)
@@ -320,6 +360,8 @@ def list_(
 
     Example: toolfind list --namespace files --json
     """
+    from toolfind import wire
+
     index = _open(catalog, no_cache)
     wanted = set(tag or ())
     rows = [
@@ -352,6 +394,8 @@ def schemas(
 
     Example: toolfind schemas --format anthropic > tools.json
     """
+    from toolfind import wire
+
     index = _open(catalog, no_cache)
     chosen = [t for t in index.tools if t.enabled and (include_deferred or not t.defer)]
     _emit([wire.tool_document(t, format_.value) for t in chosen])
@@ -371,6 +415,8 @@ def similar(
 
     Example: toolfind similar read_file -k 3
     """
+    from toolfind import wire
+
     index = _open(catalog, no_cache, weight)
     items = index.similar(name, limit)
     if json_:
@@ -388,6 +434,8 @@ def categories(
 
     Example: toolfind categories --json
     """
+    from toolfind import wire
+
     items = _open(catalog, no_cache).categories()
     if json_:
         _emit(wire.categories_record(items))
@@ -414,6 +462,8 @@ def summaries(
     """
     if deferred and all_:
         _fail("use either --deferred or --all, not both", 2)
+    from toolfind import wire
+
     tools: list[Tool] = _open(catalog, no_cache).summaries(deferred=None if all_ else True)
     if format_ is SummaryFormat.json:
         _emit([wire.summary_record(t) for t in tools])
@@ -443,7 +493,7 @@ def validate(
 
     Example: toolfind validate catalogs/ --strict
     """
-    from toolfind import catalog
+    from toolfind import catalog, wire
     from toolfind.config import load_config, resolve_catalogs
 
     config = load_config()
@@ -488,6 +538,8 @@ BOpt = Annotated[
 
 def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str] | None) -> Any:
     """The index's settings with --weight, --k1 and --b applied."""
+    from dataclasses import replace
+
     from toolfind.config import parse_weight_options, with_b
 
     params = index.params
@@ -538,7 +590,7 @@ def eval_(
 
     Example: toolfind eval queries.yaml --fail-under ndcg@10=0.8
     """
-    from toolfind import evaluate
+    from toolfind import evaluate, wire
 
     index = _open(catalog, no_cache)
     thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
@@ -588,7 +640,7 @@ def tune(
 
     Example: toolfind tune queries.yaml --holdout 0.3 --write
     """
-    from toolfind import evaluate
+    from toolfind import evaluate, wire
     from toolfind.config import CONFIG_NAME, config_path, write_params
 
     index = _open(catalog, no_cache)
@@ -696,6 +748,8 @@ def serve_mcp(
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
+    from dataclasses import replace
+
     from toolfind.config import load_config, parse_weight_options, resolve_catalogs
     from toolfind.serve import ServeOptions, parse_http_address, run
 
@@ -751,6 +805,7 @@ def catalog_pull(
     """
     import logging
 
+    from toolfind import wire
     from toolfind.serve.pull import pull
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
@@ -795,7 +850,13 @@ def cache_path() -> None:
 
     Example: toolfind cache path
     """
-    typer.echo(str(_store().root))
+    # config.cache_dir(), which the store uses, spelled out: importing the config and the cache
+    # (the data model, pickle, hashlib) to print a path would cost more than the command.
+    import os
+
+    from toolfind.segment import default_cache_dir
+
+    typer.echo(str(Path(default_cache_dir(os.environ))))
 
 
 @cache_app.command("info")
@@ -823,9 +884,64 @@ def cache_clear() -> None:
     typer.echo(f"Removed {removed} cache files.", err=True)
 
 
+# -- running -----------------------------------------------------------------------------------
+
+
+def app_for(args: Sequence[str]) -> typer.Typer:
+    """The app to run ``args`` with: the full app, or a copy holding only the command they name.
+
+    Typer turns every registered command of an app into a click command on every run, which
+    costs more than most commands' own work. When ``args`` start with a command's name (its
+    group's name first for ``cache path`` and the like) the copy holds that command alone, with
+    the same settings and the same top-level callback, so its help, usage errors and exit codes
+    are the full app's. Anything else -- no arguments, ``--help``, an unknown name, a group
+    without a known subcommand -- gets the full app, whose output lists or suggests the other
+    commands. With ``--version`` first no command is needed at all: its eager callback prints
+    and exits before a command is looked up.
+    """
+    if args and args[0] == "--version":
+        return _with_only(app, commands=[], groups=[])
+    return _pruned(app, args) or app
+
+
+def _pruned(group: typer.Typer, args: Sequence[str]) -> typer.Typer | None:
+    """A copy of ``group`` with only the command ``args`` start with, or None when there is none."""
+    if not args:
+        return None
+    for command in group.registered_commands:
+        if _command_name(command) == args[0]:
+            return _with_only(group, commands=[command], groups=[])
+    for sub in group.registered_groups:
+        if sub.name == args[0] and sub.typer_instance is not None:
+            inner = _pruned(sub.typer_instance, args[1:])
+            if inner is None:
+                return None
+            pruned_sub = copy.copy(sub)
+            pruned_sub.typer_instance = inner
+            return _with_only(group, commands=[], groups=[pruned_sub])
+    return None
+
+
+def _with_only(
+    group: typer.Typer, *, commands: list[CommandInfo], groups: list[TyperInfo]
+) -> typer.Typer:
+    """A shallow copy of ``group`` (same settings and callback) with other registrations."""
+    pruned = copy.copy(group)
+    pruned.registered_commands = commands
+    pruned.registered_groups = groups
+    return pruned
+
+
+def _command_name(command: CommandInfo) -> str | None:
+    """The name a registered command answers to, as Typer derives it."""
+    if command.name:
+        return command.name
+    return typer.main.get_command_name(command.callback.__name__) if command.callback else None
+
+
 def run() -> None:
     """Entry point without the fast path (for tools that import the app)."""
-    app(prog_name="toolfind")
+    app_for(sys.argv[1:])(prog_name="toolfind")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
 from toolfind.errors import ConfigError
-from toolfind.models import FIELDS, FieldWeights, ScoringParams
+from toolfind.models import FACTORY, FIELDS, FieldWeights, ScoringParams, frozen_dataclass
 
 CONFIG_NAME = "toolfind.toml"
 DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
@@ -23,8 +23,11 @@ _KNOWN_KEYS = frozenset(
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 
+# Frozen dataclasses with their own __init__, like the models (generated methods cost start-up).
+_set = object.__setattr__
 
-@dataclass(frozen=True, slots=True)
+
+@frozen_dataclass
 class Filters:
     """Namespace and tag allow/deny lists: one predicate for listing, search and calls."""
 
@@ -32,6 +35,18 @@ class Filters:
     exclude_namespaces: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        namespaces: tuple[str, ...] = (),
+        exclude_namespaces: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
+        exclude_tags: tuple[str, ...] = (),
+    ) -> None:
+        _set(self, "namespaces", namespaces)
+        _set(self, "exclude_namespaces", exclude_namespaces)
+        _set(self, "tags", tags)
+        _set(self, "exclude_tags", exclude_tags)
 
     def allows(self, namespace: str, tags: Sequence[str]) -> bool:
         """True when a tool in ``namespace`` with ``tags`` passes every list."""
@@ -44,7 +59,7 @@ class Filters:
         return not set(tags) & set(self.exclude_tags)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen_dataclass
 class Config:
     """The settings of one run, from ``toolfind.toml`` (if any) and the defaults."""
 
@@ -55,6 +70,24 @@ class Config:
     servers: tuple[Path, ...] = ()
     filters: Filters = field(default_factory=Filters)
     serve: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        catalogs: tuple[Path, ...] = (),
+        params: ScoringParams = FACTORY,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        servers: tuple[Path, ...] = (),
+        filters: Filters = FACTORY,
+        serve: Mapping[str, Any] = FACTORY,
+    ) -> None:
+        _set(self, "path", path)
+        _set(self, "catalogs", catalogs)
+        _set(self, "params", ScoringParams() if params is FACTORY else params)
+        _set(self, "max_file_size", max_file_size)
+        _set(self, "servers", servers)
+        _set(self, "filters", Filters() if filters is FACTORY else filters)
+        _set(self, "serve", {} if serve is FACTORY else serve)
 
 
 def config_path(environ: Mapping[str, str], cwd: Path) -> Path | None:

@@ -6,7 +6,6 @@ Results go to stdout; progress goes to stderr and only when stderr is a terminal
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -154,30 +153,12 @@ def mapping(title: str, data: dict[str, Any]) -> None:
     console.print(table)
 
 
-@contextmanager
-def progress_after(seconds: float, message: str) -> Iterator[None]:
-    """A spinner on stderr if the work inside takes longer than ``seconds`` and stderr is a
-    terminal; nothing at all otherwise (so pipes and CI logs stay clean)."""
-    if not sys.stderr.isatty():
-        yield
-        return
-    console = Console(stderr=True)
-    status = console.status(message)
-    started = threading.Event()
-
-    def start() -> None:
-        started.set()
-        status.start()
-
-    timer = threading.Timer(seconds, start)
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
-        if started.is_set():
-            status.stop()
+def spinner(message: str) -> Any:
+    """A spinner on stderr, started; the caller stops it. (The CLI starts one only when work
+    has already taken a while, and only on a terminal, so pipes and CI logs stay clean.)"""
+    status = Console(stderr=True).status(message)
+    status.start()
+    return status
 
 
 def _pct(value: float) -> str:
