@@ -98,6 +98,12 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="toolfind-perf-"))
     env = {**os.environ, "TOOLFIND_CACHE_DIR": str(work / "cache")}
     env.pop("TOOLFIND_CATALOGS", None)
+    # An installed package has its bytecode compiled; a checkout may not (or may hold stale
+    # .pyc files when PYTHONDONTWRITEBYTECODE is set): measure start-up, not compilation.
+    import toolfind as package_module
+
+    package = Path(package_module.__file__).parent
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
     py = [sys.executable, "-c", "pass"]
     rows: list[tuple[str, float, float, str]] = []
     p = timed(py, env, args.runs * 2)
