@@ -16,7 +16,6 @@ are ever opened (never FIFOs, devices or sockets); no ``$ref`` is ever fetched.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -1576,4 +1575,6 @@ def _text(value: Any) -> str:
 def file_digest(path: Path) -> str:
     """SHA-256 of a file's bytes, in hex. Raises ``OSError`` when it cannot be read."""
     with open(path, "rb") as f:
+        import hashlib  # OpenSSL's binding: a warm run whose files did not change never hashes
+
         return hashlib.file_digest(f, "sha256").hexdigest()
