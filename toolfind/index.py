@@ -36,7 +36,7 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from itertools import accumulate, chain, repeat
-from operator import mul
+from operator import add, mul
 from typing import Any, overload
 
 from toolfind import analysis, bm25f
@@ -196,6 +196,15 @@ def _analyse(tools: Sequence[Tool]) -> _Analysed:
                 pair_doc.append(doc)
             pair_lists[term].append(pid)
     return out
+
+
+def _add_into(acc: dict[int, float], docs: Sequence[int], impacts: Sequence[float]) -> None:
+    """``acc[d] = acc.get(d, 0.0) + s`` for each posting, iterated in C (3-4x a Python loop).
+
+    A term's tool ids are distinct, so each ``get`` reads the total from before this term:
+    the same float additions, in the same order, as the loop.
+    """
+    acc.update(zip(docs, map(add, map(acc.get, docs, repeat(0.0)), impacts), strict=True))
 
 
 def _check_params(params: ScoringParams) -> None:
@@ -605,11 +614,9 @@ class SearchIndex:
         first = term_ids[0]
         a, b = off[first], off[first + 1]
         acc = dict(zip(idocs[a:b], imp[a:b], strict=True))
-        get = acc.get
         for t in term_ids[1:]:
             a, b = off[t], off[t + 1]
-            for d, s in zip(idocs[a:b], imp[a:b], strict=True):
-                acc[d] = get(d, 0.0) + s
+            _add_into(acc, idocs[a:b], imp[a:b])
         return acc
 
     def _filter(self, namespace: str | None, tags: Sequence[str]) -> Any:
@@ -814,9 +821,7 @@ class SearchIndex:
         for j, t in enumerate(term_ids):
             a, b = off[t], off[t + 1]
             if acc:
-                get = acc.get
-                for d, s in zip(idocs[a:b], imp[a:b], strict=True):
-                    acc[d] = get(d, 0.0) + s
+                _add_into(acc, idocs[a:b], imp[a:b])
             else:
                 acc = dict(zip(idocs[a:b], imp[a:b], strict=True))
             if j + 1 == len(term_ids) or later[j + 1] <= len(acc):
