@@ -127,16 +127,8 @@ def main() -> None:
                 cold.append(time.perf_counter() - start)
             cold_s = statistics.median(cold)
             rows.append((f"cold build {size:,}", cold_s, cold_s / p, "<= 35x"))
-        start = time.perf_counter()
-        subprocess.run(
-            [toolfind, "search", "warm", *cat, "--json"],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=True,
-        )
+        once = timed([toolfind, "search", "warm", *cat, "--json"], env, 1)
         if size != 10000:  # built once here (the 10k build was timed above): one run, no target
-            once = time.perf_counter() - start
             rows.append((f"cold build {size:,} (1 run)", once, once / p, ""))
         limit = {1000: "", 10000: "<= 3x", 100000: "<= 4x"}.get(size, "")
         for label, cmd in (

@@ -23,6 +23,7 @@ import marshal
 import pickle
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate, chain
 from typing import Any, overload
 from zlib import crc32
 
@@ -69,9 +70,16 @@ class Packed:
 
 
 def pack(col: Any) -> Packed:
-    """Wrap an array or memoryview column for pickling."""
-    code = col.typecode if isinstance(col, array) else col.format
-    return Packed(code, col)
+    """Wrap a column (an array, a memoryview or bytes) for pickling."""
+    if isinstance(col, array):
+        return Packed(col.typecode, col)
+    view = memoryview(col)
+    return Packed(view.format, view)
+
+
+def _ends(chunks: Sequence[Any]) -> array[int]:
+    """Offsets of chunks laid end to end: 0, then where each one ends."""
+    return column("Q", accumulate(map(len, chunks), initial=0))
 
 
 def unpack(value: Any) -> Any:
@@ -98,20 +106,13 @@ class StringTable(Sequence[str]):
     @classmethod
     def of(cls, strings: Iterable[str]) -> StringTable:
         encoded = [s.encode("utf-8", "surrogatepass") for s in strings]
-        offsets = column("Q", [0])
-        total = 0
-        for data in encoded:
-            total += len(data)
-            offsets.append(total)
+        offsets = _ends(encoded)
         n_buckets = max(1, len(encoded))
         chains: list[list[int]] = [[] for _ in range(n_buckets)]
         for i, data in enumerate(encoded):
             chains[crc32(data) % n_buckets].append(i)
-        buckets, slots = column("Q", [0]), column("i")
-        for chain in chains:
-            slots.extend(chain)
-            buckets.append(len(slots))
-        return cls(b"".join(encoded), offsets, buckets, slots)
+        slots = column("i", chain.from_iterable(chains))
+        return cls(b"".join(encoded), offsets, _ends(chains), slots)
 
     def __len__(self) -> int:
         return len(self._offsets) - 1
@@ -138,8 +139,7 @@ class StringTable(Sequence[str]):
         return None
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        blob = self._blob if isinstance(self._blob, memoryview) else memoryview(self._blob)
-        columns = (blob, self._offsets, self._buckets, self._slots)
+        columns = (self._blob, self._offsets, self._buckets, self._slots)
         return (StringTable, tuple(pack(c) for c in columns))
 
 
@@ -156,12 +156,8 @@ class KeyedIds(Mapping[str, Sequence[int]]):
     @classmethod
     def of(cls, mapping: Mapping[str, Iterable[int]]) -> KeyedIds:
         keys = sorted(mapping)
-        offsets = column("Q", [0])
-        ids = column("i")
-        for key in keys:
-            ids.extend(sorted(set(mapping[key])))
-            offsets.append(len(ids))
-        return cls(StringTable.of(keys), offsets, ids)
+        groups = [sorted(set(mapping[key])) for key in keys]
+        return cls(StringTable.of(keys), _ends(groups), column("i", chain.from_iterable(groups)))
 
     def __getitem__(self, key: str) -> Sequence[int]:
         i = self._keys.find(key)
@@ -244,15 +240,8 @@ class ToolTable(Sequence[Tool]):
     @classmethod
     def of(cls, tools: Iterable[Tool]) -> ToolTable:
         """Marshal every tool. Raises ValueError if a schema holds a non-JSON value."""
-        chunks = []
-        offsets = column("Q", [0])
-        total = 0
-        for tool in tools:
-            data = marshal.dumps(_record(tool))
-            chunks.append(data)
-            total += len(data)
-            offsets.append(total)
-        return cls(b"".join(chunks), offsets)
+        chunks = [marshal.dumps(_record(tool)) for tool in tools]
+        return cls(b"".join(chunks), _ends(chunks))
 
     def __len__(self) -> int:
         return len(self._decoded)
@@ -277,5 +266,4 @@ class ToolTable(Sequence[Tool]):
             yield self[i]
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        blob = self._blob if isinstance(self._blob, memoryview) else memoryview(self._blob)
-        return (ToolTable, (pack(blob), pack(self._offsets)))
+        return (ToolTable, (pack(self._blob), pack(self._offsets)))

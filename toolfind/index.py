@@ -51,6 +51,7 @@ from toolfind.models import (
     Similar,
     TermContribution,
     Tool,
+    qualified_name,
 )
 
 __all__ = ["INDEX_FORMAT", "SearchIndex", "field_terms"]
@@ -586,8 +587,7 @@ class SearchIndex:
         pool: dict[str, str] = {}
         namespaces, ns_ids, aliases = self._namespaces, self._ns_ids, self._aliases
         for doc, tool_name in enumerate(self._names):
-            namespace = namespaces[ns_ids[doc]]
-            qualified = f"{namespace}/{tool_name}" if namespace else tool_name
+            qualified = qualified_name(namespaces[ns_ids[doc]], tool_name)
             for spelling in (tool_name, qualified, *aliases.get(doc, ())):
                 pool.setdefault(spelling.casefold(), spelling)
         wanted = name.casefold()
@@ -714,9 +714,10 @@ class SearchIndex:
             return []
         off = self._ioffsets
         sizes = [off[t + 1] - off[t] for t in term_ids]
-        if self._accelerated and sum(sizes) >= _VECTOR_MIN_POSTINGS:
+        total = sum(sizes)
+        if self._accelerated and total >= _VECTOR_MIN_POSTINGS:
             return self._rank_vectorized(term_ids, k, keep, min_score, skip)
-        if len(term_ids) > 1 and sum(sizes) >= _PRUNE_MIN_POSTINGS:
+        if len(term_ids) > 1 and total >= _PRUNE_MIN_POSTINGS:
             return self._rank_pruned(term_ids, sizes, k, keep, min_score, skip)
         acc = self._accumulate(term_ids)
         for doc in skip:

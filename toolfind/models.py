@@ -104,6 +104,11 @@ def _empty_schema() -> dict[str, Any]:
 _DEFAULT_B: tuple[tuple[str, float], ...] = (("description", 0.9), ("name", 0.5), ("params", 0.9))
 
 
+def qualified_name(namespace: str, name: str) -> str:
+    """``namespace/name``, or the bare name when there is no namespace."""
+    return f"{namespace}/{name}" if namespace else name
+
+
 @frozen_dataclass
 class Source:
     """Where a tool came from: the catalog file and the JSON pointer of its entry."""
@@ -193,7 +198,7 @@ class Tool:
     @property
     def qualified_name(self) -> str:
         """``namespace/name``, or the bare name when the tool has no namespace."""
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return qualified_name(self.namespace, self.name)
 
     @property
     def summary(self) -> str:
