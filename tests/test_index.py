@@ -459,6 +459,25 @@ def test_pruning_skips_common_terms_yet_ranks_like_the_full_scan(tied: int, name
             assert pruned == full
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    totals=st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.25, 7.0]), max_size=400),
+    k=st.integers(1, 40),
+)
+def test_the_numpy_cut_off_keeps_exactly_the_totals_tied_with_or_above_the_kth(
+    totals: list[float], k: int
+) -> None:
+    """The sampled cut-off of _rank_vectorized against its definition: every nonzero total
+    at or above the k-th largest (all nonzero ones when fewer than k are), in position order."""
+    np = pytest.importorskip("numpy")
+    nonzero = sorted((t for t in totals if t > 0.0), reverse=True)
+    kth = nonzero[k - 1] if len(nonzero) >= k else 0.0
+    expected = [i for i, t in enumerate(totals) if t > 0.0 and t >= kth]
+    found, values = index_module._at_or_above_kth(np, np.array(totals, dtype=float), k)
+    assert found.tolist() == expected
+    assert values.tolist() == [totals[i] for i in expected]
+
+
 def test_numpy_scores_a_loaded_index_like_the_pure_path(tmp_path: Path) -> None:
     """Accelerated search over the memory-mapped columns of a cached index: same hits, same
     scores to the bit, with filters, exact matches and ties."""

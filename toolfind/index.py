@@ -122,12 +122,16 @@ def field_terms(tool: Tool) -> tuple[list[str], ...]:
     params: parameter names and enum values (identifiers) and their descriptions, nested
     properties included; tags: ``all_tags`` (annotation tags included); search_hint.
     """
+    return _field_terms(tool, tool.all_tags)
+
+
+def _field_terms(tool: Tool, tags: Sequence[str]) -> tuple[list[str], ...]:
+    """:func:`field_terms`, given the tool's ``all_tags`` (computed once per build)."""
     ident, prose = analysis.analyze_identifier, analysis.analyze_prose
     name = ident(" ".join((tool.name, *tool.aliases)) if tool.aliases else tool.name)
     description = prose(f"{tool.title} {tool.description}" if tool.title else tool.description)
     param_idents, param_prose = _param_texts(tool.parameters)
     params = ident(" ".join(param_idents)) + prose(" ".join(param_prose))
-    tags = tool.all_tags
     return (
         name,
         ident(tool.namespace),
@@ -163,8 +167,9 @@ class _Analysed:
         )
 
 
-def _analyse(tools: Sequence[Tool]) -> _Analysed:
-    """Analyse the enabled tools into per-term postings of (tool, tf-vector) pairs.
+def _analyse(tools: Sequence[Tool], tags: Sequence[Sequence[str]]) -> _Analysed:
+    """Analyse the enabled tools (``tags[doc]``: tool doc's ``all_tags``) into per-term
+    postings of (tool, tf-vector) pairs.
 
     A pair is one tool with one per-field term-frequency vector; a tool's terms share a few
     pairs (most occur once, in one field), so scoring work per parameter set is per pair.
@@ -179,7 +184,7 @@ def _analyse(tools: Sequence[Tool]) -> _Analysed:
             continue
         counts: dict[str, int] = {}
         get = counts.get
-        for fi, terms in enumerate(field_terms(tool)):
+        for fi, terms in enumerate(_field_terms(tool, tags[doc])):
             if terms:
                 out.lengths[fi][doc] = len(terms)
                 unit = units[fi]
@@ -206,6 +211,32 @@ def _add_into(acc: dict[int, float], docs: Sequence[int], impacts: Sequence[floa
     the same float additions, in the same order, as the loop.
     """
     acc.update(zip(docs, map(add, map(acc.get, docs, repeat(0.0)), impacts), strict=True))
+
+
+#: :func:`_at_or_above_kth` estimates its cut-off from every this-many-th total.
+_SAMPLE_STRIDE = 16
+
+
+def _at_or_above_kth(np: Any, totals: Any, k: int) -> tuple[Any, Any]:
+    """The positions and values of the nonzero ``totals`` at or above the k-th largest (all
+    the nonzero ones when fewer than k are), ties included, in ascending position order.
+
+    Partitioning all the totals (one per tool) would cost more than the rest of a query, so
+    the cut-off is found in two steps: the k-th largest of a strided sample is a lower bound
+    of the k-th largest of all (a sample has no more values above any bound than the whole),
+    so the totals at or above it hold the top k; the exact k-th largest is then taken among
+    those few.
+    """
+    sample = totals[::_SAMPLE_STRIDE]
+    floor = np.partition(sample, len(sample) - k)[len(sample) - k] if k < len(sample) else 0.0
+    # nonzero() of a boolean mask, not of the floats: a tenth of the time.
+    found = (totals >= floor if floor > 0.0 else totals > 0.0).nonzero()[0]
+    values = totals[found]
+    if len(found) > k:
+        kth = np.partition(values, len(values) - k)[len(values) - k]
+        above = values >= kth
+        found, values = found[above], values[above]
+    return found, values
 
 
 def _check_params(params: ScoringParams) -> None:
@@ -357,14 +388,15 @@ class SearchIndex:
         self.tools = tools = tuple(tools)
         self.format = INDEX_FORMAT
         self.settings = analysis.SETTINGS
-        analysed = _analyse(tools)
+        meta = _Metadata(tools)
+        analysed = _analyse(tools, meta.tags)
         pair_lists = analysed.pair_lists
         terms = sorted(pair_lists)
         self._terms = StringTable.of(terms)
-        pairs = column("I", chain.from_iterable(map(pair_lists.__getitem__, terms)))
-        self._offsets = column("i", accumulate(map(len, map(pair_lists.__getitem__, terms))))
-        self._offsets.insert(0, 0)
-        self._pairs = pairs
+        lists = list(map(pair_lists.__getitem__, terms))
+        pairs = list(chain.from_iterable(lists))
+        self._pairs = column("I", pairs)
+        self._offsets = column("i", accumulate(map(len, lists), initial=0))
         self._docs = column("i", map(analysed.pair_doc.__getitem__, pairs))
         self._pair_vec = column("I", analysed.pair_vec)
         self._pair_doc = column("i", analysed.pair_doc)
@@ -375,30 +407,23 @@ class SearchIndex:
             used = [x for x in field_lengths if x]
             avg.append(sum(used) / len(used) if used else 0.0)
         self._avg = tuple(avg)
-        self._n = sum(1 for t in tools if t.enabled)
-        self._flags = column("B", [t.enabled * _ENABLED | t.defer * _DEFERRED for t in tools])
-        names = [t.name for t in tools]
-        self._names = StringTable.of(names)
+        self._n = meta.n_enabled
+        self._flags = column("B", meta.flags)
+        self._names = StringTable.of(meta.names)
         # Ties break by (name, namespace): a tool's position in that order, compared as an int.
-        by_name = sorted(range(len(tools)), key=lambda d: (names[d], tools[d].namespace, d))
+        names, namespaces = meta.names, meta.namespaces
+        by_name = sorted(range(len(tools)), key=lambda d: (names[d], namespaces[d], d))
         self._rank_of = column("i", bytes(4 * len(by_name)))
         for position, doc in enumerate(by_name):
             self._rank_of[doc] = position
-        self._namespaces = tuple(sorted({t.namespace for t in tools}))
+        self._namespaces = tuple(sorted(set(namespaces)))
         ns_ids = {ns: i for i, ns in enumerate(self._namespaces)}
-        self._ns_ids = column("I", [ns_ids[t.namespace] for t in tools])
+        self._ns_ids = column("I", map(ns_ids.__getitem__, namespaces))
         self._ns_keys = tuple(_key_of(ns) for ns in self._namespaces)
-        keys: dict[str, list[int]] = {}
-        tag_ids: dict[str, list[int]] = {}
-        for doc, tool in enumerate(tools):
-            for key in {_key_of(spelling) for spelling in (tool.name, *tool.aliases)} - {""}:
-                keys.setdefault(key, []).append(doc)
-            for key in {_key_of(tag) for tag in tool.all_tags} - {""}:
-                tag_ids.setdefault(key, []).append(doc)
-        self._keys = KeyedIds.of(keys)
-        self._tag_ids = KeyedIds.of(tag_ids)
-        self._aliases = {doc: t.aliases for doc, t in enumerate(tools) if t.aliases}
-        self._categories = _categories(tools)
+        self._keys = KeyedIds.of(meta.keys)
+        self._tag_ids = KeyedIds.of(meta.tag_ids)
+        self._aliases = meta.aliases
+        self._categories = meta.categories()
         self._accelerated = False
         self._apply(params)
         return self
@@ -751,15 +776,10 @@ class SearchIndex:
             ids = [doc for doc in skip if doc < len(totals)]
             totals[ids] = 0.0
         if keep is not None:
-            found = np.flatnonzero(totals)
+            found = (totals > 0.0).nonzero()[0]
             kept = np.fromiter(map(keep, found.tolist()), dtype=bool, count=len(found))
             totals[found[~kept]] = 0.0
-        n = len(totals)
-        # The k-th largest total (0.0 when fewer than k tools match): every tool at or above
-        # it, ties included, goes on to _top.
-        kth = np.partition(totals, n - k)[n - k] if k < n else 0.0
-        found = np.flatnonzero(totals >= kth) if kth > 0.0 else np.flatnonzero(totals)
-        scores = totals[found]
+        found, scores = _at_or_above_kth(np, totals, k)
         if min_score is not None:
             above = scores >= min_score
             found, scores = found[above], scores[above]
@@ -1000,19 +1020,58 @@ class SearchIndex:
         ]
 
 
-def _categories(tools: Sequence[Tool]) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
-    """Per namespace of the enabled tools, by name: tool count, deferred count, top tags."""
-    counts: dict[str, list[int]] = {}
-    tag_counts: dict[str, Counter[str]] = {}
-    for tool in tools:
-        if not tool.enabled:
-            continue
-        c = counts.setdefault(tool.namespace, [0, 0])
-        c[0] += 1
-        c[1] += tool.defer
-        tag_counts.setdefault(tool.namespace, Counter()).update(tool.all_tags)
-    out = []
-    for ns in sorted(counts):
-        top = sorted(tag_counts[ns].items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_TAGS]
-        out.append((ns, counts[ns][0], counts[ns][1], tuple(t for t, _ in top)))
-    return tuple(out)
+class _Metadata:
+    """What a build needs of each tool besides its terms, gathered in one pass."""
+
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        self.names: list[str] = []
+        self.namespaces: list[str] = []
+        self.flags: list[int] = []
+        self.tags: list[tuple[str, ...]] = []
+        self.aliases: dict[int, tuple[str, ...]] = {}
+        self.keys: dict[str, list[int]] = {}
+        self.tag_ids: dict[str, list[int]] = {}
+        self.n_enabled = 0
+        # namespace -> [tools, deferred, tag counts] over the enabled tools
+        self._counts: dict[str, tuple[list[int], Counter[str]]] = {}
+        key_of = analysis.name_key
+        for doc, tool in enumerate(tools):
+            name, namespace, aliases, enabled = (
+                tool.name,
+                tool.namespace,
+                tool.aliases,
+                tool.enabled,
+            )
+            tags = tool.all_tags
+            self.names.append(name)
+            self.namespaces.append(namespace)
+            self.tags.append(tags)
+            self.flags.append(enabled * _ENABLED | tool.defer * _DEFERRED)
+            if aliases:
+                self.aliases[doc] = aliases
+                spellings = {key_of(spelling) for spelling in (name, *aliases)} - {""}
+            else:
+                spellings = {key_of(name)} - {""}
+            for key in spellings:
+                self.keys.setdefault(key, []).append(doc)
+            if tags:
+                for key in {key_of(tag) for tag in tags} - {""}:
+                    self.tag_ids.setdefault(key, []).append(doc)
+            if enabled:
+                self.n_enabled += 1
+                counts = self._counts.get(namespace)
+                if counts is None:
+                    counts = self._counts[namespace] = ([0, 0], Counter())
+                counts[0][0] += 1
+                counts[0][1] += tool.defer
+                if tags:
+                    counts[1].update(tags)
+
+    def categories(self) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
+        """Per namespace of the enabled tools, by name: tool count, deferred count, top tags."""
+        out = []
+        for ns in sorted(self._counts):
+            (n, deferred), tag_counts = self._counts[ns]
+            top = sorted(tag_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_TAGS]
+            out.append((ns, n, deferred, tuple(t for t, _ in top)))
+        return tuple(out)
