@@ -253,7 +253,7 @@ def test_foreign_or_shared_pickle_is_never_loaded(
     assert load(cat)[0].from_cache
 
 
-SEG_FAULTS = {
+FILE_FAULTS = {
     "truncated": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
     "random-bytes": lambda p: p.write_bytes(hashlib.sha512(b"x").digest() * 32),
     "empty": lambda p: p.write_bytes(b""),
@@ -264,9 +264,9 @@ SEG_FAULTS = {
 }
 
 
-@pytest.mark.parametrize("target", [".seg", "manifest.marshal"])
-@pytest.mark.parametrize("fault", list(SEG_FAULTS))
-def test_fast_path_falls_back_on_a_bad_segment_or_manifest_and_the_cache_heals(
+@pytest.mark.parametrize("target", [".pickle", "manifest.marshal"])
+@pytest.mark.parametrize("fault", list(FILE_FAULTS))
+def test_fast_path_falls_back_on_a_bad_index_file_or_manifest_and_the_cache_heals(
     cat: Path, isolated: Path, capsys: pytest.CaptureFixture[str], target: str, fault: str
 ) -> None:
     if fault == "owned-by-uid-65534" and os.geteuid() != 0:
@@ -276,9 +276,11 @@ def test_fast_path_falls_back_on_a_bad_segment_or_manifest_and_the_cache_heals(
     capsys.readouterr()
     assert fastpath.run(args) == 0 and capsys.readouterr().out == expected
     path = (
-        isolated / cache.MANIFEST_NAME if target == "manifest.marshal" else only(isolated, ".seg")
+        isolated / cache.MANIFEST_NAME
+        if target == "manifest.marshal"
+        else only(isolated, ".pickle")
     )
-    SEG_FAULTS[fault](path)
+    FILE_FAULTS[fault](path)
     code = fastpath.run(args)
     out = capsys.readouterr().out
     assert code is None or (code == 0 and out == expected), out
@@ -286,16 +288,22 @@ def test_fast_path_falls_back_on_a_bad_segment_or_manifest_and_the_cache_heals(
     assert stdout == expected
     assert len(stderr.splitlines()) <= 1, stderr
     capsys.readouterr()
-    assert fastpath.run(args) == 0, "the slow path rewrites a bad segment or manifest"
+    assert fastpath.run(args) == 0, "the slow path rewrites a bad index file or manifest"
     assert capsys.readouterr().out == expected
 
 
-def test_real_entry_point_answers_through_a_corrupt_segment(cat: Path, isolated: Path) -> None:
+def _directory_span(path: Path) -> tuple[int, int]:
+    with open(path, "rb") as fh:
+        return segment.read_spans(fh, path.stat().st_size)[segment.DIRECTORY_PART]
+
+
+def test_real_entry_point_answers_through_a_corrupt_directory(cat: Path, isolated: Path) -> None:
     expected = search(cat)[0]
-    seg = only(isolated, ".seg")
-    data = bytearray(seg.read_bytes())
-    data[len(segment.MAGIC) + 8 : len(segment.MAGIC) + 40] = b"\xff" * 32  # inside the blobs
-    seg.write_bytes(bytes(data))
+    path = only(isolated, ".pickle")
+    start, length = _directory_span(path)
+    data = bytearray(path.read_bytes())
+    data[start : start + length] = b"\xff" * length  # the fast path's directory only
+    path.write_bytes(bytes(data))
     done = subprocess.run(
         [sys.executable, "-m", "toolfind", *["search", QUERY, "-c", str(cat), "--json"]],
         capture_output=True,
@@ -305,6 +313,24 @@ def test_real_entry_point_answers_through_a_corrupt_segment(cat: Path, isolated:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == expected and "Traceback" not in done.stderr
+    # The Typer path refused the file (it could not serve the fast path) and rebuilt it.
+    assert done.stderr.splitlines() == [
+        f"Cache file {path} is unreadable (ValueError); rebuilding."
+    ]
+    assert cache.CacheStore(isolated, lambda m: pytest.fail(m)).read_index(path.stem)
+
+
+def test_each_index_is_one_file_that_stores_every_column_once(cat: Path, isolated: Path) -> None:
+    loaded, _ = load(cat, run_key=("k",))
+    assert sorted(p.suffix for p in isolated.iterdir()) == [".marshal", ".pickle"]
+    path = only(isolated, ".pickle")
+    with open(path, "rb") as fh:
+        spans = segment.read_spans(fh, path.stat().st_size)
+    buffers: list[pickle.PickleBuffer] = []
+    pickle.dumps(loaded.index, protocol=5, buffer_callback=buffers.append)
+    columns = sum(b.raw().nbytes for b in buffers)
+    stored = sum(length for _, length in spans[segment.PICKLE_PART + 1 :])
+    assert stored == columns  # the fast path reads the pickle's own buffers: no copy
 
 
 @pytest.fixture
@@ -362,13 +388,12 @@ runpy.run_module("toolfind", run_name="__main__")
 
 
 def _valid_cache(root: Path) -> None:
-    """Every cache file left is complete: pickles load, segments open."""
+    """Every cache file left is complete: index files load, and their directories open."""
     store = cache.CacheStore(root, lambda m: pytest.fail(m))
     for path in root.glob("*.pickle"):
         assert store.read_index(path.stem) is not None
-    for path in root.glob("*.seg"):
         with open(path, "rb") as fh:
-            segment.Segment(fh)
+            segment.Segment(fh, path.stat().st_size)
 
 
 @pytest.mark.parametrize("room", ["nothing", "half-the-pickle", "every-file"])
@@ -424,8 +449,7 @@ def test_eight_processes_building_the_same_cache_agree_and_leave_one_file(
     assert hits(outputs[0][0])[0] == "read_file"
     assert search(cat)[0] == outputs[0][0]  # and the in-process CLI agrees
     assert len(list(isolated.glob("*.pickle"))) == 1
-    assert len(list(isolated.glob("*.seg"))) == 1
-    assert only(isolated, ".pickle").stem == only(isolated, ".seg").stem
+    assert list(isolated.glob("*.seg")) == []
     assert temporaries(isolated) == []
     _valid_cache(isolated)
 

@@ -3,20 +3,15 @@ from __future__ import annotations
 import io
 import json
 import marshal
-import math
-import os
-import subprocess
-import sys
-from array import array
-from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import toolfind
-from toolfind import segment, wire
-from toolfind.models import Hit, Source, Tool
+from toolfind import cache, columns, models, segment, wire
+from toolfind.index import SearchIndex
+from toolfind.models import Finding, Hit, Source, Tool
 
 
 @given(st.text())
@@ -80,125 +75,284 @@ TOOLS = [
         description='Read a file.\n\tWith "quotes" and \\ and \x07 and é.' + "x" * 1200,
         parameters={"type": "object", "properties": {"path": {"type": "string"}}},
         namespace="files",
-        tags=("fs",),
-        annotations={"readOnlyHint": True},
-        source=Source(file="cat.json", pointer="/tools/0"),
+        tags=("fs", "read-only"),
+        annotations={"readOnlyHint": True, "destructiveHint": False, "openWorldHint": 1},
+        source=Source(file="cat.json", pointer="/tools/0", line=3),
+        original={"name": "read_file", "x-vendor": {"a": 1}, "namespace": "files"},
     ),
     Tool(name="later", description="Deferred.", defer=True),
+    Tool(
+        name="Get-Weather",
+        description="Weather\u200b now\u202e.",
+        namespace="web",
+        title="Weather",
+        output_schema={"type": "object"},
+        aliases=("forecast", "weather_now"),
+        search_hint="rain sun",
+        enabled=False,
+        original={"name": "Get-Weather", "inputSchema": {}, "_meta": {"k": "v"}},
+    ),
+    Tool(name="files_read", description="Same key, other spelling.", namespace="files"),
 ]
+
+
+def _round_trip(tool: Tool) -> tuple[Any, ...]:
+    """The record the index file stores for ``tool``, as the warm path reads it back."""
+    record: tuple[Any, ...] = marshal.loads(marshal.dumps(columns._record(tool)))
+    return record
+
+
+def test_record_fields_are_where_the_reader_looks() -> None:
+    tool = TOOLS[0]
+    record = _round_trip(tool)
+    for name in ("name", "description", "parameters", "namespace", "tags", "search_hint"):
+        assert record[getattr(segment, name.upper())] == getattr(tool, name)
+    for name in ("defer", "enabled", "annotations", "aliases", "title", "output_schema"):
+        assert record[getattr(segment, name.upper())] == getattr(tool, name)
+    assert record[segment.SOURCE] == ("cat.json", "/tools/0", 3)
+    assert record[segment.ORIGINAL] == tool.original
+
+
+def test_constants_agree_with_wire_and_models() -> None:
+    assert segment.SCORE_DIGITS == wire.SCORE_DIGITS
+    assert segment.DESCRIPTION_LIMIT == wire.DESCRIPTION_LIMIT
+    assert segment.ANNOTATION_TAGS == tuple(models.ANNOTATION_TAGS.items())
+
+
+@given(st.text(), st.none() | st.integers(min_value=1, max_value=40))
+def test_clean_text_is_wires(text: str, limit: int | None) -> None:
+    assert segment.clean_text(text, limit) == wire.clean_text(text, limit)
+
+
+def _check_hit(tool: Tool, score: float, match: str, schema: bool) -> None:
+    hit = Hit(tool=tool, score=score, match=match)  # type: ignore[arg-type]
+    expected = wire.hit_record(hit, include_schema=schema)
+    got = segment.hit_document(_round_trip(tool), score, match, schema)
+    assert repr(got) == repr(expected)  # key order and types too (and NaN equals NaN)
+    assert segment.dumps(got) == wire.dumps(expected)
+
+
+def _check_show(tool: Tool) -> None:
+    extras = segment._native_extras([tool]).get(0, ())
+    expected = wire.tool_document(tool)
+    got = segment.show_document(_round_trip(tool), extras)
+    assert repr(got) == repr(expected)
+    assert segment.dumps(got) == wire.dumps(expected)
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
 @pytest.mark.parametrize("schema", [False, True])
 @pytest.mark.parametrize("match", ["exact", "ranked"])
 @pytest.mark.parametrize("score", [0.0, 1.23456789, 12.5e-7, 3.0])
-def test_a_stored_hit_record_completes_to_what_wire_gives(
+def test_a_records_hit_document_is_what_wire_gives(
     tool: Tool, schema: bool, match: str, score: float
 ) -> None:
-    stored = marshal.loads(
-        marshal.dumps(wire.hit_record(Hit(tool=tool, score=0.0), include_schema=True))
-    )
-    hit = Hit(tool=tool, score=score, match=match)  # type: ignore[arg-type]
-    expected = wire.hit_record(hit, include_schema=schema)
-    got = segment.complete_hit(stored, score, match, schema)
-    assert got == expected
-    assert list(got) == list(expected)  # key order too
-    assert segment.dumps(got) == wire.dumps(expected)
+    _check_hit(tool, score, match, schema)
 
 
-def test_score_digits_agree_with_wire() -> None:
-    assert segment.SCORE_DIGITS == wire.SCORE_DIGITS
+@pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
+def test_a_records_show_document_is_what_wire_gives(tool: Tool) -> None:
+    _check_show(tool)
 
 
-def test_bucket_of_is_the_same_in_every_process() -> None:
-    words = ["a", "read_file", "日本", "=name", "~key", "\udcff"]
-    code = (
-        "from toolfind.segment import bucket_of; "
-        f"print([bucket_of(w, b) for w in {words!r} for b in (1, 7, 652, 1 << 40)])"
-    )
-    root = Path(toolfind.__file__).resolve().parent.parent
-    outputs = {
-        subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=root,
-            env={**os.environ, "PYTHONHASHSEED": seed},
-        ).stdout
-        for seed in ("1", "2")
-    }
-    assert len(outputs) == 1
-    assert outputs == {
-        str([segment.bucket_of(w, b) for w in words for b in (1, 7, 652, 1 << 40)]) + "\n"
-    }
-    # Pinned values: a segment written by one build is read by another process.
-    assert [segment.bucket_of(w, 1 << 40) for w in ("a", "read_file")] == PINNED
+def test_only_a_native_entrys_unknown_keys_are_extras() -> None:
+    assert segment._native_extras(TOOLS) == {0: ("x-vendor",)}  # the MCP entry's _meta is not
+    assert segment._native_extras(TOOLS[1:2]) == {}
 
 
-PINNED = [59, 801786079012]
+TEXT = st.text(max_size=12)
+SCHEMAS = st.dictionaries(TEXT, JSON, max_size=3)
+ANNOTATIONS = st.dictionaries(
+    st.sampled_from(["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint", "x"]),
+    st.booleans() | st.none() | st.integers(0, 1),
+    max_size=5,
+)
+TAGS = st.lists(st.sampled_from(["fs", "read-only", "destructive", "net", "é"]), max_size=4)
+ORIGINALS = st.none() | st.dictionaries(
+    st.sampled_from(["name", "parameters", "inputSchema", "type", "namespace", "x-a", "_meta"]),
+    st.sampled_from([None, "function", {}, "v"]),
+    max_size=4,
+)
+TOOL = st.builds(
+    Tool,
+    name=TEXT,
+    description=st.text(max_size=1100),
+    parameters=SCHEMAS,
+    namespace=TEXT,
+    tags=TAGS.map(tuple),
+    search_hint=TEXT,
+    defer=st.booleans(),
+    enabled=st.booleans(),
+    annotations=ANNOTATIONS,
+    aliases=st.lists(TEXT, max_size=2).map(tuple),
+    title=st.none() | TEXT,
+    output_schema=st.none() | SCHEMAS,
+    source=st.none() | st.builds(Source, file=TEXT, pointer=TEXT, line=st.none() | st.integers(1)),
+    original=ORIGINALS,
+)
 
 
-def test_bucket_of_spreads_terms_evenly() -> None:
-    buckets = 100
-    counts = [0] * buckets
-    for i in range(3200):
-        counts[segment.bucket_of(f"term_{i}", buckets)] += 1
-    assert max(counts) < 3 * 32 and min(counts) > 0
-    assert math.isclose(sum(counts) / buckets, 32)
+@settings(max_examples=300)
+@given(TOOL, st.floats(0, 100), st.sampled_from(["exact", "ranked"]), st.booleans())
+def test_any_tools_documents_are_what_wire_gives(
+    tool: Tool, score: float, match: str, schema: bool
+) -> None:
+    _check_hit(tool, score, match, schema)
+    _check_show(tool)
 
 
-class _Index:
-    """What ``encode`` reads of a SearchIndex."""
+# -- the index file ---------------------------------------------------------------------------
 
-    def __init__(self, tools: list[Tool], impacts: dict[str, tuple[object, object]]) -> None:
-        self.tools = tools
-        self._impacts = impacts
-
-    def impacts(self) -> dict[str, tuple[object, object]]:
-        return self._impacts
-
-    def name_keys(self) -> dict[str, list[int]]:
-        return {"readfile": [0], "later": [1]}
+MORE = [
+    Tool(name=f"tool_{i}", description=f"Does thing {i % 7} with file {i % 3}.", namespace="ns")
+    for i in range(40)
+]
+FINDINGS = (Finding(file="bad.json", line=2, path="/0", severity="error", message="no name"),)
 
 
-POSTINGS = {"read": ([0, 1], [1.5, 0.25]), "file": ([0], [2.0]), "日本": ([1], [0.5])}
+def _index_file(tools: list[Tool]) -> tuple[SearchIndex, bytes]:
+    index = SearchIndex.build(tools)
+    payload = {"index": index, "findings": list(FINDINGS), "format": 0, "key": "", "files": []}
+    return index, b"".join(bytes(chunk) for chunk in cache._index_file_parts(payload))
 
 
-@pytest.mark.parametrize("kind", ["array", "memoryview", "list"])
-def test_a_segment_reads_back_what_was_encoded(kind: str) -> None:
-    def column(values: list[object], code: str) -> object:
-        if kind == "list":
-            return list(values)
-        packed = array(code, values)  # type: ignore[arg-type]
-        return packed if kind == "array" else memoryview(packed.tobytes()).cast(code)
+class _Counting(io.BytesIO):
+    """A file that counts the bytes read from it."""
 
-    impacts = {t: (column(i, "i"), column(s, "d")) for t, (i, s) in POSTINGS.items()}
-    seg = segment.Segment(io.BytesIO(segment.encode(_Index(TOOLS, impacts), ["bad entry"])))
-    for term, (ids, scores) in POSTINGS.items():
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.count = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self.count += len(data)
+        return data
+
+
+def test_a_segment_reads_back_every_column_the_index_holds() -> None:
+    tools = TOOLS + MORE
+    index, data = _index_file(tools)
+    seg = segment.Segment(io.BytesIO(data), len(data))
+    impacts = index.impacts()
+    assert impacts
+    for term, (ids, scores) in impacts.items():
         found = seg.postings(term)
         assert found is not None
-        assert (list(found[0]), list(found[1])) == (ids, scores)
-    assert seg.postings("absent") is None
-    assert list(seg.names_for("readfile")) == [0] and not seg.names_for("absent")
-    for i, tool in enumerate(TOOLS):
-        name, namespace, hit, document = seg.doc(i)
-        assert (name, namespace) == (tool.name, tool.namespace)
-        assert hit == wire.hit_record(Hit(tool=tool, score=0.0), include_schema=True)
-        assert segment.dumps(document) == wire.dumps(wire.tool_document(tool))
-    assert seg.warnings == ("Warning: skipped bad entry",)
-    assert seg.disabled == frozenset()
+        assert (list(found[0]), list(found[1])) == (list(ids), list(scores))  # bit for bit
+    for absent in ("absent", "", "日本", "\udcff"):
+        assert seg.postings(absent) is None
+    for key, ids in index.name_keys().items():
+        assert list(seg.names_for(key)) == ids
+    assert list(seg.names_for("filesread")) == [3]  # the key of files_read, not read_file
+    assert not seg.names_for("absent")
+    for i, tool in enumerate(tools):
+        assert seg.name(i) == tool.name
+        assert seg.record(i) == columns._record(tool)
+    assert seg.warnings == (f"Warning: skipped {FINDINGS[0]}",)
+    assert seg.extras == {0: ("x-vendor",)}
+    with pytest.raises(ValueError):
+        seg.record(len(tools))
 
 
-@pytest.mark.parametrize("enabled", [True, False])
-def test_encode_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
-    import gc
+def test_the_pickle_in_the_same_file_loads_the_same_index(tmp_path: Any) -> None:
+    index, data = _index_file(TOOLS + MORE)
+    path = tmp_path / "i.pickle"
+    path.write_bytes(data)
+    with open(path, "rb") as fh:
+        payload = cache._load_index_file(fh, len(data))
+    loaded = payload["index"]
+    loaded.check()
+    assert [t.name for t in loaded.tools] == [t.name for t in index.tools]
+    assert loaded.search("file thing 3") == index.search("file thing 3")
 
-    impacts = {"read": (array("i", [0]), array("d", [1.0]))}
-    was = gc.isenabled()
-    try:
-        (gc.enable if enabled else gc.disable)()
-        segment.encode(_Index(TOOLS, impacts))
-        assert gc.isenabled() is enabled
-    finally:
-        (gc.enable if was else gc.disable)()
+
+def test_a_query_reads_a_small_part_of_the_file() -> None:
+    words = [a + b for a in "bcdfg" for b in ("ash", "elm", "oak", "yew", "ivy", "fir")]
+    tools = [
+        Tool(name=f"tool_{i}", description=f"{words[i % 30]} {words[i % 7]}", namespace="ns")
+        for i in range(3000)
+    ]
+    index, data = _index_file(tools)
+    term = min(index.impacts(), key=lambda t: abs(len(index.impacts()[t][0]) - 100))
+    fh = _Counting(data)
+    seg = segment.Segment(fh, len(data))
+    found = seg.postings(term)
+    assert found is not None and 50 < len(found[0]) < 200
+    for doc in found[0][:10]:
+        seg.record(doc)
+    assert fh.count < len(data) / 50
+
+
+def test_the_directory_holds_no_per_tool_data() -> None:
+    sizes = []
+    for n in (10, 400):
+        _, data = _index_file([Tool(name=f"t{i}", description="x y") for i in range(n)])
+        spans = segment.read_spans(io.BytesIO(data), len(data))
+        sizes.append(spans[segment.DIRECTORY_PART][1])
+    assert sizes[0] == sizes[1] < 2048
+
+
+def _with_directory(data: bytes, directory: object) -> bytes:
+    """``data`` with its directory part overwritten (the rest of the part zeroed)."""
+    spans = segment.read_spans(io.BytesIO(data), len(data))
+    start, length = spans[segment.DIRECTORY_PART]
+    new = marshal.dumps(directory)
+    assert len(new) <= length
+    return data[:start] + new + b"\0" * (length - len(new)) + data[start + length :]
+
+
+def _directory(data: bytes) -> dict[str, Any]:
+    spans = segment.read_spans(io.BytesIO(data), len(data))
+    start, length = spans[segment.DIRECTORY_PART]
+    found: dict[str, Any] = marshal.loads(data[start : start + length])
+    return found
+
+
+def _damaged(directory: dict[str, Any], how: str) -> object:
+    columns = dict(directory["columns"])
+    if how == "other-format":
+        return {**directory, "format": segment.FORMAT - 1}
+    if how == "not-a-dict":
+        return [1, 2]
+    if how == "column-is-the-pickle":
+        columns["imp"] = (segment.PICKLE_PART, "d")
+    elif how == "column-past-the-parts":
+        columns["imp"] = (10**6, "d")
+    elif how == "bad-type-code":
+        columns["imp"] = (columns["imp"][0], "x")
+    elif how == "not-whole-items":
+        columns["imp"] = (columns["names.blob"][0], "d")  # 38 bytes: not whole doubles
+    elif how == "column-missing":
+        del columns["imp"]
+    return {**directory, "columns": columns}
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "other-format",
+        "not-a-dict",
+        "column-is-the-pickle",
+        "column-past-the-parts",
+        "bad-type-code",
+        "not-whole-items",
+        "column-missing",
+    ],
+)
+def test_a_damaged_directory_is_refused_by_both_readers(tmp_path: Any, how: str) -> None:
+    _, data = _index_file(TOOLS + [Tool(name="odd", description="seven")])
+    bad = _with_directory(data, _damaged(_directory(data), how))
+    with pytest.raises((ValueError, TypeError, KeyError)):
+        segment.Segment(io.BytesIO(bad), len(bad))
+    path = tmp_path / "i.pickle"
+    path.write_bytes(bad)
+    with open(path, "rb") as fh, pytest.raises((ValueError, TypeError, KeyError)):
+        cache._load_index_file(fh, len(bad))
+
+
+@pytest.mark.parametrize("cut", [0, 7, 16, 40, -1])
+def test_a_truncated_file_is_refused(cut: int) -> None:
+    _, data = _index_file(TOOLS)
+    short = data[:cut]
+    with pytest.raises(ValueError):
+        segment.Segment(io.BytesIO(short), len(short))

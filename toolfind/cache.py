@@ -2,16 +2,18 @@
 
 The cache key is toolfind's version, the index format, the analysis and scoring settings and
 every catalog file's path and SHA-256. A warm run stats each file and hashes only the files
-whose (size, mtime_ns, inode) changed. Each built index is stored twice, atomically:
+whose (size, mtime_ns, inode) changed. Each built index is stored once, atomically, in
+``<key>.pickle`` (layout: :mod:`toolfind.segment`):
 
-* ``<key>.pickle``  the whole SearchIndex: a pickle (protocol 5) of its shape followed by its
-  columns, which pickle passes out of band (PEP 574). Loading maps the file into memory and
-  hands the columns to the restricted unpickler as views of that map, so nothing is copied
-  and a query reads only the pages it needs (see :mod:`toolfind.columns`);
-* ``<key>.seg``     the search segment that the fast path reads a few postings from.
+* a pickle (protocol 5) of the whole SearchIndex's shape, followed by its columns, which pickle
+  passes out of band (PEP 574). Loading maps the file into memory and hands the columns to the
+  restricted unpickler as views of that map, so nothing is copied and a query reads only the
+  pages it needs (see :mod:`toolfind.columns`);
+* a small directory naming the columns the fast path reads (it never unpickles): the same
+  bytes serve both paths, so the warm path costs the cache no second copy of the index.
 
 ``manifest.marshal`` remembers, per invocation context, which key answered and the stats that
-made it valid, so that the fast path needs neither hashing nor parsing to find its segment.
+made it valid, so that the fast path needs neither hashing nor parsing to find its file.
 
 Safety: a cache file not owned by the current user, or writable by group or others, is never
 loaded; only toolfind's own classes and plain builtins may be unpickled; any unreadable, foreign
@@ -34,17 +36,18 @@ from pathlib import Path
 from typing import Any
 
 from toolfind import segment
+from toolfind.columns import ToolTable
 from toolfind.errors import CacheError
 from toolfind.models import Finding, ScoringParams
 
-#: Bump when the pickled or segment layout changes: old files become misses.
-FORMAT_VERSION = 2
+#: Bump when the pickled layout or the file's changes: old files become misses.
+#: 3: one file per index (the segment's directory and the pickle share the columns).
+FORMAT_VERSION = 3
 MANIFEST_NAME = "manifest.marshal"
-#: First bytes of an index file: then the number of parts (u64), each part's (offset,
-#: length) (u64 pairs), and the parts: the pickle, then its out-of-band buffers, 8-aligned.
-INDEX_MAGIC = b"TFIDX\x02\n\x00"
-_U64 = 8
 MAX_MANIFEST_RUNS = 64
+#: The files toolfind writes here (``.seg``: the separate segments of cache formats 1 and 2,
+#: still listed and cleared).
+_OWN_SUFFIXES = (".pickle", ".seg", ".marshal")
 
 Warn = Callable[[str], None]
 
@@ -121,8 +124,6 @@ def load_index(
         with _gc_paused():
             loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
-    elif run_key is not None:
-        store.ensure_segment(key, loaded)
     if run_key is not None:
         store.remember_run(manifest, run_key, key, _dir_stats(paths), stats, digests, inputs)
     return loaded
@@ -340,31 +341,7 @@ class CacheStore:
         except (ValueError, TypeError) as exc:  # a value marshal cannot store: no cache
             self.warn(f"Cannot cache this index ({exc}); working without a cache.")
             return
-        if self._write(self.path(key, ".pickle"), parts):
-            self._write(self.path(key, ".seg"), segment.encode(loaded.index, loaded.findings))
-
-    def ensure_segment(self, key: str, loaded: Loaded) -> None:
-        """Rewrite the segment of a cached index when it is missing, corrupt or foreign.
-
-        Only the fast path reads segments; without this a bad one (or one a full disk kept
-        from being written) would silently disable the fast path for as long as the pickle
-        stays valid.
-        """
-        path = self.path(key, ".seg")
-        try:
-            with open(path, "rb") as fh:
-                reason = safe_to_load(path, os.fstat(fh.fileno()))
-                if reason is None:
-                    segment.Segment(fh)
-                    return
-                self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
-        except FileNotFoundError:
-            pass
-        except (OSError, EOFError, ValueError, TypeError, KeyError) as exc:
-            self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
-        with _gc_paused():
-            data = segment.encode(loaded.index, loaded.findings)
-        self._write(path, data)
+        self._write(self.path(key, ".pickle"), parts)
 
     def remember_run(
         self,
@@ -451,7 +428,7 @@ class CacheStore:
         entries: list[dict[str, Any]] = []
         if self.root.is_dir():
             for child in sorted(self.root.iterdir()):
-                if child.suffix in (".pickle", ".seg", ".marshal"):
+                if child.suffix in _OWN_SUFFIXES:
                     st = child.stat()
                     entries.append({"file": child.name, "bytes": st.st_size})
         return {
@@ -468,7 +445,7 @@ class CacheStore:
         if not self.root.is_dir():
             return 0
         for child in self.root.iterdir():
-            own = child.suffix in (".pickle", ".seg", ".marshal") or child.name.endswith(".tmp")
+            own = child.suffix in _OWN_SUFFIXES or child.name.endswith(".tmp")
             if own and child.is_file():
                 try:
                     child.unlink()
@@ -478,49 +455,66 @@ class CacheStore:
         return removed
 
 
+class _Pickler(pickle.Pickler):
+    """Pickles an index with its columns out of band, and notes the ToolTable it pickled (the
+    SearchIndex makes it while pickling: the directory needs its columns)."""
+
+    def __init__(self, file: Any, buffers: list[pickle.PickleBuffer]) -> None:
+        super().__init__(file, protocol=5, buffer_callback=buffers.append)
+        self.tool_tables: list[Any] = []
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is ToolTable:
+            self.tool_tables.append(obj)
+        return NotImplemented
+
+
 def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
-    """The chunks of an index file (see INDEX_MAGIC): header, pickle, padded buffers."""
+    """The chunks of an index file (see :mod:`toolfind.segment`): header, the directory,
+    the pickle, its buffers.
+
+    Every column is written once, as a pickle buffer; the directory says which buffers the
+    fast path reads. Raises ValueError or TypeError for an index that cannot be stored.
+    """
     buffers: list[pickle.PickleBuffer] = []
-    data = pickle.dumps(payload, protocol=5, buffer_callback=buffers.append)
-    parts = [data, *(b.raw() for b in buffers)]
-    header_size = len(INDEX_MAGIC) + _U64 + 2 * _U64 * len(parts)
-    table: list[int] = []
-    chunks: list[Any] = []
-    offset = header_size
-    for part in parts:
-        pad = -offset % _U64
-        if pad:
-            chunks.append(b"\0" * pad)
-            offset += pad
-        table += (offset, len(part))
-        chunks.append(part)
-        offset += len(part)
-    header = INDEX_MAGIC + len(parts).to_bytes(_U64, "little")
-    header += b"".join(n.to_bytes(_U64, "little") for n in table)
-    return [header, *chunks]
+    out = io.BytesIO()
+    pickler = _Pickler(out, buffers)
+    pickler.dump(payload)
+    if len(pickler.tool_tables) != 1:
+        raise ValueError("the payload must hold one index")
+    raws = [b.raw() for b in buffers]
+    first = segment.PICKLE_PART + 1
+    # id() of the objects pickle was given: alive (held by `buffers`) until this returns.
+    parts_of = {id(raw.obj): part for part, raw in enumerate(raws, first)}
+
+    def part_of(column: Any) -> int:
+        try:
+            return parts_of[id(column)]
+        except KeyError:
+            raise ValueError("an index column was not pickled out of band") from None
+
+    directory = segment.directory(
+        payload["index"], pickler.tool_tables[0], payload["findings"], part_of
+    )
+    return segment.layout([directory, out.getbuffer(), *raws])
 
 
 def _load_index_file(fh: Any, size: int) -> Any:
     """Unpickle an index file, its buffers as views of a read-only map of the file.
 
     A file without the magic is read as a plain pickle (buffers in line). Raises on anything
-    malformed: parts outside the file, a bad header, a refused global.
+    malformed: parts outside the file, a bad header, a directory the fast path could not
+    read (so that a rebuild repairs it), a refused global.
     """
-    head = fh.read(len(INDEX_MAGIC) + _U64)
-    if not head.startswith(INDEX_MAGIC):
+    if fh.read(len(segment.MAGIC)) != segment.MAGIC:
         fh.seek(0)
         return _RestrictedUnpickler(io.BytesIO(fh.read())).load()
-    count = int.from_bytes(head[len(INDEX_MAGIC) :], "little")
-    if not 1 <= count <= 1 << 20 or len(head) + 2 * _U64 * count > size:
-        raise ValueError("bad index file header")
-    raw = fh.read(2 * _U64 * count)
-    table = [int.from_bytes(raw[i : i + _U64], "little") for i in range(0, len(raw), _U64)]
-    spans = list(zip(table[::2], table[1::2], strict=True))
-    if any(start + length > size for start, length in spans):
-        raise ValueError("index file is truncated")
+    spans = segment.read_spans(fh, size)
     view = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
     parts = [view[start : start + length] for start, length in spans]
-    return _RestrictedUnpickler(io.BytesIO(parts[0]), buffers=parts[1:]).load()
+    segment.read_directory(parts[segment.DIRECTORY_PART], spans)
+    pickled, buffers = parts[segment.PICKLE_PART], parts[segment.PICKLE_PART + 1 :]
+    return _RestrictedUnpickler(io.BytesIO(pickled), buffers=buffers).load()
 
 
 def _valid_payload(payload: Any, key: str) -> bool:

@@ -70,11 +70,16 @@ class Packed:
 
 
 def pack(col: Any) -> Packed:
-    """Wrap a column (an array, a memoryview or bytes) for pickling."""
+    """Wrap a column (an array, a memoryview or bytes) for pickling.
+
+    The column itself travels (no new view of it), so the cache can tell which pickle buffer
+    holds which column (``PickleBuffer.raw().obj`` is the column).
+    """
     if isinstance(col, array):
         return Packed(col.typecode, col)
-    view = memoryview(col)
-    return Packed(view.format, view)
+    if isinstance(col, memoryview):
+        return Packed(col.format, col)
+    return Packed(memoryview(col).format, col)
 
 
 def _ends(chunks: Sequence[Any]) -> array[int]:
@@ -138,9 +143,14 @@ class StringTable(Sequence[str]):
                 return int(i)
         return None
 
+    def columns(self) -> tuple[Any, Any, Any, Any]:
+        """Its columns: the UTF-8 blob, the offsets (``Q``), the hash buckets (``Q``: where each
+        bucket's slots start) and the slots (``i``: string positions). The index file's warm
+        reader (:mod:`toolfind.segment`) repeats :meth:`find` on them."""
+        return (self._blob, self._offsets, self._buckets, self._slots)
+
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        columns = (self._blob, self._offsets, self._buckets, self._slots)
-        return (StringTable, tuple(pack(c) for c in columns))
+        return (StringTable, tuple(pack(c) for c in self.columns()))
 
 
 class KeyedIds(Mapping[str, Sequence[int]]):
@@ -177,6 +187,10 @@ class KeyedIds(Mapping[str, Sequence[int]]):
         offsets, ids = self._offsets, self._ids
         for i, key in enumerate(self._keys):
             yield key, ids[offsets[i] : offsets[i + 1]]
+
+    def columns(self) -> tuple[StringTable, Any, Any]:
+        """The keys, and per key where its ids start in the ids column (``Q``), and the ids."""
+        return (self._keys, self._offsets, self._ids)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         return (KeyedIds, (self._keys, pack(self._offsets), pack(self._ids)))
@@ -264,6 +278,10 @@ class ToolTable(Sequence[Tool]):
     def __iter__(self) -> Iterator[Tool]:
         for i in range(len(self._decoded)):
             yield self[i]
+
+    def columns(self) -> tuple[Any, Any]:
+        """The records end to end, and where each one starts (``Q``)."""
+        return (self._blob, self._offsets)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         return (ToolTable, (pack(self._blob), pack(self._offsets)))

@@ -3,9 +3,10 @@
 Typer, Rich, json, typing and the index classes together cost several times Python's start-up;
 the hot commands of an agent's loop should not pay that. This path answers only when everything
 it needs is already in the cache (a manifest entry whose recorded stats still hold, and its
-segment file) and the arguments are the simple ones it understands. In every other case,
-including any doubt, ``run`` returns None and the Typer app answers instead: the two paths
-give byte-identical output for the same arguments (tested).
+index file, read through :class:`toolfind.segment.Segment`) and the arguments are the simple
+ones it understands. In every other case, including any doubt, ``run`` returns None and the
+Typer app answers instead: the two paths give byte-identical output for the same arguments
+(tested).
 
 Only the standard library's cheapest modules are imported here.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from itertools import repeat
+from itertools import compress, repeat
 from operator import add
 
 from toolfind import segment
@@ -97,15 +98,17 @@ def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
     entry = manifest.get("runs", {}).get(key) if isinstance(manifest, dict) else None
     if not isinstance(entry, dict) or not _still_valid(entry):
         return None
-    path = os.path.join(root, str(entry["key"]) + ".seg")
+    path = os.path.join(root, str(entry["key"]) + ".pickle")
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed by run()
+        # Unbuffered: the reads are small and scattered, a buffer would read 8 KiB for each.
+        fh = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by run()
     except OSError:
         return None
     try:
-        if segment.unsafe_reason(os.fstat(fh.fileno())):
+        st = os.fstat(fh.fileno())
+        if segment.unsafe_reason(st):
             raise ValueError("unsafe")
-        return segment.Segment(fh)
+        return segment.Segment(fh, st.st_size)
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         fh.close()
         return None
@@ -146,28 +149,33 @@ class _Keys:
         return self.seg.names_for(key) or default
 
 
-class _DocField:
-    """``tools[i].name`` (or the namespace's name key) read from the segment on demand."""
+class _Names:
+    """``tools[i].name`` read from the segment on demand."""
 
-    def __init__(self, seg: segment.Segment, namespace: bool) -> None:
+    def __init__(self, seg: segment.Segment) -> None:
         self.seg = seg
-        self.namespace = namespace
 
     def __getitem__(self, doc: int) -> str:
-        record = self.seg.doc(doc)
-        if self.namespace:
-            from toolfind.analysis import name_key
-
-            return name_key(record[1])
-        return record[0]
+        return self.seg.name(doc)
 
 
-def _exact_ids(seg: segment.Segment, query: str) -> list[int]:
-    """The tools ``query`` names, by the very function the index uses."""
+class _NamespaceKeys:
+    """The name key of ``tools[i].namespace``, read from the segment on demand."""
+
+    def __init__(self, seg: segment.Segment) -> None:
+        self.seg = seg
+
+    def __getitem__(self, doc: int) -> str:
+        from toolfind.analysis import name_key
+
+        return name_key(self.seg.record(doc)[segment.NAMESPACE])
+
+
+def _named_ids(seg: segment.Segment, query: str) -> list[int]:
+    """The tools ``query`` names (disabled ones too), by the very function the index uses."""
     from toolfind.analysis import lookup_name
 
-    ids = lookup_name(query, _Keys(seg), _DocField(seg, False), _DocField(seg, True))  # type: ignore[arg-type]
-    return [i for i in ids if i not in seg.disabled]
+    return lookup_name(query, _Keys(seg), _Names(seg), _NamespaceKeys(seg))  # type: ignore[arg-type]
 
 
 def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple[str, str] | None:
@@ -182,53 +190,61 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
             continue
         matched.append(term)
         ids, scores = postings
+        if not acc:  # the first term: its impacts as they are, as the index starts
+            acc = dict(zip(ids, scores, strict=True))
+            continue
         # acc[doc] += score for every posting, in C: a term's ids are distinct, so each get
         # reads the total from before this term, as the index's accumulation does.
         acc.update(zip(ids, map(add, map(acc.get, ids, repeat(0.0)), scores), strict=True))
     unmatched = list(unmatched_words(pairs, matched))
     if not matched:
         return segment.render_search(query, [], unmatched), segment.unmatched_hint(unmatched)
-    for doc in seg.disabled:
-        acc.pop(doc, None)
-    exact = _exact_ids(seg, query)
-    docs = {d: seg.doc(d) for d in exact}
-    exact.sort(key=lambda d: (docs[d][1], docs[d][0]))
+    # Disabled tools have no postings (they are not indexed), so only named ones need a check.
+    record = seg.record
+    exact = [d for d in _named_ids(seg, query) if record(d)[segment.ENABLED]]
+    exact.sort(key=lambda d: (record(d)[segment.NAMESPACE], record(d)[segment.NAME]))
     exact = exact[:limit]
     exact_scores = [acc.pop(d, 0.0) for d in exact]
     room = limit - len(exact)
     ranked = _top(acc, room)
-    for doc, _ in ranked:
-        docs[doc] = seg.doc(doc)
-    ranked.sort(key=lambda item: (-item[1], docs[item[0]][0], docs[item[0]][1]))
+    # Ties by name, namespace, then id: the index's order (SearchIndex._rank_of).
+    ranked.sort(
+        key=lambda item: (
+            -item[1],
+            record(item[0])[segment.NAME],
+            record(item[0])[segment.NAMESPACE],
+            item[0],
+        )
+    )
     del ranked[room:]
     hits = [
-        segment.complete_hit(docs[d][2], s, "exact", schema)
+        segment.hit_document(record(d), s, "exact", schema)
         for d, s in zip(exact, exact_scores, strict=True)
     ]
-    hits += [segment.complete_hit(docs[d][2], s, "ranked", schema) for d, s in ranked]
+    hits += [segment.hit_document(record(d), s, "ranked", schema) for d, s in ranked]
     return segment.render_search(query, hits, unmatched), segment.unmatched_hint(unmatched)
 
 
 def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
-    """The ``limit`` best-scoring docs, with every doc tied at the cut-off score kept so that
-    the caller's sort by name decides ties exactly as the index does."""
+    """The docs scoring at least the ``limit``-th best score, ties at the cut-off included, so
+    that the caller's sort by name decides ties exactly as the index does (``SearchIndex._top``).
+
+    The cut-off is found among the bare scores and the docs at or above it are picked in C
+    (``compress``): no Python call per scored doc.
+    """
     if limit <= 0 or not acc:
         return []
+    if len(acc) <= limit:
+        return list(acc.items())
     import heapq
 
-    best = heapq.nlargest(limit, acc.items(), key=lambda item: item[1])
-    if len(best) < limit:
-        return best
-    cutoff = best[-1][1]
-    above = [item for item in best if item[1] > cutoff]
-    tied = [item for item in acc.items() if item[1] == cutoff]
-    if len(above) + len(tied) > limit:
-        tied.sort(key=lambda item: item[0])
-    return above + tied
+    cutoff = heapq.nlargest(limit, acc.values())[-1]
+    return [(doc, acc[doc]) for doc in compress(acc, map(cutoff.__le__, acc.values()))]
 
 
 def _show(seg: segment.Segment, name: str) -> tuple[str, str] | None:
-    ids = _exact_ids(seg, name) or []
+    ids = _named_ids(seg, name)
     if len(ids) != 1:
-        return None  # a miss, an ambiguity or a disabled tool: the Typer path explains it
-    return segment.dumps(seg.doc(ids[0])[3]), ""
+        return None  # a miss or an ambiguity: the Typer path explains it
+    document = segment.show_document(seg.record(ids[0]), seg.extras.get(ids[0], ()))
+    return segment.dumps(document), ""

@@ -1,19 +1,26 @@
-"""The search segment: a seekable file from which a warm search reads only what it needs.
+"""The index file's layout, and the warm path's reader of it (no pickle, no index classes).
 
-Unpickling a whole index costs many times Python's start-up at 100k tools; a query needs only
-the postings of its few terms and the records of its top hits. The segment stores, hashed into
-buckets, each term's postings as precomputed BM25F impacts (doc ids and float64 scores exactly
-as ``SearchIndex.impacts`` gives them) and the tool ids of each name key, and per tool its
-``--json`` records as plain data (``wire.hit_record`` and ``wire.tool_document``). The fast
-path renders the few records it prints with :func:`dumps`, byte for byte what the Typer path
-prints, without importing ``json``, ``pickle`` or the index.
+A cached index is one file, ``<key>.pickle``::
 
-Layout: ``MAGIC`` (8 bytes), the directory's offset (8 bytes, little-endian), the blobs, then
-the directory: a marshalled dict of offset tables (``bytes`` of native-order u64, read through
-``memoryview.cast``; a cache never moves between machines). Every blob is marshalled builtins.
+    MAGIC (8 bytes) | part count (u64) | (offset, length) of each part (u64 pairs) | parts
 
-This module imports only the standard library's cheapest parts; ``encode`` (run once per
-build, off the hot path) imports what it needs lazily.
+all integers of the header little-endian, every part 8-aligned. Part 0 is the *directory*
+(marshalled builtins), part 1 the pickle of the whole index (what the Typer path and the Python
+API load; see :mod:`toolfind.cache`), then the pickle's out-of-band buffers: the index's
+columns (:mod:`toolfind.columns`), each a part. The directory names the parts that hold the
+columns a warm ``search --json`` / ``show --json`` reads (the terms' string table and their
+impact postings, the name keys, the names, the marshalled tool records), with their item type,
+plus the load warnings. So :class:`Segment` answers by reading a few dozen bytes per query term
+and one record per printed tool, straight from the columns the index itself uses: nothing is
+stored twice, and writing the cache costs the pickle and a directory of a few hundred bytes.
+
+The tool records are ``columns.ToolTable``'s (marshalled once per tool, for both paths); the
+few a query prints are turned into their ``--json`` documents here (:func:`hit_document`,
+:func:`show_document`) and rendered by :func:`dumps`, byte for byte what the Typer path prints
+through ``wire``, ``formats`` and ``json`` (tests compare both on every field).
+
+This module imports only the standard library's cheapest parts; what writing needs is
+imported lazily.
 """
 
 from __future__ import annotations
@@ -27,14 +34,19 @@ import sys
 # mypy reads this block, Python skips it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
-MAGIC = b"TFSEG\x01\n\x00"
-#: Bump on any change to the layout, to the records or to :func:`buckets_of`: the cache key
-#: includes it, so a segment another version wrote is never read.
-FORMAT = 4
+#: First bytes of an index file. Its last-but-two byte is the layout's version.
+MAGIC = b"TFIDX\x03\n\x00"
+#: Bump on any change to the directory or to what the reader expects of the columns and
+#: records: the cache key includes it, so a file another version wrote is never read.
+FORMAT = 5
 _U64 = 8
+#: More parts than this is a damaged header (an index has a few dozen).
+MAX_PARTS = 1 << 16
+#: The directory's part and the pickle's.
+DIRECTORY_PART, PICKLE_PART = 0, 1
 
 
 def default_cache_dir(environ: Any) -> str:
@@ -65,34 +77,6 @@ def unsafe_reason(st: os.stat_result) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return "it is not a regular file"
     return None
-
-
-_MERSENNE_61 = (1 << 61) - 1
-_GOLDEN_64 = 0x9E3779B97F4A7C15  # 2**64 / golden ratio, odd: Fibonacci hashing
-
-
-def bucket_of(text: str, buckets: int) -> int:
-    """The bucket of ``text`` among ``buckets``: see :func:`buckets_of`."""
-    return buckets_of((text,), buckets)[0]
-
-
-def buckets_of(texts: Iterable[str], buckets: int) -> list[int]:
-    """The bucket of each text, the same in every process (unlike ``hash()``, which is salted).
-
-    The UTF-8 bytes read as one little-endian integer, reduced modulo the prime 2**61 - 1,
-    then Fibonacci-hashed (the high bits of a product with an odd constant depend on every
-    bit) before the modulo picks a bucket. A few C-level integer operations per text: a
-    per-byte hash loop in Python cost a build ~0.1 s per 10k tools.
-    """
-    return [
-        (
-            (int.from_bytes(t.encode("utf-8", "surrogatepass"), "little") % _MERSENNE_61)
-            * _GOLDEN_64
-            >> 64
-        )
-        % buckets
-        for t in texts
-    ]
 
 
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -231,19 +215,115 @@ def _scalar(value: Any) -> str:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-#: ``wire.SCORE_DIGITS`` (wire is too costly to import here; a test checks they agree).
+# -- --json documents from tool records -----------------------------------------------------
+#
+# A record is ``columns.ToolTable``'s marshalled tuple of a tool's fields, in this order (a
+# test checks it against ``columns``). The documents built from it are ``wire.hit_record``'s
+# and ``wire.tool_document``'s (native format), key for key; importing those modules (and the
+# dataclasses, typing and formats behind them) would cost a warm search twice what it does.
+
+(
+    NAME,
+    DESCRIPTION,
+    PARAMETERS,
+    NAMESPACE,
+    TAGS,
+    SEARCH_HINT,
+    DEFER,
+    ENABLED,
+    ANNOTATIONS,
+    ALIASES,
+    TITLE,
+    OUTPUT_SCHEMA,
+    SOURCE,
+    ORIGINAL,
+) = range(14)
+
+#: ``wire.SCORE_DIGITS``, ``wire.DESCRIPTION_LIMIT`` and ``models.ANNOTATION_TAGS`` (a test
+#: checks that they agree).
 SCORE_DIGITS = 6
+DESCRIPTION_LIMIT = 1000
+ANNOTATION_TAGS = (
+    ("readOnlyHint", "read-only"),
+    ("destructiveHint", "destructive"),
+    ("idempotentHint", "idempotent"),
+    ("openWorldHint", "open-world"),
+)
+_HIDDEN = ("Cc", "Cf", "Co", "Cs")
 
 
-def complete_hit(stored: dict[str, Any], score: float, match: str, schema: bool) -> dict[str, Any]:
-    """A stored hit record (``wire.hit_record`` with the schema) completed for one query, in
-    place: score and match filled in, the schema dropped unless asked for or the tool is
-    deferred (deferred tools always carry theirs, as ``wire.hit_record`` says)."""
-    stored["score"] = round(score, SCORE_DIGITS)
-    stored["match"] = match
-    if not schema and not stored["deferred"]:
-        del stored["schema"]
-    return stored
+def clean_text(text: str, limit: int | None = None) -> str:
+    """``wire.clean_text``: invisible and control characters (but newline and tab) removed,
+    at most ``limit`` characters (a test checks that both agree)."""
+    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
+        return text
+    from unicodedata import category
+
+    kept = "".join(ch for ch in text if ch in "\n\t" or category(ch) not in _HIDDEN)
+    if limit is not None and len(kept) > limit:
+        kept = kept[: limit - 1].rstrip() + "…"
+    return kept
+
+
+def hit_document(record: Sequence[Any], score: float, match: str, schema: bool) -> dict[str, Any]:
+    """``wire.hit_record(Hit(tool, score, match), include_schema=schema)`` of the record's tool.
+
+    Deferred tools always carry their schema, as ``wire.hit_record`` says.
+    """
+    annotations = record[ANNOTATIONS]
+    implied = [tag for hint, tag in ANNOTATION_TAGS if annotations.get(hint) is True]
+    source = record[SOURCE]
+    document = {
+        "name": record[NAME],
+        "namespace": record[NAMESPACE],
+        "description": clean_text(record[DESCRIPTION], DESCRIPTION_LIMIT),
+        "score": round(score, SCORE_DIGITS),
+        "match": match,
+        "deferred": record[DEFER],
+        "tags": list(dict.fromkeys((*record[TAGS], *implied))),
+        "source": (
+            {"file": None, "pointer": None}
+            if source is None
+            else {"file": source[0], "pointer": source[1]}
+        ),
+    }
+    if schema or record[DEFER]:
+        document["schema"] = dict(record[PARAMETERS])
+    return document
+
+
+def show_document(record: Sequence[Any], extra_keys: Sequence[str] = ()) -> dict[str, Any]:
+    """``wire.tool_document(tool)`` (the native format) of the record's tool.
+
+    ``extra_keys`` are the keys of the tool's original entry that ``formats`` carries over
+    (its unknown keys, when the entry was written in the native shape): the directory lists
+    them per tool (see :func:`_native_extras`).
+    """
+    out: dict[str, Any] = {"name": record[NAME]}
+    if record[NAMESPACE]:
+        out["namespace"] = record[NAMESPACE]
+    if record[TITLE] is not None:
+        out["title"] = record[TITLE]
+    out["description"] = record[DESCRIPTION]
+    out["parameters"] = dict(record[PARAMETERS])
+    if record[OUTPUT_SCHEMA] is not None:
+        out["output_schema"] = dict(record[OUTPUT_SCHEMA])
+    if record[ANNOTATIONS]:
+        out["annotations"] = dict(record[ANNOTATIONS])
+    if record[TAGS]:
+        out["tags"] = list(record[TAGS])
+    if record[SEARCH_HINT]:
+        out["search_hint"] = record[SEARCH_HINT]
+    if record[ALIASES]:
+        out["aliases"] = list(record[ALIASES])
+    if record[DEFER]:
+        out["defer"] = True
+    if not record[ENABLED]:
+        out["enabled"] = False
+    if extra_keys:
+        original = record[ORIGINAL]
+        out.update((key, original[key]) for key in extra_keys)
+    return out
 
 
 def render_search(query: str, hits: list[dict[str, Any]], unmatched: list[str]) -> str:
@@ -254,166 +334,258 @@ def render_search(query: str, hits: list[dict[str, Any]], unmatched: list[str]) 
 # -- writing ------------------------------------------------------------------------------------
 
 
-def encode(index: Any, findings: Any = ()) -> bytes:
-    """Serialise the parts of a SearchIndex that search and show need.
+def layout(parts: Sequence[Any]) -> list[Any]:
+    """The chunks of an index file holding ``parts`` (bytes-like): the header, then each part
+    8-aligned. Write them one after another; nothing is copied."""
+    header_size = len(MAGIC) + _U64 + 2 * _U64 * len(parts)
+    table: list[int] = []
+    chunks: list[Any] = []
+    offset = header_size
+    for part in parts:
+        pad = -offset % _U64
+        if pad:
+            chunks.append(b"\0" * pad)
+            offset += pad
+        length = memoryview(part).nbytes
+        table += (offset, length)
+        chunks.append(part)
+        offset += length
+    header = MAGIC + len(parts).to_bytes(_U64, "little")
+    header += b"".join(n.to_bytes(_U64, "little") for n in table)
+    return [header, *chunks]
 
-    Run it with the cyclic garbage collector paused (the cache does): everything made here
-    is acyclic, yet its allocations would trigger full collections that re-walk the whole
-    index and catalog (measured: more time than the encoding itself at 10k tools).
+
+def directory(
+    index: Any, tools: Any, findings: Iterable[Any], part_of: Callable[[Any], int]
+) -> bytes:
+    """The directory of an index file (see the module docstring).
+
+    ``tools`` is the ``columns.ToolTable`` pickled with ``index``; ``part_of(column)`` gives
+    the part a column was written as (raising KeyError for one that was not). A few hundred
+    bytes, whatever the index's size: the warm path reads the index's own columns.
     """
-    tools = list(index.tools)  # one pass: the index may decode its tools lazily
-    impacts = index.impacts()
-    n_buckets = max(1, len(impacts) // 32)
-    writer = _Writer()
-    directory = {
-        "format": FORMAT,
-        "buckets": n_buckets,
-        "terms": writer.table(_term_buckets(impacts, n_buckets)),
-        "names": writer.table(_name_buckets(index.name_keys(), n_buckets)),
-        "docs": writer.table(_doc_blobs(tools)),
-        "disabled": tuple(i for i, t in enumerate(tools) if not t.enabled),
-        "warnings": tuple(f"Warning: skipped {f}" for f in findings),
+    columns = {
+        name: (part_of(column), _type_code(column))
+        for name, column in _fast_columns(index, tools).items()
     }
-    return writer.finish(marshal.dumps(directory))
+    return marshal.dumps(
+        {
+            "format": FORMAT,
+            "tools": len(tools),
+            "columns": columns,
+            "extras": _native_extras(index.tools),
+            "warnings": tuple(f"Warning: skipped {f}" for f in findings),
+        }
+    )
 
 
-class _Writer:
-    """The segment's bytes as they are laid out: header, blobs, then the directory."""
-
-    def __init__(self) -> None:
-        self.chunks: list[bytes] = [MAGIC, b"\0" * _U64]
-        self.offset = len(MAGIC) + _U64
-
-    def table(self, blobs: list[bytes]) -> bytes:
-        """Append ``blobs``; return their offset table (``len(blobs) + 1`` native u64)."""
-        from itertools import accumulate
-
-        offsets = list(accumulate(map(len, blobs), initial=self.offset))
-        self.chunks += blobs
-        self.offset = offsets[-1]
-        return _pack(offsets, "Q")
-
-    def finish(self, directory: bytes) -> bytes:
-        self.chunks[1] = self.offset.to_bytes(_U64, "little")
-        self.chunks.append(directory)
-        return b"".join(self.chunks)
-
-
-def _term_buckets(impacts: Any, n_buckets: int) -> list[bytes]:
-    """Each term's (ids, impacts) as native int32 and float64 bytes, hashed into buckets."""
-    return _hashed(_native_postings(impacts), n_buckets)
+#: The columns the warm path reads, by name (see :func:`_fast_columns`).
+COLUMNS = (
+    "terms.blob",
+    "terms.offsets",
+    "terms.buckets",
+    "terms.slots",
+    "ioffsets",
+    "idocs",
+    "imp",
+    "keys.blob",
+    "keys.offsets",
+    "keys.buckets",
+    "keys.slots",
+    "keys.groups",
+    "keys.ids",
+    "names.blob",
+    "names.offsets",
+    "tools.blob",
+    "tools.offsets",
+)
 
 
-def _native_postings(impacts: Any) -> Any:
-    """``impacts`` as marshal should write them. The index gives arrays (or memoryviews) of C
-    ints and doubles, which marshal writes as their bytes, so they pass as they are; anything
-    else is packed first."""
-    pairs = list(impacts.values())
-    ids_codes = _type_codes([ids for ids, _ in pairs])
-    score_codes = _type_codes([scores for _, scores in pairs])
-    if ids_codes <= {"i"} and score_codes <= {"d"}:
-        return impacts
-    return {term: (_pack(ids, "i"), _pack(sc, "d")) for term, (ids, sc) in impacts.items()}
+def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
+    """The index's columns that the warm path reads, by name.
 
-
-def _type_codes(columns: list[Any]) -> set[str | None]:
-    """The item types of arrays or memoryviews (``{None}`` for anything else)."""
-    from array import array
-
-    kinds = {type(c) for c in columns}
-    if kinds <= {array}:
-        return {c.typecode for c in columns}
-    if kinds <= {memoryview}:
-        return {c.format for c in columns}
-    return {None}
-
-
-def _name_buckets(name_keys: Any, n_buckets: int) -> list[bytes]:
-    """Name key -> ids of the tools with that name (or alias) key: ``lookup_name``'s ``keys``.
-
-    Exact names need no table: ``lookup_name`` reads the candidates' names from their docs.
-    The ids may be any sequence marshal takes (the fast path only iterates them).
+    The terms (a ``columns.StringTable``) and, per term, the tools it occurs in and its
+    impact in each (``SearchIndex.impacts``' postings: ``_ioffsets``, ``_idocs``, ``_imp``);
+    the name keys (a ``columns.KeyedIds``: what ``analysis.lookup_name`` calls ``keys``);
+    the names; the tool records. These are the SearchIndex's private slots, read here
+    because the file stores them once for both paths.
     """
-    return _hashed(name_keys, n_buckets)
+    keys = index._keys.columns()
+    found = {
+        "terms": index._terms.columns(),
+        "keys": keys[0].columns(),
+        "names": index._names.columns()[:2],
+        "tools": tools.columns(),
+    }
+    out = {
+        f"{table}.{part}": column
+        for table, columns in found.items()
+        for part, column in zip(("blob", "offsets", "buckets", "slots"), columns, strict=False)
+    }
+    out.update(
+        {
+            "ioffsets": index._ioffsets,
+            "idocs": index._idocs,
+            "imp": index._imp,
+            "keys.groups": keys[1],
+            "keys.ids": keys[2],
+        }
+    )
+    return out
 
 
-def _hashed(mapping: Any, n_buckets: int) -> list[bytes]:
-    """``mapping`` split into ``n_buckets`` marshalled dicts by :func:`buckets_of` its keys."""
-    buckets: list[dict[str, Any]] = [{} for _ in range(n_buckets)]
-    keys = list(mapping)
-    hashed = buckets_of(keys, n_buckets)
-    for key, value, bucket in zip(keys, mapping.values(), hashed, strict=True):
-        buckets[bucket][key] = value
-    return [marshal.dumps(b) for b in buckets]
+def _type_code(column: Any) -> str:
+    """The item type of a column: an array's type code, a memoryview's format, "B" for bytes."""
+    code = getattr(column, "typecode", None) or getattr(column, "format", "B")
+    return str(code)
 
 
-def _doc_blobs(tools: list[Any]) -> list[bytes]:
-    """Per tool: name, namespace, its hit record (schema included, score and match to fill
-    in) and its ``show`` document, as plain marshalled data (see :func:`complete_hit`)."""
-    from toolfind import wire
-    from toolfind.models import Hit
+def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
+    """Per tool whose ``show`` document carries keys of its original entry (``formats``
+    keeps an entry's unknown keys when writing it back in its own shape, here the native
+    one): those keys, in the entry's order. Usually no tool has any.
 
-    return [
-        marshal.dumps(
-            (
-                tool.name,
-                tool.namespace,
-                wire.hit_record(Hit(tool=tool, score=0.0), include_schema=True),
-                wire.tool_document(tool),
-            )
-        )
-        for tool in tools
-    ]
+    One C-level pass collects every key of every entry (a few milliseconds at 10k tools);
+    only when some key is one that no format manages are the entries holding one examined, by
+    ``formats``' own rule.
+    """
+    from operator import attrgetter
 
+    from toolfind import formats
 
-def _pack(values: Any, code: str) -> bytes:
-    """``values`` as native ``code`` items."""
-    from array import array
-
-    return array(code, values).tobytes()
+    managed = formats._MANAGED
+    originals = list(map(attrgetter("original"), tools))
+    if managed.issuperset(set().union(*filter(None, originals))):
+        return {}
+    out: dict[int, tuple[str, ...]] = {}
+    for i, original in enumerate(originals):
+        if original and not managed.issuperset(original):
+            extra, _ = formats._extras(tools[i], "native")
+            if extra:
+                out[i] = tuple(extra)
+    return out
 
 
 # -- reading -------------------------------------------------------------------------------------
 
 
+def read_spans(fh: Any, size: int) -> list[tuple[int, int]]:
+    """(offset, length) of each part of the index file ``fh`` (``size`` bytes).
+
+    Raises ValueError for a file that is not one, or whose parts lie outside it.
+    """
+    fh.seek(0)
+    head = fh.read(len(MAGIC) + _U64)
+    if len(head) != len(MAGIC) + _U64 or not head.startswith(MAGIC):
+        raise ValueError("not a toolfind index file")
+    count = int.from_bytes(head[len(MAGIC) :], "little")
+    end = len(head) + 2 * _U64 * count
+    if not PICKLE_PART < count <= MAX_PARTS or end > size:
+        raise ValueError("bad index file header")
+    raw = fh.read(2 * _U64 * count)
+    table = [int.from_bytes(raw[i : i + _U64], "little") for i in range(0, len(raw), _U64)]
+    spans = list(zip(table[::2], table[1::2], strict=True))
+    if len(spans) != count or any(start < end or start + n > size for start, n in spans):
+        raise ValueError("index file is truncated")
+    return spans
+
+
+def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any]:
+    """The directory in ``data`` (the bytes of the directory part), its columns resolved to
+    ``name: (offset, items, type code, item size)``. Raises ValueError (or TypeError,
+    KeyError, EOFError) for one that is not this format's or names a part it should not."""
+    found = marshal.loads(data)
+    if not isinstance(found, dict) or found.get("format") != FORMAT:
+        raise ValueError("index file directory format differs")
+    columns: dict[str, tuple[int, int, str, int]] = {}
+    for name in COLUMNS:
+        part, code = found["columns"][name]
+        if not PICKLE_PART < part < len(spans):
+            raise ValueError(f"column {name} is not a buffer of this file")
+        offset, length = spans[part]
+        size = memoryview(b"").cast(code).itemsize
+        if length % size:
+            raise ValueError(f"column {name} is not whole items")
+        columns[name] = (offset, length // size, code, size)
+    warnings, extras = found["warnings"], found["extras"]
+    if not isinstance(warnings, tuple) or not isinstance(extras, dict):
+        raise ValueError("index file directory is malformed")
+    return {"columns": columns, "warnings": warnings, "extras": extras, "tools": found["tools"]}
+
+
 class Segment:
-    """An open segment file. Raises ValueError (or OSError) for a file that is not one."""
+    """The warm path's view of an open index file: reads only what a query needs.
 
-    def __init__(self, fh: Any) -> None:
+    Raises ValueError (or OSError, EOFError, TypeError, KeyError) for a file that is not an
+    index file of this format.
+    """
+
+    def __init__(self, fh: Any, size: int) -> None:
+        from zlib import crc32  # columns.StringTable's hash
+
         self.fh = fh
-        if fh.read(len(MAGIC)) != MAGIC:
-            raise ValueError("not a toolfind segment")
-        dir_offset = int.from_bytes(fh.read(_U64), "little")
-        fh.seek(dir_offset)
-        directory = marshal.loads(fh.read())
-        if not isinstance(directory, dict) or directory.get("format") != FORMAT:
-            raise ValueError("segment format differs")
-        self.buckets: int = directory["buckets"]
-        self.terms = memoryview(directory["terms"]).cast("Q")
-        self.names = memoryview(directory["names"]).cast("Q")
-        self.docs = memoryview(directory["docs"]).cast("Q")
-        self.disabled: frozenset[int] = frozenset(directory["disabled"])
-        self.warnings: tuple[str, ...] = directory["warnings"]
+        self._crc32 = crc32
+        spans = read_spans(fh, size)
+        offset, length = spans[DIRECTORY_PART]
+        fh.seek(offset)
+        found = read_directory(fh.read(length), spans)
+        self._columns: dict[str, tuple[int, int, str, int]] = found["columns"]
+        self.warnings: tuple[str, ...] = found["warnings"]
+        self.extras: dict[int, tuple[str, ...]] = found["extras"]
+        self._records: dict[int, tuple[Any, ...]] = {}
 
-    def _blob(self, table: memoryview, i: int) -> Any:
-        start, end = table[i], table[i + 1]
-        self.fh.seek(start)
-        return marshal.loads(self.fh.read(end - start))
+    def _bytes(self, name: str, i: int, j: int) -> bytes:
+        """Items ``i`` to ``j`` of a column, as bytes."""
+        offset, count, _, size = self._columns[name]
+        if not 0 <= i <= j <= count:
+            raise ValueError(f"{name}[{i}:{j}] is out of range")
+        self.fh.seek(offset + i * size)
+        data: bytes = self.fh.read((j - i) * size)
+        return data
 
-    def postings(self, term: str) -> tuple[memoryview[int], memoryview[float]] | None:
-        bucket = self._blob(self.terms, bucket_of(term, self.buckets))
-        found = bucket.get(term)
-        if found is None:
+    def _items(self, name: str, i: int, j: int) -> Any:
+        """Items ``i`` to ``j`` of a column, as a memoryview of its type."""
+        code = self._columns[name][2]
+        return memoryview(self._bytes(name, i, j)).cast(code)  # type: ignore[call-overload]
+
+    def _find(self, table: str, text: str) -> int | None:
+        """``columns.StringTable.find``: the position of ``text`` in a string table, or None."""
+        data = text.encode("utf-8", "surrogatepass")
+        h = self._crc32(data) % (self._columns[table + ".buckets"][1] - 1)
+        a, b = self._items(table + ".buckets", h, h + 2)
+        for i in self._items(table + ".slots", a, b):
+            start, end = self._items(table + ".offsets", i, i + 2)
+            if self._bytes(table + ".blob", start, end) == data:
+                return int(i)
+        return None
+
+    def postings(self, term: str) -> tuple[Sequence[int], Sequence[float]] | None:
+        """The ids of the tools ``term`` occurs in (ascending) and its impact in each, exactly
+        as ``SearchIndex.impacts`` gives them; None for a term of no tool."""
+        t = self._find("terms", term)
+        if t is None:
             return None
-        return memoryview(found[0]).cast("i"), memoryview(found[1]).cast("d")
+        a, b = self._items("ioffsets", t, t + 2)
+        return self._items("idocs", a, b), self._items("imp", a, b)
 
     def names_for(self, key: str) -> Sequence[int]:
         """Ids of the tools whose name or alias has this ``analysis.name_key``."""
-        result: Sequence[int] = self._blob(self.names, bucket_of(key, self.buckets)).get(key, ())
-        return result
+        k = self._find("keys", key)
+        if k is None:
+            return ()
+        a, b = self._items("keys.groups", k, k + 2)
+        ids: Sequence[int] = self._items("keys.ids", a, b)
+        return ids
 
-    def doc(self, doc_id: int) -> tuple[str, str, dict[str, Any], dict[str, Any]]:
-        """(name, namespace, stored hit record, show document) of one tool: fresh objects,
-        which :func:`complete_hit` may complete in place."""
-        result: tuple[str, str, dict[str, Any], dict[str, Any]] = self._blob(self.docs, doc_id)
-        return result
+    def name(self, doc: int) -> str:
+        """Tool ``doc``'s name."""
+        start, end = self._items("names.offsets", doc, doc + 2)
+        return str(self._bytes("names.blob", start, end), "utf-8", "surrogatepass")
+
+    def record(self, doc: int) -> tuple[Any, ...]:
+        """Tool ``doc``'s record (see :data:`NAME` and the fields after it), decoded once."""
+        found = self._records.get(doc)
+        if found is None:
+            start, end = self._items("tools.offsets", doc, doc + 2)
+            found = self._records[doc] = marshal.loads(self._bytes("tools.blob", start, end))
+        return found
