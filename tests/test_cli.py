@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import atexit
+import io
 import json
 import os
 import re
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 import typer
 import typer.main
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 from typer.models import CommandInfo
 from typer.testing import CliRunner
 
+import toolfind.__main__ as toolfind_main
 from tests.conftest import REPO, SHIPPED
-from toolfind import cli, wire
+from toolfind import cli, render, wire
 from toolfind.cli import app, app_for
 
 runner = CliRunner()
@@ -410,3 +418,193 @@ def test_the_cli_runs_with_the_garbage_collector_back_on() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines() == [os.environ["TOOLFIND_CACHE_DIR"], "gc enabled: True"]
+
+
+def test_list_filters_by_tag(small: str) -> None:
+    _, out, _ = invoke("list", "-c", small, "--tag", "filesystem", "--json")
+    assert {r["name"] for r in json.loads(out)} == {"read_file", "compress_file", "search_web"}
+    _, out, _ = invoke("list", "-c", small, "--tag", "filesystem", "--tag", "nope", "--json")
+    assert json.loads(out) == []
+
+
+def test_summaries_all_prints_one_line_a_tool(small: str) -> None:
+    code, out, _ = invoke("summaries", "-c", small, "--all")
+    assert code == 0
+    assert out.endswith("\n") and len(out.splitlines()) == 3
+    assert "read_file: Read a text file and return its contents." in out.splitlines()
+
+
+# -- human output in a pipe: render's plain tables -----------------------------------------------
+
+
+class Pipe(io.StringIO):
+    """A pipe as Rich sees one: not a terminal, with an encoding."""
+
+    def __init__(self, encoding: str = "utf-8") -> None:
+        super().__init__()
+        self._encoding = encoding
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self._encoding
+
+
+def rich_prints(draw: Callable[[Console], None], encoding: str = "utf-8") -> str:
+    """What Rich prints into a pipe (80 columns), with the console settings render uses."""
+    pipe = Pipe(encoding)
+    console = Console(file=pipe, highlight=False, soft_wrap=True, emoji=False, legacy_windows=False)
+    draw(console)
+    return pipe.getvalue()
+
+
+TABLES: list[tuple[tuple[str, ...], list[list[str]], str | None, bool]] = [
+    (("#", "tool", "score"), [["1", "files/read_file (exact)", "9.000"]], None, True),
+    (("a", "bb"), [["1", "x"], ["long value", "ü日本"]], "Similar to x", True),
+    (("a", "bb"), [], None, True),
+    (("h", "k"), [["two\nlines", "b"], ["", ""], ["x ", " y"]], None, True),
+    (("", "queries"), [["train", "3"]], "Tuning ndcg@10 (%)", True),
+    ((), [["path", "/tmp/x"], ["exists", "True"]], "toolfind cache", False),
+    (("h",), [["1"]], "a title much wider than the table under it", True),
+]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+@pytest.mark.parametrize(("headers", "rows", "title", "show_header"), TABLES)
+def test_a_table_that_fits_is_byte_for_byte_what_rich_prints_into_a_pipe(
+    headers: tuple[str, ...],
+    rows: list[list[str]],
+    title: str | None,
+    show_header: bool,
+    encoding: str,
+) -> None:
+    def draw(console: Console) -> None:
+        table = Table(*headers, title=title, show_header=show_header)
+        for row in rows:
+            table.add_row(*(escape(cell) for cell in row))
+        console.print(table)
+
+    plain = Pipe(encoding)
+    render.PlainOutput(plain).table(headers, rows, title=title, show_header=show_header)
+    assert plain.getvalue() == rich_prints(draw, encoding)
+
+
+def test_lines_and_json_are_what_rich_prints_into_a_pipe() -> None:
+    document = '{"name": "x", "tags": ["a", "b"], "nested": {"k": "ü"}, "empty": []}'
+    plain = Pipe()
+    out = render.PlainOutput(plain)
+    out.line([render.Styled("files/read_file", "bold"), " ", render.Styled("(deferred)", "dim")])
+    out.line("bell\x07 and [brackets]")
+    out.json(document)
+
+    def draw(console: Console) -> None:
+        console.print("[bold]files/read_file[/bold] [dim](deferred)[/dim]")
+        console.print(escape("bell\x07 and [brackets]"))
+        console.print_json(document)
+
+    assert plain.getvalue() == rich_prints(draw)
+
+
+def test_a_wide_table_keeps_each_row_on_one_line_and_cuts_nothing(tmp_path: Path) -> None:
+    long = "Compress a file " + "with a very long description " * 4 + "end."
+    tools = [{"name": f"compress_file_with_a_long_name_{i}", "description": long} for i in range(3)]
+    catalog = write(tmp_path / "wide" / "wide.json", json.dumps(tools))
+    code, out, _ = invoke("search", "compress file", "-c", str(catalog))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("┏") and lines[-1].startswith("└")
+    assert len(lines) == 3 + 3 + 1  # top, header, rule; a line a hit; bottom
+    assert len({len(line) for line in lines}) == 1
+    for i, line in enumerate(lines[3:6]):
+        assert line.startswith(f"│ {i + 1} │ wide/compress_file_with_a_long_name_")
+        assert f"│ {long} │" in line
+
+
+def test_search_table_in_a_pipe_does_not_import_rich(small: str) -> None:
+    packages = {m.split(".")[0] for m in imported_modules("search", "read file", "-c", small)}
+    assert "toolfind" in packages and "rich" not in packages
+
+
+@pytest.mark.parametrize(
+    ("environ", "tty", "expected"),
+    [
+        ({}, False, False),
+        ({}, True, True),
+        ({"TTY_COMPATIBLE": "1"}, False, True),
+        ({"TTY_COMPATIBLE": "0"}, True, False),
+        ({"FORCE_COLOR": "1"}, False, True),
+        ({"FORCE_COLOR": ""}, True, False),
+        ({"TTY_COMPATIBLE": "0", "FORCE_COLOR": "1"}, True, False),
+    ],
+)
+def test_rich_draws_what_rich_would_treat_as_a_terminal(
+    environ: dict[str, str], tty: bool, expected: bool
+) -> None:
+    class Stream:
+        def isatty(self) -> bool:
+            return tty
+
+    assert render.use_rich(environ, Stream()) is expected
+
+
+def test_on_a_terminal_rich_draws_the_table(small: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    code, out, _ = invoke("categories", "-c", small)
+    assert code == 0
+    assert "\x1b[1mnamespace\x1b[0m" in out  # a bold header: Rich drew it
+    assert "│ files     │ 2     │ 1        │ filesystem │" in out
+    assert out.endswith("2 namespaces, 3 tools\n")
+
+
+# -- ending a one-shot command (__main__) --------------------------------------------------------
+
+
+def run_main(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolfind", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_one_shot_commands_end_with_their_output_and_exit_code(small: str) -> None:
+    done = run_main("categories", "-c", small, "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["total_tools"] == 3
+    done = run_main("show", "serch_web", "-c", small)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == "Error: No tool named 'serch_web'. Did you mean 'search_web'?\n"
+    done = run_main("search", "-c", small)
+    assert done.returncode == 2 and "search needs a QUERY" in done.stderr
+
+
+class Exited(Exception):
+    """Stands in for os._exit."""
+
+
+@pytest.fixture
+def no_exit(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """os._exit raises Exited, and the atexit functions are recorded, not run."""
+    calls: list[str] = []
+
+    def fake_exit(code: int) -> NoReturn:
+        calls.append(f"exit {code}")
+        raise Exited
+
+    monkeypatch.setattr(os, "_exit", fake_exit)
+    monkeypatch.setattr(atexit, "_run_exitfuncs", lambda: calls.append("atexit"))
+    return calls
+
+
+def test_the_end_runs_atexit_then_exits_with_the_code(no_exit: list[str]) -> None:
+    with pytest.raises(Exited):
+        toolfind_main._end(3)
+    assert no_exit == ["atexit", "exit 3"]
+
+
+def test_the_end_leaves_it_to_python_while_a_thread_runs(no_exit: list[str]) -> None:
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        toolfind_main._end(0)  # returns: Python's own exit must wait for the thread
+    finally:
+        release.set()
+        worker.join()
+    assert no_exit == []

@@ -5,6 +5,27 @@ from __future__ import annotations
 import gc
 import sys
 
+#: The first argument of the one-shot commands (and of help and version), which are done once
+#: their output is written: nothing they start outlives them (no child processes, no file left
+#: open for writing). Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
+_ONE_SHOT = frozenset(
+    {
+        "search",
+        "show",
+        "list",
+        "schemas",
+        "similar",
+        "categories",
+        "summaries",
+        "validate",
+        "eval",
+        "tune",
+        "cache",
+        "--version",
+        "--help",
+    }
+)
+
 
 def main() -> None:
     """Run toolfind with ``sys.argv``."""
@@ -19,6 +40,7 @@ def main() -> None:
         except Exception:  # noqa: BLE001 - any doubt falls back to the full CLI, which reports it
             code = None
         if code is not None:
+            _end(code)
             sys.exit(code)
     # Importing Typer and the CLI creates some 25,000 objects that live until exit (modules,
     # classes, functions) and next to no garbage, yet the cyclic GC walks them during the
@@ -32,7 +54,45 @@ def main() -> None:
     finally:
         gc.freeze()
         gc.enable()
-    app_for(argv)(prog_name="toolfind")
+    try:
+        app_for(argv)(prog_name="toolfind")
+    except SystemExit as done:
+        one_shot = not argv or argv[0] in _ONE_SHOT
+        if one_shot and (done.code is None or isinstance(done.code, int)):
+            _end(done.code or 0)
+        raise
+
+
+def _end(code: int) -> None:
+    """End a one-shot command at once, with exit status ``code``, skipping the interpreter's
+    teardown; return (for the caller to exit as usual) when that would not be safe.
+
+    Python's own exit frees every object and module one by one (measured: 4-14 ms of a warm
+    ``categories`` or table ``search``), all of it memory the OS takes back anyway. So once stdout and
+    stderr are flushed and the ``atexit`` functions have run, the process simply ends. Not
+    while a non-daemon thread runs (Python's exit would wait for it), and not when flushing
+    fails (a closed pipe): Python's exit reports that as it always has.
+    """
+    import atexit
+    import os
+
+    threading = sys.modules.get("threading")
+    if threading is not None and any(
+        not t.daemon for t in threading.enumerate() if t is not threading.main_thread()
+    ):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        return
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):
+        code = 120  # what Python's exit returns when it cannot flush stdout
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -1,161 +1,218 @@
-"""Human output: Rich tables and panels. The only module that imports rich.
+"""Human output: tables and text for a person. The only module that imports rich.
+
+On a terminal Rich draws the output (bold and dim styles, tables wrapped to the window).
+Anywhere else -- a pipe, a file, a test runner -- the same tables are drawn here without Rich,
+whose import and layout cost a table command about three times Python's start-up: the same
+box characters and the same cells, at their natural width, one line per row, never wrapped
+or cut. A table that fits in 80 columns prints byte for byte what Rich prints into a pipe.
+The switch follows Rich's own rules: ``TTY_COMPATIBLE=1`` or a non-empty ``FORCE_COLOR``
+choose Rich anyway, ``TTY_COMPATIBLE=0`` never.
 
 Results go to stdout; progress goes to stderr and only when stderr is a terminal.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from toolfind import wire
-from toolfind.models import Category, Finding, SearchResult, Similar, Tool
+
+if TYPE_CHECKING:
+    from typing import Protocol, TypeAlias
+
+    from toolfind.models import Category, Finding, SearchResult, Similar, Tool
+
+    #: A table cell or a line: text, or pieces of text some of which are styled.
+    Cell: TypeAlias = str | Sequence[str | "Styled"]
+
+    class Output(Protocol):
+        """Where a command's human output goes: Rich on a terminal, plain text elsewhere."""
+
+        def line(self, text: Cell = "") -> None: ...
+
+        def table(
+            self,
+            headers: Sequence[str],
+            rows: Sequence[Sequence[Cell]],
+            *,
+            title: str | None = None,
+            show_header: bool = True,
+        ) -> None: ...
+
+        def json(self, text: str) -> None: ...
 
 
-def _out() -> Console:
-    # Built per call so that tests capturing sys.stdout see the output.
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
+class Styled:
+    """Text that Rich shows in a style (``bold``, ``dim``, ``red``); plain output shows the text."""
+
+    __slots__ = ("text", "style")
+
+    def __init__(self, text: str, style: str) -> None:
+        self.text = text
+        self.style = style
+
+
+def use_rich(environ: Mapping[str, str] | None = None, stdout: Any = None) -> bool:
+    """True when Rich should draw stdout: Rich's own test for a terminal."""
+    environ = os.environ if environ is None else environ
+    stdout = sys.stdout if stdout is None else stdout
+    compatible = environ.get("TTY_COMPATIBLE", "")
+    if compatible in ("0", "1"):
+        return compatible == "1"
+    force = environ.get("FORCE_COLOR")
+    if force is not None:
+        return force != ""
+    isatty = getattr(stdout, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
+def _out() -> Output:
+    # Chosen per call, writing to the sys.stdout of the moment (tests capture it).
+    return RichOutput() if use_rich() else PlainOutput(sys.stdout)
 
 
 def _tags(tags: Sequence[str]) -> str:
     return ", ".join(tags)
 
 
+# -- the commands' output ----------------------------------------------------------------------
+
+
 def search(result: SearchResult, *, explain: bool = False) -> None:
-    console = _out()
+    out = _out()
     if not result.hits:
-        console.print("No tools found.")
+        out.line("No tools found.")
         return
-    table = Table("#", "tool", "score", "description", "tags", show_lines=False)
+    rows: list[list[Cell]] = []
     for rank, hit in enumerate(result.hits, 1):
-        name = escape(hit.tool.qualified_name)
+        name: list[str | Styled] = [hit.tool.qualified_name]
         if hit.match == "exact":
-            name += " [bold](exact)[/bold]"
+            name += [" ", Styled("(exact)", "bold")]
         if hit.tool.defer:
-            name += " [dim](deferred)[/dim]"
-        table.add_row(
-            str(rank),
-            name,
-            f"{wire.score(hit.score):.3f}",
-            escape(wire.clean_text(hit.tool.summary, 160)),
-            escape(_tags(hit.tool.all_tags)),
+            name += [" ", Styled("(deferred)", "dim")]
+        rows.append(
+            [
+                str(rank),
+                name,
+                f"{wire.score(hit.score):.3f}",
+                wire.clean_text(hit.tool.summary, 160),
+                _tags(hit.tool.all_tags),
+            ]
         )
-    console.print(table)
+    out.table(("#", "tool", "score", "description", "tags"), rows)
     if explain:
         for hit in result.hits:
-            explanation(hit.tool.qualified_name, hit.score, hit.explanation)
+            explanation(hit.tool.qualified_name, hit.score, hit.explanation, out)
 
 
-def explanation(name: str, total: float, contributions: Sequence[Any]) -> None:
-    console = _out()
-    table = Table(
-        "term",
-        "field",
-        "tf",
-        "idf",
-        "length norm",
-        "weight",
-        "score",
-        title=f"{escape(name)}: {total:.4f}",
-    )
-    for c in contributions:
-        table.add_row(
-            escape(c.term),
+def explanation(
+    name: str, total: float, contributions: Sequence[Any], out: Output | None = None
+) -> None:
+    rows = [
+        [
+            c.term,
             c.field,
             f"{c.tf:g}",
             f"{c.idf:.4f}",
             f"{c.length_norm:.4f}",
             f"{c.weight:g}",
             f"{c.score:.4f}",
-        )
-    console.print(table)
+        ]
+        for c in contributions
+    ]
+    (out or _out()).table(
+        ("term", "field", "tf", "idf", "length norm", "weight", "score"),
+        rows,
+        title=f"{name}: {total:.4f}",
+    )
 
 
 def tools(rows: Sequence[Tool]) -> None:
-    console = _out()
+    out = _out()
     if not rows:
-        console.print("No tools.")
+        out.line("No tools.")
         return
-    table = Table("tool", "namespace", "summary", "tags", "deferred")
-    for tool in rows:
-        table.add_row(
-            escape(tool.name),
-            escape(tool.namespace),
-            escape(wire.clean_text(tool.summary, 160)),
-            escape(_tags(tool.all_tags)),
-            "yes" if tool.defer else "",
-        )
-    console.print(table)
+    out.table(
+        ("tool", "namespace", "summary", "tags", "deferred"),
+        [
+            [
+                tool.name,
+                tool.namespace,
+                wire.clean_text(tool.summary, 160),
+                _tags(tool.all_tags),
+                "yes" if tool.defer else "",
+            ]
+            for tool in rows
+        ],
+    )
 
 
 def tool(tool: Tool, document: dict[str, Any]) -> None:
-    console = _out()
-    console.print(
-        f"[bold]{escape(tool.qualified_name)}[/bold]"
-        + (" [dim](deferred)[/dim]" if tool.defer else "")
-    )
+    out = _out()
+    heading: list[str | Styled] = [Styled(tool.qualified_name, "bold")]
+    if tool.defer:
+        heading += [" ", Styled("(deferred)", "dim")]
+    out.line(heading)
     if tool.source is not None:
-        console.print(f"[dim]{escape(str(tool.source))}[/dim]")
-    console.print_json(wire.dumps(document))
+        out.line([Styled(str(tool.source), "dim")])
+    out.json(wire.dumps(document))
 
 
 def similar(name: str, items: Sequence[Similar]) -> None:
-    console = _out()
+    out = _out()
     if not items:
-        console.print(f"No tools similar to {escape(name)}.")
+        out.line(f"No tools similar to {name}.")
         return
-    table = Table(
-        "tool", "score", "shared terms", "description", title=f"Similar to {escape(name)}"
-    )
-    for item in items:
-        table.add_row(
-            escape(item.tool.qualified_name),
+    rows: list[list[Cell]] = [
+        [
+            item.tool.qualified_name,
             f"{wire.score(item.score):.3f}",
-            escape(", ".join(item.shared_terms)),
-            escape(wire.clean_text(item.tool.summary, 120)),
-        )
-    console.print(table)
+            ", ".join(item.shared_terms),
+            wire.clean_text(item.tool.summary, 120),
+        ]
+        for item in items
+    ]
+    out.table(("tool", "score", "shared terms", "description"), rows, title=f"Similar to {name}")
 
 
 def categories(items: Sequence[Category]) -> None:
-    console = _out()
-    table = Table("namespace", "tools", "deferred", "top tags")
-    for c in items:
-        table.add_row(
-            escape(c.name), str(c.tool_count), str(c.deferred_count), escape(_tags(c.tags))
-        )
-    console.print(table)
-    console.print(f"{len(items)} namespaces, {sum(c.tool_count for c in items)} tools")
+    out = _out()
+    out.table(
+        ("namespace", "tools", "deferred", "top tags"),
+        [[c.name, str(c.tool_count), str(c.deferred_count), _tags(c.tags)] for c in items],
+    )
+    out.line(f"{len(items)} namespaces, {sum(c.tool_count for c in items)} tools")
 
 
 def findings(items: Sequence[Finding], files: int, tools: int) -> None:
-    console = _out()
+    out = _out()
     for f in items:
         style = "red" if f.severity == "error" else "yellow"
-        console.print(f"[{style}]{f.severity}[/{style}] {escape(str(f))}")
+        out.line([Styled(f.severity, style), " ", str(f)])
     errors = sum(1 for f in items if f.severity == "error")
     warnings = len(items) - errors
-    console.print(f"{files} files, {tools} tools: {errors} errors, {warnings} warnings")
+    out.line(f"{files} files, {tools} tools: {errors} errors, {warnings} warnings")
 
 
 def mapping(title: str, data: dict[str, Any]) -> None:
-    console = _out()
-    table = Table(title=title, show_header=False)
-    for key, value in data.items():
-        if not isinstance(value, list | dict):
-            table.add_row(key, escape(str(value)))
-    console.print(table)
+    rows: list[list[Cell]] = [
+        [key, str(value)] for key, value in data.items() if not isinstance(value, list | dict)
+    ]
+    _out().table((), rows, title=title, show_header=False)
 
 
 def spinner(message: str) -> Any:
     """A spinner on stderr, started; the caller stops it. (The CLI starts one only when work
     has already taken a while, and only on a terminal, so pipes and CI logs stay clean.)"""
+    from rich.console import Console
+
     status = Console(stderr=True).status(message)
     status.start()
     return status
@@ -165,66 +222,57 @@ def _pct(value: float) -> str:
     return f"{100 * value:.2f}"
 
 
-def _metrics_row(label: str, m: Any) -> list[str]:
+def _metrics_row(label: str, m: Any) -> list[Cell]:
     return [label, str(m.count), *(_pct(v) for v in m.values())]
 
 
+_METRIC_HEADERS = ("queries", "MRR@10", "R@1", "R@5", "R@10", "NDCG@10")
+
+
 def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
-    console = _out()
-    table = Table(
-        "split", "queries", "MRR@10", "R@1", "R@5", "R@10", "NDCG@10", title="Ranking quality (%)"
-    )
-    table.add_row(*_metrics_row("all", report.overall))
+    out = _out()
+    rows = [_metrics_row("all", report.overall)]
     for name, metrics in sorted(report.splits.items()):
-        table.add_row(*_metrics_row(name or "-", metrics))
-    console.print(table)
+        rows.append(_metrics_row(name or "-", metrics))
+    out.table(("split", *_METRIC_HEADERS), rows, title="Ranking quality (%)")
     if report.worst:
-        worst = Table("query", "NDCG@10", "relevant tool: rank", title="Worst queries")
+        worst: list[list[Cell]] = []
         for o in report.worst:
             ranks = ", ".join(
                 f"{all_tools[doc].qualified_name}: {rank if rank is not None else '-'}"
                 for doc, rank in zip(o.query.relevant_ids, o.ranks, strict=True)
             )
-            worst.add_row(escape(o.query.query), _pct(o.metrics["ndcg@10"]), escape(ranks))
-        console.print(worst)
+            worst.append([o.query.query, _pct(o.metrics["ndcg@10"]), ranks])
+        out.table(("query", "NDCG@10", "relevant tool: rank"), worst, title="Worst queries")
     if report.unretrieved:
         names = ", ".join(t.qualified_name for t in report.unretrieved)
-        console.print(
-            f"{len(report.unretrieved)} tools no query retrieves in its top 10: {escape(names)}"
-        )
+        out.line(f"{len(report.unretrieved)} tools no query retrieves in its top 10: {names}")
 
 
 def tune_report(report: Any) -> None:
-    console = _out()
-    table = Table(
-        "",
-        "queries",
-        "MRR@10",
-        "R@1",
-        "R@5",
-        "R@10",
-        "NDCG@10",
-        title=f"Tuning {report.metric} (%)",
-    )
-    table.add_row(*_metrics_row("train before", report.train_before))
-    table.add_row(*_metrics_row("train after", report.train_after))
+    out = _out()
+    rows = [
+        _metrics_row("train before", report.train_before),
+        _metrics_row("train after", report.train_after),
+    ]
     if report.holdout_before is not None and report.holdout_after is not None:
-        table.add_row(*_metrics_row("held out before", report.holdout_before))
-        table.add_row(*_metrics_row("held out after", report.holdout_after))
-    console.print(table)
+        rows.append(_metrics_row("held out before", report.holdout_before))
+        rows.append(_metrics_row("held out after", report.holdout_after))
+    out.table(("", *_METRIC_HEADERS), rows, title=f"Tuning {report.metric} (%)")
     params = report.params
     weights = ", ".join(f"{k}={v:g}" for k, v in params.weights.as_dict().items())
-    console.print(f"weights: {weights}")
-    console.print(
+    out.line(f"weights: {weights}")
+    out.line(
         f"k1={params.k1:g} delta={params.delta:g} b: "
         + ", ".join(f"{f}={params.b_for(f):g}" for f in params.weights.as_dict())
     )
-    console.print(f"{report.trials} trials")
+    out.line(f"{report.trials} trials")
 
 
 @contextmanager
 def progress_bar(label: str, total: int | None) -> Iterator[Any]:
     """A progress bar on stderr; yields the ``(done, total)`` callback the core calls."""
+    from rich.console import Console
     from rich.progress import Progress
 
     with Progress(console=Console(stderr=True), transient=True) as progress:
@@ -234,3 +282,190 @@ def progress_bar(label: str, total: int | None) -> Iterator[Any]:
             progress.update(task, completed=done, total=all_)
 
         yield update
+
+
+# -- Rich, on a terminal -------------------------------------------------------------------------
+
+
+class RichOutput:
+    """Output through a Rich console on stdout (imported only when one is wanted)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        # emoji=False: a catalog's ":warning:" is shown as written, here as in a pipe.
+        self.console = Console(file=sys.stdout, highlight=False, soft_wrap=True, emoji=False)
+
+    def line(self, text: Cell = "") -> None:
+        self.console.print(_markup(text))
+
+    def table(
+        self,
+        headers: Sequence[str],
+        rows: Sequence[Sequence[Cell]],
+        *,
+        title: str | None = None,
+        show_header: bool = True,
+    ) -> None:
+        from rich.markup import escape
+        from rich.table import Table
+
+        table = Table(
+            *headers, title=None if title is None else escape(title), show_header=show_header
+        )
+        for row in rows:
+            table.add_row(*(_markup(cell) for cell in row))
+        self.console.print(table)
+
+    def json(self, text: str) -> None:
+        self.console.print_json(text)
+
+
+def _markup(cell: Cell) -> str:
+    from rich.markup import escape
+
+    if isinstance(cell, str):
+        return escape(cell)
+    return "".join(
+        f"[{p.style}]{escape(p.text)}[/{p.style}]" if isinstance(p, Styled) else escape(p)
+        for p in cell
+    )
+
+
+# -- plain text, anywhere else -------------------------------------------------------------------
+
+# Rich's boxes, each as the characters of its lines: (left, horizontal, divider, right).
+# A table with a header is drawn in HEAVY_HEAD, one without in SQUARE; ASCII when the output's
+# encoding is not UTF-8.
+_HEAVY_HEAD = ("┏━┳┓", "┃ ┃┃", "┡━╇┩", "│ ││", "└─┴┘")
+_SQUARE = ("┌─┬┐", "│ ││", "├─┼┤", "│ ││", "└─┴┘")
+_ASCII = ("+--+", "| ||", "|-+|", "| ||", "+--+")
+
+#: The control characters Rich leaves out of text (bell, backspace, vertical tab, form feed,
+#: carriage return).
+_STRIP = dict.fromkeys((7, 8, 11, 12, 13))
+
+
+class PlainOutput:
+    """Rich's output into a pipe, without Rich: no styles, and tables never wrapped or cut."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+        encoding = str(getattr(file, "encoding", None) or "utf-8").lower()
+        self.ascii = not encoding.startswith("utf")
+
+    def line(self, text: Cell = "") -> None:
+        self.file.write(_clean(_plain(text)) + "\n")
+
+    def table(
+        self,
+        headers: Sequence[str],
+        rows: Sequence[Sequence[Cell]],
+        *,
+        title: str | None = None,
+        show_header: bool = True,
+    ) -> None:
+        lines = table_lines(
+            headers if show_header else None,
+            [[_plain(cell) for cell in row] for row in rows],
+            ascii=self.ascii,
+        )
+        if title is not None:
+            lines.insert(0, _clean(title))
+        self.file.write("\n".join(lines) + "\n")
+
+    def json(self, text: str) -> None:
+        # What Rich's print_json prints: the document re-indented by 2, non-ASCII as is.
+        import json
+
+        self.file.write(json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n")
+
+
+def table_lines(
+    headers: Sequence[str] | None, rows: Sequence[Sequence[str]], *, ascii: bool = False
+) -> list[str]:
+    """A table drawn as Rich draws it (padding of one space, left-justified cells), each
+    column as wide as its widest line: a cell's lines are its lines of text."""
+    box = _ASCII if ascii else _HEAVY_HEAD if headers is not None else _SQUARE
+    count = max([len(headers or ())] + [len(row) for row in rows])
+    head = [_cell(h) for h in headers] if headers is not None else None
+    body = [[_cell(text) for text in row] for row in rows]
+    widths = [0] * count
+    for cells in ([head] if head is not None else []) + body:
+        for i, (_, width) in enumerate(cells):
+            if width > widths[i]:
+                widths[i] = width
+
+    def rule(chars: str) -> str:
+        left, horizontal, divider, right = chars[0], chars[1], chars[2], chars[3]
+        return left + divider.join(horizontal * (w + 2) for w in widths) + right
+
+    def text(chars: str, cells: list[tuple[list[str], int]]) -> list[str]:
+        left, divider, right = chars[0], chars[2], chars[3]
+        cells = cells + [([""], 0)] * (count - len(cells))
+        height = max(len(lines) for lines, _ in cells)
+        return [
+            left
+            + divider.join(
+                f" {_pad(lines[n] if n < len(lines) else '', w)} "
+                for (lines, _), w in zip(cells, widths, strict=True)
+            )
+            + right
+            for n in range(height)
+        ]
+
+    lines = [rule(box[0])]
+    if head is not None:
+        lines += text(box[1], head)
+        lines.append(rule(box[2]))
+    for cells in body:
+        lines += text(box[3], cells)
+    lines.append(rule(box[4]))
+    return lines
+
+
+def _cell(text: str) -> tuple[list[str], int]:
+    """A cell's lines, and the width of the widest."""
+    if text.isascii() and text.isprintable():  # the usual cell: one line, a cell a character
+        return [text], len(text)
+    lines = _clean(text).split("\n")
+    return lines, max(map(_width, lines))
+
+
+def _plain(cell: Cell) -> str:
+    if isinstance(cell, str):
+        return cell
+    return "".join(p.text if isinstance(p, Styled) else p for p in cell)
+
+
+def _clean(text: str) -> str:
+    """Text as Rich shows it: its control characters left out, tabs as spaces."""
+    if text.isascii() and text.isprintable():
+        return text
+    return text.translate(_STRIP).expandtabs(8)
+
+
+def _pad(text: str, width: int) -> str:
+    if text.isascii():
+        return text.ljust(width)
+    return text + " " * (width - _width(text))
+
+
+def _width(text: str) -> int:
+    """How many terminal cells ``text`` takes: wide East Asian characters two, combining
+    and format characters none."""
+    if text.isascii():
+        return len(text)
+    import unicodedata
+
+    cells = 0
+    for ch in text:
+        if ch.isascii():
+            cells += 1
+        elif unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        elif unicodedata.east_asian_width(ch) in ("W", "F"):
+            cells += 2
+        else:
+            cells += 1
+    return cells
