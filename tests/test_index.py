@@ -478,6 +478,67 @@ def test_the_numpy_cut_off_keeps_exactly_the_totals_tied_with_or_above_the_kth(
     assert values.tolist() == [totals[i] for i in expected]
 
 
+def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[object]:
+    """similar() as its docstring defines it, posting by posting, from public parts."""
+    from toolfind import bm25f
+
+    doc = next(i for i, t in enumerate(index.tools) if t.name == name)
+    fields = field_terms(index.tools[doc])
+    vecs: dict[str, list[int]] = {}
+    for fi, terms in enumerate(fields):
+        for term in terms:
+            vecs.setdefault(term, [0] * len(FIELDS))[fi] += 1
+    params = index.params
+    weights = bm25f.effective_weights(params.weights.as_dict())
+    avg = index._avg
+    scales = [
+        bm25f.field_scale(weights[f], len(fields[fi]), avg[fi], params.b_for(f))
+        if weights[f] > 0.0
+        else 0.0
+        for fi, f in enumerate(FIELDS)
+    ]
+    impacts = index.impacts()
+    acc: dict[int, float] = {}
+    parts: dict[int, list[tuple[float, str]]] = {}
+    for term in sorted(vecs):
+        tf = bm25f.pseudo_tf(vecs[term], scales)
+        if term not in impacts or tf <= 0.0:
+            continue
+        weight = bm25f.saturate(tf, params.k1, 0.0)
+        for d, s in zip(*impacts[term], strict=True):
+            if d != doc:
+                acc[d] = acc.get(d, 0.0) + weight * s
+                parts.setdefault(d, []).append((weight * s, term))
+    names = [(t.name, t.namespace) for t in index.tools]
+    best = sorted(acc.items(), key=lambda ds: (-ds[1], names[ds[0]]))[:limit]
+    return [
+        (
+            index.tools[d].name,
+            score,
+            tuple(t for _, t in sorted(parts[d], key=lambda c: (-c[0], c[1]))),
+        )
+        for d, score in best
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    docs=st.lists(
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=10), min_size=2, max_size=40
+    ),
+    pick=st.integers(0, 39),
+    limit=st.integers(1, 8),
+)
+def test_similar_scores_and_explains_like_its_definition(
+    docs: list[list[str]], pick: int, limit: int
+) -> None:
+    tools = [Tool(name=f"t{i}", description=" ".join(d)) for i, d in enumerate(docs)]
+    index = SearchIndex.build(tools)
+    name = tools[pick % len(tools)].name
+    got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar(name, limit)]
+    assert got == _similar_by_definition(index, name, limit)
+
+
 def test_numpy_scores_a_loaded_index_like_the_pure_path(tmp_path: Path) -> None:
     """Accelerated search over the memory-mapped columns of a cached index: same hits, same
     scores to the bit, with filters, exact matches and ties."""
