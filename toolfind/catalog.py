@@ -8,6 +8,12 @@ jsonschema only for the entries and schemas that hand-written rules cannot vouch
 with a problem to report, and unusual ones): a well-formed catalog of Draft 2020-12 or Draft 7
 schemas loads without importing it.
 
+Loading a large catalog is mostly reading entries, so the common case has a fast path: a JSON
+document is parsed by ``json.loads`` alone, and its repeated keys are found by counting its
+strings (``_Doc.quotes``) against those the loader meets; a well-formed entry is read and
+checked in one pass (``_fast_tool``). Anything either cannot vouch for goes the general way,
+which decides and words every finding, so the results are the same (tests/test_fast_load.py).
+
 Limits that protect the user: files over ``max_bytes`` are not read; YAML aliases may add at
 most ``MAX_YAML_ALIAS_NODES`` nodes (refusing "billion laughs" documents); YAML nests at most
 ``MAX_YAML_DEPTH`` levels and schemas at most ``formats.MAX_SCHEMA_DEPTH``; only regular files
@@ -21,15 +27,16 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, Final
 
 from toolfind import formats
 from toolfind.errors import CatalogError
 from toolfind.formats import EntryError, PathPart, json_path, pointer_parts, short_repr
-from toolfind.models import Finding, LoadResult, Severity, Source, Tool
+from toolfind.models import Finding, LoadResult, Severity, Source, Tool, new_source, new_tool
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
@@ -73,6 +80,11 @@ class _Doc:
     locate: Locate
     # (path of the object, the repeated key, line) for every duplicate key.
     duplicates: list[tuple[tuple[PathPart, ...], str, int | None]] = field(default_factory=list)
+    # Set when the parser did not look for duplicate keys (see ``_parse_json``): parses the
+    # text again, looking for them. ``quotes`` is then twice the number of strings (keys
+    # included) in the text, which the loader compares with the strings it meets.
+    reparse: Callable[[], _Doc] | None = None
+    quotes: int = 0
 
 
 # --- discovery ---------------------------------------------------------------------------
@@ -282,8 +294,14 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _parse_json(text: str, jsonl_index: int | None = None) -> _Doc:
-    """Parse JSON text; ``jsonl_index`` is the 0-based line of a JSON Lines record."""
+def _parse_json(text: str, jsonl_index: int | None = None, *, find_duplicates: bool = True) -> _Doc:
+    """Parse JSON text; ``jsonl_index`` is the 0-based line of a JSON Lines record.
+
+    Without ``find_duplicates`` the text is parsed by ``json.loads`` alone, which keeps the
+    last of repeated keys without a word but is much faster than handing every object's pairs
+    to Python; the ``_Doc`` then counts the text's strings and can ``reparse`` looking for
+    repeated keys. Either way the value, and every problem raised, are the same.
+    """
     line_offset = jsonl_index or 0
     repeated: list[tuple[dict[str, Any], str]] = []
 
@@ -301,7 +319,7 @@ def _parse_json(text: str, jsonl_index: int | None = None) -> _Doc:
     try:
         value = json.loads(
             text,
-            object_pairs_hook=pairs,
+            object_pairs_hook=pairs if find_duplicates else None,
             parse_constant=_reject_constant,
             parse_float=_finite_float,
         )
@@ -333,16 +351,75 @@ def _parse_json(text: str, jsonl_index: int | None = None) -> _Doc:
 
     _refuse_lone_surrogates(text, value, locate)
     doc = _Doc(value, locate)
-    if repeated:
-        where = _paths_of(value, {id(obj) for obj, _ in repeated})
-        for obj, key in repeated:
-            parts = where.get(id(obj), ())
-            doc.duplicates.append((parts, key, locate((*parts, key))))
+    if not find_duplicates:
+        doc.reparse = lambda: _parse_json(text, jsonl_index)
+        doc.quotes = _string_quotes(text)
+    _add_duplicates(doc, repeated)
     return doc
 
 
+def _add_duplicates(doc: _Doc, repeated: list[tuple[dict[str, Any], str]]) -> None:
+    """Note each (object, repeated key) in ``doc.duplicates``, with its path and line."""
+    if repeated:
+        where = _paths_of(doc.value, {id(obj) for obj, _ in repeated})
+        for obj, key in repeated:
+            parts = where.get(id(obj), ())
+            doc.duplicates.append((parts, key, doc.locate((*parts, key))))
+
+
+def _string_quotes(text: str) -> int:
+    """Twice the number of strings in valid JSON ``text``: its quotes that no ``\\`` escapes.
+
+    Backslashes outside strings are not JSON, and inside them every run of them starts an
+    escape; so dropping each ``\\\\`` pair from the left leaves ``\\"`` exactly where a quote
+    is escaped.
+    """
+    if "\\" not in text:
+        return text.count('"')
+    if "\\\\" in text:
+        text = text.replace("\\\\", "")
+    return text.count('"') - text.count('\\"')
+
+
+def _strings_in(value: Any, skip: Collection[int] = ()) -> int:
+    """The number of strings (object keys included) in a parsed JSON value; -1 when it nests
+    deeper than ``_DEEP_DOCUMENT`` levels. Objects whose ``id`` is in ``skip`` are not counted.
+    """
+    if type(value) is str:
+        return 1
+    if not value or (type(value) is dict and id(value) in skip):  # `[]`: many files hold no more
+        return 0
+    count = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]  # iterative: no deep recursion
+    while stack:
+        node, depth = stack.pop()
+        if type(node) is dict:
+            count += len(node)
+            children: Iterable[Any] = node.values()
+        elif type(node) is list:
+            children = node
+        else:
+            continue
+        if depth >= _DEEP_DOCUMENT:
+            return -1
+        for child in children:
+            kind = type(child)
+            if kind is str:
+                count += 1
+            elif kind is list or (kind is dict and id(child) not in skip):
+                stack.append((child, depth + 1))
+    return count
+
+
+#: Nesting beyond which a document parsed without looking for repeated keys is parsed again
+#: looking for them, however its strings count: that parse nests a little less deep before
+#: it gives up, and it is the one whose verdict stands.
+_DEEP_DOCUMENT: Final = 500
+
+
 def _refuse_lone_surrogates(text: str, value: Any, locate: Locate) -> None:
-    if "\\ud" in text or "\\uD" in text:  # only an escape can make a lone surrogate
+    # Only an escape can make a lone surrogate; "\\" first, as one character is found fastest.
+    if "\\" in text and ("\\ud" in text or "\\uD" in text):
         bad = _lone_surrogate(value)
         if bad is not None:
             raise _Problem(
@@ -1313,6 +1390,488 @@ def _surely_valid_schema(schema: Mapping[str, Any]) -> bool:
     return True
 
 
+# --- the fast path: a well-formed entry read and checked in one pass -------------------------
+#
+# Reading an entry (formats.tool_from_entry), then checking it (_check_schemas) walks each of
+# its schemas three times and calls a function per key, which made loading a 10,000-tool
+# catalog take several times longer than parsing it. ``_fast_tool`` reads a well-formed entry
+# of the common shapes in one pass over its keys and one walk of each schema, and answers
+# only "this Tool, certainly the one the general path builds, with no finding" or "cannot
+# tell" (-1); "cannot tell" goes the general way, which decides and words any finding. So
+# it holds every value at least as strictly as formats (its reading checks), ``_fits_shape``
+# and ``_surely_valid_schema`` do (tests/test_fast_load.py checks that on random entries).
+# The walk also counts the entry's strings, for ``_Doc.quotes``.
+
+#: What ``_fast_fields`` does with each key of an entry (or of an OpenAI ``function``), per
+#: shape; a key without an action is read by no one and constrained by no rule: only counted.
+_FAST_BODY: Final[Mapping[str, str]] = {
+    "name": "name",
+    "description": "description",
+    "title": "title",
+    "annotations": "annotations",
+    "output_schema": "output",
+}
+_FAST_METADATA: Final[Mapping[str, str]] = {key: key for key in formats.METADATA_KEYS}
+_FAST_SPECS: Final[Mapping[str, Mapping[str, str]]] = {
+    "function": {**_FAST_METADATA, **_FAST_BODY, "parameters": "parameters"},
+    "native": {**_FAST_METADATA, **_FAST_BODY, "parameters": "parameters"},
+    "anthropic": {
+        **_FAST_METADATA,
+        **_FAST_BODY,
+        "input_schema": "parameters",
+        "type": "custom",
+        "defer_loading": "flag",
+        "cache_control": "object-or-null",
+    },
+    "mcp": {
+        **_FAST_METADATA,
+        **{k: v for k, v in _FAST_BODY.items() if k != "output_schema"},
+        "inputSchema": "parameters",
+        "outputSchema": "output",
+    },
+    "openai-responses": {
+        **_FAST_METADATA,
+        **_FAST_BODY,
+        "parameters": "parameters",
+        "type": "function-type",
+        "strict": "strict",
+    },
+    "openai": {**_FAST_METADATA, "type": "function-type", "function": "function"},
+}
+#: The body of an OpenAI tool (its ``function``).
+_FAST_OPENAI_FUNCTION: Final[Mapping[str, str]] = {
+    **_FAST_BODY,
+    "parameters": "parameters",
+    "strict": "strict",
+}
+_HINTS: Final = frozenset(_ANNOTATION_RULES) - {"title"}
+#: Keys of an entry of shape "function" that decide nothing else in detect_entry.
+_FUNCTION_KEYS: Final = frozenset({"name", "description", "parameters", "title", "annotations"})
+#: Per shape, the keys of the commonest entries (of an OpenAI tool's ``function``), which
+#: ``_fast_plain`` reads without a loop, and the key of the input schema among them (which
+#: they must have: every shape's schema requires it or detect_entry found it).
+_PLAIN: Final[Mapping[str, tuple[frozenset[str], str]]] = {
+    "function": (frozenset({"name", "description", "parameters"}), "parameters"),
+    "anthropic": (frozenset({"name", "description", "input_schema"}), "input_schema"),
+    "mcp": (frozenset({"name", "description", "inputSchema"}), "inputSchema"),
+    "openai-responses": (
+        frozenset({"type", "name", "description", "parameters", "strict"}),
+        "parameters",
+    ),
+    "openai": (frozenset({"name", "description", "parameters", "strict"}), "parameters"),
+}
+#: The ``_PLAIN`` shapes an entry without a "type" has, in the order detect_entry tests them
+#: (keys of a bare function first: one without "inputSchema" is no MCP tool).
+_UNTYPED_PLAIN: Final = tuple(_PLAIN[shape] for shape in ("function", "mcp", "anthropic"))
+_MAX_NAME: Final = formats.MAX_NAME_LENGTH
+_MAX_DESCRIPTION: Final = formats.MAX_DESCRIPTION_LENGTH
+#: What ``_fast_fields`` found, by action, before it looks: what the general path reads for
+#: a missing key (None where ``_fast_tool`` decides).
+_FOUND: Final[dict[str, Any]] = {
+    "name": None,
+    "description": "",
+    "parameters": None,
+    "output": None,
+    "title": None,
+    "annotations": None,
+    "namespace": None,
+    "tags": None,
+    "search_hint": "",
+    "defer": False,
+    "enabled": True,
+    "aliases": None,
+}
+
+
+def _fast_tool(
+    entry: dict[str, Any],
+    defaults: Mapping[str, Any],
+    namespace: str,
+    source: Source,
+    tools: list[Tool],
+) -> int:
+    """Append to ``tools`` the ``Tool`` the general path reads from ``entry`` and return the
+    number of strings in the entry (keys included), when it is certainly well formed; else
+    return -1 ("cannot tell"), appending nothing."""
+    shape = defaults.get("shape")
+    if shape is None:
+        if "type" in entry:
+            shape = formats.detect_entry(entry)
+        else:
+            # detect_entry's answer for an entry without a "type", without its every test
+            # (one it calls Gemini, for upper-case types in "parameters", fails the schema
+            # walk here); the commonest entries go straight to _fast_plain.
+            keys = entry.keys()
+            for plain_keys, params_key in _UNTYPED_PLAIN:
+                if keys <= plain_keys:
+                    return _fast_plain(entry, params_key, defaults, namespace, source, entry, tools)
+            if "inputSchema" in entry:
+                shape = "mcp"
+            elif "input_schema" in entry:
+                shape = "anthropic"
+            elif keys <= _FUNCTION_KEYS:
+                shape = "function"
+            else:
+                shape = formats.detect_entry(entry)
+    plain = _PLAIN.get(shape)
+    if plain is not None:
+        body: Any = entry
+        if shape == "openai":  # {"type": "function", "function": {...}} and nothing else
+            body = entry["function"] if len(entry) == 2 else None
+        if type(body) is dict and body.keys() <= plain[0]:
+            return _fast_plain(body, plain[1], defaults, namespace, source, entry, tools)
+    spec = _FAST_SPECS.get(shape)
+    if spec is None:  # gemini (whose schemas are converted) and built-in tools
+        return -1
+    found = _FOUND.copy()
+    strings = _fast_fields(entry, spec, found)
+    name = found["name"]
+    if strings < 0 or name is None:
+        return -1
+    tags = found["tags"]
+    file_tags = defaults.get("tags", ())
+    if tags or file_tags:
+        tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
+    parameters = found["parameters"]
+    aliases = found["aliases"]
+    tool = new_tool(
+        name,
+        found["description"],
+        {"type": "object", "properties": {}} if parameters is None else parameters,
+        found["namespace"] or defaults.get("namespace") or namespace,
+        tags or (),
+        found["search_hint"],
+        found["defer"],
+        found["enabled"],
+        found["annotations"] or {},
+        () if aliases is None else tuple(aliases),
+        found["title"],
+        found["output"],
+        source,
+        entry,
+    )
+    tools.append(tool)
+    return strings
+
+
+def _fast_plain(
+    body: dict[str, Any],
+    params_key: str,
+    defaults: Mapping[str, Any],
+    namespace: str,
+    source: Source,
+    entry: dict[str, Any],
+    tools: list[Tool],
+) -> int:
+    """``_fast_tool`` for a ``body`` (the entry, or an OpenAI tool's ``function``) with only
+    the keys ``_PLAIN`` lists: no metadata, title, annotations or output schema."""
+    name = body.get("name")
+    description = body.get("description", "")
+    parameters = body.get(params_key)
+    strict = body.get("strict")
+    if (
+        type(name) is not str
+        or len(name) > _MAX_NAME
+        or not name.isprintable()  # what _plain_name says, inlined: once per entry
+        or not name.strip()
+        or type(description) is not str
+        or len(description) > _MAX_DESCRIPTION
+        or not (strict is None or type(strict) is bool)
+    ):
+        return -1
+    if type(parameters) is dict:
+        count = _schema_strings(parameters, 0)  # _fast_schema, inlined: once per entry
+        if count < 0 or ("$schema" in parameters and not _ruled_dialect(parameters["$schema"])):
+            return -1
+    elif parameters is None and params_key not in body and params_key == "parameters":
+        parameters, count = {"type": "object", "properties": {}}, 0  # none, as formats says
+    else:
+        return -1
+    # The keys, then the string values: the name, the description, a "type" ("function").
+    strings = len(body) + count + 1 + ("description" in body) + ("type" in body)
+    if body is not entry:  # an OpenAI tool: "type", "function" and "function"
+        strings += 3
+    file_tags = defaults.get("tags", ())
+    tool = new_tool(
+        name,
+        description,
+        parameters,
+        defaults.get("namespace") or namespace,
+        tuple(dict.fromkeys(file_tags)) if file_tags else (),
+        "",
+        False,
+        True,
+        {},
+        (),
+        None,
+        None,
+        source,
+        entry,
+    )
+    tools.append(tool)
+    return strings
+
+
+def _fast_fields(obj: dict[str, Any], spec: Mapping[str, str], found: dict[str, Any]) -> int:
+    """Check and read the keys of ``obj`` as ``spec`` says, into ``found`` (by action).
+
+    Returns the number of strings in ``obj`` (keys included), or -1: "cannot tell".
+    """
+    strings = len(obj)
+    for key, value in obj.items():
+        kind = type(value)
+        if kind is str:
+            strings += 1
+        action = spec.get(key)
+        if action is None:
+            if kind is dict or kind is list:
+                count = _value_strings(value, 0)
+                if count < 0:
+                    return -1
+                strings += count
+            continue
+        if action == "description":
+            if kind is not str or len(value) > _MAX_DESCRIPTION:
+                return -1
+        elif action == "name":  # _plain_name, inlined: once per entry
+            if (
+                kind is not str
+                or len(value) > _MAX_NAME
+                or not value.isprintable()
+                or not value.strip()
+            ):
+                return -1
+        elif action == "parameters" or action == "output":
+            count = _fast_schema(value) if kind is dict else -1
+            if count < 0:
+                return -1
+            strings += count
+        else:
+            count = _fast_other(action, value, found)
+            if count < 0:
+                return -1
+            strings += count
+            if action == "function":
+                continue  # its keys were read into `found`
+        found[action] = value
+    return strings
+
+
+def _fast_other(action: str, value: Any, found: dict[str, Any]) -> int:
+    """``_fast_fields`` for the less common keys: the strings inside ``value``, or -1."""
+    kind = type(value)
+    if action == "title" or action == "search_hint":
+        return 0 if kind is str else -1
+    if action == "function-type":
+        return 0 if kind is str and value == "function" else -1
+    if action == "function":
+        return _fast_fields(value, _FAST_OPENAI_FUNCTION, found) if kind is dict else -1
+    if action == "annotations":
+        return _fast_annotations(value) if kind is dict else -1
+    if action == "tags":
+        ok = kind is list and all(
+            type(tag) is str and 0 < len(tag) <= formats.MAX_TAG_LENGTH for tag in value
+        )
+        return len(value) if ok else -1
+    if action == "namespace":
+        return 0 if kind is str and _plain_namespace(value) else -1
+    if action == "aliases":
+        ok = kind is list and all(type(alias) is str and _plain_name(alias) for alias in value)
+        return len(value) if ok else -1
+    if action == "defer" or action == "enabled" or action == "flag":
+        return 0 if kind is bool else -1
+    if action == "strict":
+        return 0 if kind is bool or value is None else -1
+    if action == "custom":
+        return 0 if kind is str and value == "custom" else -1
+    if action == "object-or-null":
+        return _value_strings(value, 0) if kind is dict else 0 if value is None else -1
+    raise AssertionError(action)  # pragma: no cover - every action of _FAST_SPECS is above
+
+
+def _plain_name(name: str) -> bool:
+    """A name formats accepts and the schemas' 1 to 256 characters; printable, so without
+    the control and format characters formats refuses (other unprintable ones: cannot tell)."""
+    return len(name) <= formats.MAX_NAME_LENGTH and name.isprintable() and name.strip() != ""
+
+
+def _plain_namespace(name: str) -> bool:
+    # Printable characters include no whitespace but " ": formats' and the schema's rules.
+    return (
+        0 < len(name) <= formats.MAX_NAMESPACE_LENGTH
+        and name.isprintable()
+        and " " not in name
+        and "/" not in name
+        and ":" not in name
+    )
+
+
+def _fast_annotations(annotations: dict[str, Any]) -> int:
+    """``_is_annotations`` (for every shape: stricter than some need), nesting as formats
+    allows; the strings inside, or -1."""
+    strings = len(annotations)
+    for key, value in annotations.items():
+        kind = type(value)
+        if key in _HINTS:
+            if kind is not bool:
+                return -1
+        elif kind is str:
+            strings += 1
+        elif key == "title":
+            return -1
+        elif kind is dict or kind is list:
+            count = _value_strings(value, 1)
+            if count < 0:
+                return -1
+            strings += count
+    return strings
+
+
+def _value_strings(value: dict[str, Any] | list[Any], depth: int) -> int:
+    """The strings in a JSON object or array nested ``depth`` levels below a schema's top, or
+    -1 when something in it is nested ``formats.MAX_SCHEMA_DEPTH`` levels or deeper."""
+    if depth >= formats.MAX_SCHEMA_DEPTH:
+        return -1
+    if type(value) is dict:
+        strings = len(value)
+        children: Iterable[Any] = value.values()
+    else:
+        strings = 0
+        children = value
+    for child in children:
+        kind = type(child)
+        if kind is str:
+            strings += 1
+        elif kind is dict or kind is list:
+            count = _value_strings(child, depth + 1)
+            if count < 0:
+                return -1
+            strings += count
+    return strings
+
+
+_TEXT_KEYWORDS: Final = frozenset(k for k, rule in _KEYWORD_RULES.items() if rule is _rule_text)
+_SCHEMA_MAP_KEYWORDS: Final = _SUBSCHEMA_MAPS - {"dependencies"}
+_SCHEMA_LIST_KEYWORDS: Final = _SUBSCHEMA_LISTS - {"items"}
+#: Keywords that take any value (whose nesting alone matters), and any array.
+_VALUE_KEYWORDS: Final = frozenset({"const", "default"})
+_ARRAY_KEYWORDS: Final = frozenset({"enum", "examples"})
+#: Keywords the walk holds to a rule for a value of some type, and leaves to
+#: ``_surely_valid_schema`` (by answering "cannot tell") for any other.
+_RULED_OBJECT_KEYWORDS: Final = _META_KEYWORDS - _VALUE_KEYWORDS
+_RULED_ARRAY_KEYWORDS: Final = _META_KEYWORDS - _VALUE_KEYWORDS - _ARRAY_KEYWORDS
+#: Keywords whose value may not be a string ("type" apart: only some strings).
+_NO_TEXT_KEYWORDS: Final = _RULED_OBJECT_KEYWORDS - _TEXT_KEYWORDS - {"type"}
+#: The deepest a schema object may be for the walk to decide (one level short of what
+#: ``formats._too_deep`` allows for its direct children: the walk never looks further).
+_DEEPEST_NODE: Final = formats.MAX_SCHEMA_DEPTH - 2
+#: ``_SIMPLE_TYPES`` as a tuple: ``in`` compares, so an unhashable value is just not in it.
+_SIMPLE_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "object", "array", "null")
+_NO_SUBSCHEMAS: Final[list[dict[str, Any]]] = []  # rules append only objects: never to it
+_DICT_TYPE: Final = frozenset({dict})
+
+
+def _fast_schema(schema: dict[str, Any]) -> int:
+    """The strings in ``schema`` (keys included) when ``_surely_valid_schema`` accepts it and
+    ``formats._too_deep`` does not refuse it; else -1. One walk for both."""
+    if "$schema" in schema and not _ruled_dialect(schema["$schema"]):
+        return -1
+    return _schema_strings(schema, 0)
+
+
+def _ruled_dialect(declared: Any) -> bool:
+    """Whether a ``$schema`` value lets ``_surely_valid_schema`` decide (None: the default)."""
+    return declared is None or (type(declared) is str and declared in _RULED_DIALECTS)
+
+
+def _schema_strings(node: dict[str, Any], depth: int) -> int:
+    """``_fast_schema`` of a schema object ``depth`` levels below the top."""
+    if depth > _DEEPEST_NODE:
+        return -1
+    strings = len(node)
+    for key, value in node.items():
+        kind = type(value)
+        if kind is str:
+            strings += 1
+            if key == "type":
+                if value not in _SIMPLE_TYPES:
+                    return -1
+            elif key in _NO_TEXT_KEYWORDS:
+                return -1
+            continue
+        if kind is dict:
+            if key in _SCHEMA_MAP_KEYWORDS:
+                strings += len(value)
+                count = _subschemas_strings(value.values(), depth + 2)
+            else:
+                count = _schema_object_strings(key, value, depth)
+        elif kind is list:
+            if key == "required" and len(value) == 1 and type(value[0]) is str:
+                strings += 1  # the commonest array, decided without a call
+                continue
+            count = _schema_list_strings(key, value, depth)
+        else:
+            count = 0 if _scalar_keyword(key, value) else -1
+        if count < 0:
+            return -1
+        strings += count
+    return strings
+
+
+def _scalar_keyword(key: str, value: Any) -> bool:
+    """``_schema_strings`` for a value that is no string, object or array."""
+    rule = _KEYWORD_RULES.get(key)
+    if rule is None:
+        return key not in _META_KEYWORDS
+    return rule(value, _NO_SUBSCHEMAS)
+
+
+def _schema_object_strings(key: str, value: dict[str, Any], depth: int) -> int:
+    """``_schema_strings`` for an object value (but a map of subschemas)."""
+    if key in _SUBSCHEMA_ONE:
+        return _schema_strings(value, depth + 1)
+    if key in _RULED_OBJECT_KEYWORDS:
+        return -1
+    return _value_strings(value, depth + 1)
+
+
+def _schema_list_strings(key: str, value: list[Any], depth: int) -> int:
+    """``_schema_strings`` for an array value."""
+    if key == "required":
+        return len(value) if _distinct_strings(value) else -1
+    if key in _SCHEMA_LIST_KEYWORDS:
+        return _subschemas_strings(value, depth + 2) if value else -1
+    if key == "type":
+        return len(value) if _rule_types(value, _NO_SUBSCHEMAS) else -1
+    if key in _RULED_ARRAY_KEYWORDS:
+        return -1
+    return _value_strings(value, depth + 1)
+
+
+def _subschemas_strings(values: Iterable[Any], depth: int) -> int:
+    """The strings in subschemas (objects or booleans) ``depth`` levels down, or -1."""
+    if depth > _DEEPEST_NODE:
+        return -1
+    strings = 0
+    for value in values:
+        if type(value) is not dict:
+            if type(value) is not bool:
+                return -1
+        # Most are a property's {"type": ..., "description": ...}: decided without a call.
+        elif (
+            len(value) == 2
+            and value.get("type") in _SIMPLE_TYPE_NAMES
+            and type(value.get("description")) is str
+        ):
+            strings += 4
+        else:
+            count = _schema_strings(value, depth)
+            if count < 0:
+                return -1
+            strings += count
+    return strings
+
+
 # --- loading -----------------------------------------------------------------------------
 
 
@@ -1358,21 +1917,67 @@ class _FileLoader:
 
     def load_text(self, text: str, jsonl_index: int | None) -> None:
         try:
-            if jsonl_index is not None:
-                doc = _parse_json(text, jsonl_index)
-            elif self.yaml:
+            if self.yaml and jsonl_index is None:
                 doc = _parse_yaml(text)
             else:
-                doc = _parse_json(text)
+                doc = _parse_json(text, jsonl_index, find_duplicates=False)
+            if doc.reparse is not None and not self.load_unchecked(doc, jsonl_index):
+                doc = doc.reparse()
         except _Problem as problem:
             line = problem.line if jsonl_index is None else jsonl_index + 1
             self.error(problem.message, line)
             return
-        self.load_doc(doc, jsonl_index)
+        if doc.reparse is None:
+            self.load_doc(doc, jsonl_index)
+
+    def load_unchecked(self, doc: _Doc, jsonl_index: int | None) -> bool:
+        """Load a document parsed without looking for repeated keys; False (with nothing
+        loaded) when it may hold some, or its structure is in doubt: then parse it again.
+
+        A repeated key drops at least itself (a string) from the parsed value, so the value
+        holds all the text's strings exactly when no key is repeated. The loader never counts
+        a string twice (a part left uncounted only costs the second parse), so a count equal
+        to the text's proves there is none.
+        """
+        try:
+            entries = formats.list_entries(doc.value)
+        except CatalogError:
+            return False
+        tools, findings = len(self.tools), len(self.findings)
+        # The entries' strings are counted as they load, the rest of the document's here.
+        value = doc.value
+        if (
+            type(value) is list
+            and len(value) == len(entries)
+            and _DICT_TYPE.issuperset(map(type, value))
+        ):
+            # A list of entry objects (the common case; if some were Gemini `tools` items
+            # instead, their keys go uncounted, and too few strings only cost a second parse).
+            strings = 0
+        else:
+            strings = _strings_in(value, set(map(id, map(itemgetter(1), entries))))
+        line = None if jsonl_index is None else jsonl_index + 1
+        file, namespace, loaded = self.file, self.namespace, self.tools
+        for pointer, entry, defaults in entries:
+            if strings < 0:
+                break
+            source = new_source(file, pointer, line)
+            count = -1
+            if type(entry) is dict:  # load_entry's fast path, without a call
+                count = _fast_tool(entry, defaults, namespace, source, loaded)
+            if count < 0:
+                self.load_general(entry, defaults, source, doc)
+                # An entry that is no object was counted with the rest of the document.
+                count = _strings_in(entry) if type(entry) is dict else 0
+            strings = -1 if count < 0 else strings + count
+        if strings >= 0 and 2 * strings == doc.quotes:
+            return True
+        del self.tools[tools:], self.findings[findings:]
+        return False
 
     def load_doc(self, doc: _Doc, jsonl_index: int | None) -> None:
         try:
-            entries = list(formats.iter_entries(doc.value))
+            entries = formats.list_entries(doc.value)
         except CatalogError as exc:
             line = doc.locate(())
             self.findings.append(Finding(self.file, line, exc.path or "", "error", exc.message))
@@ -1400,7 +2005,7 @@ class _FileLoader:
         if not doc.duplicates:
             return spoiled
         try:
-            pointers = [pointer for pointer, _, _ in formats.iter_entries(doc.value)]
+            pointers = [pointer for pointer, _, _ in formats.list_entries(doc.value)]
         except CatalogError:
             return None
         for parts, _, _ in doc.duplicates:
@@ -1417,6 +2022,17 @@ class _FileLoader:
     def load_entry(
         self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
     ) -> None:
+        """Load one entry: the fast way when it can tell, else the general way."""
+        if (
+            type(entry) is not dict
+            or _fast_tool(entry, defaults, self.namespace, source, self.tools) < 0
+        ):
+            self.load_general(entry, defaults, source, doc)
+
+    def load_general(
+        self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
+    ) -> None:
+        """Load one entry the general way, which decides and words every finding."""
         shape = defaults.get("shape") or (
             formats.detect_entry(entry)
             if type(entry) is dict or isinstance(entry, Mapping)
@@ -1465,6 +2081,14 @@ def load(
         loader = _FileLoader(path, check_schemas)
         loader.load(max_bytes)
         findings.extend(loader.findings)
+        if not loader.tools:
+            continue
+        # Most files repeat no tool, of their own or an earlier file's: decided at once.
+        loaded = dict(zip(map(_tool_key, loader.tools), loader.tools, strict=True))
+        if len(loaded) == len(loader.tools) and (not first or first.keys().isdisjoint(loaded)):
+            first.update(loaded)
+            tools.extend(loader.tools)
+            continue
         for tool in loader.tools:
             key = (tool.namespace, tool.name)
             winner = first.get(key)
@@ -1484,6 +2108,9 @@ def load(
                 )
             )
     return LoadResult(tools=tuple(tools), findings=tuple(findings), files=tuple(map(str, files)))
+
+
+_tool_key: Final = attrgetter("namespace", "name")
 
 
 def _where(source: Source) -> str:

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import repeat
+from operator import contains
 from typing import Any, Final
 
 from toolfind.errors import CatalogError
@@ -266,10 +268,11 @@ def detect_entry(entry: Mapping[str, Any]) -> str:
     missing).
     """
     kind = entry.get("type")
-    if kind == "function" and isinstance(entry.get("function"), Mapping):
-        return "openai"
-    if kind == "function" and "name" in entry:
-        return "openai-responses"
+    if kind is not None and kind == "function":  # `is not None` first: most entries have none
+        if isinstance(entry.get("function"), Mapping):
+            return "openai"
+        if "name" in entry:
+            return "openai-responses"
     if "inputSchema" in entry:
         return "mcp"
     if "input_schema" in entry:
@@ -280,13 +283,19 @@ def detect_entry(entry: Mapping[str, Any]) -> str:
         return "builtin"
     if "parametersJsonSchema" in entry or "responseJsonSchema" in entry or "behavior" in entry:
         return "gemini"
-    if _is_gemini_schema(entry.get("parameters")) or _is_gemini_schema(entry.get("response")):
+    # This runs once per entry of every load: the common case (a JSON Schema's lower-case
+    # "type", no response) is decided without a call.
+    params = entry.get("parameters")
+    if type(params) is dict:
+        params_type = params.get("type")
+        if isinstance(params_type, str) and params_type.isupper():
+            return "gemini"
+    elif _is_gemini_schema(params):
         return "gemini"
-    # Plain `in` tests, not any() over a generator: this runs once per entry of every load.
-    for key in _NATIVE_ONLY_KEYS:
-        if key in entry:
-            return "native"
-    return "function"
+    if "response" in entry and _is_gemini_schema(entry["response"]):
+        return "gemini"
+    # Keys' `isdisjoint` of a tuple: the membership tests are made in C.
+    return "function" if entry.keys().isdisjoint(_NATIVE_ONLY_KEYS) else "native"
 
 
 def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
@@ -301,16 +310,21 @@ def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
 
     Raises ``CatalogError`` (with ``path``) when the document itself has no usable shape.
     """
-    yield from _iter_doc(doc, ())
+    yield from list_entries(doc)
 
 
-def _iter_doc(
-    doc: Any, prefix: tuple[PathPart, ...]
-) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+Entries = list[tuple[str, Any, Mapping[str, Any]]]
+
+
+def list_entries(doc: Any) -> Entries:
+    """``list(iter_entries(doc))``, made at once (a cold build lists thousands of entries)."""
+    return _list_doc(doc, ())
+
+
+def _list_doc(doc: Any, prefix: tuple[PathPart, ...]) -> Entries:
     no_defaults: Mapping[str, Any] = {"namespace": None, "tags": (), "shape": None}
     if isinstance(doc, list):
-        yield from _iter_list(doc, prefix, no_defaults)
-        return
+        return _list_items(doc, prefix, no_defaults)
     if not isinstance(doc, Mapping):
         raise CatalogError(
             f"expected a tool, a list of tools or an object with a 'tools' list, got {_kind(doc)}",
@@ -322,14 +336,12 @@ def _iter_doc(
                 "this JSON-RPC response is an error, not a tools/list result",
                 path=json_path((*prefix, "error")),
             )
-        yield from _iter_doc(doc["result"], (*prefix, "result"))
-        return
+        return _list_doc(doc["result"], (*prefix, "result"))
     for key in ("tools", "functions", *_GEMINI_LISTS):
         if key in doc:
             break
     else:
-        yield json_pointer(prefix), doc, no_defaults
-        return
+        return [(json_pointer(prefix), doc, no_defaults)]
     items = doc[key]
     if not isinstance(items, list):
         raise CatalogError(
@@ -340,27 +352,41 @@ def _iter_doc(
         "tags": _file_tags(doc, prefix),
         "shape": "gemini" if key in _GEMINI_LISTS else None,
     }
-    yield from _iter_list(items, (*prefix, key), defaults)
+    return _list_items(items, (*prefix, key), defaults)
 
 
-def _iter_list(
+def _list_items(
     items: list[Any], prefix: tuple[PathPart, ...], defaults: Mapping[str, Any]
-) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+) -> Entries:
+    if not items:  # many files of a directory hold no tools
+        return []
     # The list's pointer is built once: an index never needs escaping, so an entry's pointer
     # is it plus "/<index>" (the same text json_pointer gives, without per-entry joins).
     at = json_pointer(prefix) + "/"
+    if (
+        _DICT_TYPE.issuperset(map(type, items))
+        and not any(map(contains, items, repeat(_GEMINI_LISTS[0])))
+        and not any(map(contains, items, repeat(_GEMINI_LISTS[1])))
+    ):
+        # Only entry objects, no Gemini `tools` items (the common case): listed by passes in C
+        # (repr: an int's text, a little faster than str).
+        return list(zip(map(at.__add__, map(repr, range(len(items)))), items, repeat(defaults)))
+    found: Entries = []
     for i, item in enumerate(items):
         nested = _gemini_list_key(item)
         if nested is None:
-            yield at + str(i), item, defaults
+            found.append((at + str(i), item, defaults))
             continue
         decls = item[nested]
         where = (*prefix, i, nested)
         if not isinstance(decls, list):
             raise CatalogError(f"{short_repr(decls)} is not of type 'array'", path=json_path(where))
         gemini = {**defaults, "shape": "gemini"}
-        for j, decl in enumerate(decls):
-            yield json_pointer((*where, j)), decl, gemini
+        found.extend((json_pointer((*where, j)), decl, gemini) for j, decl in enumerate(decls))
+    return found
+
+
+_DICT_TYPE: Final = frozenset({dict})
 
 
 def _gemini_list_key(item: Any) -> str | None:

@@ -11,6 +11,12 @@ these classes cost half of Python's own start-up on every command. So each class
 ``__init__`` out (compiled once, into the ``.pyc``) and shares one ``__eq__``, ``__hash__`` and
 ``__repr__`` driven by its fields; only the frozen ``__setattr__``/``__delattr__`` are still
 generated.
+
+``Tool`` and ``Source`` are made once per catalog entry on a cold build, and an
+``object.__setattr__`` per field cost more than the rest of reading the entry. So their
+``__init__`` fills the fields in while the object is of an unfrozen twin class with the same
+slots, then makes it a ``Tool`` (``Source``) again; ``new_tool`` and ``new_source`` do the same
+without the ``__init__`` call, for the catalog loader.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ _T = TypeVar("_T")
 
 #: Assigns a field in ``__init__`` despite the frozen ``__setattr__``, as dataclasses does.
 _set = object.__setattr__
+_new = object.__new__
 
 
 class _Factory:
@@ -96,6 +103,11 @@ def _fields_key(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
     return lambda obj: ()
 
 
+def _slots(cls: type) -> tuple[str, ...]:
+    """The slots a ``frozen_dataclass`` has: its fields, in order."""
+    return tuple(cls.__dict__["__slots__"])
+
+
 def _empty_schema() -> dict[str, Any]:
     """A tool's parameters when its catalog gives none: an object schema without properties."""
     return {"type": "object", "properties": {}}
@@ -118,9 +130,17 @@ class Source:
     line: int | None = None
 
     def __init__(self, file: str, pointer: str = "", line: int | None = None) -> None:
-        _set(self, "file", file)
-        _set(self, "pointer", pointer)
-        _set(self, "line", line)
+        if self.__class__ is not Source:  # a subclass, whose layout may differ from the twin's
+            for key, value in zip(_slots(Source), (file, pointer, line), strict=True):
+                _set(self, key, value)
+            return
+        # As Tool.__init__ does (one Source per catalog entry too).
+        _set(self, "__class__", _ThawedSource)
+        thawed: Any = self
+        thawed.file = file
+        thawed.pointer = pointer
+        thawed.line = line
+        thawed.__class__ = Source
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -168,24 +188,41 @@ class Tool:
         source: Source | None = None,
         original: Mapping[str, Any] | None = None,
     ) -> None:
-        _set(self, "name", name)
-        _set(self, "description", description)
-        _set(self, "parameters", _empty_schema() if parameters is FACTORY else parameters)
-        _set(self, "namespace", namespace)
-        _set(self, "tags", tags)
-        _set(self, "search_hint", search_hint)
-        _set(self, "defer", defer)
-        _set(self, "enabled", enabled)
-        _set(self, "annotations", {} if annotations is FACTORY else annotations)
-        _set(self, "aliases", aliases)
-        _set(self, "title", title)
-        _set(self, "output_schema", output_schema)
-        _set(self, "source", source)
-        _set(self, "original", original)
+        if parameters is FACTORY:
+            parameters = _empty_schema()
+        if annotations is FACTORY:
+            annotations = {}
+        if self.__class__ is not Tool:  # a subclass, whose layout may differ from the twin's
+            values: tuple[Any, ...] = (name, description, parameters, namespace, tags)
+            values += (search_hint, defer, enabled, annotations, aliases, title, output_schema)
+            for key, value in zip(_slots(Tool), (*values, source, original), strict=True):
+                _set(self, key, value)
+            return
+        # Filled in as its unfrozen twin, then made a Tool again: an object.__setattr__ per
+        # field cost ten times as much, and a cold build makes a Tool per catalog entry.
+        _set(self, "__class__", _ThawedTool)
+        thawed: Any = self
+        thawed.name = name
+        thawed.description = description
+        thawed.parameters = parameters
+        thawed.namespace = namespace
+        thawed.tags = tags
+        thawed.search_hint = search_hint
+        thawed.defer = defer
+        thawed.enabled = enabled
+        thawed.annotations = annotations
+        thawed.aliases = aliases
+        thawed.title = title
+        thawed.output_schema = output_schema
+        thawed.source = source
+        thawed.original = original
+        thawed.__class__ = Tool
 
     @property
     def annotation_tags(self) -> tuple[str, ...]:
         """Tags implied by the MCP annotations that are true (``read-only``, ...)."""
+        if not self.annotations:  # most tools
+            return ()
         return tuple(
             tag for hint, tag in ANNOTATION_TAGS.items() if self.annotations.get(hint) is True
         )
@@ -193,6 +230,8 @@ class Tool:
     @property
     def all_tags(self) -> tuple[str, ...]:
         """The catalog's tags then the annotation tags, without repeats, in order."""
+        if not self.annotations and not self.tags:  # most tools
+            return ()
         return tuple(dict.fromkeys((*self.tags, *self.annotation_tags)))
 
     @property
@@ -208,6 +247,68 @@ class Tool:
         if dot:
             return head + "."
         return first_line
+
+
+class _ThawedSource:
+    """``Source`` without its frozen ``__setattr__`` (see ``_ThawedTool``)."""
+
+    __slots__ = _slots(Source)
+
+
+class _ThawedTool:
+    """A ``Tool`` without its frozen ``__setattr__``: the same slots, so an object can change
+    between the two classes (only ``Tool.__init__`` does, while it fills the fields in)."""
+
+    __slots__ = _slots(Tool)
+
+
+def new_source(file: str, pointer: str, line: int | None) -> Source:
+    """``Source(file, pointer, line)``, made faster: without the ``__init__`` call."""
+    source: Any = _new(_ThawedSource)
+    source.file = file
+    source.pointer = pointer
+    source.line = line
+    source.__class__ = Source
+    made: Source = source  # typed without cast(), a call
+    return made
+
+
+def new_tool(
+    name: str,
+    description: str,
+    parameters: Mapping[str, Any],
+    namespace: str,
+    tags: tuple[str, ...],
+    search_hint: str,
+    defer: bool,
+    enabled: bool,
+    annotations: Mapping[str, Any],
+    aliases: tuple[str, ...],
+    title: str | None,
+    output_schema: Mapping[str, Any] | None,
+    source: Source | None,
+    original: Mapping[str, Any] | None,
+) -> Tool:
+    """``Tool(...)`` with every field given, in order, made faster: without the ``__init__``
+    call, and changing class once, not twice (a cold build makes one per catalog entry)."""
+    tool: Any = _new(_ThawedTool)
+    tool.name = name
+    tool.description = description
+    tool.parameters = parameters
+    tool.namespace = namespace
+    tool.tags = tags
+    tool.search_hint = search_hint
+    tool.defer = defer
+    tool.enabled = enabled
+    tool.annotations = annotations
+    tool.aliases = aliases
+    tool.title = title
+    tool.output_schema = output_schema
+    tool.source = source
+    tool.original = original
+    tool.__class__ = Tool
+    made: Tool = tool  # typed without cast(), a call
+    return made
 
 
 @frozen_dataclass
