@@ -23,6 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.test_catalog import _objects_in
 from toolfind import catalog, formats
 from toolfind.formats import EntryError, detect_entry, tool_to_format
 from toolfind.models import Source, Tool, new_source, new_tool
@@ -163,16 +164,6 @@ ENTRY_KEYS = [
     "googleSearch",
 ]
 entry_keys = st.sampled_from(ENTRY_KEYS)
-
-
-def _objects_in(value: Any) -> list[dict[str, Any]]:
-    found = [value] if isinstance(value, dict) else []
-    children = (
-        value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-    )
-    for child in children:
-        found += _objects_in(child)
-    return found
 
 
 @st.composite
