@@ -103,7 +103,9 @@ tools = st.builds(
     output_schema=st.none() | object_schemas,
 )
 well_formed_entries = st.builds(tool_to_format, tools, st.sampled_from(formats.FORMATS))
-# Values of every kind, many of them wrong wherever they land.
+# Values of every kind, many of them wrong wherever they land. Each draw is a fresh copy:
+# `entries` edits the objects it draws, and editing the constants shared by every test case
+# would make Hypothesis see different data for the same choices (FlakyStrategyDefinition).
 odd_values = st.one_of(
     st.sampled_from(
         [
@@ -140,7 +142,7 @@ odd_values = st.one_of(
     ),
     texts,
     st.lists(texts, max_size=2),
-)
+).map(copy.deepcopy)
 ENTRY_KEYS = [
     "type",
     "function",
@@ -438,7 +440,7 @@ documents = st.one_of(
     st.lists(entries(), max_size=4),
     st.fixed_dictionaries(
         {"tools": st.lists(entries(), max_size=4)},
-        optional={"namespace": st.just("docns"), "tags": st.just(["dt"]), "nextCursor": texts},
+        optional={"namespace": st.just("docns"), "tags": st.builds(lambda: ["dt"]), "nextCursor": texts},
     ),
     st.lists(entries(), max_size=3).map(
         lambda items: {"jsonrpc": "2.0", "id": 1, "result": {"tools": items}}

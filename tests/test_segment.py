@@ -273,7 +273,8 @@ def test_a_query_reads_a_small_part_of_the_file() -> None:
         for i in range(3000)
     ]
     index, data = _index_file(tools)
-    term = min(index.impacts(), key=lambda t: abs(len(index.impacts()[t][0]) - 100))
+    impacts = index.impacts()
+    term = min(impacts, key=lambda t: abs(len(impacts[t][0]) - 100))
     fh = _Counting(data)
     seg = segment.Segment(fh, len(data))
     found = seg.postings(term)
