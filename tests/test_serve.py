@@ -18,6 +18,7 @@ from mcp import Client
 from toolfind.config import Filters
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Source, Tool
+from toolfind.serve import server as server_module
 from toolfind.serve.backends import BackendStatus, NoBackends
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
 from toolfind.serve.server import Discovery, ToolfindServer
@@ -383,7 +384,11 @@ async def test_filters_apply_alike_to_listing_search_and_calls(catalog_dir: Path
     assert backends.calls == []
 
 
-async def test_a_backend_that_never_answers_times_out_as_a_tool_error(catalog_dir: Path) -> None:
+async def test_a_backend_that_never_answers_times_out_as_a_tool_error(
+    catalog_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The fake pool never returns, so the outer bound (call_timeout + POOL_SLACK) answers.
+    monkeypatch.setattr(server_module, "POOL_SLACK", 0.0)
     server, _, _ = make_server([catalog_dir], FakeBackends(hang=True), call_timeout=0.05)
     async with Client(server, mode="legacy") as c:
         text = error_text(await c.call_tool("weather__forecast", {}))

@@ -41,6 +41,10 @@ from toolfind.serve.state import LiveIndex, Snapshot
 logger = logging.getLogger("toolfind.serve")
 
 VERSION_FALLBACK = "0"
+#: Seconds past ``call_timeout`` before a backend call is abandoned here: the pool itself
+#: times the call out after ``call_timeout``, then may ping (PING_TIMEOUT, 5 s) and restart
+#: the backend; this bound only catches a pool that never returns.
+POOL_SLACK = 35.0
 
 
 def _version() -> str:
@@ -248,7 +252,7 @@ class Discovery:
         try:
             # The backend pool applies call_timeout itself and may then ping or restart the
             # backend; this outer bound only catches a pool that never returns.
-            with anyio.fail_after(timeout + 35):
+            with anyio.fail_after(timeout + POOL_SLACK):
                 return await self.backends.call(tool.name, dict(arguments or {}))
         except TimeoutError:
             raise meta.ToolCallError(
