@@ -5,7 +5,8 @@ sentence descriptions, 1-6 described parameters), then reports medians of repeat
 their ratio to P, the median of `python -c pass` timed in the same run:
 
 * warm `toolfind search QUERY --json` and `toolfind show NAME --json` (the fast path);
-* other commands through Typer (`categories --json`, `search` without `--json`);
+* other commands through Typer (`categories --json`, `search` without `--json`,
+  `similar --json`, `summaries --json`);
 * the cold build (parse + analyse + index + write) of the 10k catalog;
 * in-process `SearchIndex.search` median latency, pure Python (what one CLI process runs) and
   accelerated with numpy (``SearchIndex.accelerate``: the Python API and serve-mcp);
@@ -140,6 +141,8 @@ def main() -> None:
         for label, cmd in (
             (f"categories --json (Typer) {size:,}", [toolfind, "categories", *cat, "--json"]),
             (f"search, table (Typer) {size:,}", [toolfind, "search", QUERIES[0], *cat]),
+            (f"similar --json (Typer) {size:,}", [toolfind, "similar", name, *cat, "--json"]),
+            (f"summaries --json (Typer) {size:,}", [toolfind, "summaries", *cat, "--json"]),
         ):
             t = timed(cmd, env, max(3, args.runs // 2))
             rows.append((label, t, t / p, "<= 6.5x"))

@@ -225,6 +225,22 @@ def test_summaries_default_to_deferred_tools(small: str) -> None:
     assert "- **read_file**: Read a text file and return its contents." in out.splitlines()
 
 
+def test_summaries_json_is_format_json(small: str) -> None:
+    code, out, _ = invoke("summaries", "-c", small, "--json")
+    assert code == 0
+    assert json.loads(out) == [
+        {
+            "name": "compress_file",
+            "namespace": "files",
+            "summary": "Compress a file into a zip or tar.gz archive.",
+        }
+    ]
+    assert invoke("summaries", "-c", small, "--format", "json")[1] == out
+    code, _, err = invoke("summaries", "-c", small, "--json", "--format", "markdown")
+    assert code == 2
+    assert "use either --json or --format markdown" in err
+
+
 def test_validate_reports_errors_and_exits_1(tmp_path: Path) -> None:
     bad = write(
         tmp_path / "bad.json", '[{"name": "x", "description": "Bad one.", "parameters": 5}]'

@@ -437,6 +437,9 @@ def summaries(
     format_: Annotated[SummaryFormat, typer.Option("--format", help="Output format.")] = "text",
     catalog: CatalogOpt = None,
     no_cache: NoCacheOpt = False,
+    json_: Annotated[
+        bool, typer.Option("--json", help="Same as --format json (see README for its shape).")
+    ] = False,
 ) -> None:
     """One line per tool (name and first sentence), for a system prompt.
 
@@ -444,6 +447,10 @@ def summaries(
     """
     if deferred and all_:
         _fail("use either --deferred or --all, not both", 2)
+    if json_:
+        if format_ not in ("text", "json"):  # text is the default: --json overrides only that
+            _fail(f"use either --json or --format {format_}, not both", 2)
+        format_ = "json"
     from toolfind import wire
 
     tools: list[Tool] = _open(catalog, no_cache).summaries(deferred=None if all_ else True)
