@@ -495,6 +495,59 @@ def test_any_catalog_change_rebuilds(
     assert code is None or capsys.readouterr().out == fresh
 
 
+@pytest.mark.parametrize(
+    ("change", "expect"),
+    [(_edit_byte, "send_gmail"), (_add_file, "launch_rocket"), (_remove_file, None)],
+    ids=["edit-one-byte", "add-a-file", "remove-a-file"],
+)
+def test_a_recorded_run_answers_until_a_catalog_changes(
+    cat: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch, change: Any, expect: str | None
+) -> None:
+    args = ["list", "-c", str(cat), "--json"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 0
+    run_key = segment.run_key((str(cat),))
+    recorded = cache.load_recorded(run_key)
+    assert recorded is not None and recorded.from_cache
+    assert names(recorded) == sorted(t["name"] for t in json.loads(first.stdout))
+
+    def forbidden(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a recorded run reads no config and discovers no catalogs")
+
+    from toolfind import catalog, config
+
+    with monkeypatch.context() as patch:
+        patch.setattr(catalog, "discover", forbidden)
+        patch.setattr(config, "load_config", forbidden)
+        again = runner.invoke(app, args)
+    assert again.exit_code == 0 and again.stdout == first.stdout
+    change(cat)
+    assert cache.load_recorded(run_key) is None
+    fresh = json.loads(runner.invoke(app, args).stdout)
+    if expect is None:
+        assert "compress_file" not in {t["name"] for t in fresh}
+    else:
+        assert expect in {t["name"] for t in fresh}
+    assert cache.load_recorded(run_key) is not None  # the new state is recorded in its turn
+
+
+def test_a_recorded_run_is_not_used_with_no_cache_or_another_config(
+    cat: Path, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["categories", "-c", str(cat), "--json"]
+    assert runner.invoke(app, args).exit_code == 0
+    assert cache.load_recorded(segment.run_key((str(cat),))) is not None
+    with monkeypatch.context() as patch:
+        patch.setattr(cache, "load_recorded", lambda *_: pytest.fail("--no-cache read the cache"))
+        assert runner.invoke(app, [*args, "--no-cache"]).exit_code == 0
+    Path("toolfind.toml").write_text("max_file_size = 10\n", encoding="utf-8")
+    assert cache.load_recorded(segment.run_key((str(cat),))) is None
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["total_tools"] == 0  # every file is over 10 bytes now
+    assert "over" in result.stderr or "skipped" in result.stderr
+
+
 def test_changing_weights_rebuilds(cat: Path) -> None:
     plain, _ = load(cat)
     weighted, _ = load(cat, params=ScoringParams(weights=FieldWeights(name=9.0)))

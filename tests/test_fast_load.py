@@ -440,7 +440,11 @@ documents = st.one_of(
     st.lists(entries(), max_size=4),
     st.fixed_dictionaries(
         {"tools": st.lists(entries(), max_size=4)},
-        optional={"namespace": st.just("docns"), "tags": st.builds(lambda: ["dt"]), "nextCursor": texts},
+        optional={
+            "namespace": st.just("docns"),
+            "tags": st.builds(lambda: ["dt"]),
+            "nextCursor": texts,
+        },
     ),
     st.lists(entries(), max_size=3).map(
         lambda items: {"jsonrpc": "2.0", "id": 1, "result": {"tools": items}}

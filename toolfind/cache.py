@@ -129,6 +129,23 @@ def load_index(
     return loaded
 
 
+def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> Loaded | None:
+    """The index an earlier invocation with the same ``run_key`` loaded (see
+    ``segment.run_key``), if none of the catalog files and directories it recorded changed
+    since; else None, and the caller runs :func:`load_index`, which reports any problem.
+
+    The warm path of every command: no config parsing, catalog discovery or hashing, as the
+    fast path does for ``search --json``. The run key covers everything that decides the
+    catalogs and settings (working directory, options, environment, the config file's stat).
+    """
+    store = CacheStore(cache_root or Path(segment.default_cache_dir(os.environ)), _no_warn)
+    entry = store.read_manifest().get("runs", {}).get(run_key)
+    if not isinstance(entry, dict) or not segment.still_valid(entry):
+        return None
+    key = entry.get("key")
+    return store.read_index(key) if isinstance(key, str) else None
+
+
 @contextmanager
 def _gc_paused() -> Iterator[None]:
     """Run a build with the cyclic garbage collector off.

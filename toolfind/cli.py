@@ -127,9 +127,27 @@ def _emit(document: Any) -> None:
 
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
     """Load the index for a command, printing load warnings on stderr."""
+    from toolfind import segment
+    from toolfind.cache import load_recorded
+
+    run_key = segment.run_key(tuple(catalogs or ()), tuple(weights or ()))
+    loaded = None if no_cache else load_recorded(run_key)
+    if loaded is None:
+        loaded = _load(catalogs, no_cache, weights, run_key)
+    for finding in loaded.findings:
+        _warn(f"Warning: skipped {finding}")
+    return loaded.index
+
+
+def _load(
+    catalogs: list[str] | None,
+    no_cache: bool,
+    weights: list[str] | None,
+    run_key: tuple[str, ...],
+) -> Any:
+    """:func:`_open`'s full path: config, catalogs, then the cache or a build."""
     from dataclasses import replace
 
-    from toolfind import segment
     from toolfind.cache import load_index
     from toolfind.config import load_config, parse_weight_options, resolve_catalogs
 
@@ -138,9 +156,8 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
     if weights:
         params = replace(params, weights=parse_weight_options(weights, params.weights))
     paths = resolve_catalogs(catalogs or [], config)
-    run_key = segment.run_key(tuple(catalogs or ()), tuple(weights or ()))
     with _progress("Building the search index…"):
-        loaded = load_index(
+        return load_index(
             paths,
             params,
             max_file_size=config.max_file_size,
@@ -148,9 +165,6 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
             run_key=run_key,
             warn=_warn,
         )
-    for finding in loaded.findings:
-        _warn(f"Warning: skipped {finding}")
-    return loaded.index
 
 
 @contextmanager

@@ -96,7 +96,7 @@ def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
     key = segment.run_key(catalogs)
     manifest = _read_manifest(os.path.join(root, "manifest.marshal"))
     entry = manifest.get("runs", {}).get(key) if isinstance(manifest, dict) else None
-    if not isinstance(entry, dict) or not _still_valid(entry):
+    if not isinstance(entry, dict) or not segment.still_valid(entry):
         return None
     path = os.path.join(root, str(entry["key"]) + ".pickle")
     try:
@@ -122,21 +122,6 @@ def _read_manifest(path: str) -> object:
             return marshal.loads(fh.read())
     except (OSError, ValueError, EOFError, TypeError):
         return None
-
-
-def _still_valid(entry: dict[str, object]) -> bool:
-    """True when no catalog file changed and no directory gained or lost an entry."""
-    try:
-        for directory, mtime in entry["dirs"]:  # type: ignore[attr-defined]
-            if os.stat(directory).st_mtime_ns != mtime:
-                return False
-        for file, size, mtime, ino in entry["files"]:  # type: ignore[attr-defined]
-            st = os.stat(file)
-            if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime, ino):
-                return False
-    except (OSError, KeyError, TypeError, ValueError):
-        return False
-    return True
 
 
 class _Keys:

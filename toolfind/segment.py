@@ -103,6 +103,22 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
     )
 
 
+def still_valid(entry: dict[str, object]) -> bool:
+    """True when no catalog file of a manifest's run entry changed (size, mtime, inode) and no
+    directory gained or lost an entry: the index it names still answers that run."""
+    try:
+        for directory, mtime in entry["dirs"]:  # type: ignore[attr-defined]
+            if os.stat(directory).st_mtime_ns != mtime:
+                return False
+        for file, size, mtime, ino in entry["files"]:  # type: ignore[attr-defined]
+            st = os.stat(file)
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime, ino):
+                return False
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
 def unmatched_hint(terms: list[str]) -> str:
     """The stderr line naming query terms that occur in no tool."""
     return "No tool mentions: " + ", ".join(terms) if terms else ""
