@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -498,13 +499,16 @@ def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[ob
         for fi, f in enumerate(FIELDS)
     ]
     impacts = index.impacts()
-    acc: dict[int, float] = {}
-    parts: dict[int, list[tuple[float, str]]] = {}
-    for term in sorted(vecs):
+    weighted = []
+    for term in vecs:
         tf = bm25f.pseudo_tf(vecs[term], scales)
         if term not in impacts or tf <= 0.0:
             continue
         weight = bm25f.saturate(tf, params.k1, 0.0)
+        weighted.append((-(weight * max(impacts[term][1])), term, weight))
+    acc: dict[int, float] = {}
+    parts: dict[int, list[tuple[float, str]]] = {}
+    for _, term, weight in sorted(weighted):  # the documented order of addition
         for d, s in zip(*impacts[term], strict=True):
             if d != doc:
                 acc[d] = acc.get(d, 0.0) + weight * s
@@ -528,15 +532,38 @@ def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[ob
     ),
     pick=st.integers(0, 39),
     limit=st.integers(1, 8),
+    pruned=st.booleans(),
 )
 def test_similar_scores_and_explains_like_its_definition(
-    docs: list[list[str]], pick: int, limit: int
+    docs: list[list[str]], pick: int, limit: int, pruned: bool
 ) -> None:
     tools = [Tool(name=f"t{i}", description=" ".join(d)) for i, d in enumerate(docs)]
     index = SearchIndex.build(tools)
     name = tools[pick % len(tools)].name
-    got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar(name, limit)]
+    with strategy(index, "maxscore" if pruned else None):
+        got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar(name, limit)]
     assert got == _similar_by_definition(index, name, limit)
+
+
+def test_similar_skips_the_postings_of_common_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many tools share the common words, few the rare ones: MaxScore stops scanning once the
+    common words cannot lift an unseen tool into the top k, with the definition's results."""
+    common = "alpha beta gamma delta epsilon zeta eta theta iota kappa"
+    tools = [Tool(name=f"filler{i:04d}", description=common) for i in range(3000)]
+    tools += [Tool(name=f"rare{i}", description=f"{common} zebra okapi quagga") for i in range(8)]
+    index = SearchIndex.build(tools)
+    scanned: list[int] = []
+    add_into = index_module._add_into
+
+    def counting(acc: dict[int, float], docs: Any, impacts: Any) -> None:
+        scanned.append(len(docs))
+        add_into(acc, docs, impacts)
+
+    monkeypatch.setattr(index_module, "_add_into", counting)
+    got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar("rare0", 5)]
+    assert got == _similar_by_definition(index, "rare0", 5)
+    assert [name for name, *_ in got] == ["rare1", "rare2", "rare3", "rare4", "rare5"]
+    assert sum(scanned) < 3000  # of the 30,000+ postings the tool's terms hold
 
 
 def test_numpy_scores_a_loaded_index_like_the_pure_path(tmp_path: Path) -> None:

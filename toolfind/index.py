@@ -835,30 +835,40 @@ class SearchIndex:
         keep: Any,
         min_score: float | None,
         skip: set[int],
+        weights: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
         """:meth:`_rank` without scanning the postings of terms that cannot change the top k.
 
-        MaxScore (Turtle and Flood, 1995) in query order: after each term, if the k-th best
-        partial score (a lower bound of the k-th best final score, impacts being positive)
-        exceeds the sum of the largest impacts of the terms still to come, no tool that has
-        not matched yet can reach the top k, nor can a tool whose partial score plus that sum
-        stays below it. The remaining terms then only update the surviving candidates (by
-        binary search), still in query order, so scores are bit for bit those of a full scan.
-        A relative margin of 1e-9 keeps float rounding on the safe side.
+        MaxScore (Turtle and Flood, 1995) in the given term order: after each term, if the
+        k-th best partial score (a lower bound of the k-th best final score, impacts being
+        positive) exceeds the sum of the largest impacts of the terms still to come, no tool
+        that has not matched yet can reach the top k, nor can a tool whose partial score plus
+        that sum stays below it. The remaining terms then only update the surviving
+        candidates (:meth:`_update_survivors`), still in term order, so scores are bit for bit
+        those of a full scan. A relative margin of 1e-9 keeps float rounding on the safe side.
+
+        ``weights`` (one per term, for :meth:`similar`) multiply each term's impacts.
         """
         off, idocs, imp, maxes = self._ioffsets, self._idocs, self._imp, self._max
-        rest = [0.0] * (len(term_ids) + 1)
+        if weights is None:
+            bounds = [maxes[t] for t in term_ids]
+        else:
+            bounds = [w * maxes[t] for w, t in zip(weights, term_ids, strict=True)]
+        rest = [0.0] * (len(term_ids) + 1)  # rest[j]: the most terms j... can add to a score
         later = [0] * (len(term_ids) + 1)
         for j in range(len(term_ids) - 1, -1, -1):
-            rest[j] = rest[j + 1] + maxes[term_ids[j]]
+            rest[j] = rest[j + 1] + bounds[j]
             later[j] = later[j + 1] + sizes[j]
         acc: dict[int, float] = {}
         for j, t in enumerate(term_ids):
             a, b = off[t], off[t + 1]
+            scores: Iterable[float] = (
+                imp[a:b] if weights is None else map(mul, repeat(weights[j]), imp[a:b])
+            )
             if acc:
-                _add_into(acc, idocs[a:b], imp[a:b])
+                _add_into(acc, idocs[a:b], scores)
             else:
-                acc = dict(zip(idocs[a:b], imp[a:b], strict=True))
+                acc = dict(zip(idocs[a:b], scores, strict=True))
             if j + 1 == len(term_ids) or later[j + 1] <= len(acc):
                 continue  # checking would cost more than the scan it could save
             theta = self._kth(acc, k, keep, skip)
@@ -870,18 +880,35 @@ class SearchIndex:
                 for d, score in acc.items()
                 if score >= floor and d not in skip and (keep is None or keep(d))
             }
-            if len(survivors) * (len(term_ids) - j - 1) * 3 > later[j + 1]:
-                continue  # too many ties at the cut-off: scanning is cheaper than lookups
-            for t2 in term_ids[j + 1 :]:
-                a, b = off[t2], off[t2 + 1]
-                for d in survivors:
-                    i = bisect_left(idocs, d, a, b)
-                    if i < b and idocs[i] == d:
-                        survivors[d] += imp[i]
+            if len(survivors) * 3 > later[j + 1]:
+                continue  # as many candidates as postings left: scanning is cheaper
+            for j2 in range(j + 1, len(term_ids)):
+                weight = None if weights is None else weights[j2]
+                self._update_survivors(survivors, term_ids[j2], weight)
+                if len(survivors) > k:  # the k-th best partial score has grown: prune again
+                    theta = heapq.nlargest(k, survivors.values())[-1]
+                    floor = theta * _PRUNE_MARGIN - rest[j2 + 1]
+                    survivors = {d: score for d, score in survivors.items() if score >= floor}
             return self._top(survivors, k, None, min_score)
         for doc in skip:
             acc.pop(doc, None)
         return self._top(acc, k, keep, min_score)
+
+    def _update_survivors(self, survivors: dict[int, float], t: int, weight: float | None) -> None:
+        """Add term ``t``'s impact (times ``weight``) to each survivor it occurs in: by binary
+        search per survivor, or, for a term with few postings, by one pass over them."""
+        off, idocs, imp = self._ioffsets, self._idocs, self._imp
+        a, b = off[t], off[t + 1]
+        if b - a <= 4 * len(survivors):
+            for i in range(a, b):
+                d = idocs[i]
+                if d in survivors:
+                    survivors[d] += imp[i] if weight is None else weight * imp[i]
+            return
+        for d in survivors:
+            i = bisect_left(idocs, d, a, b)
+            if i < b and idocs[i] == d:
+                survivors[d] += imp[i] if weight is None else weight * imp[i]
 
     def _kth(self, acc: dict[int, float], k: int, keep: Any, skip: set[int]) -> float | None:
         """The k-th largest score of ``acc`` among the tools that may be returned, if any."""
@@ -975,7 +1002,9 @@ class SearchIndex:
 
         The tool's own terms form the query, each weighted by its saturated pseudo term
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)``; another tool scores the sum of
-        weight x impact over the terms they share. ``shared_terms`` lists those terms, most
+        weight x impact over the terms they share, added in order of the most a term can
+        add (weight x its largest impact, descending; then by term), which lets MaxScore
+        pruning skip most postings of common words. ``shared_terms`` lists those terms, most
         contributing first. Raises like :meth:`resolve`.
         """
         doc = self._resolve_id(name)
@@ -993,20 +1022,33 @@ class SearchIndex:
         ]
         off, idocs, imp = self._ioffsets, self._idocs, self._imp
         k1 = params.k1
-        shared: list[tuple[str, float, int, int]] = []  # (term, weight, start, end)
-        for term in sorted(vecs):
+        # (-(weight x largest impact), term, weight, term id): the terms that can add the most
+        # come first, so that pruning can skip the long postings of common words.
+        order: list[tuple[float, str, float, int]] = []
+        for term in vecs:
             t = self._terms.find(term)
             tf = bm25f.pseudo_tf(vecs[term], scales)
             if t is None or tf <= 0.0 or off[t + 1] <= off[t]:
                 continue
-            shared.append((term, bm25f.saturate(tf, k1, 0.0), off[t], off[t + 1]))
-        # weight x impact added per tool in term order, iterated in C (see _add_into).
-        acc: dict[int, float] = {}
-        for _, weight, a, b in shared:
-            _add_into(acc, idocs[a:b], map(mul, repeat(weight), imp[a:b]))
-        acc.pop(doc, None)
+            weight = bm25f.saturate(tf, k1, 0.0)
+            order.append((-(weight * self._max[t]), term, weight, t))
+        order.sort()
+        term_ids = [t for *_, t in order]
+        weights = [weight for _, _, weight, _ in order]
+        sizes = [off[t + 1] - off[t] for t in term_ids]
+        if len(term_ids) > 1 and sum(sizes) >= _PRUNE_MIN_POSTINGS:
+            top = self._rank_pruned(term_ids, sizes, limit, None, None, {doc}, weights)
+        else:
+            # weight x impact added per tool in term order, iterated in C (see _add_into).
+            acc: dict[int, float] = {}
+            for t, weight in zip(term_ids, weights, strict=True):
+                a, b = off[t], off[t + 1]
+                _add_into(acc, idocs[a:b], map(mul, repeat(weight), imp[a:b]))
+            acc.pop(doc, None)
+            top = self._top(acc, limit)
+        shared = [(term, weight, off[t], off[t + 1]) for _, term, weight, t in order]
         out = []
-        for d, score in self._top(acc, limit):
+        for d, score in top:
             parts = []
             for term, weight, a, b in shared:
                 j = bisect_left(idocs, d, a, b)
