@@ -1,4 +1,5 @@
-"""The fast path answers warm `search --json` / `show --json` byte for byte like the Typer app."""
+"""The fast path answers warm `search`, `show --json`, `similar`, `categories` and `summaries`
+byte for byte like the Typer app."""
 
 from __future__ import annotations
 
@@ -148,8 +149,8 @@ def test_a_new_file_in_a_catalog_directory_invalidates(
     "args",
     [
         ["search", "file", "--namespace", "files", "--json"],
-        ["search", "file"],
         ["show", "nonexistent_tool_name", "--json"],
+        ["show", "read_file"],
         ["list", "--json"],
         ["search", "-k", "0", "file", "--json"],
     ],
@@ -262,3 +263,161 @@ def test_ties_break_by_name_namespace_then_position_as_the_index_does(
     args = ["search", "ledger", "-c", cat, "--json", "-k", str(limit)]
     expected = slow(args)
     assert fast(args, capsys) == expected
+
+
+# -- categories, summaries, similar: answered from the whole cached index --------------------
+
+
+def both(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[tuple[str, str], ...]:
+    """(stdout, stderr) of the Typer app, then of the fast path (which must answer)."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    capsys.readouterr()
+    assert fastpath.run(args) == 0
+    got = capsys.readouterr()
+    return (result.stdout, result.stderr), (got.out, got.err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["categories", "--json"],
+        ["categories"],
+        ["summaries", "--json"],
+        ["summaries", "--json", "--all"],
+        ["summaries", "--deferred", "--json"],
+        ["summaries"],
+        ["summaries", "--all"],
+    ],
+)
+def test_categories_and_summaries_are_byte_identical(
+    warm: None, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    typer_out, fast_out = both([*args, "-c", CATALOG], capsys)
+    assert fast_out == typer_out
+    assert len(typer_out[0]) > 100
+
+
+def test_similar_is_byte_identical_for_every_tool(
+    warm: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    rows = json.loads(slow(["list", "-c", CATALOG, "--json"]))
+    for i, row in enumerate(rows):
+        args = ["similar", f"{row['namespace']}/{row['name']}", "-c", CATALOG]
+        if i % 2 == 0:
+            args.append("--json")
+        if i % 3 == 0:
+            args += ["-k", str(1 + i % 9)]
+        typer_out, fast_out = both(args, capsys)
+        assert fast_out == typer_out, args
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
+    limit=st.sampled_from([None, 1, 3, 12]),
+)
+def test_search_table_is_byte_identical(
+    warm: None, capsys: pytest.CaptureFixture[str], words: list[str], limit: int | None
+) -> None:
+    args = ["search", " ".join(words), "-c", CATALOG]
+    if limit is not None:
+        args += ["--limit", str(limit)]
+    typer_out, fast_out = both(args, capsys)
+    assert fast_out == typer_out
+
+
+def test_index_commands_warn_about_skipped_entries_like_the_typer_app(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cat = _write(
+        tmp_path,
+        "half.json",
+        [
+            {"name": "good_tool", "description": "A good tool.", "defer": True},
+            {"name": "bad_tool", "description": "Bad parameters.", "parameters": 5},
+            {"name": "other_tool", "description": "Another good tool."},
+        ],
+    )
+    for args in (
+        ["categories", "--json"],
+        ["summaries", "--json"],
+        ["summaries"],
+        ["similar", "good_tool", "--json"],
+        ["search", "good xyzzy"],
+    ):
+        args = [*args, "-c", cat]
+        slow(args)
+        typer_out, fast_out = both(args, capsys)
+        assert fast_out == typer_out
+        assert "Warning: skipped" in fast_out[1]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["categories", "--json", "extra"],
+        ["search", "file", "--explain"],
+        ["search", "file", "--namespace", "files"],
+        ["search", "   "],
+        ["summaries", "--format", "markdown"],
+        ["summaries", "--json", "--all", "--deferred"],
+        ["summaries", "--json", "--format", "json"],
+        ["similar", "--json"],
+        ["similar", "read_file", "--json", "-k", "0"],
+        ["similar", "read_file", "--json", "--weight", "name=2"],
+        ["similar", "no_such_tool_anywhere", "--json"],
+        ["similar", "read_file", "write_file", "--json"],
+        ["categories", "--json", "--no-cache"],
+    ],
+)
+def test_index_commands_fall_back_on_anything_else(
+    warm: None, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    assert fast([*args, "-c", CATALOG], capsys) is None
+
+
+def test_index_commands_answer_only_when_warm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cat = _write(tmp_path, "c.json", [{"name": "solo_tool", "description": "Solo."}])
+    args = ["categories", "-c", cat, "--json"]
+    assert fast(args, capsys) is None
+    slow(args)
+    assert fast(args, capsys) == slow(args)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["categories", "--json"],
+        ["summaries", "--all"],
+        ["similar", "read_file", "--json"],
+        ["search", "read a file"],
+    ],
+)
+def test_warm_index_commands_import_no_typer_nor_catalog_readers(
+    warm: None, command: list[str]
+) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "toolfind", *command, "-c", CATALOG],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "_file" in done.stdout or '"total_tools"' in done.stdout
+    modules = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "toolfind.fastpath" in modules and "toolfind.index" in modules
+    heavy = {"typer", "rich", "yaml", "jsonschema", "mcp", "toolfind.catalog", "toolfind.config"}
+    assert not modules & heavy

@@ -27,10 +27,14 @@ _ONE_SHOT = frozenset(
 )
 
 
+#: The commands the fast path may answer (see toolfind.fastpath) when the cache is warm.
+_FAST = frozenset({"search", "show", "categories", "summaries", "similar"})
+
+
 def main() -> None:
     """Run toolfind with ``sys.argv``."""
     argv = sys.argv[1:]
-    if len(argv) >= 2 and "--json" in argv:
+    if argv and argv[0] in _FAST:
         from toolfind.fastpath import run
 
         try:

@@ -471,9 +471,7 @@ def summaries(
     if format_ == "json":
         _emit([wire.summary_record(t) for t in tools])
         return
-    pattern = "- **{}**: {}" if format_ == "markdown" else "{}: {}"
-    if tools:  # one write, not one echo a tool
-        typer.echo("\n".join(pattern.format(t.name, wire.clean_text(t.summary)) for t in tools))
+    _render().summaries(tools, markdown=format_ == "markdown")
 
 
 @app.command()

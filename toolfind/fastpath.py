@@ -1,14 +1,17 @@
-"""Warm ``toolfind search QUERY --json`` and ``toolfind show NAME --json`` without Typer.
+"""Warm ``--json`` commands without Typer.
 
 Typer, Rich, json, typing and the index classes together cost several times Python's start-up;
 the hot commands of an agent's loop should not pay that. This path answers only when everything
 it needs is already in the cache (a manifest entry whose recorded stats still hold, and its
-index file, read through :class:`toolfind.segment.Segment`) and the arguments are the simple
-ones it understands. In every other case, including any doubt, ``run`` returns None and the
-Typer app answers instead: the two paths give byte-identical output for the same arguments
-(tested).
+index file) and the arguments are the simple ones it understands. In every other case,
+including any doubt, ``run`` returns None and the Typer app answers instead: the two paths
+give byte-identical output for the same arguments (tested).
 
-Only the standard library's cheapest modules are imported here.
+``search QUERY --json`` and ``show NAME --json`` read only what they print, through
+:class:`toolfind.segment.Segment`, importing only the standard library's cheapest modules.
+``categories --json``, ``summaries --json`` and ``similar NAME --json`` load the cached index
+(:func:`toolfind.cache.load_recorded`) and build their documents with the very functions the
+Typer commands call: they skip Typer's import, about three times Python's start-up.
 """
 
 from __future__ import annotations
@@ -24,10 +27,15 @@ from toolfind import segment
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import Any
 
 
 def run(argv: Sequence[str]) -> int | None:
     """Answer the command in ``argv`` from the cache, or return None to fall back."""
+    if not argv:
+        return None
+    if argv[0] in _INDEX_COMMANDS and (argv[0] != "search" or "--json" not in argv):
+        return _run_on_index(list(argv))
     parsed = _parse(list(argv))
     if parsed is None:
         return None
@@ -87,6 +95,114 @@ def _parse(argv: list[str]) -> tuple[list[str], str, str, int, bool] | None:
     if not json_flag or len(positional) != 1 or not positional[0].strip():
         return None
     return catalogs, command, positional[0], limit, schema
+
+
+#: Commands answered from the whole cached index: their flags (taking no value), whether they
+#: take one positional argument, and their default ``-k`` (None: no ``-k``). ``search`` is
+#: here for its table only (``--json`` is answered from the segment, above).
+_INDEX_COMMANDS: dict[str, tuple[frozenset[str], bool, int | None]] = {
+    "categories": (frozenset({"--json"}), False, None),
+    "summaries": (frozenset({"--json", "--all", "--deferred"}), False, None),
+    "similar": (frozenset({"--json"}), True, 5),
+    "search": (frozenset(), True, 10),
+}
+
+
+def _parse_index_command(
+    argv: list[str],
+) -> tuple[str, list[str], set[str], str, int] | None:
+    """(command, catalogs, flags, name, limit) of an index command, or None for anything the
+    fast path leaves to Typer (which reports every mistake)."""
+    command = argv.pop(0)
+    known, takes_name, limit = _INDEX_COMMANDS[command]
+    catalogs: list[str] = []
+    flags: set[str] = set()
+    positional: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in known:
+            flags.add(arg)
+        elif arg in ("-c", "--catalog") and i + 1 < len(argv):
+            i += 1
+            catalogs.append(argv[i])
+        elif limit is not None and arg in ("-k", "--limit") and i + 1 < len(argv):
+            i += 1
+            if not argv[i].isdigit() or int(argv[i]) < 1:
+                return None
+            limit = int(argv[i])
+        elif arg.startswith("-"):
+            return None
+        else:
+            positional.append(arg)
+        i += 1
+    if {"--all", "--deferred"} <= flags or len(positional) != (1 if takes_name else 0):
+        return None
+    name = positional[0] if positional else ""
+    if takes_name and not name.strip():
+        return None
+    return command, catalogs, flags, name, limit or 0
+
+
+def _run_on_index(argv: list[str]) -> int | None:
+    """``categories``, ``summaries``, ``similar`` (``--json`` or not) and the table ``search``
+    from the cached index, printed by the functions the Typer commands call."""
+    parsed = _parse_index_command(argv)
+    if parsed is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
+        return None
+    command, catalogs, flags, name, limit = parsed
+    from toolfind import cache
+    from toolfind.errors import ToolfindError
+
+    loaded = cache.load_recorded(segment.run_key(tuple(catalogs)))
+    if loaded is None:
+        return None
+    index = loaded.index
+    hint = ""
+    items: Any
+    try:
+        if command == "categories":
+            items = index.categories()
+        elif command == "summaries":
+            items = index.summaries(deferred=None if "--all" in flags else True)
+        elif command == "similar":
+            items = index.similar(name, limit)
+        else:
+            items = index.search(name, limit)
+            hint = segment.unmatched_hint(list(items.unmatched_terms))
+    except ToolfindError:
+        return None  # a miss or an ambiguity: the Typer path explains it
+    text = _json_text(command, items) if "--json" in flags else None
+    for finding in loaded.findings:
+        sys.stderr.write(f"Warning: skipped {finding}\n")
+    if hint:
+        sys.stderr.write(hint + "\n")
+    if text is not None:
+        sys.stdout.write(text + "\n")
+    else:
+        from toolfind import render
+
+        if command == "search":
+            render.search(items)
+        elif command == "similar":
+            render.similar(name, items)
+        elif command == "categories":
+            render.categories(items)
+        else:
+            render.summaries(items)
+    sys.stdout.flush()
+    return 0
+
+
+def _json_text(command: str, items: Any) -> str:
+    """The ``--json`` document of an index command, as the Typer command builds it."""
+    from toolfind import wire
+
+    if command == "categories":
+        return wire.dumps(wire.categories_record(items))
+    if command == "summaries":
+        return wire.dumps([wire.summary_record(t) for t in items])
+    return wire.dumps([wire.similar_record(s) for s in items])
 
 
 def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:

@@ -182,6 +182,15 @@ def similar(name: str, items: Sequence[Similar]) -> None:
     out.table(("tool", "score", "shared terms", "description"), rows, title=f"Similar to {name}")
 
 
+def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
+    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown): plain text
+    for a system prompt, never through Rich."""
+    if tools:  # one write, not one a tool
+        pattern = "- **{}**: {}" if markdown else "{}: {}"
+        lines = (pattern.format(t.name, wire.clean_text(t.summary)) for t in tools)
+        sys.stdout.write("\n".join(lines) + "\n")
+
+
 def categories(items: Sequence[Category]) -> None:
     out = _out()
     out.table(
