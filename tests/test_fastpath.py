@@ -148,7 +148,7 @@ def test_a_new_file_in_a_catalog_directory_invalidates(
 @pytest.mark.parametrize(
     "args",
     [
-        ["search", "file", "--namespace", "files", "--json"],
+        ["search", "file", "--json", "--no-cache"],
         ["show", "nonexistent_tool_name", "--json"],
         ["show", "read_file"],
         ["list", "--json"],
@@ -320,13 +320,30 @@ def test_similar_is_byte_identical_for_every_tool(
 @given(
     words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=4),
     limit=st.sampled_from([None, 1, 3, 12]),
+    flags=st.lists(st.sampled_from(["--json", "--schema", "--explain"]), unique=True),
+    namespace=st.sampled_from([None, "files", "git", "nope", ""]),
+    tags=st.lists(st.sampled_from(["filesystem", "read", "write", "read-only", "zzz"]), max_size=2),
+    min_score=st.sampled_from([None, "0", "2.5", "-1", "40"]),
 )
-def test_search_table_is_byte_identical(
-    warm: None, capsys: pytest.CaptureFixture[str], words: list[str], limit: int | None
+def test_search_with_filters_or_as_a_table_is_byte_identical(
+    warm: None,
+    capsys: pytest.CaptureFixture[str],
+    words: list[str],
+    limit: int | None,
+    flags: list[str],
+    namespace: str | None,
+    tags: list[str],
+    min_score: str | None,
 ) -> None:
-    args = ["search", " ".join(words), "-c", CATALOG]
+    args = ["search", " ".join(words), "-c", CATALOG, *flags]
     if limit is not None:
         args += ["--limit", str(limit)]
+    if namespace is not None:
+        args += ["--namespace", namespace]
+    for tag in tags:
+        args += ["--tag", tag]
+    if min_score is not None:
+        args += ["--min-score", min_score]
     typer_out, fast_out = both(args, capsys)
     assert fast_out == typer_out
 
@@ -361,8 +378,12 @@ def test_index_commands_warn_about_skipped_entries_like_the_typer_app(
     "args",
     [
         ["categories", "--json", "extra"],
-        ["search", "file", "--explain"],
-        ["search", "file", "--namespace", "files"],
+        ["search", "file", "--min-score", "1e3"],
+        ["search", "file", "--min-score", "nan"],
+        ["search", "file", "--namespace", "files", "--namespace", "git"],
+        ["search", "file", "--namespace=files"],
+        ["search", "file", "--weight", "name=2"],
+        ["search", "--queries", "-"],
         ["search", "   "],
         ["summaries", "--format", "markdown"],
         ["summaries", "--json", "--all", "--deferred"],

@@ -34,11 +34,10 @@ def run(argv: Sequence[str]) -> int | None:
     """Answer the command in ``argv`` from the cache, or return None to fall back."""
     if not argv:
         return None
-    if argv[0] in _INDEX_COMMANDS and (argv[0] != "search" or "--json" not in argv):
-        return _run_on_index(list(argv))
     parsed = _parse(list(argv))
     if parsed is None:
-        return None
+        # Tables, filters, explanations and the other commands: from the whole index.
+        return _run_on_index(list(argv)) if argv[0] in _INDEX_COMMANDS else None
     catalogs, command, text, limit, schema = parsed
     seg = _open_segment(tuple(catalogs))
     if seg is None:
@@ -97,67 +96,91 @@ def _parse(argv: list[str]) -> tuple[list[str], str, str, int, bool] | None:
     return catalogs, command, positional[0], limit, schema
 
 
-#: Commands answered from the whole cached index: their flags (taking no value), whether they
-#: take one positional argument, and their default ``-k`` (None: no ``-k``). ``search`` is
-#: here for its table only (``--json`` is answered from the segment, above).
-_INDEX_COMMANDS: dict[str, tuple[frozenset[str], bool, int | None]] = {
-    "categories": (frozenset({"--json"}), False, None),
-    "summaries": (frozenset({"--json", "--all", "--deferred"}), False, None),
-    "similar": (frozenset({"--json"}), True, 5),
-    "search": (frozenset(), True, 10),
+#: Commands answered from the whole cached index: their flags, their options taking a value
+#: (how many times), whether they take one positional argument, and their default ``-k``
+#: (None: no ``-k``). ``search --json`` without filters is answered from the segment, above.
+_INDEX_COMMANDS: dict[str, tuple[frozenset[str], dict[str, bool], bool, int | None]] = {
+    "categories": (frozenset({"--json"}), {}, False, None),
+    "summaries": (frozenset({"--json", "--all", "--deferred"}), {}, False, None),
+    "similar": (frozenset({"--json"}), {}, True, 5),
+    "search": (
+        frozenset({"--json", "--schema", "--explain"}),
+        {"--namespace": False, "--tag": True, "--min-score": False},
+        True,
+        10,
+    ),
 }
 
 
-def _parse_index_command(
-    argv: list[str],
-) -> tuple[str, list[str], set[str], str, int] | None:
-    """(command, catalogs, flags, name, limit) of an index command, or None for anything the
-    fast path leaves to Typer (which reports every mistake)."""
+class _Args:
+    """An index command's arguments as the fast path read them."""
+
+    def __init__(self, command: str, limit: int | None) -> None:
+        self.command = command
+        self.catalogs: list[str] = []
+        self.flags: set[str] = set()
+        self.values: dict[str, list[str]] = {}
+        self.name = ""
+        self.limit = limit or 0
+
+
+def _parse_index_command(argv: list[str]) -> _Args | None:
+    """An index command's arguments, or None for anything the fast path leaves to Typer
+    (which reports every mistake): an unknown option, a ``--option=value`` spelling, a value
+    Typer might read differently."""
     command = argv.pop(0)
-    known, takes_name, limit = _INDEX_COMMANDS[command]
-    catalogs: list[str] = []
-    flags: set[str] = set()
+    known, valued, takes_name, limit = _INDEX_COMMANDS[command]
+    args = _Args(command, limit)
     positional: list[str] = []
     i = 0
     while i < len(argv):
         arg = argv[i]
+        has_value = i + 1 < len(argv)
         if arg in known:
-            flags.add(arg)
-        elif arg in ("-c", "--catalog") and i + 1 < len(argv):
+            args.flags.add(arg)
+        elif arg in ("-c", "--catalog") and has_value:
             i += 1
-            catalogs.append(argv[i])
-        elif limit is not None and arg in ("-k", "--limit") and i + 1 < len(argv):
+            args.catalogs.append(argv[i])
+        elif limit is not None and arg in ("-k", "--limit") and has_value:
             i += 1
             if not argv[i].isdigit() or int(argv[i]) < 1:
                 return None
-            limit = int(argv[i])
+            args.limit = int(argv[i])
+        elif arg in valued and has_value:
+            i += 1
+            if arg in args.values and not valued[arg]:
+                return None  # given twice: Typer keeps the last, leave that to it
+            args.values.setdefault(arg, []).append(argv[i])
         elif arg.startswith("-"):
             return None
         else:
             positional.append(arg)
         i += 1
-    if {"--all", "--deferred"} <= flags or len(positional) != (1 if takes_name else 0):
+    if {"--all", "--deferred"} <= args.flags or len(positional) != (1 if takes_name else 0):
         return None
-    name = positional[0] if positional else ""
-    if takes_name and not name.strip():
-        return None
-    return command, catalogs, flags, name, limit or 0
+    if takes_name:
+        args.name = positional[0]
+        if not args.name.strip():
+            return None
+    score = args.values.get("--min-score", ["0"])[0].removeprefix("-")
+    if not score.replace(".", "", 1).isdigit():
+        return None  # a plain decimal only, which float() reads as click does
+    return args
 
 
 def _run_on_index(argv: list[str]) -> int | None:
-    """``categories``, ``summaries``, ``similar`` (``--json`` or not) and the table ``search``
-    from the cached index, printed by the functions the Typer commands call."""
-    parsed = _parse_index_command(argv)
-    if parsed is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
+    """``categories``, ``summaries``, ``similar`` and ``search`` (``--json`` or a table) from
+    the cached index, printed by the functions the Typer commands call."""
+    args = _parse_index_command(argv)
+    if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
-    command, catalogs, flags, name, limit = parsed
     from toolfind import cache
     from toolfind.errors import ToolfindError
 
-    loaded = cache.load_recorded(segment.run_key(tuple(catalogs)))
+    loaded = cache.load_recorded(segment.run_key(tuple(args.catalogs)))
     if loaded is None:
         return None
-    index = loaded.index
+    index, command, flags = loaded.index, args.command, args.flags
     hint = ""
     items: Any
     try:
@@ -166,13 +189,21 @@ def _run_on_index(argv: list[str]) -> int | None:
         elif command == "summaries":
             items = index.summaries(deferred=None if "--all" in flags else True)
         elif command == "similar":
-            items = index.similar(name, limit)
+            items = index.similar(args.name, args.limit)
         else:
-            items = index.search(name, limit)
+            score = args.values.get("--min-score")
+            items = index.search(
+                args.name,
+                args.limit,
+                namespace=args.values.get("--namespace", [None])[0],
+                tags=tuple(args.values.get("--tag", ())),
+                min_score=None if score is None else float(score[0]),
+                explain="--explain" in flags,
+            )
             hint = segment.unmatched_hint(list(items.unmatched_terms))
     except ToolfindError:
         return None  # a miss or an ambiguity: the Typer path explains it
-    text = _json_text(command, items) if "--json" in flags else None
+    text = _json_text(command, items, "--schema" in flags) if "--json" in flags else None
     for finding in loaded.findings:
         sys.stderr.write(f"Warning: skipped {finding}\n")
     if hint:
@@ -183,9 +214,9 @@ def _run_on_index(argv: list[str]) -> int | None:
         from toolfind import render
 
         if command == "search":
-            render.search(items)
+            render.search(items, explain="--explain" in flags)
         elif command == "similar":
-            render.similar(name, items)
+            render.similar(args.name, items)
         elif command == "categories":
             render.categories(items)
         else:
@@ -194,10 +225,12 @@ def _run_on_index(argv: list[str]) -> int | None:
     return 0
 
 
-def _json_text(command: str, items: Any) -> str:
+def _json_text(command: str, items: Any, schema: bool) -> str:
     """The ``--json`` document of an index command, as the Typer command builds it."""
     from toolfind import wire
 
+    if command == "search":
+        return wire.dumps(wire.search_record(items, include_schema=schema))
     if command == "categories":
         return wire.dumps(wire.categories_record(items))
     if command == "summaries":
