@@ -532,15 +532,17 @@ def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[ob
     ),
     pick=st.integers(0, 39),
     limit=st.integers(1, 8),
-    pruned=st.booleans(),
+    how=st.sampled_from([None, *STRATEGIES]),
 )
 def test_similar_scores_and_explains_like_its_definition(
-    docs: list[list[str]], pick: int, limit: int, pruned: bool
+    docs: list[list[str]], pick: int, limit: int, how: str | None
 ) -> None:
+    if how == "numpy":
+        pytest.importorskip("numpy")
     tools = [Tool(name=f"t{i}", description=" ".join(d)) for i, d in enumerate(docs)]
     index = SearchIndex.build(tools)
     name = tools[pick % len(tools)].name
-    with strategy(index, "maxscore" if pruned else None):
+    with strategy(index, how):
         got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar(name, limit)]
     assert got == _similar_by_definition(index, name, limit)
 
@@ -607,3 +609,19 @@ def test_numpy_scores_a_loaded_index_like_the_pure_path(tmp_path: Path) -> None:
         with strategy(index, "numpy"):
             fast = index.search(query, **kwargs)  # type: ignore[arg-type]
         assert fast == full and [h.score for h in fast] == [h.score for h in full]
+
+
+def test_one_query_over_enough_postings_turns_numpy_on_with_the_same_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("numpy")
+    tools = [Tool(name=f"t{i}", description=" ".join(WORDS[i % 7 :])) for i in range(200)]
+    pure, fresh = SearchIndex.build(tools), SearchIndex.build(tools)
+    monkeypatch.setattr(index_module, "_IMPORT_PAYS_BACK", 10**9)
+    expected = pure.search("file text zip mail", 10), pure.similar("t3", 4)
+    assert not pure._accelerated
+    monkeypatch.setattr(index_module, "_IMPORT_PAYS_BACK", 300)
+    assert fresh.search("sort", 10) == pure.search("sort", 10)  # fewer postings: still pure
+    assert not fresh._accelerated
+    assert (fresh.search("file text zip mail", 10), fresh.similar("t3", 4)) == expected
+    assert fresh._accelerated

@@ -70,6 +70,9 @@ _PRUNE_MIN_POSTINGS = 1024
 _PRUNE_MARGIN = 1.0 - 1e-9
 #: With :meth:`SearchIndex.accelerate`, queries reading at least this many postings use numpy.
 _VECTOR_MIN_POSTINGS = 512
+#: A query over this many postings is scored with numpy even in a one-shot process, if numpy
+#: is installed: importing it costs about what adding up 300k postings in Python does.
+_IMPORT_PAYS_BACK = 1_000_000
 
 _NAME, _NAMESPACE, _DESCRIPTION, _PARAMS, _TAGS, _HINT = range(len(FIELDS))
 
@@ -647,16 +650,26 @@ class SearchIndex:
                 unmatched.append(term)
         return matched, unmatched
 
-    def _accumulate(self, term_ids: Sequence[int]) -> dict[int, float]:
-        """Scores of every tool matching a term: impacts added in the order of ``term_ids``."""
-        off, idocs, imp = self._ioffsets, self._idocs, self._imp
-        first = term_ids[0]
-        a, b = off[first], off[first + 1]
-        acc = dict(zip(idocs[a:b], imp[a:b], strict=True))
-        for t in term_ids[1:]:
-            a, b = off[t], off[t + 1]
-            _add_into(acc, idocs[a:b], imp[a:b])
+    def _accumulate(
+        self, term_ids: Sequence[int], weights: Sequence[float] | None = None
+    ) -> dict[int, float]:
+        """Scores of every tool matching a term: impacts (times ``weights``, one per term)
+        added in the order of ``term_ids``."""
+        acc: dict[int, float] = {}
+        for j, t in enumerate(term_ids):
+            a, b = self._ioffsets[t], self._ioffsets[t + 1]
+            docs, scores = self._idocs[a:b], self._weighted(a, b, weights, j)
+            if acc:
+                _add_into(acc, docs, scores)
+            else:
+                acc = dict(zip(docs, scores, strict=True))
         return acc
+
+    def _weighted(self, a: int, b: int, weights: Sequence[float] | None, j: int) -> Iterable[float]:
+        """Impacts a..b, times ``weights[j]`` if weights are given."""
+        if weights is None:
+            return self._imp[a:b]
+        return map(mul, repeat(weights[j]), self._imp[a:b])
 
     def _filter(self, namespace: str | None, tags: Sequence[str]) -> Any:
         """A predicate on tool ids for the namespace and tag filters, or None for no filter."""
@@ -747,18 +760,23 @@ class SearchIndex:
         keep: Any,
         min_score: float | None,
         skip: set[int],
+        weights: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
-        """The k best tools for the terms (query order), except ``skip``: see :meth:`_top`."""
-        if k <= 0:
+        """The k best tools for the terms (in the order given), except ``skip``: see
+        :meth:`_top`. ``weights`` (one per term, for :meth:`similar`) multiply each term's
+        impacts; every strategy adds the same products in the same order."""
+        if k <= 0 or not term_ids:
             return []
         off = self._ioffsets
         sizes = [off[t + 1] - off[t] for t in term_ids]
         total = sum(sizes)
+        if total >= _IMPORT_PAYS_BACK and not self._accelerated:
+            self.accelerate()  # even one such query pays numpy's import back, if installed
         if self._accelerated and total >= _VECTOR_MIN_POSTINGS:
-            return self._rank_vectorized(term_ids, k, keep, min_score, skip)
+            return self._rank_vectorized(term_ids, k, keep, min_score, skip, weights)
         if len(term_ids) > 1 and total >= _PRUNE_MIN_POSTINGS:
-            return self._rank_pruned(term_ids, sizes, k, keep, min_score, skip)
-        acc = self._accumulate(term_ids)
+            return self._rank_pruned(term_ids, sizes, k, keep, min_score, skip, weights)
+        acc = self._accumulate(term_ids, weights)
         for doc in skip:
             acc.pop(doc, None)
         return self._top(acc, k, keep, min_score)
@@ -770,6 +788,7 @@ class SearchIndex:
         keep: Any,
         min_score: float | None,
         skip: set[int],
+        weights: Sequence[float] | None = None,
     ) -> list[tuple[int, float]]:
         """:meth:`_rank` with numpy (see :meth:`accelerate`), bit for bit the same.
 
@@ -782,9 +801,12 @@ class SearchIndex:
         np, docs, impacts = self._vectors()
         off = self._ioffsets
         spans = [(off[t], off[t + 1]) for t in term_ids]
+        if weights is None:
+            parts = [impacts[a:b] for a, b in spans]
+        else:  # the same IEEE products as weight * impact in Python
+            parts = [impacts[a:b] * w for (a, b), w in zip(spans, weights, strict=True)]
         totals = np.bincount(
-            np.concatenate([docs[a:b] for a, b in spans]),
-            weights=np.concatenate([impacts[a:b] for a, b in spans]),
+            np.concatenate([docs[a:b] for a, b in spans]), weights=np.concatenate(parts)
         )
         if skip:
             ids = [doc for doc in skip if doc < len(totals)]
@@ -849,7 +871,7 @@ class SearchIndex:
 
         ``weights`` (one per term, for :meth:`similar`) multiply each term's impacts.
         """
-        off, idocs, imp, maxes = self._ioffsets, self._idocs, self._imp, self._max
+        off, idocs, maxes = self._ioffsets, self._idocs, self._max
         if weights is None:
             bounds = [maxes[t] for t in term_ids]
         else:
@@ -862,9 +884,7 @@ class SearchIndex:
         acc: dict[int, float] = {}
         for j, t in enumerate(term_ids):
             a, b = off[t], off[t + 1]
-            scores: Iterable[float] = (
-                imp[a:b] if weights is None else map(mul, repeat(weights[j]), imp[a:b])
-            )
+            scores = self._weighted(a, b, weights, j)
             if acc:
                 _add_into(acc, idocs[a:b], scores)
             else:
@@ -1035,17 +1055,7 @@ class SearchIndex:
         order.sort()
         term_ids = [t for *_, t in order]
         weights = [weight for _, _, weight, _ in order]
-        sizes = [off[t + 1] - off[t] for t in term_ids]
-        if len(term_ids) > 1 and sum(sizes) >= _PRUNE_MIN_POSTINGS:
-            top = self._rank_pruned(term_ids, sizes, limit, None, None, {doc}, weights)
-        else:
-            # weight x impact added per tool in term order, iterated in C (see _add_into).
-            acc: dict[int, float] = {}
-            for t, weight in zip(term_ids, weights, strict=True):
-                a, b = off[t], off[t + 1]
-                _add_into(acc, idocs[a:b], map(mul, repeat(weight), imp[a:b]))
-            acc.pop(doc, None)
-            top = self._top(acc, limit)
+        top = self._rank(term_ids, limit, None, None, {doc}, weights)
         shared = [(term, weight, off[t], off[t + 1]) for _, term, weight, t in order]
         out = []
         for d, score in top:
