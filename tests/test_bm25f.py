@@ -156,3 +156,8 @@ def test_effective_weights_ignore_a_common_factor(weights: dict[str, float], fac
     for key in weights:
         assert eff_scaled[key] == pytest.approx(eff[key], rel=1e-12)
     assert max(eff.values()) in (0.0, 1.0)
+
+
+def test_an_empty_field_with_b_of_one_has_scale_zero() -> None:
+    assert bm25f.field_scale(2.0, 0, 5.0, 1.0) == 0.0
+    assert bm25f.field_scale(2.0, 5, 5.0, 1.0) == 2.0

@@ -63,8 +63,13 @@ def length_norm(length: float, avg_length: float, b: float) -> float:
 
 
 def field_scale(weight: float, length: float, avg_length: float, b: float) -> float:
-    """What one occurrence of a term in a field adds to the pseudo term frequency: ``w / B``."""
-    return weight / length_norm(length, avg_length, b)
+    """What one occurrence of a term in a field adds to the pseudo term frequency: ``w / B``.
+
+    ``B`` is 0 only for an empty field with ``b = 1``; such a field holds no term to scale,
+    and its scale is 0.
+    """
+    norm = length_norm(length, avg_length, b)
+    return weight / norm if norm else 0.0
 
 
 def pseudo_tf(tfs: Sequence[float], scales: Sequence[float]) -> float:
