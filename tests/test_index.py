@@ -245,6 +245,47 @@ def test_with_params_does_not_analyse_again(
     assert index.with_params(ScoringParams(k1=1.0)).search("zip").hits
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    weights=st.tuples(*[st.sampled_from([0.0, 0.25, 1.0, 3.0]) for _ in FIELDS]),
+    k1=st.sampled_from([0.0, 0.9, 5.0]),
+    b=st.sampled_from([0.0, 0.4, 1.0]),
+    delta=st.sampled_from([0.0, 0.5]),
+    extra=st.lists(
+        st.lists(st.sampled_from(["file", "zip", "mail", "web"]), max_size=8), max_size=12
+    ),
+)
+def test_numpy_computes_the_same_impacts_to_the_bit(
+    weights: tuple[float, ...], k1: float, b: float, delta: float, extra: list[list[str]]
+) -> None:
+    """The build's impact pass with numpy (large catalogs) against the pure-Python one."""
+    np = pytest.importorskip("numpy")
+    tools = [*TOOLS, *(Tool(name=f"x{i}", description=" ".join(w)) for i, w in enumerate(extra))]
+    params = ScoringParams(
+        weights=FieldWeights(**dict(zip(FIELDS, weights, strict=True))),
+        k1=k1,
+        default_b=b,
+        b=(("description", 1.0 - b),),
+        delta=delta,
+    )
+    saved = index_module._BUILD_VECTOR_MIN
+    try:
+        index_module._BUILD_VECTOR_MIN = 10**12
+        pure = SearchIndex.build(tools, params)
+        index_module._BUILD_VECTOR_MIN = 0
+        fast = SearchIndex.build(tools, params)
+        used = index_module._numpy() is np and fast._apply_vectorized(np, params)
+        reweighted = pure.with_params(params)
+    finally:
+        index_module._BUILD_VECTOR_MIN = saved
+    for got in (fast, reweighted):
+        for column in ("_imp", "_max", "_idf", "_idocs", "_ioffsets"):
+            assert bytes(getattr(got, column)) == bytes(getattr(pure, column)), column
+        assert (got._idocs is got._docs) == (pure._idocs is pure._docs)
+    # all weights positive: every posting counts, and numpy did the work
+    assert used or any(w == 0.0 for w in weights) or fast._idocs is not fast._docs
+
+
 def test_a_term_only_in_zero_weight_fields_is_unmatched() -> None:
     params = ScoringParams(weights=FieldWeights(search_hint=0.0))
     result = SearchIndex.build(TOOLS, params).search("squash")
@@ -625,3 +666,15 @@ def test_one_query_over_enough_postings_turns_numpy_on_with_the_same_results(
     assert not fresh._accelerated
     assert (fresh.search("file text zip mail", 10), fresh.similar("t3", 4)) == expected
     assert fresh._accelerated
+
+
+def test_b_of_one_scores_tools_with_empty_fields() -> None:
+    """b = 1 makes an empty field's length norm 0: its scale is 0, not a division by zero."""
+    import math
+
+    params = ScoringParams(default_b=1.0, b=tuple((f, 1.0) for f in FIELDS))
+    index = SearchIndex.build(TOOLS, params)
+    result = index.search("compress file", explain=True)
+    assert result.hits and all(math.isfinite(h.score) and h.score > 0 for h in result.hits)
+    assert index.similar(TOOLS[0].name)
+    assert index.with_params(params).impacts() == index.impacts()
