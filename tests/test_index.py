@@ -678,3 +678,21 @@ def test_b_of_one_scores_tools_with_empty_fields() -> None:
     assert result.hits and all(math.isfinite(h.score) and h.score > 0 for h in result.hits)
     assert index.similar(TOOLS[0].name)
     assert index.with_params(params).impacts() == index.impacts()
+
+
+def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tools = [Tool(name=f"t{i}", description=" ".join(WORDS[i % 7 :])) for i in range(200)]
+    expected = SearchIndex.build(tools)
+    monkeypatch.setattr(index_module, "_BUILD_VECTOR_MIN", 0)
+    monkeypatch.setattr(index_module, "_IMPORT_PAYS_BACK", 0)
+    monkeypatch.setattr(index_module, "_NO_NUMPY", [])
+    monkeypatch.setitem(__import__("sys").modules, "numpy", None)  # import numpy fails
+    index = SearchIndex.build(tools)
+    assert bytes(index._imp) == bytes(expected._imp)
+    query = "file text zip mail"
+    assert index.search(query) == expected.search(query)
+    assert index.similar("t3") == expected.similar("t3")
+    assert not index.accelerate() and not index._accelerated
+    assert index_module._NO_NUMPY == [True]

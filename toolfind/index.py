@@ -264,11 +264,17 @@ def _at_or_above_kth(np: Any, totals: Any, k: int) -> tuple[Any, Any]:
     return found, values
 
 
+_NO_NUMPY: list[bool] = []  # holds True once importing numpy failed: not tried again
+
+
 def _numpy() -> Any:
-    """numpy if it is installed, else None."""
+    """numpy if it is installed, else None (a failed import is not retried)."""
+    if _NO_NUMPY:
+        return None
     try:
         import numpy
     except ImportError:
+        _NO_NUMPY.append(True)
         return None
     return numpy
 
@@ -894,11 +900,10 @@ class SearchIndex:
         importing numpy costs about twice Python's start-up, once; then a query over tens of
         thousands of postings takes a fraction of a millisecond instead of several. Results
         are bit for bit those of the pure-Python path. The command line does not call this:
-        one query per process would not pay the import back.
+        one query per process would not pay the import back, except a query over a million
+        postings or more, which calls this itself.
         """
-        try:
-            import numpy  # noqa: F401
-        except ImportError:
+        if _numpy() is None:
             return False
         self._accelerated = True
         return True
