@@ -150,7 +150,9 @@ def test_a_new_file_in_a_catalog_directory_invalidates(
     [
         ["search", "file", "--json", "--no-cache"],
         ["show", "nonexistent_tool_name", "--json"],
-        ["show", "read_file"],
+        ["show", "nonexistent_tool_name"],
+        ["show", "read_file", "--format", "gemini"],
+        ["show", "read_file", "--format", "OpenAI"],
         ["list", "--json"],
         ["search", "-k", "0", "file", "--json"],
     ],
@@ -346,6 +348,21 @@ def test_search_with_filters_or_as_a_table_is_byte_identical(
         args += ["--min-score", min_score]
     typer_out, fast_out = both(args, capsys)
     assert fast_out == typer_out
+
+
+def test_show_as_a_table_or_in_another_format_is_byte_identical_for_every_tool(
+    warm: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    rows = json.loads(slow(["list", "-c", CATALOG, "--json"]))
+    formats = [[], ["--format", "openai"], ["--format", "anthropic"], ["--format", "mcp"]]
+    for i, row in enumerate(rows):
+        args = ["show", f"{row['namespace']}/{row['name']}", "-c", CATALOG, *formats[i % 4]]
+        if i % 3 == 0:
+            args.append("--json")
+        typer_out, fast_out = both(args, capsys)
+        assert fast_out == typer_out, args
 
 
 def test_index_commands_warn_about_skipped_entries_like_the_typer_app(

@@ -103,6 +103,7 @@ _INDEX_COMMANDS: dict[str, tuple[frozenset[str], dict[str, bool], bool, int | No
     "categories": (frozenset({"--json"}), {}, False, None),
     "summaries": (frozenset({"--json", "--all", "--deferred"}), {}, False, None),
     "similar": (frozenset({"--json"}), {}, True, 5),
+    "show": (frozenset({"--json"}), {"--format": False}, True, None),
     "search": (
         frozenset({"--json", "--schema", "--explain"}),
         {"--namespace": False, "--tag": True, "--min-score": False},
@@ -165,12 +166,18 @@ def _parse_index_command(argv: list[str]) -> _Args | None:
     score = args.values.get("--min-score", ["0"])[0].removeprefix("-")
     if not score.replace(".", "", 1).isdigit():
         return None  # a plain decimal only, which float() reads as click does
+    if args.values.get("--format", ["native"])[0] not in _SHOW_FORMATS:
+        return None
     return args
 
 
+#: ``show --format`` choices, as the Typer command spells them (cli.ShowFormat).
+_SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
+
+
 def _run_on_index(argv: list[str]) -> int | None:
-    """``categories``, ``summaries``, ``similar`` and ``search`` (``--json`` or a table) from
-    the cached index, printed by the functions the Typer commands call."""
+    """``categories``, ``summaries``, ``similar``, ``show`` and ``search`` (``--json`` or a
+    table) from the cached index, printed by the functions the Typer commands call."""
     args = _parse_index_command(argv)
     if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
@@ -180,30 +187,12 @@ def _run_on_index(argv: list[str]) -> int | None:
     loaded = cache.load_recorded(segment.run_key(tuple(args.catalogs)))
     if loaded is None:
         return None
-    index, command, flags = loaded.index, args.command, args.flags
-    hint = ""
-    items: Any
     try:
-        if command == "categories":
-            items = index.categories()
-        elif command == "summaries":
-            items = index.summaries(deferred=None if "--all" in flags else True)
-        elif command == "similar":
-            items = index.similar(args.name, args.limit)
-        else:
-            score = args.values.get("--min-score")
-            items = index.search(
-                args.name,
-                args.limit,
-                namespace=args.values.get("--namespace", [None])[0],
-                tags=tuple(args.values.get("--tag", ())),
-                min_score=None if score is None else float(score[0]),
-                explain="--explain" in flags,
-            )
-            hint = segment.unmatched_hint(list(items.unmatched_terms))
+        items, hint = _answer(loaded.index, args)
     except ToolfindError:
         return None  # a miss or an ambiguity: the Typer path explains it
-    text = _json_text(command, items, "--schema" in flags) if "--json" in flags else None
+    json_flag = "--json" in args.flags
+    text = _json_text(args.command, items, "--schema" in args.flags) if json_flag else None
     for finding in loaded.findings:
         sys.stderr.write(f"Warning: skipped {finding}\n")
     if hint:
@@ -211,18 +200,51 @@ def _run_on_index(argv: list[str]) -> int | None:
     if text is not None:
         sys.stdout.write(text + "\n")
     else:
-        from toolfind import render
-
-        if command == "search":
-            render.search(items, explain="--explain" in flags)
-        elif command == "similar":
-            render.similar(args.name, items)
-        elif command == "categories":
-            render.categories(items)
-        else:
-            render.summaries(items)
+        _render(args, items)
     sys.stdout.flush()
     return 0
+
+
+def _answer(index: Any, args: _Args) -> tuple[Any, str]:
+    """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
+    command, flags = args.command, args.flags
+    if command == "categories":
+        return index.categories(), ""
+    if command == "summaries":
+        return index.summaries(deferred=None if "--all" in flags else True), ""
+    if command == "similar":
+        return index.similar(args.name, args.limit), ""
+    if command == "show":
+        from toolfind import wire
+
+        tool = index.resolve(args.name)
+        return (tool, wire.tool_document(tool, args.values.get("--format", ["native"])[0])), ""
+    score = args.values.get("--min-score")
+    result = index.search(
+        args.name,
+        args.limit,
+        namespace=args.values.get("--namespace", [None])[0],
+        tags=tuple(args.values.get("--tag", ())),
+        min_score=None if score is None else float(score[0]),
+        explain="--explain" in flags,
+    )
+    return result, segment.unmatched_hint(list(result.unmatched_terms))
+
+
+def _render(args: _Args, items: Any) -> None:
+    """Print ``items`` for a human, as the Typer command does."""
+    from toolfind import render
+
+    if args.command == "search":
+        render.search(items, explain="--explain" in args.flags)
+    elif args.command == "show":
+        render.tool(*items)
+    elif args.command == "similar":
+        render.similar(args.name, items)
+    elif args.command == "categories":
+        render.categories(items)
+    else:
+        render.summaries(items)
 
 
 def _json_text(command: str, items: Any, schema: bool) -> str:
@@ -231,6 +253,8 @@ def _json_text(command: str, items: Any, schema: bool) -> str:
 
     if command == "search":
         return wire.dumps(wire.search_record(items, include_schema=schema))
+    if command == "show":
+        return wire.dumps(items[1])
     if command == "categories":
         return wire.dumps(wire.categories_record(items))
     if command == "summaries":
