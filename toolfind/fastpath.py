@@ -1,4 +1,4 @@
-"""Warm ``--json`` commands without Typer.
+"""Warm commands without Typer.
 
 Typer, Rich, json, typing and the index classes together cost several times Python's start-up;
 the hot commands of an agent's loop should not pay that. This path answers only when everything
@@ -9,9 +9,10 @@ give byte-identical output for the same arguments (tested).
 
 ``search QUERY --json`` and ``show NAME --json`` read only what they print, through
 :class:`toolfind.segment.Segment`, importing only the standard library's cheapest modules.
-``categories --json``, ``summaries --json`` and ``similar NAME --json`` load the cached index
-(:func:`toolfind.cache.load_recorded`) and build their documents with the very functions the
-Typer commands call: they skip Typer's import, about three times Python's start-up.
+``categories``, ``summaries``, ``similar``, ``show`` (a table, or another ``--format``) and
+``search`` (a table, or with filters), JSON or not, load the cached index
+(:func:`toolfind.cache.load_recorded`) and print through the very functions the Typer
+commands call: they skip Typer's import, about three times Python's start-up.
 """
 
 from __future__ import annotations
