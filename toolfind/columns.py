@@ -27,7 +27,7 @@ from itertools import accumulate, chain
 from typing import Any, overload
 from zlib import crc32
 
-from toolfind.models import Source, Tool
+from toolfind.models import Tool, new_source, new_tool
 
 __all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "column", "pack", "unpack"]
 
@@ -217,23 +217,24 @@ def _record(tool: Tool) -> tuple[Any, ...]:
 
 
 def _tool(record: tuple[Any, ...]) -> Tool:
+    """The tool :func:`_record` wrote: its fields in ``Tool``'s order, the source a tuple."""
     (name, description, parameters, namespace, tags, hint, defer, enabled, annotations) = record[:9]
     aliases, title, output_schema, source, original = record[9:]
-    return Tool(
-        name=name,
-        description=description,
-        parameters=parameters,
-        namespace=namespace,
-        tags=tags,
-        search_hint=hint,
-        defer=defer,
-        enabled=enabled,
-        annotations=annotations,
-        aliases=aliases,
-        title=title,
-        output_schema=output_schema,
-        source=None if source is None else Source(*source),
-        original=original,
+    return new_tool(
+        name,
+        description,
+        parameters,
+        namespace,
+        tags,
+        hint,
+        defer,
+        enabled,
+        annotations,
+        aliases,
+        title,
+        output_schema,
+        None if source is None else new_source(*source),
+        original,
     )
 
 

@@ -12,11 +12,11 @@ these classes cost half of Python's own start-up on every command. So each class
 ``__repr__`` driven by its fields; only the frozen ``__setattr__``/``__delattr__`` are still
 generated.
 
-``Tool`` and ``Source`` are made once per catalog entry on a cold build, and an
-``object.__setattr__`` per field cost more than the rest of reading the entry. So their
-``__init__`` fills the fields in while the object is of an unfrozen twin class with the same
-slots, then makes it a ``Tool`` (``Source``) again; ``new_tool`` and ``new_source`` do the same
-without the ``__init__`` call, for the catalog loader.
+``Tool`` and ``Source`` are made once per catalog entry on a cold build (and once per tool a
+command decodes from the cache), and an ``object.__setattr__`` per field cost more than the
+rest of reading the entry. So ``new_tool`` and ``new_source`` fill the fields in while the
+object is of an unfrozen twin class with the same slots, then make it a ``Tool`` (``Source``);
+the catalog loader and the cache's tool table call them.
 """
 
 from __future__ import annotations
@@ -130,17 +130,9 @@ class Source:
     line: int | None = None
 
     def __init__(self, file: str, pointer: str = "", line: int | None = None) -> None:
-        if self.__class__ is not Source:  # a subclass, whose layout may differ from the twin's
-            for key, value in zip(_slots(Source), (file, pointer, line), strict=True):
-                _set(self, key, value)
-            return
-        # As Tool.__init__ does (one Source per catalog entry too).
-        _set(self, "__class__", _ThawedSource)
-        thawed: Any = self
-        thawed.file = file
-        thawed.pointer = pointer
-        thawed.line = line
-        thawed.__class__ = Source
+        _set(self, "file", file)
+        _set(self, "pointer", pointer)
+        _set(self, "line", line)
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -188,35 +180,20 @@ class Tool:
         source: Source | None = None,
         original: Mapping[str, Any] | None = None,
     ) -> None:
-        if parameters is FACTORY:
-            parameters = _empty_schema()
-        if annotations is FACTORY:
-            annotations = {}
-        if self.__class__ is not Tool:  # a subclass, whose layout may differ from the twin's
-            values: tuple[Any, ...] = (name, description, parameters, namespace, tags)
-            values += (search_hint, defer, enabled, annotations, aliases, title, output_schema)
-            for key, value in zip(_slots(Tool), (*values, source, original), strict=True):
-                _set(self, key, value)
-            return
-        # Filled in as its unfrozen twin, then made a Tool again: an object.__setattr__ per
-        # field cost ten times as much, and a cold build makes a Tool per catalog entry.
-        _set(self, "__class__", _ThawedTool)
-        thawed: Any = self
-        thawed.name = name
-        thawed.description = description
-        thawed.parameters = parameters
-        thawed.namespace = namespace
-        thawed.tags = tags
-        thawed.search_hint = search_hint
-        thawed.defer = defer
-        thawed.enabled = enabled
-        thawed.annotations = annotations
-        thawed.aliases = aliases
-        thawed.title = title
-        thawed.output_schema = output_schema
-        thawed.source = source
-        thawed.original = original
-        thawed.__class__ = Tool
+        _set(self, "name", name)
+        _set(self, "description", description)
+        _set(self, "parameters", _empty_schema() if parameters is FACTORY else parameters)
+        _set(self, "namespace", namespace)
+        _set(self, "tags", tags)
+        _set(self, "search_hint", search_hint)
+        _set(self, "defer", defer)
+        _set(self, "enabled", enabled)
+        _set(self, "annotations", {} if annotations is FACTORY else annotations)
+        _set(self, "aliases", aliases)
+        _set(self, "title", title)
+        _set(self, "output_schema", output_schema)
+        _set(self, "source", source)
+        _set(self, "original", original)
 
     @property
     def annotation_tags(self) -> tuple[str, ...]:
@@ -257,7 +234,7 @@ class _ThawedSource:
 
 class _ThawedTool:
     """A ``Tool`` without its frozen ``__setattr__``: the same slots, so an object can change
-    between the two classes (only ``Tool.__init__`` does, while it fills the fields in)."""
+    between the two classes (only ``new_tool`` does, once its fields are filled in)."""
 
     __slots__ = _slots(Tool)
 
