@@ -1571,17 +1571,15 @@ def _fast_plain(
     strict = body.get("strict")
     if (
         type(name) is not str
-        or len(name) > _MAX_NAME
-        or not name.isprintable()  # what _plain_name says, inlined: once per entry
-        or not name.strip()
+        or not _plain_name(name)
         or type(description) is not str
         or len(description) > _MAX_DESCRIPTION
         or not (strict is None or type(strict) is bool)
     ):
         return -1
     if type(parameters) is dict:
-        count = _schema_strings(parameters, 0)  # _fast_schema, inlined: once per entry
-        if count < 0 or ("$schema" in parameters and not _ruled_dialect(parameters["$schema"])):
+        count = _fast_schema(parameters)
+        if count < 0:
             return -1
     elif parameters is None and params_key not in body and params_key == "parameters":
         parameters, count = {"type": "object", "properties": {}}, 0  # none, as formats says
@@ -1633,13 +1631,8 @@ def _fast_fields(obj: dict[str, Any], spec: Mapping[str, str], found: dict[str, 
         if action == "description":
             if kind is not str or len(value) > _MAX_DESCRIPTION:
                 return -1
-        elif action == "name":  # _plain_name, inlined: once per entry
-            if (
-                kind is not str
-                or len(value) > _MAX_NAME
-                or not value.isprintable()
-                or not value.strip()
-            ):
+        elif action == "name":
+            if kind is not str or not _plain_name(value):
                 return -1
         elif action == "parameters" or action == "output":
             count = _fast_schema(value) if kind is dict else -1
@@ -1692,7 +1685,7 @@ def _fast_other(action: str, value: Any, found: dict[str, Any]) -> int:
 def _plain_name(name: str) -> bool:
     """A name formats accepts and the schemas' 1 to 256 characters; printable, so without
     the control and format characters formats refuses (other unprintable ones: cannot tell)."""
-    return len(name) <= formats.MAX_NAME_LENGTH and name.isprintable() and name.strip() != ""
+    return len(name) <= _MAX_NAME and name.isprintable() and name.strip() != ""
 
 
 def _plain_namespace(name: str) -> bool:
