@@ -802,15 +802,19 @@ class SearchIndex:
             unmatched,
         )
 
+    def _posting(self, doc: int, t: int) -> int:
+        """Where tool ``doc``'s impact for term ``t`` is in the impact columns, or -1."""
+        a, b = self._ioffsets[t], self._ioffsets[t + 1]
+        j = bisect_left(self._idocs, doc, a, b)
+        return j if j < b and self._idocs[j] == doc else -1
+
     def _score(self, doc: int, term_ids: Sequence[int]) -> float:
         """One tool's score, its impacts added in the order of ``term_ids`` (0.0 if none)."""
-        off, idocs, imp = self._ioffsets, self._idocs, self._imp
         score: float | None = None
         for t in term_ids:
-            a, b = off[t], off[t + 1]
-            j = bisect_left(idocs, doc, a, b)
-            if j < b and idocs[j] == doc:
-                score = imp[j] if score is None else score + imp[j]
+            j = self._posting(doc, t)
+            if j >= 0:
+                score = self._imp[j] if score is None else score + self._imp[j]
         return 0.0 if score is None else score
 
     def _rank(
@@ -1048,9 +1052,8 @@ class SearchIndex:
         scales = self._doc_scales(doc)
         out: list[TermContribution] = []
         for term, t in matched:
-            a, b = self._ioffsets[t], self._ioffsets[t + 1]
-            j = bisect_left(self._idocs, doc, a, b)
-            if j == b or self._idocs[j] != doc:
+            j = self._posting(doc, t)
+            if j < 0:
                 continue
             p = bisect_left(self._docs, doc, self._offsets[t], self._offsets[t + 1])
             vec = self._tfvecs[self._pair_vec[self._pairs[p]]]
@@ -1099,7 +1102,7 @@ class SearchIndex:
             else 0.0
             for fi, (f, w) in enumerate(zip(FIELDS, self._weights, strict=True))
         ]
-        off, idocs, imp = self._ioffsets, self._idocs, self._imp
+        off = self._ioffsets
         k1 = params.k1
         # (-(weight x largest impact), term, weight, term id): the terms that can add the most
         # come first, so that pruning can skip the long postings of common words.
@@ -1115,14 +1118,13 @@ class SearchIndex:
         term_ids = [t for *_, t in order]
         weights = [weight for _, _, weight, _ in order]
         top = self._rank(term_ids, limit, None, None, {doc}, weights)
-        shared = [(term, weight, off[t], off[t + 1]) for _, term, weight, t in order]
         out = []
         for d, score in top:
             parts = []
-            for term, weight, a, b in shared:
-                j = bisect_left(idocs, d, a, b)
-                if j < b and idocs[j] == d:
-                    parts.append((weight * imp[j], term))
+            for _, term, weight, t in order:
+                j = self._posting(d, t)
+                if j >= 0:
+                    parts.append((weight * self._imp[j], term))
             parts.sort(key=lambda ct: (-ct[0], ct[1]))
             out.append(Similar(self.tools[d], score, tuple(term for _, term in parts)))
         return out
