@@ -23,6 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests import test_catalog as catalog_tests
 from tests.test_catalog import _objects_in
 from toolfind import catalog, formats
 from toolfind.formats import EntryError, detect_entry, tool_to_format
@@ -143,28 +144,8 @@ odd_values = st.one_of(
     texts,
     st.lists(texts, max_size=2),
 ).map(copy.deepcopy)
-ENTRY_KEYS = [
-    "type",
-    "function",
-    "name",
-    "title",
-    "description",
-    "parameters",
-    "input_schema",
-    "inputSchema",
-    "outputSchema",
-    "output_schema",
-    "parametersJsonSchema",
-    "response",
-    "annotations",
-    "behavior",
-    "strict",
-    "defer_loading",
-    "cache_control",
-    *formats.METADATA_KEYS,
-    "x-unknown",
-    "googleSearch",
-]
+# test_catalog's keys of every entry shape, and the ones the fast path treats specially.
+ENTRY_KEYS = [*catalog_tests.ENTRY_KEYS, "name", "x-unknown", "googleSearch"]
 entry_keys = st.sampled_from(ENTRY_KEYS)
 
 
