@@ -224,9 +224,17 @@ def test_frozen_dataclass_behaves_as_the_generated_dataclass(cls: type) -> None:
     assert dataclasses.replace(ours) == ours and dataclasses.astuple(ours) == dataclasses.astuple(
         theirs
     )
-    for name in ("nope", dataclasses.fields(cls)[0].name):
-        assert outcome(setattr, ours, name, 1) == outcome(setattr, theirs, name, 1)
-        assert outcome(delattr, ours, name) == outcome(delattr, theirs, name)
+    name = dataclasses.fields(cls)[0].name
+    assert outcome(setattr, ours, name, 1) == outcome(setattr, theirs, name, 1)
+    assert outcome(delattr, ours, name) == outcome(delattr, theirs, name)
+    # Another name: the generated methods call super() on the class from before slots were
+    # added, a TypeError on CPython 3.11; ours say what happened. Both refuse.
+    assert outcome(setattr, ours, "nope", 1) == (
+        "FrozenInstanceError",
+        "cannot assign to field 'nope'",
+    )
+    assert outcome(delattr, ours, "nope") == ("FrozenInstanceError", "cannot delete field 'nope'")
+    assert outcome(setattr, theirs, "nope", 1)[0] != "value"
     if all(p.default is not p.empty for p in params):
         assert repr(cls()) == repr(ref())
         assert outcome(hash, cls()) == outcome(hash, ref())

@@ -31,12 +31,15 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from toolfind import formats
 from toolfind.errors import CatalogError
 from toolfind.formats import EntryError, PathPart, json_path, pointer_parts, short_repr
-from toolfind.models import Finding, LoadResult, Severity, Source, Tool, new_source, new_tool
+from toolfind.models import Finding, LoadResult, Source, Tool, new_source, new_tool
+
+if TYPE_CHECKING:
+    from toolfind.models import Severity
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
@@ -2192,7 +2195,7 @@ def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def file_digest(path: Path) -> str:
+def file_digest(path: str | Path) -> str:
     """SHA-256 of a file's bytes, in hex. Raises ``OSError`` when it cannot be read."""
     with open(path, "rb") as f:
         import hashlib  # OpenSSL's binding: a warm run whose files did not change never hashes

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from toolfind.errors import ConfigError
-from toolfind.models import FACTORY, FIELDS, FieldWeights, ScoringParams, frozen_dataclass
+from toolfind.models import FACTORY, FIELDS, FieldWeights, ScoringParams, field, frozen_dataclass
 
 CONFIG_NAME = "toolfind.toml"
 DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024

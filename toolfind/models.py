@@ -4,13 +4,15 @@ Every module passes these around; nothing here reads files, prints or imports a
 third-party package, so importing it costs nothing on the hot path.
 
 The classes are ``@dataclass(frozen=True, slots=True)`` in every observable way (fields,
-``replace``, ``__init__`` signature, equality, hash, repr, pickling, FrozenInstanceError) but
-are declared with :func:`frozen_dataclass`. ``dataclass`` writes each method it generates as
-source text and compiles it, on every import: about 0.2 ms a method, and the 66 methods of
-these classes cost half of Python's own start-up on every command. So each class writes its
-``__init__`` out (compiled once, into the ``.pyc``) and shares one ``__eq__``, ``__hash__`` and
-``__repr__`` driven by its fields; only the frozen ``__setattr__``/``__delattr__`` are still
-generated.
+``dataclasses.fields``/``replace``/``astuple``, ``__init__`` signature, equality, hash, repr,
+pickling, FrozenInstanceError) but are declared with :func:`frozen_dataclass`, which does not
+import :mod:`dataclasses`. That module writes each method it generates as source text and
+compiles it, on every import (about 0.2 ms a method, 66 methods here), and importing it pulls
+in :mod:`inspect` and :mod:`typing`: together more than Python's own start-up, paid by every
+command that loads an index. So each class writes its ``__init__`` out (compiled once, into
+the ``.pyc``) and shares one ``__eq__``, ``__hash__``, ``__repr__``, frozen ``__setattr__`` and
+``__delattr__`` and pickling pair driven by its fields; ``__dataclass_fields__`` (what
+:mod:`dataclasses` reads) is made by :mod:`dataclasses` itself the first time anything asks.
 
 ``Tool`` and ``Source`` are made once per catalog entry on a cold build (and once per tool a
 command decodes from the cache), and an ``object.__setattr__`` per field cost more than the
@@ -23,9 +25,20 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import Any, Literal, TypeVar, cast, dataclass_transform
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Literal, TypeVar, dataclass_transform
+
+    Severity = Literal["error", "warning"]
+    MatchKind = Literal["exact", "ranked"]
+    _T = TypeVar("_T")
+else:  # typing costs more to import than this whole module: only the type checker reads it
+
+    def dataclass_transform(**_options: object) -> Any:
+        return lambda decorator: decorator
+
 
 #: The searchable fields of a tool, in a fixed order (indexes, weights and JSON use it).
 FIELDS: tuple[str, ...] = ("name", "namespace", "description", "params", "tags", "search_hint")
@@ -37,11 +50,6 @@ ANNOTATION_TAGS: dict[str, str] = {
     "idempotentHint": "idempotent",
     "openWorldHint": "open-world",
 }
-
-Severity = Literal["error", "warning"]
-MatchKind = Literal["exact", "ranked"]
-
-_T = TypeVar("_T")
 
 #: Assigns a field in ``__init__`` despite the frozen ``__setattr__``, as dataclasses does.
 _set = object.__setattr__
@@ -58,6 +66,41 @@ class _Factory:
 FACTORY: Any = _Factory()
 
 
+class _Missing:
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+_MISSING: Any = _Missing()
+
+
+class _FieldSpec:
+    """What :func:`field` declares about one field."""
+
+    __slots__ = ("compare", "default", "default_factory", "hash", "repr")
+
+    def __init__(
+        self, default: Any, default_factory: Any, compare: bool, hash: bool | None, repr: bool
+    ) -> None:
+        self.default = default
+        self.default_factory = default_factory
+        self.compare = compare
+        self.hash = hash
+        self.repr = repr
+
+
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] = _MISSING,
+    compare: bool = True,
+    hash: bool | None = None,
+    repr: bool = True,
+) -> Any:
+    """``dataclasses.field`` for a :func:`frozen_dataclass` (the options the models use)."""
+    return _FieldSpec(default, default_factory, compare, hash, repr)
+
+
 @dataclass_transform(frozen_default=True, field_specifiers=(field,))
 def frozen_dataclass(cls: type[_T]) -> type[_T]:
     """``@dataclass(frozen=True, slots=True)`` for a class that writes its own ``__init__``.
@@ -66,13 +109,26 @@ def frozen_dataclass(cls: type[_T]) -> type[_T]:
     ``default_factory``) and sets them with ``object.__setattr__``. ``__eq__``, ``__hash__`` and
     ``__repr__`` behave as the generated ones do: equal when of the same class with equal
     compared fields (else NotImplemented), the hash of those fields' tuple,
-    ``Name(field=value!r, ...)`` over the repr fields, ``...`` on recursion.
+    ``Name(field=value!r, ...)`` over the repr fields, ``...`` on recursion. Assigning or
+    deleting any attribute raises ``dataclasses.FrozenInstanceError``.
     """
-    new = dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)(cls)
-    declared = fields(cast(Any, new))
-    compared = _fields_key([f.name for f in declared if f.compare])
-    hashed = _fields_key([f.name for f in declared if (f.compare if f.hash is None else f.hash)])
-    shown = tuple(f.name for f in declared if f.repr)
+    own = cls.__dict__
+    names = tuple(own.get("__annotations__", {}))
+    specs: dict[str, _FieldSpec] = {}
+    for name in names:
+        value = own.get(name, _MISSING)
+        specs[name] = (
+            value if type(value) is _FieldSpec else _FieldSpec(value, _MISSING, True, None, True)
+        )
+    body = {k: v for k, v in own.items() if k not in specs and k not in ("__dict__", "__weakref__")}
+    body["__slots__"] = names
+    metaclass: Any = type(cls)
+    new: Any = metaclass(cls.__name__, cls.__bases__, body)
+    new.__qualname__ = cls.__qualname__
+    compared = _fields_key([n for n, s in specs.items() if s.compare])
+    hashed = _fields_key([n for n, s in specs.items() if (s.compare if s.hash is None else s.hash)])
+    shown = tuple(n for n, s in specs.items() if s.repr)
+    fixed = frozenset(names)
 
     def __eq__(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
@@ -87,10 +143,77 @@ def frozen_dataclass(cls: type[_T]) -> type[_T]:
         values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
         return f"{self.__class__.__qualname__}({values})"
 
-    for method in (__eq__, __hash__, __repr__):
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if type(self) is new or name in fixed:
+            raise _frozen(f"cannot assign to field {name!r}")
+        super(new, self).__setattr__(name, value)  # a subclass's own slot
+
+    def __delattr__(self: Any, name: str) -> None:
+        if type(self) is new or name in fixed:
+            raise _frozen(f"cannot delete field {name!r}")
+        super(new, self).__delattr__(name)
+
+    def __getstate__(self: Any) -> list[Any]:
+        return [getattr(self, name) for name in names]
+
+    def __setstate__(self: Any, state: list[Any]) -> None:
+        for name, value in zip(names, state, strict=False):  # as dataclasses does
+            _set(self, name, value)
+
+    methods = (__eq__, __hash__, __repr__, __setattr__, __delattr__, __getstate__, __setstate__)
+    for method in methods:
         method.__qualname__ = f"{new.__qualname__}.{method.__name__}"
         setattr(new, method.__name__, method)
-    return new
+    type.__setattr__(new, "__match_args__", names)
+    new.__dataclass_fields__ = _DataclassInfo(new, specs, "__dataclass_fields__")
+    new.__dataclass_params__ = _DataclassInfo(new, specs, "__dataclass_params__")
+    made: type[_T] = new
+    return made
+
+
+def _frozen(message: str) -> Exception:
+    """``dataclasses.FrozenInstanceError(message)`` (the module is imported on this error only)."""
+    from dataclasses import FrozenInstanceError
+
+    return FrozenInstanceError(message)
+
+
+class _DataclassInfo:
+    """``__dataclass_fields__`` and ``__dataclass_params__`` of a :func:`frozen_dataclass`, made
+    by :mod:`dataclasses` on first access (from a stand-in class with the same annotations and
+    field options) and then stored on the class in place of this descriptor."""
+
+    def __init__(self, cls: type, specs: dict[str, _FieldSpec], name: str) -> None:
+        self.cls = cls
+        self.specs = specs
+        self.name = name
+
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        import dataclasses
+
+        cls = self.cls
+        body: dict[str, Any] = {
+            "__annotations__": cls.__dict__["__annotations__"],
+            "__module__": cls.__module__,
+            "__qualname__": cls.__qualname__,
+        }
+        for name, spec in self.specs.items():
+            options: dict[str, Any] = {
+                "compare": spec.compare,
+                "hash": spec.hash,
+                "repr": spec.repr,
+            }
+            if spec.default is not _MISSING:
+                options["default"] = spec.default
+            if spec.default_factory is not _MISSING:
+                options["default_factory"] = spec.default_factory
+            body[name] = dataclasses.field(**options)
+        stand_in: Any = dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)(
+            type(cls.__name__, (), body)
+        )
+        type.__setattr__(cls, "__dataclass_fields__", stand_in.__dataclass_fields__)
+        type.__setattr__(cls, "__dataclass_params__", stand_in.__dataclass_params__)
+        return getattr(cls, self.name)
 
 
 def _fields_key(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
@@ -317,14 +440,15 @@ class FieldWeights:
         _set(self, "search_hint", search_hint)
 
     def as_dict(self) -> dict[str, float]:
-        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+        return {name: float(getattr(self, name)) for name in _slots(FieldWeights)}
 
     def with_overrides(self, overrides: Mapping[str, float]) -> FieldWeights:
         """A copy with some weights replaced. Raises ``KeyError`` naming an unknown field."""
         for key in overrides:
             if key not in FIELDS:
                 raise KeyError(key)
-        return replace(self, **{k: float(v) for k, v in overrides.items()})
+        values = {name: getattr(self, name) for name in _slots(FieldWeights)}
+        return FieldWeights(**(values | {k: float(v) for k, v in overrides.items()}))
 
 
 @frozen_dataclass
