@@ -459,3 +459,47 @@ def test_warm_index_commands_import_no_typer_nor_catalog_readers(
     assert "toolfind.fastpath" in modules and "toolfind.index" in modules
     heavy = {"typer", "rich", "yaml", "jsonschema", "mcp", "toolfind.catalog", "toolfind.config"}
     assert not modules & heavy
+
+
+#: What the console script itself never needs for a warm index command: each of these costs a
+#: good part of Python's start-up (typing and pathlib, json and pickle through re, dataclasses
+#: through inspect).
+STDLIB_HEAVY = {"typing", "re", "pathlib", "dataclasses", "inspect", "pickle", "json"}
+STDLIB_HEAVY |= {"contextlib", "enum"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["categories", "--json"],
+        ["summaries", "--all", "--json"],
+        ["similar", "read_file", "--json"],
+        ["similar", "read_file"],
+        ["search", "read a file"],
+        ["search", "read a file", "--tag", "io", "--json"],
+        ["show", "read_file"],
+        ["show", "read_file", "--format", "openai"],
+    ],
+)
+def test_warm_index_commands_import_no_heavy_standard_modules(
+    warm: None, command: list[str]
+) -> None:
+    """As the ``toolfind`` script runs them (``python -m`` would add runpy's own imports)."""
+    import subprocess
+    import sys
+
+    script = "import sys; from toolfind.__main__ import main; sys.argv[0] = 'toolfind'; main()"
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", script, *command, "-c", CATALOG],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip()
+    modules = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "toolfind.index" in modules and "typer" not in modules
+    assert not modules & STDLIB_HEAVY, sorted(modules & STDLIB_HEAVY)

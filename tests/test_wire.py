@@ -46,3 +46,19 @@ def test_categories_mark_backends_available_or_not_and_list_a_dead_one() -> None
         "detail": "exited",
     }
     assert record["total_categories"] == 3 and record["total_tools"] == 5
+
+
+def test_dumps_is_json_dumps_indented_by_two_for_plain_and_other_data() -> None:
+    import json
+    from collections import OrderedDict
+
+    import pytest
+
+    plain = {"é": [1, 2.5, None, True, float("nan")], "t": (1, "x"), "d": OrderedDict(a={})}
+    assert wire.dumps(plain) == json.dumps(plain, indent=2, ensure_ascii=False)
+    with pytest.raises(TypeError, match="not JSON serializable"):  # what json says of a set
+        wire.dumps({"x": {1, 2}})
+    looped: list[object] = []
+    looped.append(looped)
+    with pytest.raises(ValueError, match="Circular reference"):  # json's check, not a crash
+        wire.dumps(looped)

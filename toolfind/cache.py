@@ -27,18 +27,24 @@ import io
 import marshal
 import mmap
 import os
-import pickle
 import stat
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from toolfind import segment
 from toolfind.columns import ToolTable
 from toolfind.errors import CacheError
-from toolfind.models import Finding, ScoringParams
+from toolfind.models import Finding, ScoringParams, frozen_dataclass
+
+# pickle (its `re`), pathlib, typing, dataclasses and contextlib together cost a warm index
+# command about Python's start-up again: what a build or the cache commands need is imported
+# where they need it; loading an index uses the C unpickler (_load_index_file).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from pathlib import Path
+    from types import TracebackType
+    from typing import Any
+
+    Warn = Callable[[str], None]
 
 #: Bump when the pickled layout or the file's changes: old files become misses.
 #: 3: one file per index (the segment's directory and the pickle share the columns).
@@ -49,14 +55,12 @@ MAX_MANIFEST_RUNS = 64
 #: still listed and cleared).
 _OWN_SUFFIXES = (".pickle", ".seg", ".marshal")
 
-Warn = Callable[[str], None]
-
 
 def _no_warn(message: str) -> None:
     """The default ``warn``: the library says nothing unless asked."""
 
 
-@dataclass
+@frozen_dataclass
 class Loaded:
     """An index ready to query, with what loading it found."""
 
@@ -65,7 +69,20 @@ class Loaded:
     key: str
     from_cache: bool
     files: tuple[str, ...] = ()
-    notes: list[str] = field(default_factory=list)
+
+    def __init__(
+        self,
+        index: Any,
+        findings: tuple[Finding, ...],
+        key: str,
+        from_cache: bool,
+        files: tuple[str, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "findings", findings)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "from_cache", from_cache)
+        object.__setattr__(self, "files", files)
 
 
 def toolfind_version() -> str:
@@ -138,7 +155,7 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     fast path does for ``search --json``. The run key covers everything that decides the
     catalogs and settings (working directory, options, environment, the config file's stat).
     """
-    store = CacheStore(cache_root or Path(segment.default_cache_dir(os.environ)), _no_warn)
+    store = CacheStore(cache_root or segment.default_cache_dir(os.environ), _no_warn)
     entry = store.read_manifest().get("runs", {}).get(run_key)
     if not isinstance(entry, dict) or not segment.still_valid(entry):
         return None
@@ -146,8 +163,7 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     return store.read_index(key) if isinstance(key, str) else None
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
+class _gc_paused:  # noqa: N801 - used as a function: ``with _gc_paused():``
     """Run a build with the cyclic garbage collector off.
 
     A build (and encoding a segment) allocates millions of small objects and frees almost
@@ -161,12 +177,18 @@ def _gc_paused() -> Iterator[None]:
     reference counting when the index goes; only a reference cycle that was garbage at this
     moment stays uncollected, and the index holds none.
     """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self.was_enabled:
             gc.freeze()
             gc.enable()
 
@@ -218,7 +240,7 @@ def _digests(stats: dict[str, tuple[int, int, int]], known: dict[str, Any]) -> d
         if isinstance(previous, tuple) and len(previous) == 4 and previous[:3] == st:
             out[path] = previous[3]
         else:
-            out[path] = file_digest(Path(path))
+            out[path] = file_digest(path)
     return out
 
 
@@ -228,6 +250,8 @@ def _dir_stats(paths: Sequence[Path]) -> list[tuple[str, int]]:
     A file added to or removed from a directory changes that directory's mtime, so the fast
     path can tell that the file list changed without walking the tree again.
     """
+    from pathlib import Path
+
     seen: set[tuple[int, int]] = set()
     out: list[tuple[str, int]] = [(".", os.stat(".").st_mtime_ns)]
     for root in paths:
@@ -237,6 +261,8 @@ def _dir_stats(paths: Sequence[Path]) -> list[tuple[str, int]]:
 
 
 def _walk_dirs(root: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
+    from pathlib import Path
+
     try:
         st = os.stat(root)
     except OSError:
@@ -257,36 +283,54 @@ def _walk_dirs(root: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
             continue
 
 
-class _RestrictedUnpickler(pickle.Unpickler):
-    """Unpickles only toolfind's own classes and plain builtins: a cache file that names any
-    other global (``os.system``, ``builtins.eval`` ...) is refused before it can run."""
-
-    _BUILTINS = frozenset(
-        {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
-    )
-    _MODULES = frozenset(
-        {
-            "toolfind.models",
-            "toolfind.index",
-            "toolfind.bm25f",
-            "toolfind.analysis",
-            "toolfind.columns",
-        }
-    )
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module == "builtins" and name in self._BUILTINS:
-            return super().find_class(module, name)
-        if module == "array" and name in ("array", "_array_reconstructor"):
-            return super().find_class(module, name)
-        if module in self._MODULES:
-            obj = super().find_class(module, name)
-            if isinstance(obj, type) and obj.__module__ == module:
-                return obj
-        raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a toolfind cache")
+_UNPICKLER: list[Any] = []  # the restricted unpickler class, once made
 
 
-def safe_to_load(path: Path, st: os.stat_result | None = None) -> str | None:
+def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> Any:
+    """An unpickler that loads only toolfind's own classes and plain builtins: a cache file
+    that names any other global (``os.system``, ``builtins.eval`` ...) is refused before it
+    can run.
+
+    It subclasses the C unpickler from ``_pickle`` (what ``pickle.Unpickler`` is): the
+    ``pickle`` module itself imports ``re``, which would cost a warm command more than the
+    unpickling.
+    """
+    if not _UNPICKLER:
+        try:
+            from _pickle import Unpickler, UnpicklingError
+        except ImportError:  # pragma: no cover - an interpreter without the C accelerator
+            from pickle import Unpickler, UnpicklingError
+
+        builtins = frozenset(
+            {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
+        )
+        modules = frozenset(
+            {
+                "toolfind.models",
+                "toolfind.index",
+                "toolfind.bm25f",
+                "toolfind.analysis",
+                "toolfind.columns",
+            }
+        )
+
+        class RestrictedUnpickler(Unpickler):
+            def find_class(self, module: str, name: str) -> Any:
+                if module == "builtins" and name in builtins:
+                    return super().find_class(module, name)
+                if module == "array" and name in ("array", "_array_reconstructor"):
+                    return super().find_class(module, name)
+                if module in modules:
+                    obj = super().find_class(module, name)
+                    if isinstance(obj, type) and obj.__module__ == module:
+                        return obj
+                raise UnpicklingError(f"global {module}.{name} is not allowed in a toolfind cache")
+
+        _UNPICKLER.append(RestrictedUnpickler)
+    return _UNPICKLER[0](file, buffers=buffers)
+
+
+def safe_to_load(path: Path | str, st: os.stat_result | None = None) -> str | None:
     """Why a cache file must not be read, or None when it may be."""
     return segment.unsafe_reason(st or os.stat(path))
 
@@ -294,21 +338,27 @@ def safe_to_load(path: Path, st: os.stat_result | None = None) -> str | None:
 class CacheStore:
     """The cache directory: reads that never raise, atomic writes that never corrupt."""
 
-    def __init__(self, root: Path, warn: Warn) -> None:
-        self.root = root
+    def __init__(self, root: Path | str, warn: Warn) -> None:
+        self._root = os.fspath(root)  # reads use the text: pathlib is imported to write
         self.warn = warn
         self._unwritable = False
+
+    @property
+    def root(self) -> Path:
+        from pathlib import Path
+
+        return Path(self._root)
 
     def path(self, key: str, suffix: str) -> Path:
         return self.root / f"{key}{suffix}"
 
     def read_manifest(self) -> dict[str, Any]:
-        data = self._read_marshal(self.root / MANIFEST_NAME)
+        data = self._read_marshal(os.path.join(self._root, MANIFEST_NAME))
         if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
             return {"format": FORMAT_VERSION, "runs": {}, "shas": {}}
         return data
 
-    def _read_marshal(self, path: Path) -> Any:
+    def _read_marshal(self, path: str) -> Any:
         try:
             with open(path, "rb") as fh:
                 reason = safe_to_load(path, os.fstat(fh.fileno()))
@@ -322,7 +372,7 @@ class CacheStore:
             return None
 
     def read_index(self, key: str) -> Loaded | None:
-        path = self.path(key, ".pickle")
+        path = os.path.join(self._root, f"{key}.pickle")
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
@@ -480,20 +530,6 @@ class CacheStore:
         return removed
 
 
-class _Pickler(pickle.Pickler):
-    """Pickles an index with its columns out of band, and notes the ToolTable it pickled (the
-    SearchIndex makes it while pickling: the directory needs its columns)."""
-
-    def __init__(self, file: Any, buffers: list[pickle.PickleBuffer]) -> None:
-        super().__init__(file, protocol=5, buffer_callback=buffers.append)
-        self.tool_tables: list[Any] = []
-
-    def reducer_override(self, obj: Any) -> Any:
-        if type(obj) is ToolTable:
-            self.tool_tables.append(obj)
-        return NotImplemented
-
-
 def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
     """The chunks of an index file (see :mod:`toolfind.segment`): header, the directory,
     the pickle, its buffers.
@@ -501,9 +537,24 @@ def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
     Every column is written once, as a pickle buffer; the directory says which buffers the
     fast path reads. Raises ValueError or TypeError for an index that cannot be stored.
     """
+    import pickle
+
+    class Pickler(pickle.Pickler):
+        """Pickles the columns out of band, and notes the ToolTable it pickled (the
+        SearchIndex makes it while pickling: the directory needs its columns)."""
+
+        def __init__(self, file: Any) -> None:
+            super().__init__(file, protocol=5, buffer_callback=buffers.append)
+            self.tool_tables: list[Any] = []
+
+        def reducer_override(self, obj: Any) -> Any:
+            if type(obj) is ToolTable:
+                self.tool_tables.append(obj)
+            return NotImplemented
+
     buffers: list[pickle.PickleBuffer] = []
     out = io.BytesIO()
-    pickler = _Pickler(out, buffers)
+    pickler = Pickler(out)
     pickler.dump(payload)
     if len(pickler.tool_tables) != 1:
         raise ValueError("the payload must hold one index")
@@ -533,13 +584,13 @@ def _load_index_file(fh: Any, size: int) -> Any:
     """
     if fh.read(len(segment.MAGIC)) != segment.MAGIC:
         fh.seek(0)
-        return _RestrictedUnpickler(io.BytesIO(fh.read())).load()
+        return _restricted_unpickler(io.BytesIO(fh.read())).load()
     spans = segment.read_spans(fh, size)
     view = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
     parts = [view[start : start + length] for start, length in spans]
     segment.read_directory(parts[segment.DIRECTORY_PART], spans)
     pickled, buffers = parts[segment.PICKLE_PART], parts[segment.PICKLE_PART + 1 :]
-    return _RestrictedUnpickler(io.BytesIO(pickled), buffers=buffers).load()
+    return _restricted_unpickler(io.BytesIO(pickled), buffers=buffers).load()
 
 
 def _valid_payload(payload: Any, key: str) -> bool:

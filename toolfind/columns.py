@@ -20,14 +20,18 @@ restricted unpickler can allow exactly this module.
 from __future__ import annotations
 
 import marshal
-import pickle
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain
-from typing import Any, overload
 from zlib import crc32
 
 from toolfind.models import Tool, new_source, new_tool
+
+# typing costs a warm command a good part of its start-up: only the type checker reads it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, overload
+
 
 __all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "column", "pack", "unpack"]
 
@@ -62,7 +66,9 @@ class Packed:
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         if int(protocol) >= 5:
-            return (Packed, (self.code, pickle.PickleBuffer(self.data)))
+            from pickle import PickleBuffer  # only while pickling, so it is loaded
+
+            return (Packed, (self.code, PickleBuffer(self.data)))
         return (Packed, (self.code, _view(self.data, self.code).tobytes()))
 
     def view(self) -> Any:
@@ -122,10 +128,13 @@ class StringTable(Sequence[str]):
     def __len__(self) -> int:
         return len(self._offsets) - 1
 
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
+    if TYPE_CHECKING:
+
+        @overload
+        def __getitem__(self, i: int) -> str: ...
+        @overload
+        def __getitem__(self, i: slice) -> list[str]: ...
+
     def __getitem__(self, i: int | slice) -> str | list[str]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
@@ -261,10 +270,13 @@ class ToolTable(Sequence[Tool]):
     def __len__(self) -> int:
         return len(self._decoded)
 
-    @overload
-    def __getitem__(self, i: int) -> Tool: ...
-    @overload
-    def __getitem__(self, i: slice) -> tuple[Tool, ...]: ...
+    if TYPE_CHECKING:
+
+        @overload
+        def __getitem__(self, i: int) -> Tool: ...
+        @overload
+        def __getitem__(self, i: slice) -> tuple[Tool, ...]: ...
+
     def __getitem__(self, i: int | slice) -> Tool | tuple[Tool, ...]:
         if isinstance(i, slice):
             return tuple(self[j] for j in range(*i.indices(len(self))))

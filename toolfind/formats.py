@@ -34,10 +34,16 @@ import unicodedata
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import contains
-from typing import Any, Final
 
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
+
+# typing costs `show` more than the conversion: only the type checker reads it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+    Entries = list[tuple[str, Any, Mapping[str, Any]]]
 
 #: Formats a tool can be written in (``tool_to_format``).
 FORMATS: Final = ("native", "openai", "openai-responses", "anthropic", "mcp", "gemini")
@@ -311,9 +317,6 @@ def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
     Raises ``CatalogError`` (with ``path``) when the document itself has no usable shape.
     """
     yield from list_entries(doc)
-
-
-Entries = list[tuple[str, Any, Mapping[str, Any]]]
 
 
 def list_entries(doc: Any) -> Entries:

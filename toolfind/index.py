@@ -38,7 +38,6 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, repeat
 from operator import add, mul
-from typing import Any, overload
 
 from toolfind import analysis, bm25f
 from toolfind.columns import KeyedIds, StringTable, ToolTable, column, pack, unpack
@@ -54,6 +53,12 @@ from toolfind.models import (
     Tool,
     qualified_name,
 )
+
+# typing costs a warm command a good part of its start-up: only the type checker reads it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, overload
+
 
 __all__ = ["INDEX_FORMAT", "SearchIndex", "field_terms"]
 
@@ -311,10 +316,13 @@ class _NamespaceKeys(Sequence[str]):
     def __len__(self) -> int:
         return len(self.ids)
 
-    @overload
-    def __getitem__(self, doc: int) -> str: ...
-    @overload
-    def __getitem__(self, doc: slice) -> list[str]: ...
+    if TYPE_CHECKING:
+
+        @overload
+        def __getitem__(self, doc: int) -> str: ...
+        @overload
+        def __getitem__(self, doc: slice) -> list[str]: ...
+
     def __getitem__(self, doc: int | slice) -> str | list[str]:
         if isinstance(doc, slice):
             return [self[i] for i in range(*doc.indices(len(self)))]

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from toolfind import wire
 
+# typing and contextlib cost a table command more than drawing its table: only the type
+# checker reads typing, and the progress bar imports contextlib when a build shows one.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Protocol, TypeAlias
+    from contextlib import AbstractContextManager
+    from typing import Any, Protocol, TypeAlias
 
     from toolfind.models import Category, Finding, SearchResult, Similar, Tool
 
@@ -43,7 +45,8 @@ if TYPE_CHECKING:
             show_header: bool = True,
         ) -> None: ...
 
-        def json(self, text: str) -> None: ...
+        def json(self, text: str) -> None:
+            """Print a JSON document as :func:`wire.dumps` wrote it."""
 
 
 class Styled:
@@ -278,19 +281,26 @@ def tune_report(report: Any) -> None:
     out.line(f"{report.trials} trials")
 
 
-@contextmanager
-def progress_bar(label: str, total: int | None) -> Iterator[Any]:
+def progress_bar(
+    label: str, total: int | None
+) -> AbstractContextManager[Callable[[int, int], None]]:
     """A progress bar on stderr; yields the ``(done, total)`` callback the core calls."""
+    from contextlib import contextmanager
+
     from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(label, total=total)
+    @contextmanager
+    def bar() -> Iterator[Callable[[int, int], None]]:
+        with Progress(console=Console(stderr=True), transient=True) as progress:
+            task = progress.add_task(label, total=total)
 
-        def update(done: int, all_: int) -> None:
-            progress.update(task, completed=done, total=all_)
+            def update(done: int, all_: int) -> None:
+                progress.update(task, completed=done, total=all_)
 
-        yield update
+            yield update
+
+    return bar()
 
 
 # -- Rich, on a terminal -------------------------------------------------------------------------
@@ -384,10 +394,9 @@ class PlainOutput:
         self.file.write("\n".join(lines) + "\n")
 
     def json(self, text: str) -> None:
-        # What Rich's print_json prints: the document re-indented by 2, non-ASCII as is.
-        import json
-
-        self.file.write(json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n")
+        # What Rich's print_json prints: the document indented by 2, non-ASCII as is, which
+        # is how wire.dumps wrote it (re-encoding it would change nothing but the time spent).
+        self.file.write(text + "\n")
 
 
 def table_lines(
