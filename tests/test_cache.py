@@ -611,3 +611,29 @@ def test_no_command_modifies_a_catalog_file(cat: Path) -> None:
         assert result.exit_code in (0, 1), (name, result.stderr)
         assert "Traceback" not in result.stdout + result.stderr
         assert _hashes(cat) == before, f"{name} changed a catalog file"
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+@pytest.mark.parametrize("collecting", [False, True])
+def test_decode_all_decodes_every_tool_and_gives_the_collector_back(
+    cat: Path, freeze: bool, collecting: bool
+) -> None:
+    import gc
+
+    load(cat)
+    table = load(cat)[0].index.tools
+    table[1]  # one decoded already: kept as it is
+    kept = table[1]
+    expected = list(load(cat)[0].index.tools)
+    was = gc.isenabled()
+    (gc.enable if collecting else gc.disable)()
+    frozen = gc.get_freeze_count()
+    try:
+        table.decode_all(freeze=freeze)
+        assert gc.isenabled() is collecting
+        assert (gc.get_freeze_count() > frozen) is (freeze and collecting)
+    finally:
+        gc.unfreeze()  # this test process lives on: give the collector everything back
+        (gc.enable if was else gc.disable)()
+    assert None not in table._decoded and table[1] is kept
+    assert list(table) == expected

@@ -139,6 +139,13 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
     return loaded.index
 
 
+def _decode_all(index: Any) -> None:
+    """Decode every tool of ``index`` at once, for a command that prints them all."""
+    from toolfind.columns import decode_for_printing
+
+    decode_for_printing(index.tools)
+
+
 def _load(
     catalogs: list[str] | None,
     no_cache: bool,
@@ -363,6 +370,7 @@ def list_(
     from toolfind import wire
 
     index = _open(catalog, no_cache)
+    _decode_all(index)
     wanted = set(tag or ())
     rows = [
         t
@@ -395,6 +403,7 @@ def schemas(
     from toolfind import wire
 
     index = _open(catalog, no_cache)
+    _decode_all(index)
     chosen = [t for t in index.tools if t.enabled and (include_deferred or not t.defer)]
     _emit([wire.tool_document(t, format_) for t in chosen])
 
@@ -467,7 +476,10 @@ def summaries(
         format_ = "json"
     from toolfind import wire
 
-    tools: list[Tool] = _open(catalog, no_cache).summaries(deferred=None if all_ else True)
+    index = _open(catalog, no_cache)
+    if all_:
+        _decode_all(index)
+    tools: list[Tool] = index.summaries(deferred=None if all_ else True)
     if format_ == "json":
         _emit([wire.summary_record(t) for t in tools])
         return

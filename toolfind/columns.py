@@ -292,9 +292,41 @@ class ToolTable(Sequence[Tool]):
         for i in range(len(self._decoded)):
             yield self[i]
 
+    def decode_all(self, *, freeze: bool = False) -> None:
+        """Decode every tool not decoded yet, with the cyclic garbage collector paused.
+
+        Decoding keeps every dict and list it makes, and a collector left on walks them again
+        and again as they pile up (measured: 10k tools decode in 0.16 s, 0.09 s paused). With
+        ``freeze`` everything alive then moves to the collector's permanent generation
+        (``gc.freeze``), so that later collections skip the tools too (printing 10k of them:
+        0.13 s -> 0.08 s): for a process that ends once it has used them, as a command does,
+        never for one that lives on, such as a server (cyclic garbage alive at that moment
+        would never be collected).
+        """
+        import gc
+
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for i, tool in enumerate(self._decoded):
+                if tool is None:
+                    self[i]
+        finally:
+            if was_enabled:
+                if freeze:
+                    gc.freeze()
+                gc.enable()
+
     def columns(self) -> tuple[Any, Any]:
         """The records end to end, and where each one starts (``Q``)."""
         return (self._blob, self._offsets)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         return (ToolTable, (pack(self._blob), pack(self._offsets)))
+
+
+def decode_for_printing(tools: Sequence[Tool]) -> None:
+    """Decode every tool of a loaded index for a command that prints them and ends (see
+    :meth:`ToolTable.decode_all`); a freshly built index's tools are decoded already."""
+    if isinstance(tools, ToolTable):
+        tools.decode_all(freeze=True)

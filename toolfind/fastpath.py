@@ -212,6 +212,10 @@ def _answer(index: Any, args: _Args) -> tuple[Any, str]:
     if command == "categories":
         return index.categories(), ""
     if command == "summaries":
+        if "--all" in flags:
+            from toolfind.columns import decode_for_printing
+
+            decode_for_printing(index.tools)
         return index.summaries(deferred=None if "--all" in flags else True), ""
     if command == "similar":
         return index.similar(args.name, args.limit), ""
