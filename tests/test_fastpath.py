@@ -153,7 +153,7 @@ def test_a_new_file_in_a_catalog_directory_invalidates(
         ["show", "nonexistent_tool_name"],
         ["show", "read_file", "--format", "gemini"],
         ["show", "read_file", "--format", "OpenAI"],
-        ["list", "--json"],
+        ["schemas", "--format", "openai"],
         ["search", "-k", "0", "file", "--json"],
     ],
 )
@@ -290,6 +290,12 @@ def both(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[tuple[str
         ["summaries", "--deferred", "--json"],
         ["summaries"],
         ["summaries", "--all"],
+        ["list"],
+        ["list", "--json"],
+        ["list", "--json", "--deferred"],
+        ["list", "--no-deferred", "--namespace", "files"],
+        ["list", "--json", "--namespace", "git", "--tag", "read-only"],
+        ["list", "--json", "--tag", "filesystem", "--tag", "read"],
     ],
 )
 def test_categories_and_summaries_are_byte_identical(
@@ -379,6 +385,7 @@ def test_index_commands_warn_about_skipped_entries_like_the_typer_app(
     )
     for args in (
         ["categories", "--json"],
+        ["list", "--json"],
         ["summaries", "--json"],
         ["summaries"],
         ["similar", "good_tool", "--json"],
@@ -411,6 +418,9 @@ def test_index_commands_warn_about_skipped_entries_like_the_typer_app(
         ["similar", "no_such_tool_anywhere", "--json"],
         ["similar", "read_file", "write_file", "--json"],
         ["categories", "--json", "--no-cache"],
+        ["list", "--deferred", "--no-deferred"],
+        ["list", "--namespace"],
+        ["list", "extra"],
     ],
 )
 def test_index_commands_fall_back_on_anything_else(
@@ -472,6 +482,7 @@ STDLIB_HEAVY |= {"contextlib", "enum"}
     "command",
     [
         ["categories", "--json"],
+        ["list", "--json"],
         ["summaries", "--all", "--json"],
         ["similar", "read_file", "--json"],
         ["similar", "read_file"],

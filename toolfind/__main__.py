@@ -28,7 +28,7 @@ _ONE_SHOT = frozenset(
 
 
 #: The commands the fast path may answer (see toolfind.fastpath) when the cache is warm.
-_FAST = frozenset({"search", "show", "categories", "summaries", "similar"})
+_FAST = frozenset({"search", "show", "list", "categories", "summaries", "similar"})
 
 
 def main() -> None:

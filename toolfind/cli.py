@@ -371,15 +371,7 @@ def list_(
 
     index = _open(catalog, no_cache)
     _decode_all(index)
-    wanted = set(tag or ())
-    rows = [
-        t
-        for t in index.tools
-        if t.enabled
-        and (namespace is None or t.namespace == namespace)
-        and (deferred is None or t.defer == deferred)
-        and (not wanted or wanted <= set(t.all_tags))  # all_tags costs: only when asked
-    ]
+    rows = index.listed(namespace, tag or (), deferred)
     if json_:
         _emit([wire.tool_row(t) for t in rows])
     else:

@@ -9,8 +9,8 @@ give byte-identical output for the same arguments (tested).
 
 ``search QUERY --json`` and ``show NAME --json`` read only what they print, through
 :class:`toolfind.segment.Segment`, importing only the standard library's cheapest modules.
-``categories``, ``summaries``, ``similar``, ``show`` (a table, or another ``--format``) and
-``search`` (a table, or with filters), JSON or not, load the cached index
+``list``, ``categories``, ``summaries``, ``similar``, ``show`` (a table, or another
+``--format``) and ``search`` (a table, or with filters), JSON or not, load the cached index
 (:func:`toolfind.cache.load_recorded`) and print through the very functions the Typer
 commands call: they skip Typer's import, about three times Python's start-up.
 """
@@ -101,6 +101,12 @@ def _parse(argv: list[str]) -> tuple[list[str], str, str, int, bool] | None:
 #: (how many times), whether they take one positional argument, and their default ``-k``
 #: (None: no ``-k``). ``search --json`` without filters is answered from the segment, above.
 _INDEX_COMMANDS: dict[str, tuple[frozenset[str], dict[str, bool], bool, int | None]] = {
+    "list": (
+        frozenset({"--json", "--deferred", "--no-deferred"}),
+        {"--namespace": False, "--tag": True},
+        False,
+        None,
+    ),
     "categories": (frozenset({"--json"}), {}, False, None),
     "summaries": (frozenset({"--json", "--all", "--deferred"}), {}, False, None),
     "similar": (frozenset({"--json"}), {}, True, 5),
@@ -158,7 +164,7 @@ def _parse_index_command(argv: list[str]) -> _Args | None:
         else:
             positional.append(arg)
         i += 1
-    if {"--all", "--deferred"} <= args.flags or len(positional) != (1 if takes_name else 0):
+    if any(pair <= args.flags for pair in _EXCLUSIVE) or len(positional) != int(takes_name):
         return None
     if takes_name:
         args.name = positional[0]
@@ -172,13 +178,17 @@ def _parse_index_command(argv: list[str]) -> _Args | None:
     return args
 
 
+#: Flags that exclude each other: Typer reports the first pair and keeps the last of the
+#: second; either way, leave it to Typer.
+_EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
+
 #: ``show --format`` choices, as the Typer command spells them (cli.ShowFormat).
 _SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
 
 
 def _run_on_index(argv: list[str]) -> int | None:
-    """``categories``, ``summaries``, ``similar``, ``show`` and ``search`` (``--json`` or a
-    table) from the cached index, printed by the functions the Typer commands call."""
+    """``list``, ``categories``, ``summaries``, ``similar``, ``show`` and ``search`` (``--json``
+    or a table) from the cached index, printed by the functions the Typer commands call."""
     args = _parse_index_command(argv)
     if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
@@ -209,6 +219,13 @@ def _run_on_index(argv: list[str]) -> int | None:
 def _answer(index: Any, args: _Args) -> tuple[Any, str]:
     """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
     command, flags = args.command, args.flags
+    if command == "list":
+        from toolfind.columns import decode_for_printing
+
+        decode_for_printing(index.tools)
+        deferred = True if "--deferred" in flags else False if "--no-deferred" in flags else None
+        namespace = args.values.get("--namespace", [None])[0]
+        return index.listed(namespace, args.values.get("--tag", ()), deferred), ""
     if command == "categories":
         return index.categories(), ""
     if command == "summaries":
@@ -242,6 +259,8 @@ def _render(args: _Args, items: Any) -> None:
 
     if args.command == "search":
         render.search(items, explain="--explain" in args.flags)
+    elif args.command == "list":
+        render.tools(items)
     elif args.command == "show":
         render.tool(*items)
     elif args.command == "similar":
@@ -262,6 +281,8 @@ def _json_text(command: str, items: Any, schema: bool) -> str:
         return wire.dumps(items[1])
     if command == "categories":
         return wire.dumps(wire.categories_record(items))
+    if command == "list":
+        return wire.dumps([wire.tool_row(t) for t in items])
     if command == "summaries":
         return wire.dumps([wire.summary_record(t) for t in items])
     return wire.dumps([wire.similar_record(s) for s in items])

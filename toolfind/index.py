@@ -1142,6 +1142,24 @@ class SearchIndex:
         (most common first, ties by tag)."""
         return [Category(*row) for row in self._categories]
 
+    def listed(
+        self,
+        namespace: str | None = None,
+        tags: Sequence[str] = (),
+        deferred: bool | None = None,
+    ) -> list[Tool]:
+        """Enabled tools in catalog order (``list``): of exactly this namespace, carrying
+        every tag given (annotation tags count), deferred or not (None: either)."""
+        wanted = set(tags)
+        return [
+            t
+            for t in self.tools
+            if t.enabled
+            and (namespace is None or t.namespace == namespace)
+            and (deferred is None or t.defer == deferred)
+            and (not wanted or wanted <= set(t.all_tags))  # all_tags costs: only when asked
+        ]
+
     def summaries(self, deferred: bool | None = True) -> list[Tool]:
         """Enabled tools in catalog order: only deferred ones (True), all (None), or only
         the ones not deferred (False)."""
