@@ -219,20 +219,18 @@ def _run_on_index(argv: list[str]) -> int | None:
 def _answer(index: Any, args: _Args) -> tuple[Any, str]:
     """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
     command, flags = args.command, args.flags
-    if command == "list":
-        from toolfind.columns import decode_for_printing
+    if command == "list" or (command == "summaries" and "--all" in flags):
+        from toolfind.columns import decode_for_printing  # (columns is loaded with the index)
 
-        decode_for_printing(index.tools)
-        deferred = True if "--deferred" in flags else False if "--no-deferred" in flags else None
+        decode_for_printing(index.tools)  # they print every tool
+    if command == "list":
+        deferred = {"--deferred": True, "--no-deferred": False}
+        wanted = next((deferred[f] for f in deferred if f in flags), None)
         namespace = args.values.get("--namespace", [None])[0]
-        return index.listed(namespace, args.values.get("--tag", ()), deferred), ""
+        return index.listed(namespace, args.values.get("--tag", ()), wanted), ""
     if command == "categories":
         return index.categories(), ""
     if command == "summaries":
-        if "--all" in flags:
-            from toolfind.columns import decode_for_printing
-
-            decode_for_printing(index.tools)
         return index.summaries(deferred=None if "--all" in flags else True), ""
     if command == "similar":
         return index.similar(args.name, args.limit), ""
