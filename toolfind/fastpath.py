@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from toolfind.tiers import TermPostings
+
 
 def run(argv: Sequence[str]) -> int | None:
     """Answer the command in ``argv`` from the cache, or return None to fall back."""
@@ -361,23 +363,18 @@ def _named_ids(seg: segment.Segment, query: str) -> list[int]:
 
 
 def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple[str, str] | None:
+    from toolfind import tiers
     from toolfind.analysis import query_terms, unmatched_words
 
-    acc: dict[int, float] = {}
     pairs = query_terms(query)
     matched: list[str] = []
+    terms: list[tiers.TermPostings] = []
     for term, _ in pairs:
         postings = seg.postings(term)
         if postings is None or not len(postings[0]):
             continue
         matched.append(term)
-        ids, scores = postings
-        if not acc:  # the first term: its impacts as they are, as the index starts
-            acc = dict(zip(ids, scores, strict=True))
-            continue
-        # acc[doc] += score for every posting, in C: a term's ids are distinct, so each get
-        # reads the total from before this term, as the index's accumulation does.
-        acc.update(zip(ids, map(add, map(acc.get, ids, repeat(0.0)), scores), strict=True))
+        terms.append(postings)
     unmatched = list(unmatched_words(pairs, matched))
     if not matched:
         return segment.render_search(query, [], unmatched), segment.unmatched_hint(unmatched)
@@ -386,9 +383,16 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
     exact = [d for d in _named_ids(seg, query) if record(d)[segment.ENABLED]]
     exact.sort(key=lambda d: (record(d)[segment.NAMESPACE], record(d)[segment.NAME]))
     exact = exact[:limit]
-    exact_scores = [acc.pop(d, 0.0) for d in exact]
+    exact_scores = [tiers.score_of(d, terms) for d in exact]
     room = limit - len(exact)
-    ranked = _top(acc, room)
+    found: dict[int, float] | None = {} if room <= 0 else None
+    if found is None and any(tier is not None for *_, tier in terms):
+        found = tiers.top_candidates(terms, room, exact)
+    if found is None:
+        found = _accumulate(terms)
+        for d in exact:
+            found.pop(d, None)
+    ranked = _top(found, room)
     # Ties by name, namespace, then id: the index's order (SearchIndex._rank_of).
     ranked.sort(
         key=lambda item: (
@@ -405,6 +409,20 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
     ]
     hits += [segment.hit_document(record(d), s, "ranked", schema) for d, s in ranked]
     return segment.render_search(query, hits, unmatched), segment.unmatched_hint(unmatched)
+
+
+def _accumulate(terms: Sequence[TermPostings]) -> dict[int, float]:
+    """Every matching tool's score: the terms' impacts added in query order, as the index
+    adds them (the first term's as they are)."""
+    acc: dict[int, float] = {}
+    for ids, scores, _ in terms:
+        if not acc:
+            acc = dict(zip(ids, scores, strict=True))
+            continue
+        # acc[doc] += score for every posting, in C: a term's ids are distinct, so each get
+        # reads the total from before this term, as the index's accumulation does.
+        acc.update(zip(ids, map(add, map(acc.get, ids, repeat(0.0)), scores), strict=True))
+    return acc
 
 
 def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:

@@ -39,7 +39,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, repeat
 from operator import add, mul
 
-from toolfind import analysis, bm25f
+from toolfind import analysis, bm25f, tiers
 from toolfind.columns import KeyedIds, StringTable, ToolTable, column, pack, unpack
 from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
 from toolfind.models import (
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["INDEX_FORMAT", "SearchIndex", "field_terms"]
 
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 
 #: Nested parameter schemas deeper than this are not indexed; neither are more nodes than
 #: _MAX_PARAM_NODES per tool (a hostile schema must not make indexing slow).
@@ -347,6 +347,7 @@ _COLUMNS = (
     "_pair_vec",
     "_pairs",
     "_rank_of",
+    "_tiers",
 )
 
 
@@ -380,6 +381,8 @@ class SearchIndex:
         "_tag_ids",
         "_terms",
         "_tfvecs",
+        "_tier_of",
+        "_tiers",
         "_vec",
         "_weights",
         "format",
@@ -417,6 +420,8 @@ class SearchIndex:
     _max: Sequence[float]
     _idocs: Sequence[int]
     _ioffsets: Sequence[int]
+    _tiers: Sequence[int]
+    _tier_of: dict[int, tuple[int, int, float]]
     _weights: tuple[float, ...]
     _accelerated: bool
     _vec: tuple[Any, Any, Any] | None
@@ -528,6 +533,10 @@ class SearchIndex:
             or self._ioffsets[-1] != len(self._idocs)
             or len(self._idocs) != len(self._imp)
             or len(self._pair_vec) != len(self._pair_doc)
+            or any(
+                not (0 <= t < n_terms and 0 <= a <= b <= len(self._tiers))
+                for t, (a, b, _) in self._tier_of.items()
+            )
         ):
             raise ValueError("the index's columns disagree")
 
@@ -603,6 +612,11 @@ class SearchIndex:
             "d",
             [max(imp[ioffsets[t] : ioffsets[t + 1]], default=0.0) for t in range(n_terms)],
         )
+        self._build_tiers(None)
+
+    def _build_tiers(self, np: Any) -> None:
+        """The impact tiers of the long posting lists (see :mod:`toolfind.tiers`)."""
+        self._tiers, self._tier_of = tiers.build(self._ioffsets, self._imp, np)
 
     def _apply_vectorized(self, np: Any, params: ScoringParams) -> bool:
         """:meth:`_apply` with numpy, bit for bit: the same IEEE operations on each value in
@@ -641,6 +655,7 @@ class SearchIndex:
         self._imp = array("d", imp.tobytes())
         self._max = array("d", np.maximum.reduceat(imp, offsets[:-1]).tobytes())
         self._idf, self._idocs, self._ioffsets = idf, self._docs, self._offsets
+        self._build_tiers(np)
         return True
 
     # ------------------------------------------------------------------ views for the segment
@@ -846,12 +861,30 @@ class SearchIndex:
             self.accelerate()  # even one such query pays numpy's import back, if installed
         if self._accelerated and total >= _VECTOR_MIN_POSTINGS:
             return self._rank_vectorized(term_ids, k, keep, min_score, skip, weights)
+        if weights is None and any(t in self._tier_of for t in term_ids):
+            found = tiers.top_candidates(self._tiered_postings(term_ids), k, skip, keep)
+            if found is not None:
+                return self._top(found, k, None, min_score)
         if len(term_ids) > 1 and total >= _PRUNE_MIN_POSTINGS:
             return self._rank_pruned(term_ids, sizes, k, keep, min_score, skip, weights)
         acc = self._accumulate(term_ids, weights)
         for doc in skip:
             acc.pop(doc, None)
         return self._top(acc, k, keep, min_score)
+
+    def _tiered_postings(self, term_ids: Sequence[int]) -> list[tiers.TermPostings]:
+        """Each term's postings and tier, as :func:`tiers.top_candidates` reads them."""
+        off, idocs, imp, positions = self._ioffsets, self._idocs, self._imp, self._tiers
+        out: list[tiers.TermPostings] = []
+        for t in term_ids:
+            a, b = off[t], off[t + 1]
+            tier = self._tier_of.get(t)
+            if tier is None:
+                out.append((idocs[a:b], imp[a:b], None))
+            else:
+                start, end, cut = tier
+                out.append((idocs[a:b], imp[a:b], (positions[start:end], cut)))
+        return out
 
     def _rank_vectorized(
         self,

@@ -37,11 +37,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
+    from toolfind.tiers import TermPostings
+
 #: First bytes of an index file. Its last-but-two byte is the layout's version.
 MAGIC = b"TFIDX\x03\n\x00"
 #: Bump on any change to the directory or to what the reader expects of the columns and
 #: records: the cache key includes it, so a file another version wrote is never read.
-FORMAT = 5
+FORMAT = 6
 _U64 = 8
 #: More parts than this is a damaged header (an index has a few dozen).
 MAX_PARTS = 1 << 16
@@ -390,6 +392,7 @@ def directory(
             "tools": len(tools),
             "columns": columns,
             "extras": _native_extras(index.tools),
+            "tier_of": index._tier_of,
             "warnings": tuple(f"Warning: skipped {f}" for f in findings),
         }
     )
@@ -404,6 +407,7 @@ COLUMNS = (
     "ioffsets",
     "idocs",
     "imp",
+    "tiers",
     "keys.blob",
     "keys.offsets",
     "keys.buckets",
@@ -443,6 +447,7 @@ def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
             "ioffsets": index._ioffsets,
             "idocs": index._idocs,
             "imp": index._imp,
+            "tiers": index._tiers,
             "keys.groups": keys[1],
             "keys.ids": keys[2],
         }
@@ -523,10 +528,20 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         if length % size:
             raise ValueError(f"column {name} is not whole items")
         columns[name] = (offset, length // size, code, size)
-    warnings, extras = found["warnings"], found["extras"]
+    warnings, extras, tier_of = found["warnings"], found["extras"], found["tier_of"]
     if not isinstance(warnings, tuple) or not isinstance(extras, dict):
         raise ValueError("index file directory is malformed")
-    return {"columns": columns, "warnings": warnings, "extras": extras, "tools": found["tools"]}
+    if not isinstance(tier_of, dict) or any(
+        not 0 <= start <= end <= columns["tiers"][1] for start, end, _ in tier_of.values()
+    ):
+        raise ValueError("index file directory is malformed")
+    return {
+        "columns": columns,
+        "warnings": warnings,
+        "extras": extras,
+        "tier_of": tier_of,
+        "tools": found["tools"],
+    }
 
 
 class Segment:
@@ -548,6 +563,7 @@ class Segment:
         self._columns: dict[str, tuple[int, int, str, int]] = found["columns"]
         self.warnings: tuple[str, ...] = found["warnings"]
         self.extras: dict[int, tuple[str, ...]] = found["extras"]
+        self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
         self._records: dict[int, tuple[Any, ...]] = {}
 
     def _bytes(self, name: str, i: int, j: int) -> bytes:
@@ -575,14 +591,20 @@ class Segment:
                 return int(i)
         return None
 
-    def postings(self, term: str) -> tuple[Sequence[int], Sequence[float]] | None:
-        """The ids of the tools ``term`` occurs in (ascending) and its impact in each, exactly
-        as ``SearchIndex.impacts`` gives them; None for a term of no tool."""
+    def postings(self, term: str) -> TermPostings | None:
+        """The ids of the tools ``term`` occurs in (ascending), its impact in each (exactly as
+        ``SearchIndex.impacts`` gives them) and its impact tier if it has one, as
+        ``tiers.top_candidates`` reads them; None for a term of no tool."""
         t = self._find("terms", term)
         if t is None:
             return None
         a, b = self._items("ioffsets", t, t + 2)
-        return self._items("idocs", a, b), self._items("imp", a, b)
+        tier = self._tier_of.get(t)
+        return (
+            self._items("idocs", a, b),
+            self._items("imp", a, b),
+            None if tier is None else (self._items("tiers", tier[0], tier[1]), tier[2]),
+        )
 
     def names_for(self, key: str) -> Sequence[int]:
         """Ids of the tools whose name or alias has this ``analysis.name_key``."""
