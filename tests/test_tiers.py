@@ -258,3 +258,16 @@ def tiered_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     done = runner.invoke(app, ["search", "w0", "-c", str(path), "--json"])
     assert done.exit_code == 0, done.stderr
     return str(path)
+
+
+def test_an_index_whose_tiers_point_outside_their_column_fails_its_check(
+    tiered_index: SearchIndex,
+) -> None:
+    tiered_index.check()
+    term, (start, _, cut) = next(iter(tiered_index._tier_of.items()))
+    broken = SearchIndex.__new__(SearchIndex)
+    for slot in SearchIndex.__slots__:
+        setattr(broken, slot, getattr(tiered_index, slot))
+    broken._tier_of = {term: (start, len(tiered_index._tiers) + 1, cut)}
+    with pytest.raises(ValueError, match="disagree"):
+        broken.check()

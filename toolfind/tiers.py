@@ -23,7 +23,8 @@ algorithm ("Optimal aggregation algorithms for middleware", PODS 2001) and of Ma
    caller scans as before: tiers never change a result, only how fast it comes.
 
 Used by :class:`~toolfind.index.SearchIndex` (pure-Python queries) and by the fast path, which
-reads the same columns from the index file. Imports only builtin modules and :mod:`heapq`.
+reads the same columns from the index file. It imports only bisect, itertools and operator
+(heapq when a query gets that far): the warm path pays a fraction of a millisecond for it.
 """
 
 from __future__ import annotations
