@@ -8,11 +8,12 @@ all integers of the header little-endian, every part 8-aligned. Part 0 is the *d
 (marshalled builtins), part 1 the pickle of the whole index (what the Typer path and the Python
 API load; see :mod:`toolfind.cache`), then the pickle's out-of-band buffers: the index's
 columns (:mod:`toolfind.columns`), each a part. The directory names the parts that hold the
-columns a warm ``search --json`` / ``show --json`` reads (the terms' string table and their
-impact postings, the name keys, the names, the marshalled tool records), with their item type,
-plus the load warnings. So :class:`Segment` answers by reading a few dozen bytes per query term
+columns a warm ``search --json`` / ``show --json`` reads (the terms' string table, their
+impact postings and tiers, the name keys, the names, the marshalled tool records), with their
+item type, plus the load warnings and where each term's tier lies. So :class:`Segment` answers by reading a few dozen bytes per query term
 and one record per printed tool, straight from the columns the index itself uses: nothing is
-stored twice, and writing the cache costs the pickle and a directory of a few hundred bytes.
+stored twice, and writing the cache costs the pickle and a directory of a few hundred bytes
+(a few KiB with many impact tiers).
 
 The tool records are ``columns.ToolTable``'s (marshalled once per tool, for both paths); the
 few a query prints are turned into their ``--json`` documents here (:func:`hit_document`,
@@ -380,7 +381,8 @@ def directory(
 
     ``tools`` is the ``columns.ToolTable`` pickled with ``index``; ``part_of(column)`` gives
     the part a column was written as (raising KeyError for one that was not). A few hundred
-    bytes, whatever the index's size: the warm path reads the index's own columns.
+    bytes, plus about 20 per impact tier (a few KiB at 100k tools: one tier per very common
+    word); never per tool: the warm path reads the index's own columns.
     """
     columns = {
         name: (part_of(column), _type_code(column))
