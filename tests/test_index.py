@@ -596,13 +596,15 @@ def test_similar_skips_the_postings_of_common_words(monkeypatch: pytest.MonkeyPa
     tools += [Tool(name=f"rare{i}", description=f"{common} zebra okapi quagga") for i in range(8)]
     index = SearchIndex.build(tools)
     scanned: list[int] = []
-    add_into = index_module._add_into
+    from toolfind import tiers
+
+    add_into = tiers.add_into
 
     def counting(acc: dict[int, float], docs: Any, impacts: Any) -> None:
         scanned.append(len(docs))
         add_into(acc, docs, impacts)
 
-    monkeypatch.setattr(index_module, "_add_into", counting)
+    monkeypatch.setattr(tiers, "add_into", counting)
     got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar("rare0", 5)]
     assert got == _similar_by_definition(index, "rare0", 5)
     assert [name for name, *_ in got] == ["rare1", "rare2", "rare3", "rare4", "rare5"]

@@ -22,7 +22,6 @@ or stale file is a miss (rebuild, one line through ``warn``, carry on).
 
 from __future__ import annotations
 
-import gc
 import io
 import marshal
 import mmap
@@ -30,7 +29,7 @@ import os
 import stat
 
 from toolfind import segment
-from toolfind.columns import ToolTable
+from toolfind.columns import ToolTable, collector_paused
 from toolfind.errors import CacheError
 from toolfind.models import Finding, ScoringParams, frozen_dataclass
 
@@ -41,7 +40,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from pathlib import Path
-    from types import TracebackType
     from typing import Any
 
     Warn = Callable[[str], None]
@@ -125,7 +123,7 @@ def load_index(
     files = catalog.discover(paths)
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
-        with _gc_paused():
+        with collector_paused(freeze=True):
             return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
     store = CacheStore(cache_root or cache_dir(), warn)
@@ -138,7 +136,7 @@ def load_index(
     key = known if isinstance(known, str) else cache_key(fingerprint, digests)
     loaded = store.read_index(key)
     if loaded is None:
-        with _gc_paused():
+        with collector_paused(freeze=True):
             loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:
@@ -161,36 +159,6 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
         return None
     key = entry.get("key")
     return store.read_index(key) if isinstance(key, str) else None
-
-
-class _gc_paused:  # noqa: N801 - used as a function: ``with _gc_paused():``
-    """Run a build with the cyclic garbage collector off.
-
-    A build (and encoding a segment) allocates millions of small objects and frees almost
-    none, and they form no cycles; left on, the collector keeps re-walking all of them
-    (measured: a tenth of a 10k build). It is turned back on, as it was, whatever happens.
-
-    Before it is, every object alive is moved to the collector's permanent generation
-    (``gc.freeze``): else the first allocation after ``gc.enable`` walks all the millions
-    allocated meanwhile, still in the youngest generation (measured: 0.26 s after a 10k
-    build), and later collections walk them again. Frozen objects are still freed by
-    reference counting when the index goes; only a reference cycle that was garbage at this
-    moment stays uncollected, and the index holds none.
-    """
-
-    def __enter__(self) -> None:
-        self.was_enabled = gc.isenabled()
-        gc.disable()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        if self.was_enabled:
-            gc.freeze()
-            gc.enable()
 
 
 def cache_key(fingerprint: str, digests: dict[str, str]) -> str:

@@ -19,6 +19,7 @@ restricted unpickler can allow exactly this module.
 
 from __future__ import annotations
 
+import gc
 import marshal
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -303,19 +304,10 @@ class ToolTable(Sequence[Tool]):
         never for one that lives on, such as a server (cyclic garbage alive at that moment
         would never be collected).
         """
-        import gc
-
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
+        with collector_paused(freeze=freeze):
             for i, tool in enumerate(self._decoded):
                 if tool is None:
                     self[i]
-        finally:
-            if was_enabled:
-                if freeze:
-                    gc.freeze()
-                gc.enable()
 
     def columns(self) -> tuple[Any, Any]:
         """The records end to end, and where each one starts (``Q``)."""
@@ -323,6 +315,36 @@ class ToolTable(Sequence[Tool]):
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         return (ToolTable, (pack(self._blob), pack(self._offsets)))
+
+
+class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused(...):``
+    """Run a build, or the decoding of every tool, with the cyclic garbage collector off.
+
+    Both allocate millions of small objects (dicts, lists, tuples) and free almost none, and
+    they form no cycles; left on, the collector keeps re-walking all of them as they pile up
+    (measured: a tenth of a 10k build; 10k tools decode in 0.16 s, 0.09 s paused). It is
+    turned back on, as it was, whatever happens.
+
+    With ``freeze``, every object alive is first moved to the collector's permanent
+    generation (``gc.freeze``): else the first allocation after ``gc.enable`` walks all the
+    millions allocated meanwhile, still in the youngest generation (measured: 0.26 s after a
+    10k build), and later collections walk them again. Frozen objects are still freed by
+    reference counting; only a reference cycle that was garbage at this moment stays
+    uncollected, and an index holds none.
+    """
+
+    def __init__(self, *, freeze: bool) -> None:
+        self.freeze = freeze
+
+    def __enter__(self) -> None:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.was_enabled:
+            if self.freeze:
+                gc.freeze()
+            gc.enable()
 
 
 def decode_for_printing(tools: Sequence[Tool]) -> None:

@@ -20,8 +20,7 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from itertools import compress, repeat
-from operator import add
+from itertools import compress
 
 from toolfind import segment
 
@@ -413,15 +412,12 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
 
 def _accumulate(terms: Sequence[TermPostings]) -> dict[int, float]:
     """Every matching tool's score: the terms' impacts added in query order, as the index
-    adds them (the first term's as they are)."""
+    adds them."""
+    from toolfind.tiers import add_into
+
     acc: dict[int, float] = {}
     for ids, scores, _ in terms:
-        if not acc:
-            acc = dict(zip(ids, scores, strict=True))
-            continue
-        # acc[doc] += score for every posting, in C: a term's ids are distinct, so each get
-        # reads the total from before this term, as the index's accumulation does.
-        acc.update(zip(ids, map(add, map(acc.get, ids, repeat(0.0)), scores), strict=True))
+        add_into(acc, ids, scores)
     return acc
 
 

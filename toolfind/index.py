@@ -37,7 +37,7 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, repeat
-from operator import add, mul
+from operator import mul
 
 from toolfind import analysis, bm25f, tiers
 from toolfind.columns import KeyedIds, StringTable, ToolTable, column, pack, unpack
@@ -232,15 +232,6 @@ def _analyse(tools: Sequence[Tool], tags: Sequence[Sequence[str]]) -> _Analysed:
                 pair_doc.append(doc)
             pair_lists[term].append(posting)
     return out
-
-
-def _add_into(acc: dict[int, float], docs: Sequence[int], impacts: Iterable[float]) -> None:
-    """``acc[d] = acc.get(d, 0.0) + s`` for each posting, iterated in C (3-4x a Python loop).
-
-    A term's tool ids are distinct, so each ``get`` reads the total from before this term:
-    the same float additions, in the same order, as the loop.
-    """
-    acc.update(zip(docs, map(add, map(acc.get, docs, repeat(0.0)), impacts), strict=True))
 
 
 #: :func:`_at_or_above_kth` estimates its cut-off from every this-many-th total.
@@ -755,11 +746,7 @@ class SearchIndex:
         acc: dict[int, float] = {}
         for j, t in enumerate(term_ids):
             a, b = self._ioffsets[t], self._ioffsets[t + 1]
-            docs, scores = self._idocs[a:b], self._weighted(a, b, weights, j)
-            if acc:
-                _add_into(acc, docs, scores)
-            else:
-                acc = dict(zip(docs, scores, strict=True))
+            tiers.add_into(acc, self._idocs[a:b], self._weighted(a, b, weights, j))
         return acc
 
     def _weighted(self, a: int, b: int, weights: Sequence[float] | None, j: int) -> Iterable[float]:
@@ -1004,11 +991,7 @@ class SearchIndex:
         acc: dict[int, float] = {}
         for j, t in enumerate(term_ids):
             a, b = off[t], off[t + 1]
-            scores = self._weighted(a, b, weights, j)
-            if acc:
-                _add_into(acc, idocs[a:b], scores)
-            else:
-                acc = dict(zip(idocs[a:b], scores, strict=True))
+            tiers.add_into(acc, idocs[a:b], self._weighted(a, b, weights, j))
             if j + 1 == len(term_ids) or later[j + 1] <= len(acc):
                 continue  # checking would cost more than the scan it could save
             theta = self._kth(acc, k, keep, skip)

@@ -10,10 +10,10 @@ API load; see :mod:`toolfind.cache`), then the pickle's out-of-band buffers: the
 columns (:mod:`toolfind.columns`), each a part. The directory names the parts that hold the
 columns a warm ``search --json`` / ``show --json`` reads (the terms' string table, their
 impact postings and tiers, the name keys, the names, the marshalled tool records), with their
-item type, plus the load warnings and where each term's tier lies. So :class:`Segment` answers by reading a few dozen bytes per query term
-and one record per printed tool, straight from the columns the index itself uses: nothing is
-stored twice, and writing the cache costs the pickle and a directory of a few hundred bytes
-(a few KiB with many impact tiers).
+item type, plus the load warnings and where each term's tier lies. So :class:`Segment` answers
+by reading the query terms' postings and one record per printed tool, straight from the
+columns the index itself uses: nothing is stored twice, and writing the cache costs the pickle
+and a directory of a few hundred bytes (a few KiB with many impact tiers).
 
 The tool records are ``columns.ToolTable``'s (marshalled once per tool, for both paths); the
 few a query prints are turned into their ``--json`` documents here (:func:`hit_document`,

@@ -36,7 +36,7 @@ from operator import add, le, or_, sub
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from array import array
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Callable, Collection, Iterable, Sequence
     from typing import Any
 
     #: A query term's postings: tool ids (ascending), impacts, and its tier, if it has one:
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     Tier = tuple[Sequence[int], float]
     TermPostings = tuple[Sequence[int], Sequence[float], Tier | None]
 
-__all__ = ["MIN_POSTINGS", "build", "top_candidates"]
+__all__ = ["MIN_POSTINGS", "add_into", "build", "score_of", "top_candidates"]
 
 #: Terms with at least this many postings get a tier (at 10k synthetic tools the commonest
 #: words have about 4.5k; a shorter list is scanned in about a millisecond anyway).
@@ -77,28 +77,27 @@ def build(
     """
     from array import array  # a build's; the warm path never builds
 
+    def at_or_above(a: int, b: int, cut: float) -> array[int]:
+        """Positions (relative to ``a``) of the impacts ``a..b`` that reach ``cut``."""
+        if np is None:
+            return array("i", compress(range(b - a), map(cut.__le__, impacts[a:b])))
+        found = array("i")
+        found.frombytes(np.flatnonzero(values[a:b] >= cut).astype(np.intc).tobytes())
+        return found
+
+    values: Any = None if np is None else np.frombuffer(impacts, dtype=np.float64)
     positions = array("i")
     tier_of: dict[int, tuple[int, int, float]] = {}
-    if np is not None:
-        values_of = np.frombuffer(impacts, dtype=np.float64)
     least = MIN_POSTINGS if min_postings is None else max(1, min_postings)
     sizes = map(sub, offsets[1:], offsets[:-1])
     for t in compress(range(len(offsets) - 1), map(le, repeat(least), sizes)):
         a, b = offsets[t], offsets[t + 1]
         sample = sorted(impacts[a:b:_SAMPLE_STRIDE])
         cut = sample[-max(1, len(sample) // _SHARE)]
-        if np is not None:
-            tier = np.flatnonzero(values_of[a:b] >= cut).astype(np.intc)
-            count = len(tier)
-        else:
-            tier = list(compress(range(b - a), map(cut.__le__, impacts[a:b])))
-            count = len(tier)
-        if cut > 0.0 and 2 * count < b - a:
-            tier_of[t] = (len(positions), len(positions) + count, cut)
-            if np is not None:
-                positions.frombytes(tier.tobytes())
-            else:
-                positions += array("i", tier)
+        tier = at_or_above(a, b, cut)
+        if cut > 0.0 and 2 * len(tier) < b - a:
+            tier_of[t] = (len(positions), len(positions) + len(tier), cut)
+            positions += tier
     return positions, tier_of
 
 
@@ -164,11 +163,11 @@ def _read(terms: Sequence[TermPostings]) -> tuple[dict[int, float], dict[int, in
     cuts: list[float] = []
     for docs, impacts, tier in terms:
         if tier is None:
-            _add_into(partial, docs, impacts)
+            add_into(partial, docs, impacts)
             continue
         positions, cut = tier
         tier_docs = list(map(docs.__getitem__, positions))
-        _add_into(partial, tier_docs, map(impacts.__getitem__, positions))
+        add_into(partial, tier_docs, map(impacts.__getitem__, positions))
         bits = map(or_, map(seen.get, tier_docs, repeat(0)), repeat(1 << len(cuts)))
         seen.update(zip(tier_docs, bits, strict=True))
         cuts.append(cut)
@@ -186,8 +185,14 @@ def score_of(doc: int, terms: Sequence[TermPostings]) -> float:
     return 0.0 if score is None else score
 
 
-def _add_into(acc: dict[int, float], docs: Sequence[int], impacts: Any) -> None:
-    """``acc[d] = acc[d] + s`` (or ``s`` for a new ``d``) per posting, in C."""
+def add_into(acc: dict[int, float], docs: Sequence[int], impacts: Iterable[float]) -> None:
+    """``acc[d] = acc.get(d, 0.0) + s`` for each posting (a new tool gets ``s`` as it is),
+    iterated in C (3-4x a Python loop).
+
+    A term's tool ids are distinct, so each ``get`` reads the total from before this term:
+    the same float additions, in the same order, as the loop. The index and the fast path add
+    their postings up with it.
+    """
     if acc:
         acc.update(zip(docs, map(add, map(acc.get, docs, repeat(0.0)), impacts), strict=True))
     else:
