@@ -181,8 +181,8 @@ def rss():
         if line.startswith('VmRSS:'):
             return int(line.split()[1]) * 1024
     return 0
-from toolfind.cache import load_index
-import toolfind.index, toolfind.analysis
+from toolfind.store.cache import load_index
+import toolfind.store.index, toolfind.core.analysis
 imported = rss()
 loaded = load_index([Path({str(catalog)!r})])
 after = rss()

@@ -13,7 +13,7 @@ Prints MRR@10, R@1/5/10 and NDCG@10 for seal-tools ``dev``, ``test_in_domain``,
 - toolfind builds its index from Tools made directly from the JSONL rows (no namespace, so
   every tool is searched on its own text) and ranks with ``SearchIndex.search``, exactly as the
   CLI does (exact-name hits first).
-- "toolfind tuned" runs ``toolfind.evaluate.tune`` on seal-tools ``dev`` only and applies the
+- "toolfind tuned" runs ``toolfind.eval.evaluate.tune`` on seal-tools ``dev`` only and applies the
   chosen settings to every set; test splits and metatool never influence it.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from toolfind.evaluate import (  # noqa: E402
+from toolfind.eval.evaluate import (  # noqa: E402
     METRIC_LABELS,
     METRICS,
     Metrics,
@@ -39,8 +39,8 @@ from toolfind.evaluate import (  # noqa: E402
     query_metrics,
     tune,
 )
+from toolfind.eval.queries import JudgedQuery, load_queries, resolve_queries  # noqa: E402
 from toolfind.models import ScoringParams, Tool  # noqa: E402
-from toolfind.queries import JudgedQuery, load_queries, resolve_queries  # noqa: E402
 
 SEAL_SPLITS = ("dev", "test_in_domain", "test_out_domain")
 
@@ -140,7 +140,7 @@ def bm25s_metrics(ranker: Bm25sRanker, judged: Sequence[JudgedQuery]) -> dict[st
 
 
 def build_index(tools: Sequence[Tool], params: ScoringParams | None = None) -> Any:
-    from toolfind.index import SearchIndex
+    from toolfind.store.index import SearchIndex
 
     return SearchIndex.build(tools, params or ScoringParams())
 
@@ -254,10 +254,10 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
 
 
 def _variants() -> dict[str, Callable[[], None]]:
-    """Ways to change toolfind's analysis, each a function that patches ``toolfind.analysis``."""
+    """Ways to change toolfind's analysis, each a function that patches ``toolfind.core.analysis``."""
     import Stemmer
 
-    from toolfind import analysis
+    from toolfind.core import analysis
 
     original_span = analysis._analyze_span
 
@@ -336,7 +336,7 @@ def _variants() -> dict[str, Callable[[], None]]:
 
 def analysis_experiments(data: Path, params: ScoringParams, progress: Callable[[str], None]) -> str:
     """Each analysis variant with ``params``, measured on seal-tools dev only."""
-    from toolfind import analysis
+    from toolfind.core import analysis
 
     saved = {k: getattr(analysis, k) for k in ("_stem", "_STOP_TERMS", "_analyze_span")}
     seal = load_set(data, "seal-tools")

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import toolfind
-from toolfind import analysis
-from toolfind.analysis import (
+from toolfind.core import analysis
+from toolfind.core.analysis import (
     analyze_identifier,
     analyze_prose,
     analyze_query,
@@ -152,7 +152,7 @@ def test_lookup_name_prefers_exact_then_key_then_qualified() -> None:
 
 def test_importing_analysis_loads_no_heavy_module() -> None:
     code = (
-        "import sys; before = set(sys.modules); import toolfind.analysis; "
+        "import sys; before = set(sys.modules); import toolfind.core.analysis; "
         "print(' '.join(sorted(set(sys.modules) - before)))"
     )
     root = Path(toolfind.__file__).resolve().parent.parent

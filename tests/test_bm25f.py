@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolfind import bm25f
-from toolfind.analysis import analyze_prose, analyze_query
-from toolfind.index import SearchIndex
+from toolfind.core import bm25f
+from toolfind.core.analysis import analyze_prose, analyze_query
 from toolfind.models import FieldWeights, ScoringParams, Tool
+from toolfind.store.index import SearchIndex
 
 DESCRIPTIONS = [
     "Compress files into a zip archive",

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from toolfind import cache, fastpath, segment
-from toolfind.cli import app
+from toolfind.cli import fast as fastpath
+from toolfind.cli.app import app
 from toolfind.models import FieldWeights, ScoringParams
+from toolfind.store import cache, segment
 
 runner = CliRunner()
 QUERY = "read a file"
@@ -514,7 +515,8 @@ def test_a_recorded_run_answers_until_a_catalog_changes(
     def forbidden(*_: Any, **__: Any) -> Any:
         raise AssertionError("a recorded run reads no config and discovers no catalogs")
 
-    from toolfind import catalog, config
+    from toolfind import config
+    from toolfind.catalog import loader as catalog
 
     with monkeypatch.context() as patch:
         patch.setattr(catalog, "discover", forbidden)

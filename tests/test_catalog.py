@@ -1,4 +1,4 @@
-"""Tests for toolfind.catalog: discovery, safe parsing, validation messages, lint."""
+"""Tests for toolfind.catalog.loader: discovery, safe parsing, validation messages, lint."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolfind import catalog
+from toolfind.catalog import loader as catalog
+from toolfind.catalog.formats import CARRIES, FORMATS, detect_entry, tool_to_format
 from toolfind.errors import CatalogError
-from toolfind.formats import CARRIES, FORMATS, detect_entry, tool_to_format
 from toolfind.models import LoadResult, Tool
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -569,7 +569,7 @@ def test_file_digest_is_the_sha256_of_the_bytes(tmp_path: Path) -> None:
 
 
 def test_importing_catalog_does_not_import_yaml_or_jsonschema() -> None:
-    code = "import sys, toolfind.catalog; print(sorted(m for m in ('yaml', 'jsonschema') if m in sys.modules))"
+    code = "import sys, toolfind.catalog.loader; print(sorted(m for m in ('yaml', 'jsonschema') if m in sys.modules))"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
@@ -1033,7 +1033,7 @@ def test_the_fast_entry_rules_cover_every_key_of_the_packaged_schemas() -> None:
 
 def test_loading_well_formed_catalogs_never_imports_jsonschema() -> None:
     code = (
-        "import sys; from pathlib import Path; from toolfind import catalog; "
+        "import sys; from pathlib import Path; from toolfind.catalog import loader as catalog; "
         f"r = catalog.load([Path({str(REPO / 'catalogs')!r}), Path({str(FIXTURES / 'mcp')!r})]); "
         "print(len(r.tools), len(r.errors), 'jsonschema' in sys.modules)"
     )

@@ -26,8 +26,9 @@ from typer.testing import CliRunner
 
 import toolfind.__main__ as toolfind_main
 from tests.conftest import REPO, SHIPPED
-from toolfind import cli, render, wire
-from toolfind.cli import app, app_for
+from toolfind.cli import app as cli
+from toolfind.cli.app import app, app_for
+from toolfind.output import render, wire
 
 runner = CliRunner()
 
@@ -375,19 +376,19 @@ def imported_modules(*args: str) -> set[str]:
 #: Not needed to print a path or the version: JSON, Rich, the catalog readers, the MCP server,
 #: the data model, the config, the cache and the index.
 HEAVY = {"json", "rich", "yaml", "jsonschema", "mcp", "pickle", "dataclasses"}
-HEAVY |= {"toolfind.models", "toolfind.config", "toolfind.cache", "toolfind.index"}
+HEAVY |= {"toolfind.models", "toolfind.config", "toolfind.store.cache", "toolfind.store.index"}
 
 
 @pytest.mark.parametrize("args", [["cache", "path"], ["--version"]])
 def test_light_commands_import_nothing_heavy(args: list[str]) -> None:
     modules = imported_modules(*args)
-    assert "toolfind.cli" in modules
+    assert "toolfind.cli.app" in modules
     packages = {m.split(".")[0] for m in modules}
     assert not (modules | packages) & HEAVY
 
 
 class FakeSpinners:
-    """Stands in for toolfind.render: records the spinners started and stopped."""
+    """Stands in for toolfind.output.render: records the spinners started and stopped."""
 
     def __init__(self) -> None:
         self.started = threading.Event()

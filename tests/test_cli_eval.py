@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tests.test_cli import SMALL, write
-from toolfind.cli import app
+from toolfind.cli.app import app
 
 runner = CliRunner()
 

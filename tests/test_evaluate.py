@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import pytest
 
 from toolfind.errors import ConfigError, ToolfindError
-from toolfind.evaluate import (
+from toolfind.eval.evaluate import (
     Metrics,
     Threshold,
     check_thresholds,
@@ -25,9 +25,9 @@ from toolfind.evaluate import (
     split_queries,
     tune,
 )
-from toolfind.index import SearchIndex
+from toolfind.eval.queries import JudgedQuery, LabelledQuery, parse_queries, resolve_queries
 from toolfind.models import FieldWeights, Hit, ScoringParams, SearchResult, Similar, Source, Tool
-from toolfind.queries import JudgedQuery, LabelledQuery, parse_queries, resolve_queries
+from toolfind.store.index import SearchIndex
 
 # --- metrics against hand-computed values ------------------------------------------------
 

@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 
 from tests import test_catalog as catalog_tests
 from tests.test_catalog import _objects_in
-from toolfind import catalog, formats
-from toolfind.formats import EntryError, detect_entry, tool_to_format
+from toolfind.catalog import formats
+from toolfind.catalog import loader as catalog
+from toolfind.catalog.formats import EntryError, detect_entry, tool_to_format
 from toolfind.models import Source, Tool, new_source, new_tool
 
 TOOL_FIELDS = [f.name for f in dataclasses.fields(Tool)]

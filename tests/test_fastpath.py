@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.conftest import SHIPPED
-from toolfind import fastpath
-from toolfind.cli import app
+from toolfind.cli import fast as fastpath
+from toolfind.cli.app import app
 
 runner = CliRunner()
 CATALOG = str(SHIPPED)
@@ -466,8 +466,16 @@ def test_warm_index_commands_import_no_typer_nor_catalog_readers(
         for line in done.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "toolfind.fastpath" in modules and "toolfind.index" in modules
-    heavy = {"typer", "rich", "yaml", "jsonschema", "mcp", "toolfind.catalog", "toolfind.config"}
+    assert "toolfind.cli.fast" in modules and "toolfind.store.index" in modules
+    heavy = {
+        "typer",
+        "rich",
+        "yaml",
+        "jsonschema",
+        "mcp",
+        "toolfind.catalog.loader",
+        "toolfind.config",
+    }
     assert not modules & heavy
 
 
@@ -512,5 +520,5 @@ def test_warm_index_commands_import_no_heavy_standard_modules(
         for line in done.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "toolfind.index" in modules and "typer" not in modules
+    assert "toolfind.store.index" in modules and "typer" not in modules
     assert not modules & STDLIB_HEAVY, sorted(modules & STDLIB_HEAVY)

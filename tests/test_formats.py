@@ -1,4 +1,4 @@
-"""Tests for toolfind.formats: shape detection, reading every format, writing every format."""
+"""Tests for toolfind.catalog.formats: shape detection, reading every format, writing every format."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolfind import formats
-from toolfind.errors import CatalogError
-from toolfind.formats import (
+from toolfind.catalog import formats
+from toolfind.catalog.formats import (
     CARRIES,
     FORMATS,
     EntryError,
@@ -25,6 +24,7 @@ from toolfind.formats import (
     tool_from_entry,
     tool_to_format,
 )
+from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
 
 SRC = Source("cat.json", "/tools/0", 3)

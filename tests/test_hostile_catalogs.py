@@ -31,11 +31,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from toolfind import analysis, catalog
-from toolfind.cli import app
+from toolfind.catalog import loader as catalog
+from toolfind.cli.app import app
+from toolfind.core import analysis
 from toolfind.errors import ToolfindError
-from toolfind.index import SearchIndex
 from toolfind.models import Tool
+from toolfind.store.index import SearchIndex
 
 runner = CliRunner()
 TIMEOUT = 120.0  # seconds per command: generous, only there so that a hang fails the row

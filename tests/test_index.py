@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolfind import index as index_module
-from toolfind.analysis import analyze_query
+from toolfind.core.analysis import analyze_query
 from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
-from toolfind.index import SearchIndex, field_terms
 from toolfind.models import FIELDS, FieldWeights, ScoringParams, Tool
+from toolfind.store import index as index_module
+from toolfind.store.index import SearchIndex, field_terms
 
 
 def _params(*props: tuple[str, str]) -> dict[str, object]:
@@ -522,7 +522,7 @@ def test_the_numpy_cut_off_keeps_exactly_the_totals_tied_with_or_above_the_kth(
 
 def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[object]:
     """similar() as its docstring defines it, posting by posting, from public parts."""
-    from toolfind import bm25f
+    from toolfind.core import bm25f
 
     doc = next(i for i, t in enumerate(index.tools) if t.name == name)
     fields = field_terms(index.tools[doc])
@@ -596,7 +596,7 @@ def test_similar_skips_the_postings_of_common_words(monkeypatch: pytest.MonkeyPa
     tools += [Tool(name=f"rare{i}", description=f"{common} zebra okapi quagga") for i in range(8)]
     index = SearchIndex.build(tools)
     scanned: list[int] = []
-    from toolfind import tiers
+    from toolfind.core import tiers
 
     add_into = tiers.add_into
 
@@ -614,7 +614,7 @@ def test_similar_skips_the_postings_of_common_words(monkeypatch: pytest.MonkeyPa
 def test_numpy_scores_a_loaded_index_like_the_pure_path(tmp_path: Path) -> None:
     """Accelerated search over the memory-mapped columns of a cached index: same hits, same
     scores to the bit, with filters, exact matches and ties."""
-    from toolfind.cache import load_index
+    from toolfind.store.cache import load_index
 
     tools = [
         Tool(name=f"tool_{i}", namespace=f"ns{i % 3}", tags=(f"t{i % 4}",), description=text)

@@ -126,7 +126,7 @@ def test_a_previous_file_that_is_not_a_tools_list_counts_as_empty(tmp_path: Path
 
 
 def test_pulled_files_load_as_catalogs_with_the_server_as_namespace(tmp_path: Path) -> None:
-    catalog = pytest.importorskip("toolfind.catalog")
+    catalog = pytest.importorskip("toolfind.catalog.loader")
     out = tmp_path / "out"
     out.mkdir()
     write_catalog(

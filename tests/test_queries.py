@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from toolfind.errors import AmbiguousName, ToolfindError, ToolNotFound
+from toolfind.eval.queries import LabelledQuery, load_queries, parse_queries, resolve_queries
 from toolfind.models import Tool
-from toolfind.queries import LabelledQuery, load_queries, parse_queries, resolve_queries
 
 ENTRIES = [
     {"query": "compress a folder", "relevant": ["files/compress"], "id": "q1", "split": "train"},

@@ -9,9 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolfind import cache, columns, models, segment, wire
-from toolfind.index import SearchIndex
+from toolfind import models
 from toolfind.models import Finding, Hit, Source, Tool
+from toolfind.output import wire
+from toolfind.store import cache, columns, segment
+from toolfind.store.index import SearchIndex
 
 
 @given(st.text())

@@ -1,4 +1,4 @@
-"""Impact tiers (toolfind.tiers) change how fast a query is answered, never the answer."""
+"""Impact tiers (toolfind.core.tiers) change how fast a query is answered, never the answer."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from toolfind import fastpath, tiers
-from toolfind.cli import app
-from toolfind.index import SearchIndex
+from toolfind.cli import fast as fastpath
+from toolfind.cli.app import app
+from toolfind.core import tiers
 from toolfind.models import Tool
+from toolfind.store.index import SearchIndex
 
 runner = CliRunner()
 

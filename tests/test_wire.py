@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from toolfind import wire
 from toolfind.models import Category, Hit, Source, Tool
+from toolfind.output import wire
 
 
 @dataclass

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
-    from toolfind.index import SearchIndex
+    from toolfind.store.index import SearchIndex
 
 __all__ = ["__version__", "open_index"]
 
@@ -38,8 +38,8 @@ def open_index(
     """
     from dataclasses import replace
 
-    from toolfind.cache import load_index
     from toolfind.config import load_config, parse_weights, resolve_catalogs
+    from toolfind.store.cache import load_index
 
     config = load_config()
     params = config.params

@@ -27,7 +27,7 @@ _ONE_SHOT = frozenset(
 )
 
 
-#: The commands the fast path may answer (see toolfind.fastpath) when the cache is warm.
+#: The commands the fast path may answer (see toolfind.cli.fast) when the cache is warm.
 _FAST = frozenset({"search", "show", "list", "categories", "summaries", "similar"})
 
 
@@ -35,7 +35,7 @@ def main() -> None:
     """Run toolfind with ``sys.argv``."""
     argv = sys.argv[1:]
     if argv and argv[0] in _FAST:
-        from toolfind.fastpath import run
+        from toolfind.cli.fast import run
 
         try:
             code = run(argv)
@@ -54,7 +54,7 @@ def main() -> None:
     gc.disable()
     try:
         # Only the invoked command is turned into a click command (see cli.app_for).
-        from toolfind.cli import app_for
+        from toolfind.cli.app import app_for
     finally:
         gc.freeze()
         gc.enable()

@@ -269,7 +269,7 @@ def packaged_catalogs() -> Path:
 
 def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """``$TOOLFIND_CACHE_DIR``, else the per-user cache directory of the platform."""
-    from toolfind.segment import default_cache_dir
+    from toolfind.store.segment import default_cache_dir
 
     return Path(default_cache_dir(os.environ if environ is None else environ))
 

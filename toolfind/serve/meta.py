@@ -2,7 +2,7 @@
 
 Pure Python over a `Snapshot`: no MCP types, so the logic is tested without a transport.
 Each handler validates its arguments by hand (to give the model a message it can act on),
-then returns the same record the CLI prints with ``--json`` (built by `toolfind.wire`).
+then returns the same record the CLI prints with ``--json`` (built by `toolfind.output.wire`).
 A mistake the model can fix raises `ToolCallError`; the server turns it into a tool result
 with ``isError: true``.
 """
@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolfind import wire
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
+from toolfind.output import wire
 
 MAX_LIMIT = 100
 #: Longer queries are refused, not searched: analysing megabytes of text (CJK bigrams above

@@ -35,7 +35,7 @@ Signature = tuple[tuple[str, int, int, int], ...]
 class Snapshot:
     """One consistent view: the index over every tool the filters allow, and where it came from.
 
-    ``index`` is a `toolfind.index.SearchIndex`. ``catalog_tools`` are every tool the
+    ``index`` is a `toolfind.store.index.SearchIndex`. ``catalog_tools`` are every tool the
     catalogs gave (before filtering), kept so a backend change can rebuild without reparsing.
     """
 
@@ -54,7 +54,7 @@ class Loaded:
 
 def load_catalogs(paths: Sequence[Path], params: ScoringParams, *, use_cache: bool) -> Loaded:
     """Parse the catalogs (through the cache). Raises ToolfindError for a missing path."""
-    from toolfind import cache
+    from toolfind.store import cache
 
     loaded = cache.load_index(paths, params, use_cache=use_cache, warn=logger.warning)
     return Loaded(
@@ -73,7 +73,7 @@ def build_index(
     Filtering before indexing makes the filter one predicate for every path: a tool the
     filters deny is not listed, not found by search, not resolvable and not callable.
     """
-    from toolfind.index import SearchIndex
+    from toolfind.store.index import SearchIndex
 
     tools = catalog.tools if isinstance(catalog, Loaded) else catalog
     if isinstance(catalog, Loaded) and filters == Filters() and not backend_tools:
@@ -87,7 +87,7 @@ def build_index(
 
 def catalog_signature(paths: Sequence[Path]) -> Signature:
     """What the poller compares: every catalog file's identity and its last modification."""
-    from toolfind import catalog
+    from toolfind.catalog import loader as catalog
 
     rows: list[tuple[str, int, int, int]] = []
     present = []

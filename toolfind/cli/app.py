@@ -114,21 +114,21 @@ def reports_errors(func: F) -> F:
 def _render() -> Any:
     """The renderer, imported only when a command prints for a human (it imports Rich only
     for a terminal)."""
-    from toolfind import render
+    from toolfind.output import render
 
     return render
 
 
 def _emit(document: Any) -> None:
-    from toolfind import wire
+    from toolfind.output import wire
 
     typer.echo(wire.dumps(document))
 
 
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
     """Load the index for a command, printing load warnings on stderr."""
-    from toolfind import segment
-    from toolfind.cache import load_recorded
+    from toolfind.store import segment
+    from toolfind.store.cache import load_recorded
 
     run_key = segment.run_key(tuple(catalogs or ()), tuple(weights or ()))
     loaded = None if no_cache else load_recorded(run_key)
@@ -141,7 +141,7 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
 
 def _decode_all(index: Any) -> None:
     """Decode every tool of ``index`` at once, for a command that prints them all."""
-    from toolfind.columns import decode_for_printing
+    from toolfind.store.columns import decode_for_printing
 
     decode_for_printing(index.tools)
 
@@ -155,8 +155,8 @@ def _load(
     """:func:`_open`'s full path: config, catalogs, then the cache or a build."""
     from dataclasses import replace
 
-    from toolfind.cache import load_index
     from toolfind.config import load_config, parse_weight_options, resolve_catalogs
+    from toolfind.store.cache import load_index
 
     config = load_config()
     params = config.params
@@ -264,7 +264,8 @@ def search(
     """
     if queries is None and (query is None or not query.strip()):
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
-    from toolfind import segment, wire
+    from toolfind.output import wire
+    from toolfind.store import segment
 
     index = _open(catalog, no_cache, weight)
 
@@ -339,7 +340,7 @@ def show(
 
     Example: toolfind show read_file --format openai --json
     """
-    from toolfind import wire
+    from toolfind.output import wire
 
     index = _open(catalog, no_cache)
     tool = index.resolve(name)
@@ -367,7 +368,7 @@ def list_(
 
     Example: toolfind list --namespace files --json
     """
-    from toolfind import wire
+    from toolfind.output import wire
 
     index = _open(catalog, no_cache)
     _decode_all(index)
@@ -392,7 +393,7 @@ def schemas(
 
     Example: toolfind schemas --format anthropic > tools.json
     """
-    from toolfind import wire
+    from toolfind.output import wire
 
     index = _open(catalog, no_cache)
     _decode_all(index)
@@ -414,7 +415,7 @@ def similar(
 
     Example: toolfind similar read_file -k 3
     """
-    from toolfind import wire
+    from toolfind.output import wire
 
     index = _open(catalog, no_cache, weight)
     items = index.similar(name, limit)
@@ -433,7 +434,7 @@ def categories(
 
     Example: toolfind categories --json
     """
-    from toolfind import wire
+    from toolfind.output import wire
 
     items = _open(catalog, no_cache).categories()
     if json_:
@@ -466,7 +467,7 @@ def summaries(
         if format_ not in ("text", "json"):  # text is the default: --json overrides only that
             _fail(f"use either --json or --format {format_}, not both", 2)
         format_ = "json"
-    from toolfind import wire
+    from toolfind.output import wire
 
     index = _open(catalog, no_cache)
     if all_:
@@ -496,8 +497,9 @@ def validate(
 
     Example: toolfind validate catalogs/ --strict
     """
-    from toolfind import catalog, wire
+    from toolfind.catalog import loader as catalog
     from toolfind.config import load_config, resolve_catalogs
+    from toolfind.output import wire
 
     config = load_config()
     roots = resolve_catalogs(paths or [], config)
@@ -515,8 +517,8 @@ def validate(
 
 
 def _findability(tools: Any, queries_file: str, params: Any) -> list[Any]:
-    from toolfind import evaluate, queries
-    from toolfind.index import SearchIndex
+    from toolfind.eval import evaluate, queries
+    from toolfind.store.index import SearchIndex
 
     index = SearchIndex.build(tools, params)
     labelled = queries.load_queries(Path(queries_file))
@@ -562,7 +564,7 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
 
 
 def _judged(index: Any, queries_file: str) -> Any:
-    from toolfind import queries
+    from toolfind.eval import queries
 
     return queries.resolve_queries(index, queries.load_queries(Path(queries_file)))
 
@@ -593,7 +595,8 @@ def eval_(
 
     Example: toolfind eval queries.yaml --fail-under ndcg@10=0.8
     """
-    from toolfind import evaluate, wire
+    from toolfind.eval import evaluate
+    from toolfind.output import wire
 
     index = _open(catalog, no_cache)
     thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
@@ -643,8 +646,9 @@ def tune(
 
     Example: toolfind tune queries.yaml --holdout 0.3 --write
     """
-    from toolfind import evaluate, wire
     from toolfind.config import CONFIG_NAME, config_path, write_params
+    from toolfind.eval import evaluate
+    from toolfind.output import wire
 
     index = _open(catalog, no_cache)
     judged = _judged(index, queries_file)
@@ -806,7 +810,7 @@ def catalog_pull(
     """
     import logging
 
-    from toolfind import wire
+    from toolfind.output import wire
     from toolfind.serve.pull import pull
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
@@ -838,8 +842,8 @@ def catalog_pull(
 
 
 def _store() -> Any:
-    from toolfind.cache import CacheStore
     from toolfind.config import cache_dir
+    from toolfind.store.cache import CacheStore
 
     return CacheStore(cache_dir(), _warn)
 
@@ -855,7 +859,7 @@ def cache_path() -> None:
     # (the data model, pickle, hashlib) to print a path would cost more than the command.
     import os
 
-    from toolfind.segment import default_cache_dir
+    from toolfind.store.segment import default_cache_dir
 
     typer.echo(str(Path(default_cache_dir(os.environ))))
 

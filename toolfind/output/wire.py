@@ -9,7 +9,6 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 
-from toolfind import segment
 from toolfind.models import (
     FIELDS,
     Category,
@@ -21,6 +20,7 @@ from toolfind.models import (
     Source,
     Tool,
 )
+from toolfind.store import segment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def tool_row(tool: Tool) -> dict[str, Any]:
 
 def tool_document(tool: Tool, fmt: str = "native") -> dict[str, Any]:
     """The full schema of one tool in a given format (``show``, ``get_tool``)."""
-    from toolfind.formats import tool_to_format
+    from toolfind.catalog.formats import tool_to_format
 
     return tool_to_format(tool, fmt)
 

@@ -3,12 +3,12 @@
 The cache key is toolfind's version, the index format, the analysis and scoring settings and
 every catalog file's path and SHA-256. A warm run stats each file and hashes only the files
 whose (size, mtime_ns, inode) changed. Each built index is stored once, atomically, in
-``<key>.pickle`` (layout: :mod:`toolfind.segment`):
+``<key>.pickle`` (layout: :mod:`toolfind.store.segment`):
 
 * a pickle (protocol 5) of the whole SearchIndex's shape, followed by its columns, which pickle
   passes out of band (PEP 574). Loading maps the file into memory and hands the columns to the
   restricted unpickler as views of that map, so nothing is copied and a query reads only the
-  pages it needs (see :mod:`toolfind.columns`);
+  pages it needs (see :mod:`toolfind.store.columns`);
 * a small directory naming the columns the fast path reads (it never unpickles): the same
   bytes serve both paths, so the warm path costs the cache no second copy of the index.
 
@@ -28,10 +28,10 @@ import mmap
 import os
 import stat
 
-from toolfind import segment
-from toolfind.columns import ToolTable, collector_paused
 from toolfind.errors import CacheError
 from toolfind.models import Finding, ScoringParams, frozen_dataclass
+from toolfind.store import segment
+from toolfind.store.columns import ToolTable, collector_paused
 
 # pickle (its `re`), pathlib, typing, dataclasses and contextlib together cost a warm index
 # command about Python's start-up again: what a build or the cache commands need is imported
@@ -62,7 +62,7 @@ def _no_warn(message: str) -> None:
 class Loaded:
     """An index ready to query, with what loading it found."""
 
-    index: Any  # toolfind.index.SearchIndex (imported lazily: it pulls in the analysers)
+    index: Any  # toolfind.store.index.SearchIndex (imported lazily: it pulls in the analysers)
     findings: tuple[Finding, ...]
     key: str
     from_cache: bool
@@ -90,7 +90,8 @@ def toolfind_version() -> str:
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
-    from toolfind import analysis, index
+    from toolfind.core import analysis
+    from toolfind.store import index
 
     return (
         f"toolfind {toolfind_version()} format {FORMAT_VERSION}/{index.INDEX_FORMAT}/"
@@ -116,7 +117,7 @@ def load_index(
     index again without parsing anything. Raises CatalogError for a catalog path that does not
     exist; cache problems never raise, they are reported through ``warn``.
     """
-    from toolfind import catalog
+    from toolfind.catalog import loader as catalog
     from toolfind.config import cache_dir
 
     params = params or ScoringParams()
@@ -179,8 +180,8 @@ def _build(
     files: Sequence[Path],
     progress: Callable[[int, int], None] | None,
 ) -> Loaded:
-    from toolfind import catalog
-    from toolfind.index import SearchIndex
+    from toolfind.catalog import loader as catalog
+    from toolfind.store.index import SearchIndex
 
     result = catalog.load(paths, max_bytes=max_file_size)
     index = SearchIndex.build(result.tools, params)
@@ -200,7 +201,7 @@ def _file_stat(path: Path) -> tuple[int, int, int]:
 
 def _digests(stats: dict[str, tuple[int, int, int]], known: dict[str, Any]) -> dict[str, str]:
     """SHA-256 of each file, reusing the recorded one when the file's stat is unchanged."""
-    from toolfind.catalog import file_digest
+    from toolfind.catalog.loader import file_digest
 
     out: dict[str, str] = {}
     for path, st in stats.items():
@@ -275,10 +276,10 @@ def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> An
         modules = frozenset(
             {
                 "toolfind.models",
-                "toolfind.index",
-                "toolfind.bm25f",
-                "toolfind.analysis",
-                "toolfind.columns",
+                "toolfind.store.index",
+                "toolfind.core.bm25f",
+                "toolfind.core.analysis",
+                "toolfind.store.columns",
             }
         )
 
@@ -499,7 +500,7 @@ class CacheStore:
 
 
 def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
-    """The chunks of an index file (see :mod:`toolfind.segment`): header, the directory,
+    """The chunks of an index file (see :mod:`toolfind.store.segment`): header, the directory,
     the pickle, its buffers.
 
     Every column is written once, as a pickle buffer; the directory says which buffers the

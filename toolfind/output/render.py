@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from toolfind import wire
+from toolfind.output import wire
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.

@@ -6,8 +6,8 @@ A cached index is one file, ``<key>.pickle``::
 
 all integers of the header little-endian, every part 8-aligned. Part 0 is the *directory*
 (marshalled builtins), part 1 the pickle of the whole index (what the Typer path and the Python
-API load; see :mod:`toolfind.cache`), then the pickle's out-of-band buffers: the index's
-columns (:mod:`toolfind.columns`), each a part. The directory names the parts that hold the
+API load; see :mod:`toolfind.store.cache`), then the pickle's out-of-band buffers: the index's
+columns (:mod:`toolfind.store.columns`), each a part. The directory names the parts that hold the
 columns a warm ``search --json`` / ``show --json`` reads (the terms' string table, their
 impact postings and tiers, the name keys, the names, the marshalled tool records), with their
 item type, plus the load warnings and where each term's tier lies. So :class:`Segment` answers
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
-    from toolfind.tiers import TermPostings
+    from toolfind.core.tiers import TermPostings
 
 #: First bytes of an index file. Its last-but-two byte is the layout's version.
 MAGIC = b"TFIDX\x03\n\x00"
@@ -474,7 +474,7 @@ def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
     """
     from operator import attrgetter
 
-    from toolfind import formats
+    from toolfind.catalog import formats
 
     managed = formats._MANAGED
     originals = list(map(attrgetter("original"), tools))

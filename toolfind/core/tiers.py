@@ -22,7 +22,7 @@ algorithm ("Optimal aggregation algorithms for middleware", PODS 2001) and of Ma
 4. Otherwise (or when exact scoring would cost more than a full scan) it gives up, and the
    caller scans as before: tiers never change a result, only how fast it comes.
 
-Used by :class:`~toolfind.index.SearchIndex` (pure-Python queries) and by the fast path, which
+Used by :class:`~toolfind.store.index.SearchIndex` (pure-Python queries) and by the fast path, which
 reads the same columns from the index file. It imports only bisect, itertools and operator
 (heapq when a query gets that far): the warm path pays a fraction of a millisecond for it.
 """

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .errors import AmbiguousName, ToolfindError, ToolNotFound
-from .models import Tool
+from toolfind.errors import AmbiguousName, ToolfindError, ToolNotFound
+from toolfind.models import Tool
 
 #: Refuse queries files larger than this (a labelled set is a few MiB at most).
 MAX_BYTES = 64 * 1024 * 1024

@@ -33,9 +33,9 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from toolfind import formats
+from toolfind.catalog import formats
+from toolfind.catalog.formats import EntryError, PathPart, json_path, pointer_parts, short_repr
 from toolfind.errors import CatalogError
-from toolfind.formats import EntryError, PathPart, json_path, pointer_parts, short_repr
 from toolfind.models import Finding, LoadResult, Source, Tool, new_source, new_tool
 
 if TYPE_CHECKING:

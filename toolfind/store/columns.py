@@ -156,7 +156,7 @@ class StringTable(Sequence[str]):
     def columns(self) -> tuple[Any, Any, Any, Any]:
         """Its columns: the UTF-8 blob, the offsets (``Q``), the hash buckets (``Q``: where each
         bucket's slots start) and the slots (``i``: string positions). The index file's warm
-        reader (:mod:`toolfind.segment`) repeats :meth:`find` on them."""
+        reader (:mod:`toolfind.store.segment`) repeats :meth:`find` on them."""
         return (self._blob, self._offsets, self._buckets, self._slots)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:

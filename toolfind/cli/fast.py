@@ -8,10 +8,10 @@ including any doubt, ``run`` returns None and the Typer app answers instead: the
 give byte-identical output for the same arguments (tested).
 
 ``search QUERY --json`` and ``show NAME --json`` read only what they print, through
-:class:`toolfind.segment.Segment`, importing only the standard library's cheapest modules.
+:class:`toolfind.store.segment.Segment`, importing only the standard library's cheapest modules.
 ``list``, ``categories``, ``summaries``, ``similar``, ``show`` (a table, or another
 ``--format``) and ``search`` (a table, or with filters), JSON or not, load the cached index
-(:func:`toolfind.cache.load_recorded`) and print through the very functions the Typer
+(:func:`toolfind.store.cache.load_recorded`) and print through the very functions the Typer
 commands call: they skip Typer's import, about three times Python's start-up.
 """
 
@@ -22,14 +22,14 @@ import os
 import sys
 from itertools import compress
 
-from toolfind import segment
+from toolfind.store import segment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from toolfind.tiers import TermPostings
+    from toolfind.core.tiers import TermPostings
 
 
 def run(argv: Sequence[str]) -> int | None:
@@ -193,8 +193,8 @@ def _run_on_index(argv: list[str]) -> int | None:
     args = _parse_index_command(argv)
     if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
-    from toolfind import cache
     from toolfind.errors import ToolfindError
+    from toolfind.store import cache
 
     loaded = cache.load_recorded(segment.run_key(tuple(args.catalogs)))
     if loaded is None:
@@ -221,7 +221,7 @@ def _answer(index: Any, args: _Args) -> tuple[Any, str]:
     """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
     command, flags = args.command, args.flags
     if command == "list" or (command == "summaries" and "--all" in flags):
-        from toolfind.columns import decode_for_printing  # (columns is loaded with the index)
+        from toolfind.store.columns import decode_for_printing  # (columns is loaded with the index)
 
         decode_for_printing(index.tools)  # they print every tool
     if command == "list":
@@ -236,7 +236,7 @@ def _answer(index: Any, args: _Args) -> tuple[Any, str]:
     if command == "similar":
         return index.similar(args.name, args.limit), ""
     if command == "show":
-        from toolfind import wire
+        from toolfind.output import wire
 
         tool = index.resolve(args.name)
         return (tool, wire.tool_document(tool, args.values.get("--format", ["native"])[0])), ""
@@ -254,7 +254,7 @@ def _answer(index: Any, args: _Args) -> tuple[Any, str]:
 
 def _render(args: _Args, items: Any) -> None:
     """Print ``items`` for a human, as the Typer command does."""
-    from toolfind import render
+    from toolfind.output import render
 
     if args.command == "search":
         render.search(items, explain="--explain" in args.flags)
@@ -272,7 +272,7 @@ def _render(args: _Args, items: Any) -> None:
 
 def _json_text(command: str, items: Any, schema: bool) -> str:
     """The ``--json`` document of an index command, as the Typer command builds it."""
-    from toolfind import wire
+    from toolfind.output import wire
 
     if command == "search":
         return wire.dumps(wire.search_record(items, include_schema=schema))
@@ -349,21 +349,21 @@ class _NamespaceKeys:
         self.seg = seg
 
     def __getitem__(self, doc: int) -> str:
-        from toolfind.analysis import name_key
+        from toolfind.core.analysis import name_key
 
         return name_key(self.seg.record(doc)[segment.NAMESPACE])
 
 
 def _named_ids(seg: segment.Segment, query: str) -> list[int]:
     """The tools ``query`` names (disabled ones too), by the very function the index uses."""
-    from toolfind.analysis import lookup_name
+    from toolfind.core.analysis import lookup_name
 
     return lookup_name(query, _Keys(seg), _Names(seg), _NamespaceKeys(seg))  # type: ignore[arg-type]
 
 
 def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple[str, str] | None:
-    from toolfind import tiers
-    from toolfind.analysis import query_terms, unmatched_words
+    from toolfind.core import tiers
+    from toolfind.core.analysis import query_terms, unmatched_words
 
     pairs = query_terms(query)
     matched: list[str] = []
@@ -413,7 +413,7 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
 def _accumulate(terms: Sequence[TermPostings]) -> dict[int, float]:
     """Every matching tool's score: the terms' impacts added in query order, as the index
     adds them."""
-    from toolfind.tiers import add_into
+    from toolfind.core.tiers import add_into
 
     acc: dict[int, float] = {}
     for ids, scores, _ in terms:

@@ -21,9 +21,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, Protocol
 
-from .errors import ConfigError, ToolfindError
-from .models import FIELDS, Finding, ScoringParams, SearchResult, Similar, Tool
-from .queries import JudgedQuery, LabelledQuery, resolve_queries
+from toolfind.errors import ConfigError, ToolfindError
+from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
+from toolfind.models import FIELDS, Finding, ScoringParams, SearchResult, Similar, Tool
 
 #: Metric names in display order (the keys of ``Metrics.as_dict``).
 METRICS: tuple[str, ...] = ("mrr@10", "recall@1", "recall@5", "recall@10", "ndcg@10")
@@ -671,7 +671,7 @@ def _idf(index: RankingIndex) -> dict[str, float]:
 
 
 def _content_vector(tool: Tool, idf: Mapping[str, float]) -> dict[str, float]:
-    from .index import field_terms
+    from toolfind.store.index import field_terms
 
     counts: dict[str, float] = {}
     for name, terms in zip(FIELDS, field_terms(tool), strict=True):

@@ -1,6 +1,6 @@
 """The search index: analysed tools, their BM25F(+) impacts, and every question asked of them.
 
-Layout: flat columns (see :mod:`toolfind.columns`: arrays while building, memoryviews over
+Layout: flat columns (see :mod:`toolfind.store.columns`: arrays while building, memoryviews over
 the cache file once loaded, so a loaded index costs what its queries read) and a few small
 builtins:
 
@@ -15,9 +15,9 @@ builtins:
 * Per tool: ``_names`` (a string table), ``_flags`` (enabled, deferred), ``_ns_ids`` (into
   ``_namespaces``), ``_rank_of`` (position by name, for ties); ``_keys`` and ``_tag_ids`` map
   name keys and tag keys to tool ids. ``tools`` is a tuple once built and a lazily decoded
-  :class:`~toolfind.columns.ToolTable` once loaded. Categories are counted at build time.
+  :class:`~toolfind.store.columns.ToolTable` once loaded. Categories are counted at build time.
 * For the current :class:`ScoringParams`, ``_imp`` holds each posting's impact (see
-  :mod:`toolfind.bm25f`), aligned with ``_idocs``/``_ioffsets`` (the same arrays as the
+  :mod:`toolfind.core.bm25f`), aligned with ``_idocs``/``_ioffsets`` (the same arrays as the
   structural ones unless a zero weight leaves postings with no impact, which are dropped).
 
 Disabled tools keep their doc id (their position in ``tools``) but get no postings, so they
@@ -39,8 +39,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, repeat
 from operator import mul
 
-from toolfind import analysis, bm25f, tiers
-from toolfind.columns import KeyedIds, StringTable, ToolTable, column, pack, unpack
+from toolfind.core import analysis, bm25f, tiers
 from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
 from toolfind.models import (
     FIELDS,
@@ -53,6 +52,7 @@ from toolfind.models import (
     Tool,
     qualified_name,
 )
+from toolfind.store.columns import KeyedIds, StringTable, ToolTable, column, pack, unpack
 
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
@@ -485,7 +485,7 @@ class SearchIndex:
 
     def __getstate__(self) -> dict[str, Any]:
         """The slots, columns packed for pickle (out of band with protocol 5: see
-        :mod:`toolfind.columns`), tools as a :class:`ToolTable`."""
+        :mod:`toolfind.store.columns`), tools as a :class:`ToolTable`."""
         state: dict[str, Any] = {}
         for slot in SearchIndex.__slots__:
             value = getattr(self, slot)
@@ -521,7 +521,7 @@ class SearchIndex:
 
     def check(self) -> None:
         """Raise ValueError unless the columns agree in length (a cheap sanity check of an
-        index read from disk; see :mod:`toolfind.cache`)."""
+        index read from disk; see :mod:`toolfind.store.cache`)."""
         n = len(self.tools)
         per_tool = (self._flags, self._rank_of, self._names, self._ns_ids, *self._lengths)
         n_terms = len(self._terms)
@@ -620,7 +620,7 @@ class SearchIndex:
         self._build_tiers(None)
 
     def _build_tiers(self, np: Any) -> None:
-        """The impact tiers of the long posting lists (see :mod:`toolfind.tiers`)."""
+        """The impact tiers of the long posting lists (see :mod:`toolfind.core.tiers`)."""
         self._tiers, self._tier_of = tiers.build(self._ioffsets, self._imp, np)
 
     def _apply_vectorized(self, np: Any, params: ScoringParams) -> bool:

@@ -1,0 +1,1 @@
+"""Ranking quality: labelled queries, evaluation and field-weight tuning."""

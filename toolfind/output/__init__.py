@@ -1,0 +1,1 @@
+"""Output: every JSON shape and its encoding, and the tables printed for a person."""
