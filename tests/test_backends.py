@@ -27,7 +27,7 @@ from toolfind.serve.backends import (
 )
 from toolfind.serve.servers_config import ServerSpec
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 HOST_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

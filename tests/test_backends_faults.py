@@ -23,7 +23,7 @@ from toolfind.errors import BackendError
 from toolfind.serve.backends import BackendPool
 from toolfind.serve.servers_config import ServerSpec
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SERVER = Path(__file__).parent / "fixtures" / "backends" / "faulty_server.py"
 WAIT = 20.0

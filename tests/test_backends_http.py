@@ -19,7 +19,7 @@ import uvicorn
 from toolfind.serve.backends import BackendPool
 from toolfind.serve.servers_config import ServerSpec
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SERVER = Path(__file__).parent / "fixtures" / "backends" / "faulty_server.py"
 

@@ -12,6 +12,8 @@ import pytest
 from toolfind.errors import ConfigError
 from toolfind.serve.pull import ServerPull, pull, write_catalog
 
+pytestmark = pytest.mark.slow  # runs real backend MCP servers
+
 SERVER = Path(__file__).parent / "fixtures" / "backends" / "faulty_server.py"
 FAULTY_TOOLS = [
     "add_tool",

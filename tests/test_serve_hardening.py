@@ -33,7 +33,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = Path(__file__).parent / "fixtures" / "backends" / "hostile_server.py"
