@@ -3,6 +3,8 @@ from __future__ import annotations
 import io
 import json
 import marshal
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -359,3 +361,11 @@ def test_a_truncated_file_is_refused(cut: int) -> None:
     short = data[:cut]
     with pytest.raises(ValueError):
         segment.Segment(io.BytesIO(short), len(short))
+
+
+def test_the_cache_directory_follows_the_environment(tmp_path: Path) -> None:
+    assert segment.default_cache_dir({"TOOLFIND_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
+    if sys.platform.startswith("linux"):
+        xdg = {"HOME": "/h", "XDG_CACHE_HOME": "/x"}
+        assert segment.default_cache_dir(xdg) == "/x/toolfind"
+        assert segment.default_cache_dir({"HOME": "/h"}) == "/h/.cache/toolfind"

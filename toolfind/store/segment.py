@@ -31,6 +31,8 @@ import os
 import stat
 import sys
 
+from toolfind.store.stamps import MISSING, stamp
+
 # typing costs as much to import as a warm search may take (it pulls in re and collections);
 # mypy reads this block, Python skips it.
 TYPE_CHECKING = False
@@ -90,11 +92,8 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
     environ = os.environ
     cwd = os.getcwd()
     config = environ.get("TOOLFIND_CONFIG") or os.path.join(cwd, "toolfind.toml")
-    try:
-        st = os.stat(config)
-        config_stat = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
-    except OSError:
-        config_stat = "-"
+    config_stamp = stamp(config)
+    config_stat = "-" if config_stamp == MISSING else ":".join(map(str, config_stamp))
     return (
         "run1",
         cwd,
@@ -104,22 +103,6 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
         "\0".join(weight_args),
         config_stat,
     )
-
-
-def still_valid(entry: dict[str, object]) -> bool:
-    """True when no catalog file of a manifest's run entry changed (size, mtime, inode) and no
-    directory gained or lost an entry: the index it names still answers that run."""
-    try:
-        for directory, mtime in entry["dirs"]:  # type: ignore[attr-defined]
-            if os.stat(directory).st_mtime_ns != mtime:
-                return False
-        for file, size, mtime, ino in entry["files"]:  # type: ignore[attr-defined]
-            st = os.stat(file)
-            if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime, ino):
-                return False
-    except (OSError, KeyError, TypeError, ValueError):
-        return False
-    return True
 
 
 def unmatched_hint(terms: list[str]) -> str:
