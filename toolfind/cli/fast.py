@@ -22,7 +22,7 @@ import os
 import sys
 from itertools import compress
 
-from toolfind.store import segment, stamps
+from toolfind.store import segment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
     key = segment.run_key(catalogs)
     manifest = _read_manifest(os.path.join(root, "manifest.marshal"))
     entry = manifest.get("runs", {}).get(key) if isinstance(manifest, dict) else None
-    if not isinstance(entry, dict) or not stamps.unchanged(entry.get("stamps")):
+    if not isinstance(entry, dict) or not segment.unchanged(entry.get("stamps")):
         return None
     path = os.path.join(root, str(entry["key"]) + ".pickle")
     try:

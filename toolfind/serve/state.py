@@ -25,11 +25,11 @@ from toolfind.models import ScoringParams, Tool
 from toolfind.serve.backends import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store.cache import Loaded
-from toolfind.store.stamps import MISSING, stamp
+from toolfind.store.segment import MISSING, stamp
 
 logger = logging.getLogger("toolfind.serve")
 
-#: (path, size, mtime_ns, inode) of every catalog file (see store.stamps), plus each missing
+#: (path, size, mtime_ns, inode) of every catalog file (see store.segment.stamp), plus each missing
 #: root.
 Signature = tuple[tuple[str, int, int, int], ...]
 

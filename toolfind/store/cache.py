@@ -32,7 +32,7 @@ from toolfind.errors import CacheError
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
-from toolfind.store.stamps import Stamp, stamp, unchanged
+from toolfind.store.segment import Stamp, stamp, unchanged
 
 # pickle (its `re`), pathlib, typing, dataclasses and contextlib together cost a warm index
 # command about Python's start-up again: what a build or the cache commands need is imported

@@ -31,8 +31,6 @@ import os
 import stat
 import sys
 
-from toolfind.store.stamps import MISSING, stamp
-
 # typing costs as much to import as a warm search may take (it pulls in re and collections);
 # mypy reads this block, Python skips it.
 TYPE_CHECKING = False
@@ -82,6 +80,42 @@ def unsafe_reason(st: os.stat_result) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return "it is not a regular file"
     return None
+
+
+# -- file stamps -------------------------------------------------------------------------------
+#
+# What toolfind records of a catalog file or directory to tell later, without reading it,
+# whether it changed: ``(size, mtime_ns, inode)``. An edit changes the size or the modification
+# time, a file replaced by another (an atomic save, a checkout) changes the inode, and a
+# directory's modification time changes when an entry is added, removed or renamed. The cache
+# records them for every catalog file and directory it indexed (the warm paths check them
+# before trusting a cached index); serve-mcp polls them to know when to rebuild.
+
+#: ``(size, mtime_ns, inode)``.
+Stamp = tuple[int, int, int]
+
+#: The stamp of a path that cannot be stat'ed (missing, unreadable).
+MISSING: Stamp = (-1, -1, -1)
+
+
+def stamp(path: str | os.PathLike[str]) -> Stamp:
+    """``path``'s stamp, or :data:`MISSING`."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return MISSING
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def unchanged(recorded: Iterable[tuple[str, int, int, int]] | None) -> bool:
+    """True when every recorded ``(path, size, mtime_ns, inode)`` is still that path's stamp;
+    False for None and for anything that is not such a list (a damaged or older record)."""
+    if recorded is None:
+        return False
+    try:
+        return all(stamp(path) == (size, mtime, ino) for path, size, mtime, ino in recorded)
+    except (TypeError, ValueError):
+        return False
 
 
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
