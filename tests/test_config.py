@@ -1,20 +1,13 @@
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import os
-import pickle
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from toolfind import models
 from toolfind.config import (
-    Config,
     Filters,
-    cache_dir,
+    for_run,
     load_config,
     packaged_catalogs,
     parse_size,
@@ -104,11 +97,26 @@ def test_packaged_catalogs_exist() -> None:
     assert packaged_catalogs().is_dir()
 
 
-def test_cache_dir_follows_the_environment(tmp_path: Path) -> None:
-    assert cache_dir({"TOOLFIND_CACHE_DIR": str(tmp_path)}) == tmp_path
-    if os.name == "posix" and os.uname().sysname == "Linux":
-        assert cache_dir({"HOME": "/h", "XDG_CACHE_HOME": "/x"}) == Path("/x/toolfind")
-        assert cache_dir({"HOME": "/h"}) == Path("/h/.cache/toolfind")
+def test_for_run_puts_config_catalogs_and_weights_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "toolfind.toml").write_text(
+        'catalogs = ["cats"]\nmax_file_size = "1KiB"\n[weights]\nname = 9\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TOOLFIND_CONFIG", raising=False)
+    monkeypatch.delenv("TOOLFIND_CATALOGS", raising=False)
+    run = for_run()
+    assert run.paths == (tmp_path / "cats",) and run.max_file_size == 1024
+    assert run.params == run.config.params and run.params.weights.name == 9.0
+    run = for_run(["a", Path("b")], ["description=3"])
+    assert run.paths == (Path("a"), Path("b"))
+    assert (run.params.weights.name, run.params.weights.description) == (9.0, 3.0)
+    assert for_run(weights={"tags": 2}).params.weights.tags == 2.0
+    with pytest.raises(ConfigError, match="--weight 'nope=1': unknown field"):
+        for_run(weights=["nope=1"])
+    with pytest.raises(ConfigError, match="unknown field 'nope'"):
+        for_run(weights={"nope": 1})
 
 
 @pytest.mark.parametrize(
@@ -151,105 +159,3 @@ def test_write_params_keeps_other_keys_and_comments_and_a_backup(tmp_path: Path)
     assert config.params.weights.name == 9.0 and config.params.k1 == 2.0
     assert config.catalogs == (tmp_path / "cats",)
     assert config.filters.namespaces == ("files",)
-
-
-# -- frozen_dataclass: the config's and the models' classes --------------------------------------
-# They write their own __init__ (generated methods cost start-up); each must behave exactly as
-# @dataclass(frozen=True, slots=True) with the same fields would.
-
-FROZEN_CLASSES = [
-    Filters,
-    Config,
-    *(
-        c
-        for c in vars(models).values()
-        if isinstance(c, type) and dataclasses.is_dataclass(c) and c.__module__ == models.__name__
-    ),
-]
-DATACLASS_METHODS = {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"}
-DATACLASS_METHODS |= {"__getstate__", "__setstate__", "__match_args__", "__dataclass_fields__"}
-
-
-def reference(cls: type) -> type:
-    """The same fields through the real @dataclass(frozen=True, slots=True)."""
-    specs = []
-    for f in dataclasses.fields(cls):
-        options = {"compare": f.compare, "repr": f.repr, "hash": f.hash}
-        if f.default is not dataclasses.MISSING:
-            options["default"] = f.default
-        if f.default_factory is not dataclasses.MISSING:
-            options["default_factory"] = f.default_factory
-        specs.append((f.name, f.type, dataclasses.field(**options)))
-    return dataclasses.make_dataclass(cls.__name__, specs, frozen=True, slots=True)
-
-
-def sample_values(cls: type, seed: str) -> dict[str, Any]:
-    return {f.name: f"{seed}-{f.name}" for f in dataclasses.fields(cls)}
-
-
-def outcome(action: Callable[..., Any], *args: Any) -> tuple[str, Any]:
-    """What calling ``action(*args)`` gives: its value or its exception."""
-    try:
-        return ("value", action(*args))
-    except Exception as exc:  # noqa: BLE001 - the outcome compared is the exception itself
-        return (type(exc).__name__, str(exc))
-
-
-def test_the_frozen_classes_are_all_found() -> None:
-    names = {c.__name__ for c in FROZEN_CLASSES}
-    assert {"Tool", "Source", "ScoringParams", "FieldWeights", "Hit", "Config"} <= names
-    assert len(FROZEN_CLASSES) == 13
-
-
-@pytest.mark.parametrize("cls", FROZEN_CLASSES, ids=lambda c: c.__name__)
-def test_frozen_dataclass_behaves_as_the_generated_dataclass(cls: type) -> None:
-    ref = reference(cls)
-    params = inspect.signature(cls).parameters.values()
-    assert [str(p) for p in params] == [str(p) for p in inspect.signature(ref).parameters.values()]
-    assert cls.__match_args__ == ref.__match_args__  # type: ignore[attr-defined]
-    assert cls.__slots__ == ref.__slots__  # type: ignore[attr-defined]
-    assert DATACLASS_METHODS <= set(vars(cls)) & set(vars(ref))
-    ours, theirs = cls(**sample_values(cls, "a")), ref(**sample_values(cls, "a"))
-    other, other_ref = cls(**sample_values(cls, "b")), ref(**sample_values(cls, "b"))
-    assert repr(ours) == repr(theirs)
-    assert hash(ours) == hash(theirs)
-    assert ours == cls(**sample_values(cls, "a")) and ours != other
-    assert theirs != other_ref
-    for f in dataclasses.fields(cls):  # which fields take part in == and hash()
-        changed = sample_values(cls, "a") | {f.name: "changed"}
-        assert (ours == cls(**changed)) is (theirs == ref(**changed)), f.name
-        assert (hash(ours) == hash(cls(**changed))) is (hash(theirs) == hash(ref(**changed)))
-    assert ours.__eq__(theirs) is NotImplemented  # another class, as generated __eq__ does
-    assert pickle.loads(pickle.dumps(ours)) == ours
-    assert dataclasses.replace(ours) == ours and dataclasses.astuple(ours) == dataclasses.astuple(
-        theirs
-    )
-    name = dataclasses.fields(cls)[0].name
-    assert outcome(setattr, ours, name, 1) == outcome(setattr, theirs, name, 1)
-    assert outcome(delattr, ours, name) == outcome(delattr, theirs, name)
-    # Another name: the generated methods call super() on the class from before slots were
-    # added, a TypeError on CPython 3.11; ours say what happened. Both refuse.
-    assert outcome(setattr, ours, "nope", 1) == (
-        "FrozenInstanceError",
-        "cannot assign to field 'nope'",
-    )
-    assert outcome(delattr, ours, "nope") == ("FrozenInstanceError", "cannot delete field 'nope'")
-    assert outcome(setattr, theirs, "nope", 1)[0] != "value"
-    if all(p.default is not p.empty for p in params):
-        assert repr(cls()) == repr(ref())
-        assert outcome(hash, cls()) == outcome(hash, ref())
-        fresh = [
-            f.name for f in dataclasses.fields(cls) if f.default_factory is not dataclasses.MISSING
-        ]
-        assert all(getattr(cls(), n) is not getattr(cls(), n) for n in fresh)
-
-
-def test_a_tool_with_default_mappings_is_equal_but_unhashable_like_before() -> None:
-    tool = models.Tool("read_file")
-    assert tool == models.Tool("read_file")
-    assert tool.parameters == {"type": "object", "properties": {}}
-    with pytest.raises(TypeError, match="unhashable type: 'dict'"):
-        hash(tool)
-    assert models.Tool("x", parameters=None).parameters is None  # given, even if None
-    moved = models.Tool("x", source=models.Source("b"))
-    assert models.Tool("x", source=models.Source("a")) == moved  # source is not compared

@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import pickle
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from tests.test_catalog import _objects_in
 from toolfind.catalog import formats
 from toolfind.catalog import loader as catalog
 from toolfind.catalog.formats import EntryError, detect_entry, tool_to_format
-from toolfind.models import Source, Tool, new_source, new_tool
+from toolfind.models import Source, Tool
 
 TOOL_FIELDS = [f.name for f in dataclasses.fields(Tool)]
 
@@ -547,41 +546,6 @@ def test_list_entries_lists_what_iter_entries_yields(doc: Any) -> None:
     assert [p for p, _, _ in found] == [
         formats.json_pointer(formats.pointer_parts(p)) for p, _, _ in found
     ]
-
-
-# --- the fast constructors ----------------------------------------------------------------------
-
-
-def test_new_tool_and_new_source_make_what_the_classes_make() -> None:
-    source = new_source("f.json", "/tools/0", 3)
-    assert type(source) is Source and source == Source("f.json", "/tools/0", 3)
-    values: dict[str, Any] = {
-        "name": "n",
-        "description": "d",
-        "parameters": {"type": "object"},
-        "namespace": "ns",
-        "tags": ("a",),
-        "search_hint": "h",
-        "defer": True,
-        "enabled": False,
-        "annotations": {"readOnlyHint": True},
-        "aliases": ("m",),
-        "title": "T",
-        "output_schema": {"type": "string"},
-        "source": source,
-        "original": {"name": "n"},
-    }
-    tool = new_tool(*values.values())
-    assert type(tool) is Tool
-    assert same_tool(tool, Tool(**values)) and tool == Tool(**values)
-    assert repr(tool) == repr(Tool(**values))
-    assert pickle.loads(pickle.dumps(tool)) == tool
-    assert dataclasses.replace(tool, name="m").name == "m"
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        tool.name = "x"  # type: ignore[misc]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        source.line = 4  # type: ignore[misc]
-    assert tool.all_tags == ("a", "read-only")
 
 
 def test_tool_init_sets_every_field_and_stays_frozen() -> None:

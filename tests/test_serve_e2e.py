@@ -82,13 +82,8 @@ class Notifications:
 
 
 def entry_command() -> list[str]:
-    """``toolfind serve-mcp`` once the CLI has it; the package's own entry until then."""
-    cli = ROOT / "toolfind" / "cli.py"
-    if cli.is_file() and "serve-mcp" in cli.read_text(encoding="utf-8").replace(
-        "serve_mcp", "serve-mcp"
-    ):
-        return ["-m", "toolfind", "serve-mcp"]
-    return ["-m", "toolfind.serve"]
+    """``toolfind serve-mcp``."""
+    return ["-m", "toolfind", "serve-mcp"]
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:

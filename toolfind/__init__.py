@@ -36,17 +36,11 @@ def open_index(
     subclasses (CatalogError, ConfigError) for bad input; entries that cannot be read are
     skipped.
     """
-    from dataclasses import replace
-
-    from toolfind.config import load_config, parse_weights, resolve_catalogs
+    from toolfind.config import for_run
     from toolfind.store.cache import load_index
 
-    config = load_config()
-    params = config.params
-    if weights:
-        params = replace(params, weights=parse_weights(dict(weights), base=params.weights))
-    paths = resolve_catalogs(list(catalogs or ()), config)
-    loaded = load_index(paths, params, max_file_size=config.max_file_size, use_cache=use_cache)
+    run = for_run(catalogs or (), weights or {})
+    loaded = load_index(run.paths, run.params, max_file_size=run.max_file_size, use_cache=use_cache)
     index: SearchIndex = loaded.index
     index.accelerate()  # an API user asks many queries: numpy (if installed) pays for itself
     return index

@@ -1,4 +1,4 @@
-"""Settings: ``toolfind.toml``, catalog resolution and the cache directory.
+"""Settings: ``toolfind.toml`` and catalog resolution; :func:`for_run` puts them together.
 
 Nothing here is imported by the warm fast path (``tomllib`` alone costs twice Python's
 start-up); the fast path reuses what a slow run recorded in the cache manifest instead.
@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from toolfind.errors import ConfigError
-from toolfind.models import FACTORY, FIELDS, FieldWeights, ScoringParams, field, frozen_dataclass
+from toolfind.models import FIELDS, FieldWeights, ScoringParams
 
 CONFIG_NAME = "toolfind.toml"
 DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
@@ -23,11 +23,8 @@ _KNOWN_KEYS = frozenset(
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 
-# Frozen dataclasses with their own __init__, like the models (generated methods cost start-up).
-_set = object.__setattr__
 
-
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Filters:
     """Namespace and tag allow/deny lists: one predicate for listing, search and calls."""
 
@@ -35,18 +32,6 @@ class Filters:
     exclude_namespaces: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     exclude_tags: tuple[str, ...] = ()
-
-    def __init__(
-        self,
-        namespaces: tuple[str, ...] = (),
-        exclude_namespaces: tuple[str, ...] = (),
-        tags: tuple[str, ...] = (),
-        exclude_tags: tuple[str, ...] = (),
-    ) -> None:
-        _set(self, "namespaces", namespaces)
-        _set(self, "exclude_namespaces", exclude_namespaces)
-        _set(self, "tags", tags)
-        _set(self, "exclude_tags", exclude_tags)
 
     def allows(self, namespace: str, tags: Sequence[str]) -> bool:
         """True when a tool in ``namespace`` with ``tags`` passes every list."""
@@ -59,7 +44,7 @@ class Filters:
         return not set(tags) & set(self.exclude_tags)
 
 
-@frozen_dataclass
+@dataclass(frozen=True, slots=True)
 class Config:
     """The settings of one run, from ``toolfind.toml`` (if any) and the defaults."""
 
@@ -71,23 +56,36 @@ class Config:
     filters: Filters = field(default_factory=Filters)
     serve: Mapping[str, Any] = field(default_factory=dict)
 
-    def __init__(
-        self,
-        path: Path | None = None,
-        catalogs: tuple[Path, ...] = (),
-        params: ScoringParams = FACTORY,
-        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
-        servers: tuple[Path, ...] = (),
-        filters: Filters = FACTORY,
-        serve: Mapping[str, Any] = FACTORY,
-    ) -> None:
-        _set(self, "path", path)
-        _set(self, "catalogs", catalogs)
-        _set(self, "params", ScoringParams() if params is FACTORY else params)
-        _set(self, "max_file_size", max_file_size)
-        _set(self, "servers", servers)
-        _set(self, "filters", Filters() if filters is FACTORY else filters)
-        _set(self, "serve", {} if serve is FACTORY else serve)
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """What a command (or the Python API, or serve-mcp) works on: the catalog paths, the
+    scoring settings with any weight overrides, and the config they came from."""
+
+    paths: tuple[Path, ...]
+    params: ScoringParams
+    config: Config
+
+    @property
+    def max_file_size(self) -> int:
+        return self.config.max_file_size
+
+
+def for_run(
+    catalogs: Sequence[str | Path] = (), weights: Sequence[str] | Mapping[str, float] = ()
+) -> Run:
+    """The run's config (``toolfind.toml``, see :func:`load_config`), its catalogs (``catalogs``
+    if any, else as :func:`resolve_catalogs` finds them) and its scoring settings: the
+    config's, with the field weights ``weights`` overrides, ``--weight FIELD=W`` options or a
+    mapping (the Python API's ``{"name": 5}``). Raises ConfigError."""
+    config = load_config()
+    params = config.params
+    if isinstance(weights, Mapping):
+        if weights:
+            params = replace(params, weights=parse_weights(dict(weights), base=params.weights))
+    elif weights:
+        params = replace(params, weights=parse_weight_options(weights, params.weights))
+    return Run(tuple(resolve_catalogs(catalogs, config)), params, config)
 
 
 def config_path(environ: Mapping[str, str], cwd: Path) -> Path | None:
@@ -265,13 +263,6 @@ def packaged_catalogs() -> Path:
     here = Path(__file__).resolve().parent
     bundled = here / "_catalogs"
     return bundled if bundled.is_dir() else here.parent / "catalogs"
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """``$TOOLFIND_CACHE_DIR``, else the per-user cache directory of the platform."""
-    from toolfind.store.segment import default_cache_dir
-
-    return Path(default_cache_dir(os.environ if environ is None else environ))
 
 
 def _table(raw: Any, key: str, file: str | None) -> Mapping[str, Any]:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 from toolfind.catalog import formats
 from toolfind.catalog.formats import EntryError, PathPart, json_path, pointer_parts, short_repr
 from toolfind.errors import CatalogError
-from toolfind.models import Finding, LoadResult, Source, Tool, new_source, new_tool
+from toolfind.models import Finding, LoadResult, Source, Tool
 
 if TYPE_CHECKING:
     from toolfind.models import Severity
@@ -1537,7 +1537,7 @@ def _fast_tool(
         tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
     parameters = found["parameters"]
     aliases = found["aliases"]
-    tool = new_tool(
+    tool = Tool(
         name,
         found["description"],
         {"type": "object", "properties": {}} if parameters is None else parameters,
@@ -1593,7 +1593,7 @@ def _fast_plain(
     if body is not entry:  # an OpenAI tool: "type", "function" and "function"
         strings += 3
     file_tags = defaults.get("tags", ())
-    tool = new_tool(
+    tool = Tool(
         name,
         description,
         parameters,
@@ -1957,7 +1957,7 @@ class _FileLoader:
         for pointer, entry, defaults in entries:
             if strings < 0:
                 break
-            source = new_source(file, pointer, line)
+            source = Source(file, pointer, line)
             count = -1
             if type(entry) is dict:  # load_entry's fast path, without a call
                 count = _fast_tool(entry, defaults, namespace, source, loaded)

@@ -153,21 +153,15 @@ def _load(
     run_key: tuple[str, ...],
 ) -> Any:
     """:func:`_open`'s full path: config, catalogs, then the cache or a build."""
-    from dataclasses import replace
-
-    from toolfind.config import load_config, parse_weight_options, resolve_catalogs
+    from toolfind.config import for_run
     from toolfind.store.cache import load_index
 
-    config = load_config()
-    params = config.params
-    if weights:
-        params = replace(params, weights=parse_weight_options(weights, params.weights))
-    paths = resolve_catalogs(catalogs or [], config)
+    run = for_run(catalogs or (), weights or ())
     with _progress("Building the search index…"):
         return load_index(
-            paths,
-            params,
-            max_file_size=config.max_file_size,
+            run.paths,
+            run.params,
+            max_file_size=run.max_file_size,
             use_cache=not no_cache,
             run_key=run_key,
             warn=_warn,
@@ -498,15 +492,14 @@ def validate(
     Example: toolfind validate catalogs/ --strict
     """
     from toolfind.catalog import loader as catalog
-    from toolfind.config import load_config, resolve_catalogs
+    from toolfind.config import for_run
     from toolfind.output import wire
 
-    config = load_config()
-    roots = resolve_catalogs(paths or [], config)
-    result = catalog.load(roots, max_bytes=config.max_file_size)
+    run = for_run(paths or ())
+    result = catalog.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalog.lint(result)
     if queries is not None:
-        found += _findability(result.tools, queries, config.params)
+        found += _findability(result.tools, queries, run.params)
     if json_:
         _emit(wire.findings_records(found))
     else:
@@ -753,24 +746,21 @@ def serve_mcp(
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
-    from dataclasses import replace
-
-    from toolfind.config import load_config, parse_weight_options, resolve_catalogs
+    from toolfind.config import for_run
     from toolfind.serve import ServeOptions, parse_http_address, run
 
-    config = load_config()
-    params = config.params
-    if weight:
-        params = replace(params, weights=parse_weight_options(weight, params.weights))
+    settings = for_run(catalog or (), weight or ())
+    config = settings.config
     options = ServeOptions(
-        catalogs=tuple(resolve_catalogs(catalog or [], config)),
+        catalogs=settings.paths,
         exposure=exposure,
         meta_prefix=meta_prefix,
         http=parse_http_address(http) if http else None,
         token=token,
         log_level=log_level,
-        params=params,
+        params=settings.params,
         filters=config.filters,
+        max_file_size=config.max_file_size,
         servers=tuple(Path(s) for s in servers or ()) or config.servers,
         separator=separator,
         call_timeout=call_timeout,
@@ -842,10 +832,12 @@ def catalog_pull(
 
 
 def _store() -> Any:
-    from toolfind.config import cache_dir
-    from toolfind.store.cache import CacheStore
+    import os
 
-    return CacheStore(cache_dir(), _warn)
+    from toolfind.store.cache import CacheStore
+    from toolfind.store.segment import default_cache_dir
+
+    return CacheStore(default_cache_dir(os.environ), _warn)
 
 
 @cache_app.command("path")
@@ -855,8 +847,6 @@ def cache_path() -> None:
 
     Example: toolfind cache path
     """
-    # config.cache_dir(), which the store uses, spelled out: importing the config and the cache
-    # (the data model, pickle, hashlib) to print a path would cost more than the command.
     import os
 
     from toolfind.store.segment import default_cache_dir

@@ -34,21 +34,157 @@ if TYPE_CHECKING:
 
 def run(argv: Sequence[str]) -> int | None:
     """Answer the command in ``argv`` from the cache, or return None to fall back."""
-    if not argv:
+    args = parse(argv)
+    if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
-    parsed = _parse(list(argv))
-    if parsed is None:
-        # Tables, filters, explanations and the other commands: from the whole index.
-        return _run_on_index(list(argv)) if argv[0] in _INDEX_COMMANDS else None
-    catalogs, command, text, limit, schema = parsed
-    seg = _open_segment(tuple(catalogs))
+    segment_only = "--json" in args.flags and args.flags <= _SEGMENT_FLAGS and not args.values
+    if args.command in _SEGMENT_COMMANDS and segment_only:
+        # search/show --json without filters or explanations: from the segment alone.
+        return _run_on_segment(args)
+    return _run_on_index(args)
+
+
+class Grammar:
+    """What the fast path accepts of one command: its flags, its options taking a value
+    (repeatable or not), whether it takes one NAME/QUERY argument, and its ``-k`` default
+    (None: no ``-k``). Every command takes ``-c/--catalog PATH`` (repeatable).
+
+    The Typer command accepts all of it with the same meaning (tests/test_fast.py checks each
+    option against the Typer app, and that both read any argv the fast path takes alike).
+    """
+
+    __slots__ = ("flags", "limit", "takes_name", "valued")
+
+    def __init__(
+        self,
+        flags: frozenset[str],
+        valued: dict[str, bool],
+        takes_name: bool,
+        limit: int | None = None,
+    ) -> None:
+        self.flags = flags
+        self.valued = valued
+        self.takes_name = takes_name
+        self.limit = limit
+
+
+#: The commands the fast path answers, and what it reads of them.
+GRAMMAR: dict[str, Grammar] = {
+    "list": Grammar(
+        frozenset({"--json", "--deferred", "--no-deferred"}),
+        {"--namespace": False, "--tag": True},
+        False,
+    ),
+    "categories": Grammar(frozenset({"--json"}), {}, False),
+    "summaries": Grammar(frozenset({"--json", "--all", "--deferred"}), {}, False),
+    "similar": Grammar(frozenset({"--json"}), {}, True, 5),
+    "show": Grammar(frozenset({"--json"}), {"--format": False}, True),
+    "search": Grammar(
+        frozenset({"--json", "--schema", "--explain"}),
+        {"--namespace": False, "--tag": True, "--min-score": False},
+        True,
+        10,
+    ),
+}
+
+CATALOG_OPTIONS = ("-c", "--catalog")
+LIMIT_OPTIONS = ("-k", "--limit")
+
+#: Flags that exclude each other: Typer reports the first pair and keeps the last of the
+#: second; either way, leave it to Typer.
+_EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
+
+#: ``show --format`` choices, as the Typer command spells them (cli.app.ShowFormat).
+SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
+
+#: The commands a warm ``--json`` reads from the segment, without loading the index, when
+#: they have no other flags than these and no other options than ``-c`` and ``-k``.
+_SEGMENT_COMMANDS = frozenset({"search", "show"})
+_SEGMENT_FLAGS = frozenset({"--json", "--schema"})
+
+
+class Args:
+    """A command's arguments as the fast path read them."""
+
+    __slots__ = ("catalogs", "command", "flags", "limit", "name", "values")
+
+    def __init__(self, command: str, limit: int | None) -> None:
+        self.command = command
+        self.catalogs: list[str] = []
+        self.flags: set[str] = set()
+        self.values: dict[str, list[str]] = {}
+        self.name = ""
+        self.limit = limit or 0
+
+
+def parse(argv: Sequence[str]) -> Args | None:
+    """``argv``'s command and arguments, or None for anything the fast path leaves to Typer
+    (which reports every mistake): another command, an unknown option, a ``--option=value``
+    spelling, a value Typer might read differently, a missing or blank NAME/QUERY."""
+    grammar = GRAMMAR.get(argv[0]) if argv else None
+    if grammar is None:
+        return None
+    args = Args(argv[0], grammar.limit)
+    positional: list[str] = []
+    rest = argv[1:]
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        has_value = i + 1 < len(rest)
+        if arg in grammar.flags:
+            args.flags.add(arg)
+        elif arg in CATALOG_OPTIONS and has_value:
+            i += 1
+            args.catalogs.append(rest[i])
+        elif grammar.limit is not None and arg in LIMIT_OPTIONS and has_value:
+            i += 1
+            if not _is_count(rest[i]):
+                return None
+            args.limit = int(rest[i])
+        elif arg in grammar.valued and has_value:
+            i += 1
+            if arg in args.values and not grammar.valued[arg]:
+                return None  # given twice: Typer keeps the last, leave that to it
+            args.values.setdefault(arg, []).append(rest[i])
+        elif arg.startswith("-"):
+            return None
+        else:
+            positional.append(arg)
+        i += 1
+    if any(pair <= args.flags for pair in _EXCLUSIVE) or len(positional) != grammar.takes_name:
+        return None
+    if grammar.takes_name:
+        args.name = positional[0]
+    return args if _plain(args, grammar) else None
+
+
+def _plain(args: Args, grammar: Grammar) -> bool:
+    """Whether Typer reads ``args``' values as the fast path does: a NAME/QUERY that is not
+    blank, a plain decimal ``--min-score`` (which float() reads as click does), a known
+    ``--format``."""
+    if grammar.takes_name and not args.name.strip():
+        return False
+    score = args.values.get("--min-score", ["0"])[0].removeprefix("-")
+    if not (score.isascii() and score.replace(".", "", 1).isdigit()):
+        return False
+    return args.values.get("--format", ["native"])[0] in SHOW_FORMATS
+
+
+def _is_count(text: str) -> bool:
+    """A whole number of at least 1 in ASCII digits, which int() reads as click does."""
+    return text.isascii() and text.isdigit() and int(text) >= 1
+
+
+def _run_on_segment(args: Args) -> int | None:
+    """``search QUERY --json`` and ``show NAME --json`` from the segment (see the module)."""
+    seg = _open_segment(tuple(args.catalogs))
     if seg is None:
         return None
     try:
-        if command == "search":
-            out = _search(seg, text, limit, schema)
+        if args.command == "search":
+            out = _search(seg, args.name, args.limit, "--schema" in args.flags)
         else:
-            out = _show(seg, text)
+            out = _show(seg, args.name)
     finally:
         seg.fh.close()
     if out is None:
@@ -63,136 +199,9 @@ def run(argv: Sequence[str]) -> int | None:
     return 0
 
 
-def _parse(argv: list[str]) -> tuple[list[str], str, str, int, bool] | None:
-    """The arguments the fast path understands, or None for anything else."""
-    if not argv or argv[0] not in ("search", "show"):
-        return None
-    command = argv.pop(0)
-    catalogs: list[str] = []
-    positional: list[str] = []
-    json_flag = schema = False
-    limit = 10 if command == "search" else 0
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--json":
-            json_flag = True
-        elif arg in ("-c", "--catalog") and i + 1 < len(argv):
-            i += 1
-            catalogs.append(argv[i])
-        elif command == "search" and arg == "--schema":
-            schema = True
-        elif command == "search" and arg in ("-k", "--limit") and i + 1 < len(argv):
-            i += 1
-            value = argv[i]
-            if not value.isdigit() or int(value) < 1:
-                return None
-            limit = int(value)
-        elif arg.startswith("-"):
-            return None
-        else:
-            positional.append(arg)
-        i += 1
-    if not json_flag or len(positional) != 1 or not positional[0].strip():
-        return None
-    return catalogs, command, positional[0], limit, schema
-
-
-#: Commands answered from the whole cached index: their flags, their options taking a value
-#: (how many times), whether they take one positional argument, and their default ``-k``
-#: (None: no ``-k``). ``search --json`` without filters is answered from the segment, above.
-_INDEX_COMMANDS: dict[str, tuple[frozenset[str], dict[str, bool], bool, int | None]] = {
-    "list": (
-        frozenset({"--json", "--deferred", "--no-deferred"}),
-        {"--namespace": False, "--tag": True},
-        False,
-        None,
-    ),
-    "categories": (frozenset({"--json"}), {}, False, None),
-    "summaries": (frozenset({"--json", "--all", "--deferred"}), {}, False, None),
-    "similar": (frozenset({"--json"}), {}, True, 5),
-    "show": (frozenset({"--json"}), {"--format": False}, True, None),
-    "search": (
-        frozenset({"--json", "--schema", "--explain"}),
-        {"--namespace": False, "--tag": True, "--min-score": False},
-        True,
-        10,
-    ),
-}
-
-
-class _Args:
-    """An index command's arguments as the fast path read them."""
-
-    def __init__(self, command: str, limit: int | None) -> None:
-        self.command = command
-        self.catalogs: list[str] = []
-        self.flags: set[str] = set()
-        self.values: dict[str, list[str]] = {}
-        self.name = ""
-        self.limit = limit or 0
-
-
-def _parse_index_command(argv: list[str]) -> _Args | None:
-    """An index command's arguments, or None for anything the fast path leaves to Typer
-    (which reports every mistake): an unknown option, a ``--option=value`` spelling, a value
-    Typer might read differently."""
-    command = argv.pop(0)
-    known, valued, takes_name, limit = _INDEX_COMMANDS[command]
-    args = _Args(command, limit)
-    positional: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        has_value = i + 1 < len(argv)
-        if arg in known:
-            args.flags.add(arg)
-        elif arg in ("-c", "--catalog") and has_value:
-            i += 1
-            args.catalogs.append(argv[i])
-        elif limit is not None and arg in ("-k", "--limit") and has_value:
-            i += 1
-            if not argv[i].isdigit() or int(argv[i]) < 1:
-                return None
-            args.limit = int(argv[i])
-        elif arg in valued and has_value:
-            i += 1
-            if arg in args.values and not valued[arg]:
-                return None  # given twice: Typer keeps the last, leave that to it
-            args.values.setdefault(arg, []).append(argv[i])
-        elif arg.startswith("-"):
-            return None
-        else:
-            positional.append(arg)
-        i += 1
-    if any(pair <= args.flags for pair in _EXCLUSIVE) or len(positional) != int(takes_name):
-        return None
-    if takes_name:
-        args.name = positional[0]
-        if not args.name.strip():
-            return None
-    score = args.values.get("--min-score", ["0"])[0].removeprefix("-")
-    if not score.replace(".", "", 1).isdigit():
-        return None  # a plain decimal only, which float() reads as click does
-    if args.values.get("--format", ["native"])[0] not in _SHOW_FORMATS:
-        return None
-    return args
-
-
-#: Flags that exclude each other: Typer reports the first pair and keeps the last of the
-#: second; either way, leave it to Typer.
-_EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
-
-#: ``show --format`` choices, as the Typer command spells them (cli.ShowFormat).
-_SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
-
-
-def _run_on_index(argv: list[str]) -> int | None:
+def _run_on_index(args: Args) -> int | None:
     """``list``, ``categories``, ``summaries``, ``similar``, ``show`` and ``search`` (``--json``
     or a table) from the cached index, printed by the functions the Typer commands call."""
-    args = _parse_index_command(argv)
-    if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
-        return None
     from toolfind.errors import ToolfindError
     from toolfind.store import cache
 
@@ -217,7 +226,7 @@ def _run_on_index(argv: list[str]) -> int | None:
     return 0
 
 
-def _answer(index: Any, args: _Args) -> tuple[Any, str]:
+def _answer(index: Any, args: Args) -> tuple[Any, str]:
     """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
     command, flags = args.command, args.flags
     if command == "list" or (command == "summaries" and "--all" in flags):
@@ -252,7 +261,7 @@ def _answer(index: Any, args: _Args) -> tuple[Any, str]:
     return result, segment.unmatched_hint(list(result.unmatched_terms))
 
 
-def _render(args: _Args, items: Any) -> None:
+def _render(args: Args, items: Any) -> None:
     """Print ``items`` for a human, as the Typer command does."""
     from toolfind.output import render
 
@@ -288,13 +297,11 @@ def _json_text(command: str, items: Any, schema: bool) -> str:
 
 
 def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
-    if os.environ.get("TOOLFIND_NO_FASTPATH"):
-        return None
     root = segment.default_cache_dir(os.environ)
     key = segment.run_key(catalogs)
     manifest = _read_manifest(os.path.join(root, "manifest.marshal"))
     entry = manifest.get("runs", {}).get(key) if isinstance(manifest, dict) else None
-    if not isinstance(entry, dict) or not segment.still_valid(entry):
+    if not isinstance(entry, dict) or not segment.unchanged(entry.get("stamps")):
         return None
     path = os.path.join(root, str(entry["key"]) + ".pickle")
     try:

@@ -82,6 +82,7 @@ async def serve(
             params=options.params,
             filters=options.filters,
             backends=active,
+            max_file_size=options.max_file_size,
             use_cache=options.use_cache,
         )
         await anyio.to_thread.run_sync(live.load)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from toolfind.config import Filters
+from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.errors import ConfigError
 from toolfind.models import ScoringParams, Tool
 
@@ -104,6 +104,7 @@ class ServeOptions:
     log_level: str = "warning"
     params: ScoringParams = field(default_factory=ScoringParams)
     filters: Filters = field(default_factory=Filters)
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
     servers: tuple[Path, ...] = ()
     separator: str = "__"
     call_timeout: float = 60.0

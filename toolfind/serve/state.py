@@ -19,15 +19,18 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from toolfind.config import Filters
+from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.errors import ToolfindError
-from toolfind.models import Finding, ScoringParams, Tool
+from toolfind.models import ScoringParams, Tool
 from toolfind.serve.backends import Backends
 from toolfind.serve.options import tool_allowed
+from toolfind.store.cache import Loaded
+from toolfind.store.segment import MISSING, stamp
 
 logger = logging.getLogger("toolfind.serve")
 
-#: (path, size, mtime_ns, inode) of every catalog file, plus each missing root.
+#: (path, size, mtime_ns, inode) of every catalog file (see store.segment.stamp), plus each missing
+#: root.
 Signature = tuple[tuple[str, int, int, int], ...]
 
 
@@ -45,20 +48,14 @@ class Snapshot:
     generation: int
 
 
-@dataclass(frozen=True, slots=True)
-class Loaded:
-    tools: tuple[Tool, ...]
-    index: Any
-    errors: tuple[Finding, ...]
-
-
-def load_catalogs(paths: Sequence[Path], params: ScoringParams, *, use_cache: bool) -> Loaded:
+def load_catalogs(
+    paths: Sequence[Path], params: ScoringParams, *, max_file_size: int, use_cache: bool
+) -> Loaded:
     """Parse the catalogs (through the cache). Raises ToolfindError for a missing path."""
     from toolfind.store import cache
 
-    loaded = cache.load_index(paths, params, use_cache=use_cache, warn=logger.warning)
-    return Loaded(
-        tools=tuple(loaded.index.tools), index=loaded.index, errors=tuple(loaded.findings)
+    return cache.load_index(
+        paths, params, max_file_size=max_file_size, use_cache=use_cache, warn=logger.warning
     )
 
 
@@ -75,7 +72,7 @@ def build_index(
     """
     from toolfind.store.index import SearchIndex
 
-    tools = catalog.tools if isinstance(catalog, Loaded) else catalog
+    tools = catalog.index.tools if isinstance(catalog, Loaded) else catalog
     if isinstance(catalog, Loaded) and filters == Filters() and not backend_tools:
         index = catalog.index  # the cached index already answers exactly this
     else:
@@ -89,24 +86,13 @@ def catalog_signature(paths: Sequence[Path]) -> Signature:
     """What the poller compares: every catalog file's identity and its last modification."""
     from toolfind.catalog import loader as catalog
 
-    rows: list[tuple[str, int, int, int]] = []
-    present = []
-    for root in paths:
-        if os.path.exists(root):
-            present.append(root)
-        else:
-            rows.append((str(root), -1, -1, -1))
+    present = [root for root in paths if os.path.exists(root)]
+    rows = [(str(root), *MISSING) for root in paths if root not in present]
     try:
         files = catalog.discover(present)
     except ToolfindError:
-        return (("<unreadable>", -1, -1, -1), *rows)
-    for file in files:
-        try:
-            st = os.stat(file)
-        except OSError:
-            rows.append((str(file), -1, -1, -1))
-            continue
-        rows.append((str(file), st.st_size, st.st_mtime_ns, st.st_ino))
+        return (("<unreadable>", *MISSING), *rows)
+    rows.extend((str(file), *stamp(file)) for file in files)
     return tuple(sorted(rows))
 
 
@@ -123,12 +109,14 @@ class LiveIndex:
         params: ScoringParams,
         filters: Filters,
         backends: Backends,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         use_cache: bool = True,
     ) -> None:
         self.catalogs = tuple(catalogs)
         self.params = params
         self.filters = filters
         self.backends = backends
+        self.max_file_size = max_file_size
         self.use_cache = use_cache
         self._snapshot: Snapshot | None = None
         self._signature: Signature = ()
@@ -157,12 +145,13 @@ class LiveIndex:
             ToolfindError: a catalog path does not exist or cannot be read at all.
         """
         signature = catalog_signature(self.catalogs)
-        loaded = load_catalogs(self.catalogs, self.params, use_cache=self.use_cache)
-        for finding in loaded.errors:
+        loaded = self._load()
+        for finding in loaded.findings:
             logger.warning("skipped: %s", finding)
         index = build_index(loaded, self.backends.tools(), self.filters, self.params)
         self._signature = signature
-        self._snapshot = Snapshot(index, loaded.tools, frozenset(map(str, loaded.errors)), 1)
+        tools = tuple(loaded.index.tools)
+        self._snapshot = Snapshot(index, tools, frozenset(map(str, loaded.findings)), 1)
         return self._snapshot
 
     async def reload(self, *, catalogs_changed: bool = True) -> bool:
@@ -184,7 +173,7 @@ class LiveIndex:
                         "catalog change ignored, still serving the last good index: %s", exc
                     )
                     return False
-                new_errors = [f for f in loaded.errors if str(f) not in old.errors]
+                new_errors = [f for f in loaded.findings if str(f) not in old.errors]
                 if new_errors:
                     for finding in new_errors:
                         logger.error(
@@ -194,8 +183,8 @@ class LiveIndex:
                 index = await anyio.to_thread.run_sync(
                     build_index, loaded, backend_tools, self.filters, self.params
                 )
-                errors = frozenset(map(str, loaded.errors))
-                new = Snapshot(index, loaded.tools, errors, old.generation + 1)
+                errors = frozenset(map(str, loaded.findings))
+                new = Snapshot(index, tuple(loaded.index.tools), errors, old.generation + 1)
             else:
                 index = await anyio.to_thread.run_sync(
                     build_index, old.catalog_tools, backend_tools, self.filters, self.params
@@ -208,7 +197,12 @@ class LiveIndex:
         return True
 
     def _load(self) -> Loaded:
-        return load_catalogs(self.catalogs, self.params, use_cache=self.use_cache)
+        return load_catalogs(
+            self.catalogs,
+            self.params,
+            max_file_size=self.max_file_size,
+            use_cache=self.use_cache,
+        )
 
     async def changed(self) -> bool:
         """Whether the catalog files differ from what the current snapshot was built from."""

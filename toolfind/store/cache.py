@@ -29,9 +29,10 @@ import os
 import stat
 
 from toolfind.errors import CacheError
-from toolfind.models import Finding, ScoringParams, frozen_dataclass
+from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
+from toolfind.store.segment import Stamp, stamp, unchanged
 
 # pickle (its `re`), pathlib, typing, dataclasses and contextlib together cost a warm index
 # command about Python's start-up again: what a build or the cache commands need is imported
@@ -58,29 +59,29 @@ def _no_warn(message: str) -> None:
     """The default ``warn``: the library says nothing unless asked."""
 
 
-@frozen_dataclass
 class Loaded:
-    """An index ready to query, with what loading it found."""
+    """An index ready to query, with what loading it found: the skipped entries, the cache key
+    (empty for an uncached build), whether the cache answered, and the catalog files read.
 
-    index: Any  # toolfind.store.index.SearchIndex (imported lazily: it pulls in the analysers)
-    findings: tuple[Finding, ...]
-    key: str
-    from_cache: bool
-    files: tuple[str, ...] = ()
+    A plain record (not a dataclass: the warm commands create one, and importing
+    :mod:`dataclasses` would cost them more than the load).
+    """
+
+    __slots__ = ("files", "findings", "from_cache", "index", "key")
 
     def __init__(
         self,
-        index: Any,
+        index: Any,  # toolfind.store.index.SearchIndex (imported lazily: it pulls in the analysers)
         findings: tuple[Finding, ...],
         key: str,
         from_cache: bool,
         files: tuple[str, ...] = (),
     ) -> None:
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "findings", findings)
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "from_cache", from_cache)
-        object.__setattr__(self, "files", files)
+        self.index = index
+        self.findings = findings
+        self.key = key
+        self.from_cache = from_cache
+        self.files = files
 
 
 def toolfind_version() -> str:
@@ -118,7 +119,6 @@ def load_index(
     exist; cache problems never raise, they are reported through ``warn``.
     """
     from toolfind.catalog import loader as catalog
-    from toolfind.config import cache_dir
 
     params = params or ScoringParams()
     files = catalog.discover(paths)
@@ -127,9 +127,9 @@ def load_index(
         with collector_paused(freeze=True):
             return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
-    store = CacheStore(cache_root or cache_dir(), warn)
+    store = CacheStore(cache_root or segment.default_cache_dir(os.environ), warn)
     manifest = store.read_manifest()
-    stats = {str(p): _file_stat(p) for p in files}
+    stats = {str(p): stamp(p) for p in files}
     digests = _digests(stats, manifest.get("shas", {}))
     # The key of these exact inputs, as a warm run recorded it: no hashing (nor hashlib import).
     inputs = fingerprint + "".join(f"\0{p}\0{d}" for p, d in sorted(digests.items()))
@@ -141,7 +141,7 @@ def load_index(
             loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:
-        store.remember_run(manifest, run_key, key, _dir_stats(paths), stats, digests, inputs)
+        store.remember_run(manifest, run_key, key, _dir_stamps(paths), stats, digests, inputs)
     return loaded
 
 
@@ -156,7 +156,7 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     """
     store = CacheStore(cache_root or segment.default_cache_dir(os.environ), _no_warn)
     entry = store.read_manifest().get("runs", {}).get(run_key)
-    if not isinstance(entry, dict) or not segment.still_valid(entry):
+    if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
         return None
     key = entry.get("key")
     return store.read_index(key) if isinstance(key, str) else None
@@ -194,12 +194,7 @@ def _build(
     )
 
 
-def _file_stat(path: Path) -> tuple[int, int, int]:
-    st = os.stat(path)
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-def _digests(stats: dict[str, tuple[int, int, int]], known: dict[str, Any]) -> dict[str, str]:
+def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
     """SHA-256 of each file, reusing the recorded one when the file's stat is unchanged."""
     from toolfind.catalog.loader import file_digest
 
@@ -213,8 +208,8 @@ def _digests(stats: dict[str, tuple[int, int, int]], known: dict[str, Any]) -> d
     return out
 
 
-def _dir_stats(paths: Sequence[Path]) -> list[tuple[str, int]]:
-    """Every directory under the catalog roots (and the working directory) with its mtime.
+def _dir_stamps(paths: Sequence[Path]) -> list[tuple[str, int, int, int]]:
+    """Every directory under the catalog roots (and the working directory) with its stamp.
 
     A file added to or removed from a directory changes that directory's mtime, so the fast
     path can tell that the file list changed without walking the tree again.
@@ -222,10 +217,9 @@ def _dir_stats(paths: Sequence[Path]) -> list[tuple[str, int]]:
     from pathlib import Path
 
     seen: set[tuple[int, int]] = set()
-    out: list[tuple[str, int]] = [(".", os.stat(".").st_mtime_ns)]
+    out = [(".", *stamp("."))]
     for root in paths:
-        for directory in _walk_dirs(Path(root), seen):
-            out.append((str(directory), os.stat(directory).st_mtime_ns))
+        out.extend((str(d), *stamp(d)) for d in _walk_dirs(Path(root), seen))
     return out
 
 
@@ -392,8 +386,8 @@ class CacheStore:
         manifest: dict[str, Any],
         run_key: tuple[str, ...],
         key: str,
-        dirs: list[tuple[str, int]],
-        stats: dict[str, tuple[int, int, int]],
+        dirs: list[tuple[str, int, int, int]],
+        stats: dict[str, Stamp],
         digests: dict[str, str],
         inputs: str = "",
     ) -> None:
@@ -401,8 +395,7 @@ class CacheStore:
         the key of its inputs (settings and file digests)."""
         entry = {
             "key": key,
-            "dirs": tuple(dirs),
-            "files": tuple((p, *st) for p, st in sorted(stats.items())),
+            "stamps": (*dirs, *((p, *st) for p, st in sorted(stats.items()))),
         }
         runs: dict[Any, Any] = dict(manifest.get("runs", {}))
         keys: dict[Any, Any] = dict(manifest.get("keys", {}))

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain
 from zlib import crc32
 
-from toolfind.models import Tool, new_source, new_tool
+from toolfind.models import Source, Tool
 
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
@@ -226,26 +226,52 @@ def _record(tool: Tool) -> tuple[Any, ...]:
     )
 
 
+class _ThawedTool:
+    """``Tool``'s slots without its frozen ``__setattr__``: :func:`_tool` fills a tool in as
+    one of these, then makes it a ``Tool`` (same slots, so the object may change class)."""
+
+    __slots__ = vars(Tool)["__slots__"]
+
+
+class _ThawedSource:
+    """``Source``'s slots, as :class:`_ThawedTool` has ``Tool``'s."""
+
+    __slots__ = vars(Source)["__slots__"]
+
+
 def _tool(record: tuple[Any, ...]) -> Tool:
-    """The tool :func:`_record` wrote: its fields in ``Tool``'s order, the source a tuple."""
-    (name, description, parameters, namespace, tags, hint, defer, enabled, annotations) = record[:9]
-    aliases, title, output_schema, source, original = record[9:]
-    return new_tool(
-        name,
-        description,
-        parameters,
-        namespace,
-        tags,
-        hint,
-        defer,
-        enabled,
-        annotations,
-        aliases,
-        title,
-        output_schema,
-        None if source is None else new_source(*source),
-        original,
-    )
+    """The tool :func:`_record` wrote: its fields in ``Tool``'s order, the source a tuple.
+
+    Without ``Tool.__init__``, which sets each field through ``object.__setattr__`` (frozen):
+    a quarter of the time (measured: 0.2 us against 0.9 us), and ``list`` decodes every tool
+    of the index.
+    """
+    tool: Any = object.__new__(_ThawedTool)
+    (
+        tool.name,
+        tool.description,
+        tool.parameters,
+        tool.namespace,
+        tool.tags,
+        tool.search_hint,
+        tool.defer,
+        tool.enabled,
+        tool.annotations,
+        tool.aliases,
+        tool.title,
+        tool.output_schema,
+        source,
+        tool.original,
+    ) = record
+    if source is not None:
+        made: Any = object.__new__(_ThawedSource)
+        made.file, made.pointer, made.line = source
+        made.__class__ = Source
+        source = made
+    tool.source = source
+    tool.__class__ = Tool
+    decoded: Tool = tool  # typed without cast(), a call
+    return decoded
 
 
 class ToolTable(Sequence[Tool]):

@@ -82,6 +82,42 @@ def unsafe_reason(st: os.stat_result) -> str | None:
     return None
 
 
+# -- file stamps -------------------------------------------------------------------------------
+#
+# What toolfind records of a catalog file or directory to tell later, without reading it,
+# whether it changed: ``(size, mtime_ns, inode)``. An edit changes the size or the modification
+# time, a file replaced by another (an atomic save, a checkout) changes the inode, and a
+# directory's modification time changes when an entry is added, removed or renamed. The cache
+# records them for every catalog file and directory it indexed (the warm paths check them
+# before trusting a cached index); serve-mcp polls them to know when to rebuild.
+
+#: ``(size, mtime_ns, inode)``.
+Stamp = tuple[int, int, int]
+
+#: The stamp of a path that cannot be stat'ed (missing, unreadable).
+MISSING: Stamp = (-1, -1, -1)
+
+
+def stamp(path: str | os.PathLike[str]) -> Stamp:
+    """``path``'s stamp, or :data:`MISSING`."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return MISSING
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def unchanged(recorded: Iterable[tuple[str, int, int, int]] | None) -> bool:
+    """True when every recorded ``(path, size, mtime_ns, inode)`` is still that path's stamp;
+    False for None and for anything that is not such a list (a damaged or older record)."""
+    if recorded is None:
+        return False
+    try:
+        return all(stamp(path) == (size, mtime, ino) for path, size, mtime, ino in recorded)
+    except (TypeError, ValueError):
+        return False
+
+
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Names this invocation's context: everything that decides which catalogs and settings
     apply (working directory, ``--catalog`` and ``--weight`` options, the environment, the
@@ -90,11 +126,8 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
     environ = os.environ
     cwd = os.getcwd()
     config = environ.get("TOOLFIND_CONFIG") or os.path.join(cwd, "toolfind.toml")
-    try:
-        st = os.stat(config)
-        config_stat = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
-    except OSError:
-        config_stat = "-"
+    config_stamp = stamp(config)
+    config_stat = "-" if config_stamp == MISSING else ":".join(map(str, config_stamp))
     return (
         "run1",
         cwd,
@@ -104,22 +137,6 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
         "\0".join(weight_args),
         config_stat,
     )
-
-
-def still_valid(entry: dict[str, object]) -> bool:
-    """True when no catalog file of a manifest's run entry changed (size, mtime, inode) and no
-    directory gained or lost an entry: the index it names still answers that run."""
-    try:
-        for directory, mtime in entry["dirs"]:  # type: ignore[attr-defined]
-            if os.stat(directory).st_mtime_ns != mtime:
-                return False
-        for file, size, mtime, ino in entry["files"]:  # type: ignore[attr-defined]
-            st = os.stat(file)
-            if (st.st_size, st.st_mtime_ns, st.st_ino) != (size, mtime, ino):
-                return False
-    except (OSError, KeyError, TypeError, ValueError):
-        return False
-    return True
 
 
 def unmatched_hint(terms: list[str]) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -522,3 +524,168 @@ def test_warm_index_commands_import_no_heavy_standard_modules(
     }
     assert "toolfind.store.index" in modules and "typer" not in modules
     assert not modules & STDLIB_HEAVY, sorted(modules & STDLIB_HEAVY)
+
+
+# -- the grammar: what the fast path accepts, Typer accepts alike ---------------------------------
+
+
+def click_command(name: str) -> Any:
+    """The click command Typer makes of ``name`` (Typer brings its own click)."""
+    return typer.main.get_command(app).commands[name]  # type: ignore[attr-defined]
+
+
+def click_options(name: str) -> dict[str, Any]:
+    """Every option spelling of the Typer command ``name`` -> its click option."""
+    return {
+        opt: param
+        for param in click_command(name).params
+        if param.param_type_name == "option"
+        for opt in (*param.opts, *param.secondary_opts)
+    }
+
+
+def click_arguments(name: str) -> list[Any]:
+    return [p for p in click_command(name).params if p.param_type_name == "argument"]
+
+
+@pytest.mark.parametrize("name", sorted(fastpath.GRAMMAR))
+def test_every_option_of_the_fast_grammar_is_the_typer_commands(name: str) -> None:
+    grammar = fastpath.GRAMMAR[name]
+    options = click_options(name)
+    for flag in grammar.flags:  # flags: no value, and --x/--no-x are one option's two sides
+        assert options[flag].is_flag, flag
+        assert flag in options[flag].opts or flag in options[flag].secondary_opts
+    for opt, repeatable in grammar.valued.items():
+        option = options[opt]
+        assert not option.is_flag and option.nargs == 1, opt
+        assert option.multiple is repeatable, opt
+        assert option.opts == [opt] and not option.secondary_opts, opt
+    catalog = options["--catalog"]
+    assert sorted(catalog.opts) == sorted(fastpath.CATALOG_OPTIONS) and catalog.multiple
+    if grammar.limit is None:
+        assert "--limit" not in options and "-k" not in options
+    else:
+        limit = options["--limit"]
+        assert sorted(limit.opts) == sorted(fastpath.LIMIT_OPTIONS) and not limit.multiple
+        assert limit.default == grammar.limit
+    assert len(click_arguments(name)) == int(grammar.takes_name)
+    if "--format" in grammar.valued:
+        assert set(options["--format"].type.choices) == fastpath.SHOW_FORMATS
+
+
+def test_the_fast_path_answers_only_the_commands_of_its_grammar() -> None:
+    from toolfind.__main__ import _FAST
+
+    assert set(fastpath.GRAMMAR) == _FAST
+
+
+#: Values an option may get: plain words, numbers, option-like and odd spellings.
+VALUES = st.sampled_from(
+    ["files", "io", "0", "1", "3", "-1", "2.5", "-0.5", "1e3", "007", " ", "", "--json", "openai"]
+    + ["native", "mcp", "x y", "--tag", "-k", "\uff13", "nan", ".5"]
+)
+
+
+@st.composite
+def fast_argvs(draw: st.DrawFn) -> list[str]:
+    """An argv of one fast command, made of its options (any order, repeats, missing values)
+    and a few other words."""
+    name = draw(st.sampled_from(sorted(fastpath.GRAMMAR)))
+    grammar = fastpath.GRAMMAR[name]
+    tokens = [
+        *grammar.flags,
+        *grammar.valued,
+        *fastpath.CATALOG_OPTIONS,
+        *(fastpath.LIMIT_OPTIONS if grammar.limit is not None else ()),
+        "--unknown",
+        "--json=1",
+        "-",
+    ]
+    argv = [name]
+    for _ in range(draw(st.integers(0, 7))):
+        kind = draw(st.integers(0, 3))
+        if kind == 0:
+            argv.append(draw(st.sampled_from(["read_file", "read a file", "x"])))
+        else:
+            token = draw(st.sampled_from(tokens))
+            argv.append(token)
+            if kind > 1 and token not in grammar.flags:
+                argv.append(draw(VALUES))
+    return argv
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fast_argvs())
+def test_whatever_the_fast_parser_accepts_typer_reads_alike(argv: list[str]) -> None:
+    args = fastpath.parse(argv)
+    if args is None:
+        return  # Typer answers
+    command = click_command(argv[0])
+    with command.make_context(argv[0], list(argv[1:])) as ctx:
+        params = ctx.params
+    options = click_options(argv[0])
+    grammar = fastpath.GRAMMAR[argv[0]]
+    for flag in grammar.flags:
+        option = options[flag]
+        if flag in option.secondary_opts:  # --no-x: False when given
+            if flag in args.flags:
+                assert params[str(option.name)] is False
+        elif flag in args.flags:
+            assert params[str(option.name)] is True
+        elif not option.secondary_opts:
+            assert params[str(option.name)] is False
+    if not args.flags & {"--deferred", "--no-deferred"} and "--no-deferred" in options:
+        assert params["deferred"] is None
+    for opt, repeatable in grammar.valued.items():
+        got = params[str(options[opt].name)]
+        given = args.values.get(opt)
+        if repeatable:
+            assert tuple(got or ()) == tuple(given or ())
+        elif given is None:
+            assert got == options[opt].default
+        elif opt == "--min-score":
+            assert got == float(given[0])
+        else:
+            assert got == given[0]
+    assert tuple(params["catalog"] or ()) == tuple(args.catalogs)
+    if grammar.limit is not None:
+        assert params["limit"] == args.limit
+    if grammar.takes_name:
+        assert params[str(click_arguments(argv[0])[0].name)] == args.name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "q", "--json", "-k", "3", "-c", "a", "-c", "b", "--schema"],
+        ["list", "--tag", "a", "--tag", "b", "--namespace", "files", "--no-deferred"],
+        ["show", "read_file", "--format", "openai"],
+        ["summaries", "--all", "--json"],
+        ["similar", "read_file", "-k", "2"],
+    ],
+)
+def test_the_fast_parser_reads_the_plain_spellings(argv: list[str]) -> None:
+    assert fastpath.parse(argv) is not None
+    test_whatever_the_fast_parser_accepts_typer_reads_alike.hypothesis.inner_test(argv)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "q", "--limit=3", "--json"],  # --option=value: Typer's
+        ["search", "q", "-k", "0"],
+        ["search", "q", "-k", "\uff13"],  # a digit, not an ASCII one
+        ["search", "q", "--min-score", "1e3"],
+        ["search", "  ", "--json"],
+        ["list", "--namespace", "a", "--namespace", "b"],
+        ["list", "--deferred", "--no-deferred"],
+        ["summaries", "--all", "--deferred"],
+        ["show", "x", "--format", "gemini"],
+        ["show", "x", "y"],
+        ["similar"],
+        ["schemas"],
+        [],
+    ],
+)
+def test_the_fast_parser_leaves_anything_doubtful_to_typer(argv: list[str]) -> None:
+    assert fastpath.parse(argv) is None

@@ -1,0 +1,45 @@
+"""The index's columns: the tool table's records decode to the tools they were made from."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from typing import Any
+
+import pytest
+
+from toolfind.models import Source, Tool
+from toolfind.store import columns
+
+
+def test_a_decoded_tool_is_the_tool_it_was_recorded_from() -> None:
+    values: dict[str, Any] = {
+        "name": "n",
+        "description": "d",
+        "parameters": {"type": "object"},
+        "namespace": "ns",
+        "tags": ("a",),
+        "search_hint": "h",
+        "defer": True,
+        "enabled": False,
+        "annotations": {"readOnlyHint": True},
+        "aliases": ("m",),
+        "title": "T",
+        "output_schema": {"type": "string"},
+        "source": Source("f.json", "/tools/0", 3),
+        "original": {"name": "n"},
+    }
+    made = Tool(**values)
+    tool = columns._tool(columns._record(made))
+    assert type(tool) is Tool and type(tool.source) is Source
+    assert tool == made and tool.source == made.source and tool.original == made.original
+    assert repr(tool) == repr(made)
+    assert pickle.loads(pickle.dumps(tool)) == tool
+    assert dataclasses.replace(tool, name="m").name == "m"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.name = "x"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tool.source.line = 4  # type: ignore[misc, union-attr]
+    assert tool.all_tags == ("a", "read-only")
+    bare = columns._tool(columns._record(Tool("x")))
+    assert bare == Tool("x") and bare.source is None
