@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from toolfind.output import wire
+from toolfind.output.encode import dumps
+from toolfind.output.text import clean_text
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -46,7 +48,7 @@ if TYPE_CHECKING:
         ) -> None: ...
 
         def json(self, text: str) -> None:
-            """Print a JSON document as :func:`wire.dumps` wrote it."""
+            """Print a JSON document as :func:`toolfind.output.encode.dumps` wrote it."""
 
 
 class Styled:
@@ -105,7 +107,7 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
                 str(rank),
                 name,
                 f"{wire.score(hit.score):.3f}",
-                wire.clean_text(hit.tool.summary, 160),
+                clean_text(hit.tool.summary, 160),
                 _tags(hit.tool.all_tags),
             ]
         )
@@ -148,7 +150,7 @@ def tools(rows: Sequence[Tool]) -> None:
             [
                 tool.name,
                 tool.namespace,
-                wire.clean_text(tool.summary, 160),
+                clean_text(tool.summary, 160),
                 _tags(tool.all_tags),
                 "yes" if tool.defer else "",
             ]
@@ -165,7 +167,7 @@ def tool(tool: Tool, document: dict[str, Any]) -> None:
     out.line(heading)
     if tool.source is not None:
         out.line([Styled(str(tool.source), "dim")])
-    out.json(wire.dumps(document))
+    out.json(dumps(document))
 
 
 def similar(name: str, items: Sequence[Similar]) -> None:
@@ -178,7 +180,7 @@ def similar(name: str, items: Sequence[Similar]) -> None:
             item.tool.qualified_name,
             f"{wire.score(item.score):.3f}",
             ", ".join(item.shared_terms),
-            wire.clean_text(item.tool.summary, 120),
+            clean_text(item.tool.summary, 120),
         ]
         for item in items
     ]
@@ -190,7 +192,7 @@ def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
     for a system prompt, never through Rich."""
     if tools:  # one write, not one a tool
         pattern = "- **{}**: {}" if markdown else "{}: {}"
-        lines = (pattern.format(t.name, wire.clean_text(t.summary)) for t in tools)
+        lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
         sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -395,7 +397,7 @@ class PlainOutput:
 
     def json(self, text: str) -> None:
         # What Rich's print_json prints: the document indented by 2, non-ASCII as is, which
-        # is how wire.dumps wrote it (re-encoding it would change nothing but the time spent).
+        # is how encode.dumps wrote it (re-encoding it would change nothing but the time spent).
         self.file.write(text + "\n")
 
 
@@ -457,7 +459,11 @@ def _plain(cell: Cell) -> str:
 
 
 def _clean(text: str) -> str:
-    """Text as Rich shows it: its control characters left out, tabs as spaces."""
+    """Text as Rich shows it: its control characters left out, tabs as spaces.
+
+    Not a sanitiser (tool text is cleaned by ``output.text.clean_text`` before it gets here):
+    what Rich itself does to any text it prints, so that plain output matches Rich's.
+    """
     if text.isascii() and text.isprintable():
         return text
     return text.translate(_STRIP).expandtabs(8)

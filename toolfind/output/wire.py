@@ -1,30 +1,74 @@
 """Every ``--json`` and MCP result shape: the one place JSON keys are spelled.
 
-The CLI serialises these records and ``serve-mcp`` returns them as structured content, so
-both share one schema. Changing a key here is a CHANGELOG entry.
+The CLI (the Typer commands and the warm fast path alike) serialises these records with
+:func:`toolfind.output.encode.dumps`, the Python API and ``serve-mcp`` return them as
+structured content, so all share one schema. Changing a key here is a CHANGELOG entry.
+
+The record functions read a tool's attributes only (:class:`ToolLike`): a ``models.Tool``, or
+the warm path's read-only view of a stored tool record (``store.segment.ToolRecord``). So this
+module is cheap to import: the models are for the type checker only, and text is cleaned by
+:func:`toolfind.output.text.clean_text`, which imports unicodedata only when a text needs it.
 """
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
-
-from toolfind.models import (
-    FIELDS,
-    Category,
-    Finding,
-    Hit,
-    ScoringParams,
-    SearchResult,
-    Similar,
-    Source,
-    Tool,
-)
-from toolfind.store import segment
+from toolfind.output.text import clean_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any, Protocol
+
+    from toolfind.models import (
+        Category,
+        Finding,
+        ScoringParams,
+        SearchResult,
+        Similar,
+        TermContribution,
+        Tool,
+    )
+
+    class SourceLike(Protocol):
+        @property
+        def file(self) -> str: ...
+        @property
+        def pointer(self) -> str: ...
+
+    class ToolLike(Protocol):
+        """What the records and the format writer read of a tool (``models.Tool``'s fields)."""
+
+        @property
+        def name(self) -> str: ...
+        @property
+        def description(self) -> str: ...
+        @property
+        def parameters(self) -> Mapping[str, Any]: ...
+        @property
+        def namespace(self) -> str: ...
+        @property
+        def tags(self) -> tuple[str, ...]: ...
+        @property
+        def all_tags(self) -> tuple[str, ...]: ...
+        @property
+        def search_hint(self) -> str: ...
+        @property
+        def defer(self) -> bool: ...
+        @property
+        def enabled(self) -> bool: ...
+        @property
+        def annotations(self) -> Mapping[str, Any]: ...
+        @property
+        def aliases(self) -> tuple[str, ...]: ...
+        @property
+        def title(self) -> str | None: ...
+        @property
+        def output_schema(self) -> Mapping[str, Any] | None: ...
+        @property
+        def source(self) -> SourceLike | None: ...
+        @property
+        def original(self) -> Mapping[str, Any] | None: ...
+
 
 #: Descriptions longer than this are cut in search results (``show`` gives the whole text).
 DESCRIPTION_LIMIT = 1000
@@ -32,6 +76,7 @@ DESCRIPTION_LIMIT = 1000
 #: Hit keys, in output order. ``schema`` and ``explain`` appear only when included.
 HIT_KEYS = ("name", "namespace", "description", "score", "match", "deferred", "tags", "source")
 SEARCH_KEYS = ("query", "hits", "unmatched_terms")
+SOURCE_KEYS = ("file", "pointer")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
@@ -47,75 +92,50 @@ PULL_KEYS = (
     "error",
 )
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
+CATEGORY_BACKEND_KEYS = ("available", "detail")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
 SUMMARY_KEYS = ("name", "namespace", "summary")
 FINDING_KEYS = ("file", "line", "path", "severity", "message")
 EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
+CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
+CACHE_FILE_KEYS = ("file", "bytes")
 
 SCORE_DIGITS = 6
-
-
-def dumps(document: Any) -> str:
-    """The one JSON rendering: indented by 2, non-ASCII kept as is.
-
-    That is ``json.dumps(document, indent=2, ensure_ascii=False)``, byte for byte (tested),
-    written by :func:`segment.dumps`: with an indent json encodes in Python too, and importing
-    it (and its ``re``) costs a warm command half of Python's start-up. A value that function
-    refuses (not plain JSON data, or a cycle) goes to json, which handles or reports it.
-    """
-    try:
-        return segment.dumps(document)
-    except (TypeError, ValueError, RecursionError):
-        import json
-
-        return json.dumps(document, indent=2, ensure_ascii=False)
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    """Text safe to show a model: invisible and control characters removed, length capped.
-
-    Zero-width, bidi-control and Unicode tag characters (category Cf) and control characters
-    other than newline and tab (Cc) can hide instructions from a human reviewer.
-    """
-    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
-        return text
-    kept = "".join(
-        ch
-        for ch in text
-        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
-    )
-    if limit is not None and len(kept) > limit:
-        kept = kept[: limit - 1].rstrip() + "…"
-    return kept
 
 
 def score(value: float) -> float:
     return round(value, SCORE_DIGITS)
 
 
-def source_record(source: Source | None) -> dict[str, Any]:
+def source_record(source: SourceLike | None) -> dict[str, Any]:
     if source is None:
         return {"file": None, "pointer": None}
     return {"file": source.file, "pointer": source.pointer}
 
 
-def hit_record(hit: Hit, *, include_schema: bool = False) -> dict[str, Any]:
+def hit_record(
+    tool: ToolLike,
+    score_: float,
+    match: str = "ranked",
+    *,
+    include_schema: bool = False,
+    explanation: Sequence[TermContribution] = (),
+) -> dict[str, Any]:
     """A search hit. Deferred tools always carry their input schema: search is how an agent
     finds them, and it must be able to call one at once."""
-    tool = hit.tool
     record: dict[str, Any] = {
         "name": tool.name,
         "namespace": tool.namespace,
         "description": clean_text(tool.description, DESCRIPTION_LIMIT),
-        "score": score(hit.score),
-        "match": hit.match,
+        "score": round(score_, SCORE_DIGITS),
+        "match": match,
         "deferred": tool.defer,
         "tags": list(tool.all_tags),
         "source": source_record(tool.source),
     }
     if include_schema or tool.defer:
         record["schema"] = dict(tool.parameters)
-    if hit.explanation:
+    if explanation:
         record["explain"] = [
             {
                 "term": c.term,
@@ -126,17 +146,26 @@ def hit_record(hit: Hit, *, include_schema: bool = False) -> dict[str, Any]:
                 "weight": c.weight,
                 "score": c.score,
             }
-            for c in hit.explanation
+            for c in explanation
         ]
     return record
 
 
+def search_document(
+    query: str, hits: list[dict[str, Any]], unmatched_terms: list[str]
+) -> dict[str, Any]:
+    """The search record of already built :func:`hit_record` hits."""
+    return {"query": query, "hits": hits, "unmatched_terms": unmatched_terms}
+
+
 def search_record(result: SearchResult, *, include_schema: bool = False) -> dict[str, Any]:
-    return {
-        "query": result.query,
-        "hits": [hit_record(h, include_schema=include_schema) for h in result.hits],
-        "unmatched_terms": list(result.unmatched_terms),
-    }
+    hits = [
+        hit_record(
+            h.tool, h.score, h.match, include_schema=include_schema, explanation=h.explanation
+        )
+        for h in result.hits
+    ]
+    return search_document(result.query, hits, list(result.unmatched_terms))
 
 
 def tool_row(tool: Tool) -> dict[str, Any]:
@@ -150,13 +179,6 @@ def tool_row(tool: Tool) -> dict[str, Any]:
     }
 
 
-def tool_document(tool: Tool, fmt: str = "native") -> dict[str, Any]:
-    """The full schema of one tool in a given format (``show``, ``get_tool``)."""
-    from toolfind.catalog.formats import tool_to_format
-
-    return tool_to_format(tool, fmt)
-
-
 def similar_record(similar: Similar) -> dict[str, Any]:
     return {
         "name": similar.tool.name,
@@ -167,7 +189,7 @@ def similar_record(similar: Similar) -> dict[str, Any]:
     }
 
 
-def similar_tools_record(tool: Tool, related: Sequence[Similar]) -> dict[str, Any]:
+def similar_tools_record(tool: ToolLike, related: Sequence[Similar]) -> dict[str, Any]:
     """``similar_tools``' structured result: MCP structured content must be an object."""
     return {
         "name": tool.name,
@@ -205,6 +227,8 @@ def metrics_record(metrics: Any) -> dict[str, Any]:
 
 def params_record(params: ScoringParams) -> dict[str, Any]:
     """Scoring settings as ``toolfind.toml`` spells them."""
+    from toolfind.models import FIELDS
+
     return {
         "weights": params.weights.as_dict(),
         "k1": params.k1,
@@ -213,7 +237,7 @@ def params_record(params: ScoringParams) -> dict[str, Any]:
     }
 
 
-def eval_record(report: Any, tools: Sequence[Tool]) -> dict[str, Any]:
+def eval_record(report: Any, tools: Sequence[Any]) -> dict[str, Any]:
     """``toolfind eval --json``."""
     return {
         "overall": metrics_record(report.overall),
@@ -307,3 +331,97 @@ def finding_record(finding: Finding) -> dict[str, Any]:
 
 def findings_records(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     return [finding_record(f) for f in findings]
+
+
+def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """``toolfind cache info --json``: the cache directory and its own files (name, bytes)."""
+    return {
+        "path": path,
+        "exists": exists,
+        "indexes": sum(1 for name, _ in files if name.endswith(".pickle")),
+        "bytes": sum(size for _, size in files),
+        "files": [{"file": name, "bytes": size} for name, size in files],
+    }
+
+
+# -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------
+
+STRINGS_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_SOURCE_SCHEMA = {
+    "type": "object",
+    "properties": {"file": {"type": ["string", "null"]}, "pointer": {"type": ["string", "null"]}},
+}
+_HIT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
+        "match": {"type": "string", "enum": ["exact", "ranked"]},
+        "deferred": {"type": "boolean"},
+        "tags": STRINGS_SCHEMA,
+        "source": _SOURCE_SCHEMA,
+        "schema": {"type": "object", "description": "The tool's input JSON Schema."},
+    },
+    "required": list(HIT_KEYS),
+}
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "hits": {"type": "array", "items": _HIT_SCHEMA},
+        "unmatched_terms": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Query terms found in no tool.",
+        },
+    },
+    "required": list(SEARCH_KEYS),
+}
+_SIMILAR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
+        "shared_terms": STRINGS_SCHEMA,
+    },
+    "required": list(SIMILAR_KEYS),
+}
+SIMILAR_TOOLS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "The tool the others are similar to."},
+        "namespace": {"type": "string"},
+        "similar": {"type": "array", "items": _SIMILAR_SCHEMA},
+    },
+    "required": list(SIMILAR_TOOLS_KEYS),
+}
+CATEGORIES_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "categories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "tool_count": {"type": "integer"},
+                    "deferred_count": {"type": "integer"},
+                    "tags": STRINGS_SCHEMA,
+                    "available": {
+                        "type": "boolean",
+                        "description": "Backend servers only: false while the server is down.",
+                    },
+                    "detail": {"type": "string", "description": "Why a backend is unavailable."},
+                },
+                "required": list(CATEGORY_KEYS),
+            },
+        },
+        "total_categories": {"type": "integer"},
+        "total_tools": {"type": "integer"},
+    },
+    "required": list(CATEGORIES_KEYS),
+}
