@@ -28,7 +28,7 @@ import toolfind.__main__ as toolfind_main
 from tests.conftest import REPO, SHIPPED
 from toolfind.cli import app as cli
 from toolfind.cli.app import app, app_for
-from toolfind.output import encode, render, wire
+from toolfind.output import render, wire
 
 runner = CliRunner()
 
@@ -507,7 +507,7 @@ def test_a_table_that_fits_is_byte_for_byte_what_rich_prints_into_a_pipe(
 
 def test_lines_and_json_are_what_rich_prints_into_a_pipe() -> None:
     # The renderer is given wire.dumps's text, which is already what print_json prints.
-    document = encode.dumps({"name": "x", "tags": ["a", "b"], "nested": {"k": "ü"}, "empty": []})
+    document = wire.dumps({"name": "x", "tags": ["a", "b"], "nested": {"k": "ü"}, "empty": []})
     plain = Pipe()
     out = render.PlainOutput(plain)
     out.line([render.Styled("files/read_file", "bold"), " ", render.Styled("(deferred)", "dim")])

@@ -120,7 +120,7 @@ def _render() -> Any:
 
 
 def _emit(document: Any) -> None:
-    from toolfind.output.encode import dumps
+    from toolfind.output.wire import dumps
 
     typer.echo(dumps(document))
 
@@ -280,7 +280,7 @@ def search(
         )
 
     if queries is not None:
-        from toolfind.output.encode import dumps
+        from toolfind.output.wire import dumps
 
         for text in _batch_queries(queries):
             record = wire.search_record(run(text), include_schema=schema)

@@ -273,7 +273,7 @@ def _render(args: _Args, items: Any) -> None:
 def _json_text(command: str, items: Any, schema: bool) -> str:
     """The ``--json`` document of an index command, as the Typer command builds it."""
     from toolfind.output import wire
-    from toolfind.output.encode import dumps
+    from toolfind.output.wire import dumps
 
     if command == "search":
         return dumps(wire.search_record(items, include_schema=schema))
@@ -415,8 +415,7 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
 
 
 def _search_json(query: str, hits: list[dict[str, Any]], unmatched: list[str]) -> str:
-    from toolfind.output.encode import dumps
-    from toolfind.output.wire import search_document
+    from toolfind.output.wire import dumps, search_document
 
     return dumps(search_document(query, hits, unmatched))
 
@@ -453,8 +452,8 @@ def _show(seg: segment.Segment, name: str) -> tuple[str, str] | None:
     ids = _named_ids(seg, name)
     if len(ids) != 1:
         return None  # a miss or an ambiguity: the Typer path explains it
-    from toolfind.output.encode import dumps
     from toolfind.output.tool_formats import tool_to_format
+    from toolfind.output.wire import dumps
 
     tool = segment.ToolRecord(seg.record(ids[0]))
     document = tool_to_format(tool, "native", carried=(seg.extras.get(ids[0], ()), ()))

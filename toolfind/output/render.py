@@ -18,8 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from toolfind.output import wire
-from toolfind.output.encode import dumps
-from toolfind.output.text import clean_text
+from toolfind.output.wire import clean_text, dumps
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -48,7 +47,7 @@ if TYPE_CHECKING:
         ) -> None: ...
 
         def json(self, text: str) -> None:
-            """Print a JSON document as :func:`toolfind.output.encode.dumps` wrote it."""
+            """Print a JSON document as :func:`wire.dumps` wrote it."""
 
 
 class Styled:
@@ -397,7 +396,7 @@ class PlainOutput:
 
     def json(self, text: str) -> None:
         # What Rich's print_json prints: the document indented by 2, non-ASCII as is, which
-        # is how encode.dumps wrote it (re-encoding it would change nothing but the time spent).
+        # is how wire.dumps wrote it (re-encoding it would change nothing but the time spent).
         self.file.write(text + "\n")
 
 
@@ -461,7 +460,7 @@ def _plain(cell: Cell) -> str:
 def _clean(text: str) -> str:
     """Text as Rich shows it: its control characters left out, tabs as spaces.
 
-    Not a sanitiser (tool text is cleaned by ``output.text.clean_text`` before it gets here):
+    Not a sanitiser (tool text is cleaned by ``wire.clean_text`` before it gets here):
     what Rich itself does to any text it prints, so that plain output matches Rich's.
     """
     if text.isascii() and text.isprintable():

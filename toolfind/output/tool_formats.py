@@ -9,16 +9,14 @@ and converting back: ``parameters`` is used only when that gives the same schema
 never loses information.
 
 Reading entries is ``catalog.formats``'; what both share (format names, keys, shape detection,
-the Gemini conversion back) is :mod:`toolfind.shapes`'. Imports nothing else from toolfind.
+the Gemini conversion back) is :mod:`toolfind.shapes`', imported when first needed: the warm
+``show --json`` needs none of it. Imports nothing else from toolfind.
 """
 
 from __future__ import annotations
 
 # collections.abc.Mapping itself, loaded at start-up (collections.abc would cost more).
 from _collections_abc import Mapping
-
-from toolfind import shapes
-from toolfind.shapes import schema_from_gemini
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -95,6 +93,8 @@ def schema_to_gemini(schema: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _gemini_schema(schema: Mapping[str, Any], plain_key: str, json_key: str) -> dict[str, Any]:
+    from toolfind.shapes import schema_from_gemini
+
     converted = schema_to_gemini(schema) if schema.get("type") == "object" else None
     # Only when converting back gives the same schema: a write must never lose information.
     if converted is not None and schema_from_gemini(converted) == schema:
@@ -118,7 +118,11 @@ def tool_to_format(
     unknown format.
     """
     original = tool.original
-    top, fn = shapes.carried_keys(original, fmt) if carried is None else carried
+    if carried is None:
+        from toolfind.shapes import carried_keys  # not at import: the warm show passes carried
+
+        carried = carried_keys(original, fmt)
+    top, fn = carried
     extra = {key: original[key] for key in top} if top else {}  # type: ignore[index]
     fn_extra = {key: original["function"][key] for key in fn} if fn else {}  # type: ignore[index]
     params = dict(tool.parameters)
@@ -148,7 +152,9 @@ def tool_to_format(
         return {**out, **extra}
     if fmt == "native":
         return {**_native(tool), **extra}
-    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(shapes.FORMATS)}")
+    from toolfind.shapes import FORMATS
+
+    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
 def _native(tool: ToolLike) -> dict[str, Any]:

@@ -1,18 +1,20 @@
-"""Every ``--json`` and MCP result shape: the one place JSON keys are spelled.
+"""What toolfind writes for programs: every ``--json`` and MCP result shape (the one place
+JSON keys are spelled), the one JSON encoder, and the one text sanitiser.
 
-The CLI (the Typer commands and the warm fast path alike) serialises these records with
-:func:`toolfind.output.encode.dumps`, the Python API and ``serve-mcp`` return them as
-structured content, so all share one schema. Changing a key here is a CHANGELOG entry.
+* Records. The CLI (the Typer commands and the warm fast path alike) prints these records,
+  the Python API and ``serve-mcp`` return them as structured content, so all share one
+  schema. Changing a key here is a CHANGELOG entry. The record functions read a tool's
+  attributes only (:class:`ToolLike`): a ``models.Tool``, or the warm path's read-only view of
+  a stored tool record (``store.segment.ToolRecord``).
+* Encoding. :func:`dumps` writes every JSON document toolfind prints or sends.
+* Text. :func:`clean_text` makes tool text safe to show a model or a person, everywhere.
 
-The record functions read a tool's attributes only (:class:`ToolLike`): a ``models.Tool``, or
-the warm path's read-only view of a stored tool record (``store.segment.ToolRecord``). So this
-module is cheap to import: the models are for the type checker only, and text is cleaned by
-:func:`toolfind.output.text.clean_text`, which imports unicodedata only when a text needs it.
+The warm fast path imports this module for every ``search --json``, so it is cheap to import
+(the models are for the type checker only, unicodedata is imported when a text needs it) and
+all three live in one module: each module a warm command imports costs it about 0.1 ms.
 """
 
 from __future__ import annotations
-
-from toolfind.output.text import clean_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -342,6 +344,155 @@ def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]])
         "bytes": sum(size for _, size in files),
         "files": [{"file": name, "bytes": size} for name, size in files],
     }
+
+
+# -- encoding ----------------------------------------------------------------------------------
+#
+# :func:`dumps` gives ``json.dumps(document, indent=2, ensure_ascii=False)`` (the ``--json``
+# documents, the catalog files ``catalog pull`` writes) or, with ``compact=True``,
+# ``json.dumps(document, ensure_ascii=False)`` (one line: ``search --queries`` and serve-mcp's
+# text content), byte for byte (tested against json), without importing json: with an indent
+# json encodes in Python anyway, and importing it (and its ``re``) costs a warm command half of
+# Python's start-up. A value this writer does not know (not plain JSON data, or a cycle) goes
+# to json, which handles or reports it as it always did.
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+_CONTROLS = frozenset(chr(cp) for cp in range(32))
+for _ch in _CONTROLS:
+    _ESCAPES.setdefault(_ch, f"\\u{ord(_ch):04x}")
+del _ch
+_INFINITY = float("inf")
+
+
+def dumps(document: Any, *, compact: bool = False) -> str:
+    """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
+    ``json.dumps(document, ensure_ascii=False)``, byte for byte.
+
+    Writes dicts, lists, tuples (arrays, as json writes them), str, int, float, bool and None
+    itself; anything else (or a cycle) is left to json, which raises TypeError or ValueError
+    where it always did.
+    """
+    out: list[str] = []
+    try:
+        _write(document, None if compact else "\n", out)
+    except (TypeError, ValueError, RecursionError):
+        import json
+
+        return json.dumps(document, indent=None if compact else 2, ensure_ascii=False)
+    return "".join(out)
+
+
+def json_str(text: str) -> str:
+    """``json.dumps(text, ensure_ascii=False)``, without importing json.
+
+    Most text needs no escape at all (one C-level scan tells); otherwise each character that
+    needs one is replaced throughout, backslashes first so no escape is escaped twice.
+    """
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return '"' + text + '"'
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    for ch in _CONTROLS.intersection(text):
+        text = text.replace(ch, _ESCAPES[ch])
+    return '"' + text + '"'
+
+
+def _write(value: Any, newline: str | None, out: list[str]) -> None:
+    """Append ``value``'s JSON to ``out``; ``newline`` starts a line at its depth (None: the
+    document is written on one line)."""
+    if isinstance(value, str):
+        out.append(json_str(value))
+    elif isinstance(value, dict):
+        _write_container(value, newline, out, "{", "}")
+    elif isinstance(value, (list, tuple)):
+        _write_container(value, newline, out, "[", "]")
+    else:
+        out.append(_scalar(value))
+
+
+def _write_container(
+    items: Any, newline: str | None, out: list[str], opening: str, closing: str
+) -> None:
+    if not items:
+        out.append(opening + closing)
+        return
+    if newline is None:
+        inner, sep, comma, end = None, opening, ", ", closing
+    else:
+        inner = newline + "  "
+        sep, comma, end = opening + inner, "," + inner, newline + closing
+    if opening == "{":
+        for key, value in items.items():
+            out.append(sep + json_str(key if isinstance(key, str) else _scalar(key)) + ": ")
+            _write(value, inner, out)
+            sep = comma
+    else:
+        for item in items:
+            out.append(sep)
+            _write(item, inner, out)
+            sep = comma
+    out.append(end)
+
+
+def _scalar(value: Any) -> str:
+    """A JSON literal as json writes it (also how it turns a non-string key into a string)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value == _INFINITY:
+            return "Infinity"
+        if value == -_INFINITY:
+            return "-Infinity"
+        return float.__repr__(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# -- text ----------------------------------------------------------------------------------------
+#
+# A tool's description, summary and title come from catalogs and backend servers toolfind does
+# not control. Characters a reader does not see can still carry instructions to a model
+# (Unicode tag characters spell text invisibly) or make text read differently from what it is
+# (bidi overrides reorder it, zero-width characters split words); control characters can act
+# on a terminal. :func:`clean_text` removes them all, the same way everywhere: in ``--json``
+# records, in tables, in what serve-mcp lists and returns.
+
+#: Unicode categories removed: controls (Cc; newline and tab kept), format characters (Cf:
+#: zero-width, bidi controls, tag characters, soft hyphen, BOM), private use (Co), surrogates
+#: (Cs) and unassigned code points (Cn: what they become is unknown, so they are not shown).
+HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
+#: Controls that are kept: they lay text out and are seen as such.
+KEPT = "\n\t"
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """``text`` without the characters of :data:`HIDDEN` categories (but newline and tab),
+    and at most ``limit`` characters: a longer text is cut and ends with ``…``.
+
+    Printable ASCII within the limit (most text) is returned as is, decided in C.
+    """
+    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
+        return text
+    from unicodedata import category
+
+    kept = "".join(ch for ch in text if ch in KEPT or category(ch) not in HIDDEN)
+    if limit is not None and len(kept) > limit:
+        kept = kept[: limit - 1].rstrip() + "…"
+    return kept
 
 
 # -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------

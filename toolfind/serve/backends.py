@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TextIO
 
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Source, Tool
-from toolfind.output.text import clean_text
+from toolfind.output.wire import clean_text
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
     strings, at any depth, are cleaned like tool descriptions; everything else is as sent.
 
-    Cleaned by :func:`toolfind.output.text.clean_text`, as every text toolfind shows. A model
+    Cleaned by :func:`toolfind.output.wire.clean_text`, as every text toolfind shows. A model
     reads parameter descriptions as closely as the tool's own, so they are the same
     hiding place for prompt injection. Property names, enums and defaults stay untouched:
     the backend expects them verbatim.

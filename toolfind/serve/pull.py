@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from toolfind.errors import CatalogError
-from toolfind.output.encode import dumps
+from toolfind.output.wire import dumps
 from toolfind.serve.servers_config import ServerSpec, load_servers
 
 __all__ = ["PullReport", "ServerPull", "pull", "pull_specs"]

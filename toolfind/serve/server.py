@@ -33,7 +33,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from toolfind.errors import BackendError
 from toolfind.models import Tool
-from toolfind.output.encode import dumps
+from toolfind.output.wire import dumps
 from toolfind.serve import meta
 from toolfind.serve.backends import Backends
 from toolfind.serve.options import ServeOptions, tool_allowed

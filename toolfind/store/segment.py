@@ -18,10 +18,10 @@ and a directory of a few hundred bytes (a few KiB with many impact tiers).
 The tool records are ``columns.ToolTable``'s (marshalled once per tool, for both paths); the
 few a query prints are read through :class:`ToolRecord`, a ``Tool``-like view, and printed by
 the very functions the Typer path uses (``output.wire``, ``output.tool_formats``,
-``output.encode``).
+``output.wire``' encoder).
 
-This module imports only the standard library's cheapest parts (and ``toolfind.shapes``,
-which does too); what writing needs is imported lazily.
+This module imports only the standard library's cheapest parts; what writing needs (and
+``toolfind.shapes``, for a record's tags) is imported when needed.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ import marshal
 import os
 import stat
 import sys
-
-from toolfind.shapes import all_tags
 
 # typing costs as much to import as a warm search may take (it pulls in re and collections);
 # mypy reads this block, Python skips it.
@@ -190,6 +188,8 @@ class ToolRecord(tuple):  # type: ignore[type-arg]
 
     @property
     def all_tags(self) -> tuple[str, ...]:
+        from toolfind.shapes import all_tags  # not at import: show never needs it
+
         return all_tags(self[TAGS], self[ANNOTATIONS])
 
 
