@@ -21,7 +21,6 @@ from toolfind.serve.backends import (
     BackendPool,
     NoBackends,
     assign_names,
-    clean_text,
     exposed_name,
     make_backends,
 )
@@ -217,14 +216,6 @@ def test_collisions_are_resolved_in_server_then_tool_order_and_reported() -> Non
 def test_reserved_names_are_compared_case_insensitively() -> None:
     names, _ = assign_names([("Proxy", "Search_Tools")], "_", reserved={"proxy_search_tools"})
     assert names[("Proxy", "Search_Tools")] == "Proxy_Search_Tools_2"
-
-
-def test_descriptions_lose_invisible_characters_and_are_capped() -> None:
-    assert (
-        clean_text("Read\u200b a fi\u202ele\u2066.\nTab\there\U000e0041")
-        == "Read a file.\nTab\there"
-    )
-    assert len(clean_text("x" * 10_000)) == 4000
 
 
 def test_a_separator_outside_host_names_is_refused() -> None:

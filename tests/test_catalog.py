@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolfind.catalog import loader as catalog
-from toolfind.catalog.formats import CARRIES, FORMATS, detect_entry, tool_to_format
+from toolfind.catalog.formats import CARRIES, FORMATS, detect_entry
 from toolfind.errors import CatalogError
 from toolfind.models import LoadResult, Tool
+from toolfind.output.tool_formats import tool_to_format
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REPO = Path(__file__).resolve().parent.parent

@@ -26,8 +26,9 @@ from tests import test_catalog as catalog_tests
 from tests.test_catalog import _objects_in
 from toolfind.catalog import formats
 from toolfind.catalog import loader as catalog
-from toolfind.catalog.formats import EntryError, detect_entry, tool_to_format
+from toolfind.catalog.formats import EntryError, detect_entry
 from toolfind.models import Source, Tool
+from toolfind.output.tool_formats import tool_to_format
 
 TOOL_FIELDS = [f.name for f in dataclasses.fields(Tool)]
 

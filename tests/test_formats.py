@@ -22,10 +22,11 @@ from toolfind.catalog.formats import (
     json_pointer,
     pointer_parts,
     tool_from_entry,
-    tool_to_format,
 )
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
+from toolfind.output import tool_formats
+from toolfind.output.tool_formats import tool_to_format
 
 SRC = Source("cat.json", "/tools/0", 3)
 PARAMS = {
@@ -547,7 +548,9 @@ def test_any_tool_written_in_any_format_reads_back_equal(tool: Tool, fmt: str) -
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=schemas)
 def test_gemini_schema_conversion_never_loses_information(schema: Mapping[str, Any]) -> None:
-    out = formats._gemini_schema({**schema, "type": "object"}, "parameters", "parametersJsonSchema")
+    out = tool_formats._gemini_schema(
+        {**schema, "type": "object"}, "parameters", "parametersJsonSchema"
+    )
     if "parameters" in out:
         assert formats.schema_from_gemini(out["parameters"]) == {**schema, "type": "object"}
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import io
-import json
 import marshal
 import os
 import sys
@@ -12,22 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolfind import models
-from toolfind.models import Finding, Hit, Source, Tool
+from toolfind.models import Finding, Source, Tool
 from toolfind.output import wire
+from toolfind.output.tool_formats import tool_to_format
 from toolfind.store import cache, columns, segment
 from toolfind.store.index import SearchIndex
-
-
-@given(st.text())
-def test_json_str_equals_json_dumps(text: str) -> None:
-    assert segment.json_str(text) == json.dumps(text, ensure_ascii=False)
-
-
-@given(st.text(alphabet=st.sampled_from(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "a"])))
-def test_json_str_escapes_every_special_character_once(text: str) -> None:
-    assert segment.json_str(text) == json.dumps(text, ensure_ascii=False)
-
 
 SCALARS = (
     st.none()
@@ -46,32 +34,6 @@ JSON = st.recursive(
     ),
     max_leaves=25,
 )
-
-
-@given(JSON)
-def test_dumps_equals_json_dumps_indent_2(document: object) -> None:
-    assert segment.dumps(document) == json.dumps(document, indent=2, ensure_ascii=False)
-
-
-@given(JSON)
-def test_dumps_of_a_marshal_round_trip_equals_json_dumps(document: object) -> None:
-    """The fast path renders what marshal gives back from the segment."""
-    expected = json.dumps(document, indent=2, ensure_ascii=False)
-    assert segment.dumps(marshal.loads(marshal.dumps(document))) == expected
-
-
-def test_dumps_refuses_what_json_refuses() -> None:
-    with pytest.raises(TypeError):
-        segment.dumps({"x": {1, 2}})
-    with pytest.raises(TypeError):
-        segment.dumps({(1, 2): 0})
-
-
-@given(st.text(), st.lists(st.text(), max_size=4))
-def test_render_search_without_hits_equals_json_dumps(query: str, unmatched: list[str]) -> None:
-    document = {"query": query, "hits": [], "unmatched_terms": unmatched}
-    expected = json.dumps(document, indent=2, ensure_ascii=False)
-    assert segment.render_search(query, [], unmatched) == expected
 
 
 TOOLS = [
@@ -118,45 +80,35 @@ def test_record_fields_are_where_the_reader_looks() -> None:
     assert record[segment.ORIGINAL] == tool.original
 
 
-def test_constants_agree_with_wire_and_models() -> None:
-    assert segment.SCORE_DIGITS == wire.SCORE_DIGITS
-    assert segment.DESCRIPTION_LIMIT == wire.DESCRIPTION_LIMIT
-    assert segment.ANNOTATION_TAGS == tuple(models.ANNOTATION_TAGS.items())
-
-
-@given(st.text(), st.none() | st.integers(min_value=1, max_value=40))
-def test_clean_text_is_wires(text: str, limit: int | None) -> None:
-    assert segment.clean_text(text, limit) == wire.clean_text(text, limit)
-
-
 def _check_hit(tool: Tool, score: float, match: str, schema: bool) -> None:
-    hit = Hit(tool=tool, score=score, match=match)  # type: ignore[arg-type]
-    expected = wire.hit_record(hit, include_schema=schema)
-    got = segment.hit_document(_round_trip(tool), score, match, schema)
+    """A stored record, read through the view, gives the hit record its tool gives."""
+    expected = wire.hit_record(tool, score, match, include_schema=schema)
+    got = wire.hit_record(
+        segment.ToolRecord(_round_trip(tool)), score, match, include_schema=schema
+    )
     assert repr(got) == repr(expected)  # key order and types too (and NaN equals NaN)
-    assert segment.dumps(got) == wire.dumps(expected)
 
 
 def _check_show(tool: Tool) -> None:
-    extras = segment._native_extras([tool]).get(0, ())
-    expected = wire.tool_document(tool)
-    got = segment.show_document(_round_trip(tool), extras)
+    """... and the native document, with the extras the directory lists for it."""
+    carried = (segment._native_extras([tool]).get(0, ()), ())
+    expected = tool_to_format(tool, "native")
+    got = tool_to_format(segment.ToolRecord(_round_trip(tool)), "native", carried=carried)
     assert repr(got) == repr(expected)
-    assert segment.dumps(got) == wire.dumps(expected)
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
 @pytest.mark.parametrize("schema", [False, True])
 @pytest.mark.parametrize("match", ["exact", "ranked"])
 @pytest.mark.parametrize("score", [0.0, 1.23456789, 12.5e-7, 3.0])
-def test_a_records_hit_document_is_what_wire_gives(
+def test_a_records_view_gives_its_tools_hit_record(
     tool: Tool, schema: bool, match: str, score: float
 ) -> None:
     _check_hit(tool, score, match, schema)
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=lambda t: t.name)
-def test_a_records_show_document_is_what_wire_gives(tool: Tool) -> None:
+def test_a_records_view_gives_its_tools_native_document(tool: Tool) -> None:
     _check_show(tool)
 
 
@@ -199,7 +151,7 @@ TOOL = st.builds(
 
 @settings(max_examples=300)
 @given(TOOL, st.floats(0, 100), st.sampled_from(["exact", "ranked"]), st.booleans())
-def test_any_tools_documents_are_what_wire_gives(
+def test_any_records_view_gives_its_tools_documents(
     tool: Tool, score: float, match: str, schema: bool
 ) -> None:
     _check_hit(tool, score, match, schema)

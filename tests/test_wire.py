@@ -1,10 +1,20 @@
-"""The JSON shapes: keys pinned here, so changing one is a deliberate (CHANGELOG) change."""
+"""toolfind.output.wire: the JSON shapes (keys pinned here, so changing one is a deliberate
+CHANGELOG change), the encoder (checked against json itself) and the text sanitiser."""
 
 from __future__ import annotations
 
+import json
+import marshal
+import unicodedata
+from collections import OrderedDict
 from dataclasses import dataclass
+from enum import IntEnum
 
-from toolfind.models import Category, Hit, Source, Tool
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolfind.models import Category, Hit, SearchResult, Source, TermContribution, Tool
 from toolfind.output import wire
 
 
@@ -16,7 +26,7 @@ class Status:
 
 def test_hit_keys_and_deferred_schema() -> None:
     tool = Tool(name="t", description="Does t.", defer=True, source=Source("c.yaml", "/tools/0"))
-    record = wire.hit_record(Hit(tool, 1.23456789))
+    record = wire.hit_record(tool, 1.23456789)
     assert tuple(record) == (*wire.HIT_KEYS, "schema")
     assert record["score"] == 1.234568
     assert record["source"] == {"file": "c.yaml", "pointer": "/tools/0"}
@@ -24,7 +34,7 @@ def test_hit_keys_and_deferred_schema() -> None:
 
 def test_descriptions_in_hits_lose_invisible_characters_and_are_capped() -> None:
     tool = Tool(name="t", description="Safe\u200b text\u202e" + "x" * 5000)
-    description = wire.hit_record(Hit(tool, 1.0))["description"]
+    description = wire.hit_record(tool, 1.0)["description"]
     assert "\u200b" not in description and "\u202e" not in description
     assert len(description) == wire.DESCRIPTION_LIMIT and description.endswith("…")
 
@@ -48,17 +58,125 @@ def test_categories_mark_backends_available_or_not_and_list_a_dead_one() -> None
     assert record["total_categories"] == 3 and record["total_tools"] == 5
 
 
-def test_dumps_is_json_dumps_indented_by_two_for_plain_and_other_data() -> None:
-    import json
-    from collections import OrderedDict
+def test_search_records_keys_and_an_explained_hit() -> None:
+    tool = Tool(name="t", tags=("x",), annotations={"readOnlyHint": True, "openWorldHint": 1})
+    term = TermContribution("t", "name", 1, 2.0, 0.5, 4.0, 1.0)
+    result = SearchResult("q", (Hit(tool, 2.0, "exact", (term,)),), ("zz",))
+    record = wire.search_record(result, include_schema=True)
+    assert tuple(record) == wire.SEARCH_KEYS and record["unmatched_terms"] == ["zz"]
+    hit = record["hits"][0]
+    assert tuple(hit) == (*wire.HIT_KEYS, "schema", "explain")
+    assert hit["tags"] == ["x", "read-only"] and hit["match"] == "exact"
+    assert [tuple(e) for e in hit["explain"]] == [wire.EXPLAIN_KEYS]
+    assert hit["source"] == {"file": None, "pointer": None}
 
-    import pytest
 
-    plain = {"é": [1, 2.5, None, True, float("nan")], "t": (1, "x"), "d": OrderedDict(a={})}
-    assert wire.dumps(plain) == json.dumps(plain, indent=2, ensure_ascii=False)
+def test_cache_info_counts_indexes_and_bytes() -> None:
+    record = wire.cache_info_record("/c", True, [("a.pickle", 10), ("manifest.marshal", 5)])
+    assert tuple(record) == wire.CACHE_INFO_KEYS
+    assert record["indexes"] == 1 and record["bytes"] == 15
+    assert [tuple(f) for f in record["files"]] == [wire.CACHE_FILE_KEYS] * 2
+
+
+def test_the_record_schemas_require_the_record_keys() -> None:
+    assert wire.SEARCH_SCHEMA["required"] == list(wire.SEARCH_KEYS)
+    hit_schema = wire.SEARCH_SCHEMA["properties"]["hits"]["items"]
+    assert list(hit_schema["properties"])[: len(wire.HIT_KEYS)] == list(wire.HIT_KEYS)
+    assert wire.CATEGORIES_SCHEMA["required"] == list(wire.CATEGORIES_KEYS)
+    assert wire.SIMILAR_TOOLS_SCHEMA["required"] == list(wire.SIMILAR_TOOLS_KEYS)
+
+
+# -- encoding --------------------------------------------------------------------------------
+
+
+@given(st.text())
+def test_json_str_equals_json_dumps(text: str) -> None:
+    assert wire.json_str(text) == json.dumps(text, ensure_ascii=False)
+
+
+@given(st.text(alphabet=st.sampled_from(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "a"])))
+def test_json_str_escapes_every_special_character_once(text: str) -> None:
+    assert wire.json_str(text) == json.dumps(text, ensure_ascii=False)
+
+
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()  # NaN and infinities too: json writes NaN, Infinity, -Infinity
+    | st.text()
+)
+KEYS = st.text() | st.integers() | st.floats() | st.booleans() | st.none()
+JSON = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(KEYS, inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@given(JSON)
+def test_dumps_equals_json_dumps_indent_2(document: object) -> None:
+    assert wire.dumps(document) == json.dumps(document, indent=2, ensure_ascii=False)
+
+
+@given(JSON)
+def test_dumps_of_a_marshal_round_trip_equals_json_dumps(document: object) -> None:
+    """The fast path renders what marshal gives back from the segment."""
+    expected = json.dumps(document, indent=2, ensure_ascii=False)
+    assert wire.dumps(marshal.loads(marshal.dumps(document))) == expected
+
+
+@given(JSON)
+def test_compact_dumps_equals_json_dumps_on_one_line(document: object) -> None:
+    assert wire.dumps(document, compact=True) == json.dumps(document, ensure_ascii=False)
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_dumps_leaves_other_data_to_json_and_refuses_what_json_refuses(compact: bool) -> None:
+    indent = None if compact else 2
+    other = {"d": OrderedDict(a={}), "e": IntEnum("E", "A").A}
+    assert wire.dumps(other, compact=compact) == json.dumps(other, indent=indent)
     with pytest.raises(TypeError, match="not JSON serializable"):  # what json says of a set
-        wire.dumps({"x": {1, 2}})
+        wire.dumps({"x": {1, 2}}, compact=compact)
+    with pytest.raises(TypeError):
+        wire.dumps({(1, 2): 0}, compact=compact)
     looped: list[object] = []
     looped.append(looped)
     with pytest.raises(ValueError, match="Circular reference"):  # json's check, not a crash
-        wire.dumps(looped)
+        wire.dumps(looped, compact=compact)
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def test_invisible_and_control_characters_are_removed_newline_and_tab_kept() -> None:
+    assert (
+        wire.clean_text("Read\u200b a fi\u202ele\u2066.\nTab\there\U000e0041\x1b[31m\x07")
+        == "Read a file.\nTab\there[31m"
+    )
+
+
+def test_private_use_and_unassigned_code_points_are_removed() -> None:
+    assert wire.clean_text("a\ue000b\U0010fffdc\u0378d") == "abcd"
+
+
+def test_a_text_over_the_limit_is_cut_and_marked() -> None:
+    assert wire.clean_text("x" * 10_000, 4000) == "x" * 3999 + "…"
+    assert wire.clean_text("word " * 10, 11) == "word word…"  # no space before the mark
+    assert wire.clean_text("x" * 10_000) == "x" * 10_000
+
+
+@given(st.text(), st.none() | st.integers(min_value=1, max_value=40))
+def test_clean_text_keeps_exactly_the_visible_characters(text: str, limit: int | None) -> None:
+    cleaned = wire.clean_text(text, limit)
+    assert not any(c not in "\n\t" and unicodedata.category(c) in wire.HIDDEN for c in cleaned)
+    kept = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in wire.HIDDEN)
+    if limit is None or len(kept) <= limit:
+        assert cleaned == kept
+    else:
+        assert len(cleaned) <= limit and cleaned.endswith("…")
+        assert kept.startswith(cleaned[:-1])

@@ -25,6 +25,9 @@ import reprlib
 from collections.abc import Callable, Iterator, Mapping
 from operator import attrgetter
 
+from toolfind.shapes import ANNOTATION_TAGS as ANNOTATION_TAGS
+from toolfind.shapes import all_tags
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Literal, TypeVar, dataclass_transform
@@ -41,13 +44,6 @@ else:  # typing costs more to import than this whole module: only the type check
 #: The searchable fields of a tool, in a fixed order (indexes, weights and JSON use it).
 FIELDS: tuple[str, ...] = ("name", "namespace", "description", "params", "tags", "search_hint")
 
-#: MCP tool annotations (hints) and the tag each one adds when it is true.
-ANNOTATION_TAGS: dict[str, str] = {
-    "readOnlyHint": "read-only",
-    "destructiveHint": "destructive",
-    "idempotentHint": "idempotent",
-    "openWorldHint": "open-world",
-}
 
 #: Assigns a field in ``__init__`` despite the frozen ``__setattr__``, as dataclasses does.
 _set = object.__setattr__
@@ -318,18 +314,13 @@ class Tool:
     @property
     def annotation_tags(self) -> tuple[str, ...]:
         """Tags implied by the MCP annotations that are true (``read-only``, ...)."""
-        if not self.annotations:  # most tools
-            return ()
-        return tuple(
-            tag for hint, tag in ANNOTATION_TAGS.items() if self.annotations.get(hint) is True
-        )
+        return all_tags((), self.annotations)
 
     @property
     def all_tags(self) -> tuple[str, ...]:
-        """The catalog's tags then the annotation tags, without repeats, in order."""
-        if not self.annotations and not self.tags:  # most tools
-            return ()
-        return tuple(dict.fromkeys((*self.tags, *self.annotation_tags)))
+        """The catalog's tags then the annotation tags, without repeats, in order
+        (``shapes.all_tags``)."""
+        return all_tags(self.tags, self.annotations)
 
     @property
     def qualified_name(self) -> str:

@@ -1,31 +1,17 @@
-"""Tool-schema formats: detect an entry's shape, read it into a ``Tool``, write a ``Tool`` out.
+"""Tool-schema formats, read: an entry of any shape into a ``Tool``.
 
 Pure data conversion: no I/O, no third-party imports (``catalog`` parses files and runs the
-JSON Schema checks; this module only needs what it takes to build a correct ``Tool``).
-
-Shapes an entry can have (``detect_entry``):
-
-- ``openai``: ``{"type": "function", "function": {name, description, parameters, strict}}``
-- ``openai-responses``: ``{"type": "function", name, description, parameters}``
-- ``anthropic``: ``{name, description, input_schema}``
-- ``mcp``: ``{name, title, description, inputSchema, outputSchema, annotations}``
-- ``gemini``: a function declaration whose ``parameters`` use the OpenAPI subset (upper-case
-  types) or that carries ``parametersJsonSchema`` / ``responseJsonSchema``
-- ``native``: ``{name, description, parameters}`` plus toolfind metadata keys
-- ``function``: a bare ``{name, description, parameters}``
-- ``builtin``: a provider's built-in tool (``{"type": "web_search"}``, ``{"googleSearch": {}}``)
-  that has no schema to index
+JSON Schema checks; this module only needs what it takes to build a correct ``Tool``). The
+shapes themselves (format names, their keys, :func:`~toolfind.shapes.detect_entry`, the Gemini
+schema conversion) are :mod:`toolfind.shapes`'; writing a ``Tool`` out is
+:mod:`toolfind.output.tool_formats`'.
 
 Any shape may carry the toolfind metadata keys (``namespace``, ``tags``, ``search_hint``,
 ``defer``, ``enabled``, ``aliases``) at its top level.
 
 Gemini schemas are an OpenAPI subset. Reading: types are lower-cased and ``nullable: true``
 becomes ``"type": [T, "null"]``, recursively through ``properties``, ``items`` and ``anyOf``;
-every other keyword is kept as it is. Writing: a schema whose every keyword is in that subset
-(and whose top level is an object) is written as ``parameters`` with upper-case types;
-anything else is written verbatim as ``parametersJsonSchema``. The choice is made by converting
-and converting back: ``parameters`` is used only when that gives the same schema, so a write
-never loses information.
+every other keyword is kept as it is.
 """
 
 from __future__ import annotations
@@ -37,6 +23,13 @@ from operator import contains
 
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
+from toolfind.shapes import CARRIES as CARRIES
+from toolfind.shapes import FORMATS as FORMATS
+from toolfind.shapes import METADATA_KEYS as METADATA_KEYS
+from toolfind.shapes import SCHEMA_KEYS as SCHEMA_KEYS
+from toolfind.shapes import SHAPES as SHAPES
+from toolfind.shapes import detect_entry as detect_entry
+from toolfind.shapes import schema_from_gemini
 
 # typing costs `show` more than the conversion: only the type checker reads it.
 TYPE_CHECKING = False
@@ -44,40 +37,6 @@ if TYPE_CHECKING:
     from typing import Any, Final
 
     Entries = list[tuple[str, Any, Mapping[str, Any]]]
-
-#: Formats a tool can be written in (``tool_to_format``).
-FORMATS: Final = ("native", "openai", "openai-responses", "anthropic", "mcp", "gemini")
-
-#: Shapes ``detect_entry`` can return: every format, a bare function, and a built-in tool.
-SHAPES: Final = (*FORMATS, "function", "builtin")
-
-#: The ``Tool`` fields each format carries (reading ``tool_to_format(t, fmt)`` back gives
-#: these fields back unchanged).
-CARRIES: Final[Mapping[str, frozenset[str]]] = {
-    "native": frozenset(
-        {
-            "name",
-            "description",
-            "parameters",
-            "namespace",
-            "tags",
-            "search_hint",
-            "defer",
-            "enabled",
-            "annotations",
-            "aliases",
-            "title",
-            "output_schema",
-        }
-    ),
-    "openai": frozenset({"name", "description", "parameters"}),
-    "openai-responses": frozenset({"name", "description", "parameters"}),
-    "anthropic": frozenset({"name", "description", "parameters"}),
-    "mcp": frozenset(
-        {"name", "description", "parameters", "title", "annotations", "output_schema"}
-    ),
-    "gemini": frozenset({"name", "description", "parameters", "output_schema"}),
-}
 
 #: Hard limits: an entry over them is an error (skipped), not a warning.
 MAX_NAME_LENGTH: Final = 256
@@ -87,80 +46,7 @@ MAX_DESCRIPTION_LENGTH: Final = 65_536
 #: Deepest nesting (objects and arrays) allowed in a parameter or output schema.
 MAX_SCHEMA_DEPTH: Final = 64
 
-METADATA_KEYS: Final = ("namespace", "tags", "search_hint", "defer", "enabled", "aliases")
-
-# Top-level keys of a Gemini request body's `tools` items that are built-in tools, not functions.
-_GEMINI_BUILTINS: Final = frozenset(
-    {
-        "googleSearch",
-        "google_search",
-        "googleSearchRetrieval",
-        "google_search_retrieval",
-        "codeExecution",
-        "code_execution",
-        "urlContext",
-        "url_context",
-        "retrieval",
-        "googleMaps",
-        "google_maps",
-        "computerUse",
-        "computer_use",
-        "fileSearch",
-        "file_search",
-    }
-)
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
-# Keys that make an otherwise bare function a native entry.
-_NATIVE_ONLY_KEYS: Final = (*METADATA_KEYS, "output_schema")
-#: Entry keys whose value is a JSON Schema (input or output), in any format.
-SCHEMA_KEYS: Final = frozenset(
-    {
-        "parameters",
-        "input_schema",
-        "inputSchema",
-        "outputSchema",
-        "output_schema",
-        "parametersJsonSchema",
-        "response",
-        "responseJsonSchema",
-    }
-)
-# Keys read or written by some format: never copied as "unknown" extras on write-back.
-_MANAGED: Final = frozenset(
-    {
-        "type",
-        "function",
-        "name",
-        "title",
-        "description",
-        *SCHEMA_KEYS,
-        "annotations",
-        *METADATA_KEYS,
-    }
-)
-_JSON_TYPES: Final = frozenset(
-    {"string", "number", "integer", "boolean", "array", "object", "null"}
-)
-# Keywords the Gemini OpenAPI-subset Schema shares with JSON Schema unchanged.
-_GEMINI_SAME: Final = frozenset(
-    {
-        "format",
-        "title",
-        "description",
-        "enum",
-        "maxItems",
-        "minItems",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "default",
-        "minimum",
-        "maximum",
-    }
-)
 
 PathPart = str | int
 # The types of JSON's strings, numbers, booleans and null, as parsed.
@@ -257,51 +143,6 @@ def describe_char(c: str) -> str:
 
 
 # --- detection ---------------------------------------------------------------------------
-
-
-def _is_gemini_schema(schema: Any) -> bool:
-    return (
-        (type(schema) is dict or isinstance(schema, Mapping))
-        and isinstance(schema.get("type"), str)
-        and (schema["type"].isupper())
-    )
-
-
-def detect_entry(entry: Mapping[str, Any]) -> str:
-    """The shape of one tool entry (one of ``SHAPES``); see the module docstring.
-
-    Never raises: an entry that fits nothing is a ``function`` (its checks then say what is
-    missing).
-    """
-    kind = entry.get("type")
-    if kind is not None and kind == "function":  # `is not None` first: most entries have none
-        if isinstance(entry.get("function"), Mapping):
-            return "openai"
-        if "name" in entry:
-            return "openai-responses"
-    if "inputSchema" in entry:
-        return "mcp"
-    if "input_schema" in entry:
-        return "anthropic"
-    if kind is not None and kind not in ("function", "custom"):
-        return "builtin"
-    if "name" not in entry and entry and all(k in _GEMINI_BUILTINS for k in entry):
-        return "builtin"
-    if "parametersJsonSchema" in entry or "responseJsonSchema" in entry or "behavior" in entry:
-        return "gemini"
-    # This runs once per entry of every load: the common case (a JSON Schema's lower-case
-    # "type", no response) is decided without a call.
-    params = entry.get("parameters")
-    if type(params) is dict:
-        params_type = params.get("type")
-        if isinstance(params_type, str) and params_type.isupper():
-            return "gemini"
-    elif _is_gemini_schema(params):
-        return "gemini"
-    if "response" in entry and _is_gemini_schema(entry["response"]):
-        return "gemini"
-    # Keys' `isdisjoint` of a tuple: the membership tests are made in C.
-    return "function" if entry.keys().isdisjoint(_NATIVE_ONLY_KEYS) else "native"
 
 
 def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
@@ -639,159 +480,3 @@ def _read_metadata(
 
 
 # --- Gemini schema conversion --------------------------------------------------------------
-
-
-def schema_from_gemini(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A Gemini (OpenAPI-subset) Schema as JSON Schema: lower-case types, ``nullable`` folded in."""
-    nullable = schema.get("nullable") is True and isinstance(schema.get("type"), str)
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "type" and isinstance(value, str):
-            kind = value.lower()
-            if kind == "type_unspecified":
-                continue
-            out["type"] = [kind, "null"] if nullable and kind != "null" else kind
-        elif key == "nullable" and nullable:
-            continue
-        elif key == "properties" and isinstance(value, Mapping):
-            out[key] = {
-                k: schema_from_gemini(v) if isinstance(v, Mapping) else v for k, v in value.items()
-            }
-        elif key == "items" and isinstance(value, Mapping):
-            out[key] = schema_from_gemini(value)
-        elif key == "anyOf" and isinstance(value, list):
-            out[key] = [schema_from_gemini(v) if isinstance(v, Mapping) else v for v in value]
-        else:
-            out[key] = value
-    return out
-
-
-def schema_to_gemini(schema: Mapping[str, Any]) -> dict[str, Any] | None:
-    """JSON Schema as a Gemini Schema, or None when it uses anything outside the subset."""
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "type":
-            if isinstance(value, str) and value in _JSON_TYPES:
-                out["type"] = value.upper()
-            elif (
-                isinstance(value, list)
-                and len(value) == 2
-                and value[1] == "null"
-                and value[0] in _JSON_TYPES - {"null"}
-            ):
-                out["type"] = value[0].upper()
-                out["nullable"] = True
-            else:
-                return None
-        elif key == "properties" and isinstance(value, Mapping):
-            props = {}
-            for k, v in value.items():
-                converted = schema_to_gemini(v) if isinstance(v, Mapping) else None
-                if converted is None:
-                    return None
-                props[k] = converted
-            out[key] = props
-        elif key == "items" and isinstance(value, Mapping):
-            items = schema_to_gemini(value)
-            if items is None:
-                return None
-            out[key] = items
-        elif key == "anyOf" and isinstance(value, list):
-            options = [schema_to_gemini(v) if isinstance(v, Mapping) else None for v in value]
-            if any(o is None for o in options):
-                return None
-            out[key] = options
-        elif key in _GEMINI_SAME:
-            out[key] = value
-        else:
-            return None
-    return out
-
-
-def _gemini_schema(schema: Mapping[str, Any], plain_key: str, json_key: str) -> dict[str, Any]:
-    converted = schema_to_gemini(schema) if schema.get("type") == "object" else None
-    # Only when converting back gives the same schema: a write must never lose information.
-    if converted is not None and schema_from_gemini(converted) == schema:
-        return {plain_key: converted}
-    return {json_key: dict(schema)}
-
-
-# --- writing -----------------------------------------------------------------------------
-
-
-def _extras(tool: Tool, fmt: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Unknown keys of the original entry (top level, and inside ``function``) to carry over.
-
-    Only when writing back to the entry's own shape: ``cache_control`` means nothing to MCP.
-    """
-    original = tool.original
-    if not isinstance(original, Mapping) or detect_entry(original) != fmt:
-        return {}, {}
-    top = {k: v for k, v in original.items() if k not in _MANAGED}
-    inner = original.get("function") if fmt == "openai" else None
-    fn = {k: v for k, v in inner.items() if k not in _MANAGED} if isinstance(inner, Mapping) else {}
-    return top, fn
-
-
-def tool_to_format(tool: Tool, fmt: str) -> dict[str, Any]:
-    """``tool`` as one entry of format ``fmt`` (one of ``FORMATS``).
-
-    Gemini gives one function declaration (wrap a list of them in
-    ``{"functionDeclarations": [...]}`` for a request). Unknown keys of the original entry are
-    kept when writing back to its own shape. Nested values are shared with ``tool``: copy
-    before mutating. Raises ``ValueError`` for an unknown format.
-    """
-    extra, fn_extra = _extras(tool, fmt)
-    params = dict(tool.parameters)
-    if fmt == "openai":
-        function = {"name": tool.name, "description": tool.description, "parameters": params}
-        return {"type": "function", **extra, "function": {**function, **fn_extra}}
-    if fmt == "openai-responses":
-        base = {"type": "function", "name": tool.name, "description": tool.description}
-        return {**base, "parameters": params, **extra}
-    if fmt == "anthropic":
-        return {"name": tool.name, "description": tool.description, "input_schema": params, **extra}
-    if fmt == "mcp":
-        out: dict[str, Any] = {"name": tool.name}
-        if tool.title is not None:
-            out["title"] = tool.title
-        out.update(description=tool.description, inputSchema=params)
-        if tool.output_schema is not None:
-            out["outputSchema"] = dict(tool.output_schema)
-        if tool.annotations:
-            out["annotations"] = dict(tool.annotations)
-        return {**out, **extra}
-    if fmt == "gemini":
-        out = {"name": tool.name, "description": tool.description}
-        out.update(_gemini_schema(params, "parameters", "parametersJsonSchema"))
-        if tool.output_schema is not None:
-            out.update(_gemini_schema(tool.output_schema, "response", "responseJsonSchema"))
-        return {**out, **extra}
-    if fmt == "native":
-        return {**_native(tool), **extra}
-    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-
-
-def _native(tool: Tool) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": tool.name}
-    if tool.namespace:
-        out["namespace"] = tool.namespace
-    if tool.title is not None:
-        out["title"] = tool.title
-    out["description"] = tool.description
-    out["parameters"] = dict(tool.parameters)
-    if tool.output_schema is not None:
-        out["output_schema"] = dict(tool.output_schema)
-    if tool.annotations:
-        out["annotations"] = dict(tool.annotations)
-    if tool.tags:
-        out["tags"] = list(tool.tags)
-    if tool.search_hint:
-        out["search_hint"] = tool.search_hint
-    if tool.aliases:
-        out["aliases"] = list(tool.aliases)
-    if tool.defer:
-        out["defer"] = True
-    if not tool.enabled:
-        out["enabled"] = False
-    return out

@@ -120,9 +120,9 @@ def _render() -> Any:
 
 
 def _emit(document: Any) -> None:
-    from toolfind.output import wire
+    from toolfind.output.wire import dumps
 
-    typer.echo(wire.dumps(document))
+    typer.echo(dumps(document))
 
 
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
@@ -274,11 +274,11 @@ def search(
         )
 
     if queries is not None:
-        import json
+        from toolfind.output.wire import dumps
 
         for text in _batch_queries(queries):
             record = wire.search_record(run(text), include_schema=schema)
-            typer.echo(json.dumps(record, ensure_ascii=False))
+            typer.echo(dumps(record, compact=True))
         return
     assert query is not None
     result = run(query)
@@ -334,11 +334,11 @@ def show(
 
     Example: toolfind show read_file --format openai --json
     """
-    from toolfind.output import wire
+    from toolfind.output.tool_formats import tool_to_format
 
     index = _open(catalog, no_cache)
     tool = index.resolve(name)
-    document = wire.tool_document(tool, format_)
+    document = tool_to_format(tool, format_)
     if json_:
         _emit(document)
     else:
@@ -387,12 +387,12 @@ def schemas(
 
     Example: toolfind schemas --format anthropic > tools.json
     """
-    from toolfind.output import wire
+    from toolfind.output.tool_formats import tool_to_format
 
     index = _open(catalog, no_cache)
     _decode_all(index)
     chosen = [t for t in index.tools if t.enabled and (include_deferred or not t.defer)]
-    _emit([wire.tool_document(t, format_) for t in chosen])
+    _emit([tool_to_format(t, format_) for t in chosen])
 
 
 @app.command()
@@ -861,7 +861,10 @@ def cache_info(json_: JsonOpt = False) -> None:
 
     Example: toolfind cache info --json
     """
-    info = _store().info()
+    from toolfind.output import wire
+
+    store = _store()
+    info = wire.cache_info_record(str(store.root), store.root.is_dir(), store.own_files())
     if json_:
         _emit(info)
     else:

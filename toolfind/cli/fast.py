@@ -245,10 +245,10 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
     if command == "similar":
         return index.similar(args.name, args.limit), ""
     if command == "show":
-        from toolfind.output import wire
+        from toolfind.output.tool_formats import tool_to_format
 
         tool = index.resolve(args.name)
-        return (tool, wire.tool_document(tool, args.values.get("--format", ["native"])[0])), ""
+        return (tool, tool_to_format(tool, args.values.get("--format", ["native"])[0])), ""
     score = args.values.get("--min-score")
     result = index.search(
         args.name,
@@ -282,18 +282,19 @@ def _render(args: Args, items: Any) -> None:
 def _json_text(command: str, items: Any, schema: bool) -> str:
     """The ``--json`` document of an index command, as the Typer command builds it."""
     from toolfind.output import wire
+    from toolfind.output.wire import dumps
 
     if command == "search":
-        return wire.dumps(wire.search_record(items, include_schema=schema))
+        return dumps(wire.search_record(items, include_schema=schema))
     if command == "show":
-        return wire.dumps(items[1])
+        return dumps(items[1])
     if command == "categories":
-        return wire.dumps(wire.categories_record(items))
+        return dumps(wire.categories_record(items))
     if command == "list":
-        return wire.dumps([wire.tool_row(t) for t in items])
+        return dumps([wire.tool_row(t) for t in items])
     if command == "summaries":
-        return wire.dumps([wire.summary_record(t) for t in items])
-    return wire.dumps([wire.similar_record(s) for s in items])
+        return dumps([wire.summary_record(t) for t in items])
+    return dumps([wire.similar_record(s) for s in items])
 
 
 def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
@@ -383,7 +384,7 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
         terms.append(postings)
     unmatched = list(unmatched_words(pairs, matched))
     if not matched:
-        return segment.render_search(query, [], unmatched), segment.unmatched_hint(unmatched)
+        return _search_json(query, [], unmatched), segment.unmatched_hint(unmatched)
     # Disabled tools have no postings (they are not indexed), so only named ones need a check.
     record = seg.record
     exact = [d for d in _named_ids(seg, query) if record(d)[segment.ENABLED]]
@@ -409,12 +410,21 @@ def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple
         )
     )
     del ranked[room:]
+    from toolfind.output.wire import hit_record
+
+    view = segment.ToolRecord
     hits = [
-        segment.hit_document(record(d), s, "exact", schema)
+        hit_record(view(record(d)), s, "exact", include_schema=schema)
         for d, s in zip(exact, exact_scores, strict=True)
     ]
-    hits += [segment.hit_document(record(d), s, "ranked", schema) for d, s in ranked]
-    return segment.render_search(query, hits, unmatched), segment.unmatched_hint(unmatched)
+    hits += [hit_record(view(record(d)), s, "ranked", include_schema=schema) for d, s in ranked]
+    return _search_json(query, hits, unmatched), segment.unmatched_hint(unmatched)
+
+
+def _search_json(query: str, hits: list[dict[str, Any]], unmatched: list[str]) -> str:
+    from toolfind.output.wire import dumps, search_document
+
+    return dumps(search_document(query, hits, unmatched))
 
 
 def _accumulate(terms: Sequence[TermPostings]) -> dict[int, float]:
@@ -449,5 +459,9 @@ def _show(seg: segment.Segment, name: str) -> tuple[str, str] | None:
     ids = _named_ids(seg, name)
     if len(ids) != 1:
         return None  # a miss or an ambiguity: the Typer path explains it
-    document = segment.show_document(seg.record(ids[0]), seg.extras.get(ids[0], ()))
-    return segment.dumps(document), ""
+    from toolfind.output.tool_formats import tool_to_format
+    from toolfind.output.wire import dumps
+
+    tool = segment.ToolRecord(seg.record(ids[0]))
+    document = tool_to_format(tool, "native", carried=(seg.extras.get(ids[0], ()), ()))
+    return dumps(document), ""

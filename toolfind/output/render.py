@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from toolfind.output import wire
+from toolfind.output.wire import clean_text, dumps
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -105,7 +106,7 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
                 str(rank),
                 name,
                 f"{wire.score(hit.score):.3f}",
-                wire.clean_text(hit.tool.summary, 160),
+                clean_text(hit.tool.summary, 160),
                 _tags(hit.tool.all_tags),
             ]
         )
@@ -148,7 +149,7 @@ def tools(rows: Sequence[Tool]) -> None:
             [
                 tool.name,
                 tool.namespace,
-                wire.clean_text(tool.summary, 160),
+                clean_text(tool.summary, 160),
                 _tags(tool.all_tags),
                 "yes" if tool.defer else "",
             ]
@@ -165,7 +166,7 @@ def tool(tool: Tool, document: dict[str, Any]) -> None:
     out.line(heading)
     if tool.source is not None:
         out.line([Styled(str(tool.source), "dim")])
-    out.json(wire.dumps(document))
+    out.json(dumps(document))
 
 
 def similar(name: str, items: Sequence[Similar]) -> None:
@@ -178,7 +179,7 @@ def similar(name: str, items: Sequence[Similar]) -> None:
             item.tool.qualified_name,
             f"{wire.score(item.score):.3f}",
             ", ".join(item.shared_terms),
-            wire.clean_text(item.tool.summary, 120),
+            clean_text(item.tool.summary, 120),
         ]
         for item in items
     ]
@@ -190,7 +191,7 @@ def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
     for a system prompt, never through Rich."""
     if tools:  # one write, not one a tool
         pattern = "- **{}**: {}" if markdown else "{}: {}"
-        lines = (pattern.format(t.name, wire.clean_text(t.summary)) for t in tools)
+        lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
         sys.stdout.write("\n".join(lines) + "\n")
 
 
@@ -457,7 +458,11 @@ def _plain(cell: Cell) -> str:
 
 
 def _clean(text: str) -> str:
-    """Text as Rich shows it: its control characters left out, tabs as spaces."""
+    """Text as Rich shows it: its control characters left out, tabs as spaces.
+
+    Not a sanitiser (tool text is cleaned by ``wire.clean_text`` before it gets here):
+    what Rich itself does to any text it prints, so that plain output matches Rich's.
+    """
     if text.isascii() and text.isprintable():
         return text
     return text.translate(_STRIP).expandtabs(8)

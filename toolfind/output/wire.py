@@ -1,30 +1,76 @@
-"""Every ``--json`` and MCP result shape: the one place JSON keys are spelled.
+"""What toolfind writes for programs: every ``--json`` and MCP result shape (the one place
+JSON keys are spelled), the one JSON encoder, and the one text sanitiser.
 
-The CLI serialises these records and ``serve-mcp`` returns them as structured content, so
-both share one schema. Changing a key here is a CHANGELOG entry.
+* Records. The CLI (the Typer commands and the warm fast path alike) prints these records,
+  the Python API and ``serve-mcp`` return them as structured content, so all share one
+  schema. Changing a key here is a CHANGELOG entry. The record functions read a tool's
+  attributes only (:class:`ToolLike`): a ``models.Tool``, or the warm path's read-only view of
+  a stored tool record (``store.segment.ToolRecord``).
+* Encoding. :func:`dumps` writes every JSON document toolfind prints or sends.
+* Text. :func:`clean_text` makes tool text safe to show a model or a person, everywhere.
+
+The warm fast path imports this module for every ``search --json``, so it is cheap to import
+(the models are for the type checker only, unicodedata is imported when a text needs it) and
+all three live in one module: each module a warm command imports costs it about 0.1 ms.
 """
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Iterable, Mapping, Sequence
-
-from toolfind.models import (
-    FIELDS,
-    Category,
-    Finding,
-    Hit,
-    ScoringParams,
-    SearchResult,
-    Similar,
-    Source,
-    Tool,
-)
-from toolfind.store import segment
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any, Protocol
+
+    from toolfind.models import (
+        Category,
+        Finding,
+        ScoringParams,
+        SearchResult,
+        Similar,
+        TermContribution,
+        Tool,
+    )
+
+    class SourceLike(Protocol):
+        @property
+        def file(self) -> str: ...
+        @property
+        def pointer(self) -> str: ...
+
+    class ToolLike(Protocol):
+        """What the records and the format writer read of a tool (``models.Tool``'s fields)."""
+
+        @property
+        def name(self) -> str: ...
+        @property
+        def description(self) -> str: ...
+        @property
+        def parameters(self) -> Mapping[str, Any]: ...
+        @property
+        def namespace(self) -> str: ...
+        @property
+        def tags(self) -> tuple[str, ...]: ...
+        @property
+        def all_tags(self) -> tuple[str, ...]: ...
+        @property
+        def search_hint(self) -> str: ...
+        @property
+        def defer(self) -> bool: ...
+        @property
+        def enabled(self) -> bool: ...
+        @property
+        def annotations(self) -> Mapping[str, Any]: ...
+        @property
+        def aliases(self) -> tuple[str, ...]: ...
+        @property
+        def title(self) -> str | None: ...
+        @property
+        def output_schema(self) -> Mapping[str, Any] | None: ...
+        @property
+        def source(self) -> SourceLike | None: ...
+        @property
+        def original(self) -> Mapping[str, Any] | None: ...
+
 
 #: Descriptions longer than this are cut in search results (``show`` gives the whole text).
 DESCRIPTION_LIMIT = 1000
@@ -32,6 +78,7 @@ DESCRIPTION_LIMIT = 1000
 #: Hit keys, in output order. ``schema`` and ``explain`` appear only when included.
 HIT_KEYS = ("name", "namespace", "description", "score", "match", "deferred", "tags", "source")
 SEARCH_KEYS = ("query", "hits", "unmatched_terms")
+SOURCE_KEYS = ("file", "pointer")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
@@ -47,75 +94,50 @@ PULL_KEYS = (
     "error",
 )
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
+CATEGORY_BACKEND_KEYS = ("available", "detail")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
 SUMMARY_KEYS = ("name", "namespace", "summary")
 FINDING_KEYS = ("file", "line", "path", "severity", "message")
 EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
+CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
+CACHE_FILE_KEYS = ("file", "bytes")
 
 SCORE_DIGITS = 6
-
-
-def dumps(document: Any) -> str:
-    """The one JSON rendering: indented by 2, non-ASCII kept as is.
-
-    That is ``json.dumps(document, indent=2, ensure_ascii=False)``, byte for byte (tested),
-    written by :func:`segment.dumps`: with an indent json encodes in Python too, and importing
-    it (and its ``re``) costs a warm command half of Python's start-up. A value that function
-    refuses (not plain JSON data, or a cycle) goes to json, which handles or reports it.
-    """
-    try:
-        return segment.dumps(document)
-    except (TypeError, ValueError, RecursionError):
-        import json
-
-        return json.dumps(document, indent=2, ensure_ascii=False)
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    """Text safe to show a model: invisible and control characters removed, length capped.
-
-    Zero-width, bidi-control and Unicode tag characters (category Cf) and control characters
-    other than newline and tab (Cc) can hide instructions from a human reviewer.
-    """
-    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
-        return text
-    kept = "".join(
-        ch
-        for ch in text
-        if ch in "\n\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Co", "Cs")
-    )
-    if limit is not None and len(kept) > limit:
-        kept = kept[: limit - 1].rstrip() + "…"
-    return kept
 
 
 def score(value: float) -> float:
     return round(value, SCORE_DIGITS)
 
 
-def source_record(source: Source | None) -> dict[str, Any]:
+def source_record(source: SourceLike | None) -> dict[str, Any]:
     if source is None:
         return {"file": None, "pointer": None}
     return {"file": source.file, "pointer": source.pointer}
 
 
-def hit_record(hit: Hit, *, include_schema: bool = False) -> dict[str, Any]:
+def hit_record(
+    tool: ToolLike,
+    score_: float,
+    match: str = "ranked",
+    *,
+    include_schema: bool = False,
+    explanation: Sequence[TermContribution] = (),
+) -> dict[str, Any]:
     """A search hit. Deferred tools always carry their input schema: search is how an agent
     finds them, and it must be able to call one at once."""
-    tool = hit.tool
     record: dict[str, Any] = {
         "name": tool.name,
         "namespace": tool.namespace,
         "description": clean_text(tool.description, DESCRIPTION_LIMIT),
-        "score": score(hit.score),
-        "match": hit.match,
+        "score": round(score_, SCORE_DIGITS),
+        "match": match,
         "deferred": tool.defer,
         "tags": list(tool.all_tags),
         "source": source_record(tool.source),
     }
     if include_schema or tool.defer:
         record["schema"] = dict(tool.parameters)
-    if hit.explanation:
+    if explanation:
         record["explain"] = [
             {
                 "term": c.term,
@@ -126,17 +148,26 @@ def hit_record(hit: Hit, *, include_schema: bool = False) -> dict[str, Any]:
                 "weight": c.weight,
                 "score": c.score,
             }
-            for c in hit.explanation
+            for c in explanation
         ]
     return record
 
 
+def search_document(
+    query: str, hits: list[dict[str, Any]], unmatched_terms: list[str]
+) -> dict[str, Any]:
+    """The search record of already built :func:`hit_record` hits."""
+    return {"query": query, "hits": hits, "unmatched_terms": unmatched_terms}
+
+
 def search_record(result: SearchResult, *, include_schema: bool = False) -> dict[str, Any]:
-    return {
-        "query": result.query,
-        "hits": [hit_record(h, include_schema=include_schema) for h in result.hits],
-        "unmatched_terms": list(result.unmatched_terms),
-    }
+    hits = [
+        hit_record(
+            h.tool, h.score, h.match, include_schema=include_schema, explanation=h.explanation
+        )
+        for h in result.hits
+    ]
+    return search_document(result.query, hits, list(result.unmatched_terms))
 
 
 def tool_row(tool: Tool) -> dict[str, Any]:
@@ -150,13 +181,6 @@ def tool_row(tool: Tool) -> dict[str, Any]:
     }
 
 
-def tool_document(tool: Tool, fmt: str = "native") -> dict[str, Any]:
-    """The full schema of one tool in a given format (``show``, ``get_tool``)."""
-    from toolfind.catalog.formats import tool_to_format
-
-    return tool_to_format(tool, fmt)
-
-
 def similar_record(similar: Similar) -> dict[str, Any]:
     return {
         "name": similar.tool.name,
@@ -167,7 +191,7 @@ def similar_record(similar: Similar) -> dict[str, Any]:
     }
 
 
-def similar_tools_record(tool: Tool, related: Sequence[Similar]) -> dict[str, Any]:
+def similar_tools_record(tool: ToolLike, related: Sequence[Similar]) -> dict[str, Any]:
     """``similar_tools``' structured result: MCP structured content must be an object."""
     return {
         "name": tool.name,
@@ -205,6 +229,8 @@ def metrics_record(metrics: Any) -> dict[str, Any]:
 
 def params_record(params: ScoringParams) -> dict[str, Any]:
     """Scoring settings as ``toolfind.toml`` spells them."""
+    from toolfind.models import FIELDS
+
     return {
         "weights": params.weights.as_dict(),
         "k1": params.k1,
@@ -213,7 +239,7 @@ def params_record(params: ScoringParams) -> dict[str, Any]:
     }
 
 
-def eval_record(report: Any, tools: Sequence[Tool]) -> dict[str, Any]:
+def eval_record(report: Any, tools: Sequence[Any]) -> dict[str, Any]:
     """``toolfind eval --json``."""
     return {
         "overall": metrics_record(report.overall),
@@ -307,3 +333,246 @@ def finding_record(finding: Finding) -> dict[str, Any]:
 
 def findings_records(findings: Iterable[Finding]) -> list[dict[str, Any]]:
     return [finding_record(f) for f in findings]
+
+
+def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """``toolfind cache info --json``: the cache directory and its own files (name, bytes)."""
+    return {
+        "path": path,
+        "exists": exists,
+        "indexes": sum(1 for name, _ in files if name.endswith(".pickle")),
+        "bytes": sum(size for _, size in files),
+        "files": [{"file": name, "bytes": size} for name, size in files],
+    }
+
+
+# -- encoding ----------------------------------------------------------------------------------
+#
+# :func:`dumps` gives ``json.dumps(document, indent=2, ensure_ascii=False)`` (the ``--json``
+# documents, the catalog files ``catalog pull`` writes) or, with ``compact=True``,
+# ``json.dumps(document, ensure_ascii=False)`` (one line: ``search --queries`` and serve-mcp's
+# text content), byte for byte (tested against json), without importing json: with an indent
+# json encodes in Python anyway, and importing it (and its ``re``) costs a warm command half of
+# Python's start-up. A value this writer does not know (not plain JSON data, or a cycle) goes
+# to json, which handles or reports it as it always did.
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
+_CONTROLS = frozenset(chr(cp) for cp in range(32))
+for _ch in _CONTROLS:
+    _ESCAPES.setdefault(_ch, f"\\u{ord(_ch):04x}")
+del _ch
+_INFINITY = float("inf")
+
+
+def dumps(document: Any, *, compact: bool = False) -> str:
+    """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
+    ``json.dumps(document, ensure_ascii=False)``, byte for byte.
+
+    Writes dicts, lists, tuples (arrays, as json writes them), str, int, float, bool and None
+    itself; anything else (or a cycle) is left to json, which raises TypeError or ValueError
+    where it always did.
+    """
+    out: list[str] = []
+    try:
+        _write(document, None if compact else "\n", out)
+    except (TypeError, ValueError, RecursionError):
+        import json
+
+        return json.dumps(document, indent=None if compact else 2, ensure_ascii=False)
+    return "".join(out)
+
+
+def json_str(text: str) -> str:
+    """``json.dumps(text, ensure_ascii=False)``, without importing json.
+
+    Most text needs no escape at all (one C-level scan tells); otherwise each character that
+    needs one is replaced throughout, backslashes first so no escape is escaped twice.
+    """
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return '"' + text + '"'
+    text = text.replace("\\", "\\\\").replace('"', '\\"')
+    for ch in _CONTROLS.intersection(text):
+        text = text.replace(ch, _ESCAPES[ch])
+    return '"' + text + '"'
+
+
+def _write(value: Any, newline: str | None, out: list[str]) -> None:
+    """Append ``value``'s JSON to ``out``; ``newline`` starts a line at its depth (None: the
+    document is written on one line)."""
+    if isinstance(value, str):
+        out.append(json_str(value))
+    elif isinstance(value, dict):
+        _write_container(value, newline, out, "{", "}")
+    elif isinstance(value, (list, tuple)):
+        _write_container(value, newline, out, "[", "]")
+    else:
+        out.append(_scalar(value))
+
+
+def _write_container(
+    items: Any, newline: str | None, out: list[str], opening: str, closing: str
+) -> None:
+    if not items:
+        out.append(opening + closing)
+        return
+    if newline is None:
+        inner, sep, comma, end = None, opening, ", ", closing
+    else:
+        inner = newline + "  "
+        sep, comma, end = opening + inner, "," + inner, newline + closing
+    if opening == "{":
+        for key, value in items.items():
+            out.append(sep + json_str(key if isinstance(key, str) else _scalar(key)) + ": ")
+            _write(value, inner, out)
+            sep = comma
+    else:
+        for item in items:
+            out.append(sep)
+            _write(item, inner, out)
+            sep = comma
+    out.append(end)
+
+
+def _scalar(value: Any) -> str:
+    """A JSON literal as json writes it (also how it turns a non-string key into a string)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        if value != value:
+            return "NaN"
+        if value == _INFINITY:
+            return "Infinity"
+        if value == -_INFINITY:
+            return "-Infinity"
+        return float.__repr__(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# -- text ----------------------------------------------------------------------------------------
+#
+# A tool's description, summary and title come from catalogs and backend servers toolfind does
+# not control. Characters a reader does not see can still carry instructions to a model
+# (Unicode tag characters spell text invisibly) or make text read differently from what it is
+# (bidi overrides reorder it, zero-width characters split words); control characters can act
+# on a terminal. :func:`clean_text` removes them all, the same way everywhere: in ``--json``
+# records, in tables, in what serve-mcp lists and returns.
+
+#: Unicode categories removed: controls (Cc; newline and tab kept), format characters (Cf:
+#: zero-width, bidi controls, tag characters, soft hyphen, BOM), private use (Co), surrogates
+#: (Cs) and unassigned code points (Cn: what they become is unknown, so they are not shown).
+HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
+#: Controls that are kept: they lay text out and are seen as such.
+KEPT = "\n\t"
+
+
+def clean_text(text: str, limit: int | None = None) -> str:
+    """``text`` without the characters of :data:`HIDDEN` categories (but newline and tab),
+    and at most ``limit`` characters: a longer text is cut and ends with ``…``.
+
+    Printable ASCII within the limit (most text) is returned as is, decided in C.
+    """
+    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
+        return text
+    from unicodedata import category
+
+    kept = "".join(ch for ch in text if ch in KEPT or category(ch) not in HIDDEN)
+    if limit is not None and len(kept) > limit:
+        kept = kept[: limit - 1].rstrip() + "…"
+    return kept
+
+
+# -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------
+
+STRINGS_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_SOURCE_SCHEMA = {
+    "type": "object",
+    "properties": {"file": {"type": ["string", "null"]}, "pointer": {"type": ["string", "null"]}},
+}
+_HIT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
+        "match": {"type": "string", "enum": ["exact", "ranked"]},
+        "deferred": {"type": "boolean"},
+        "tags": STRINGS_SCHEMA,
+        "source": _SOURCE_SCHEMA,
+        "schema": {"type": "object", "description": "The tool's input JSON Schema."},
+    },
+    "required": list(HIT_KEYS),
+}
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
+        "hits": {"type": "array", "items": _HIT_SCHEMA},
+        "unmatched_terms": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Query terms found in no tool.",
+        },
+    },
+    "required": list(SEARCH_KEYS),
+}
+_SIMILAR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
+        "shared_terms": STRINGS_SCHEMA,
+    },
+    "required": list(SIMILAR_KEYS),
+}
+SIMILAR_TOOLS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "description": "The tool the others are similar to."},
+        "namespace": {"type": "string"},
+        "similar": {"type": "array", "items": _SIMILAR_SCHEMA},
+    },
+    "required": list(SIMILAR_TOOLS_KEYS),
+}
+CATEGORIES_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "categories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "tool_count": {"type": "integer"},
+                    "deferred_count": {"type": "integer"},
+                    "tags": STRINGS_SCHEMA,
+                    "available": {
+                        "type": "boolean",
+                        "description": "Backend servers only: false while the server is down.",
+                    },
+                    "detail": {"type": "string", "description": "Why a backend is unavailable."},
+                },
+                "required": list(CATEGORY_KEYS),
+            },
+        },
+        "total_categories": {"type": "integer"},
+        "total_tools": {"type": "integer"},
+    },
+    "required": list(CATEGORIES_KEYS),
+}

@@ -33,7 +33,6 @@ import hashlib
 import json
 import logging
 import sys
-import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TextIO
 
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Source, Tool
+from toolfind.output.wire import clean_text
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
 if TYPE_CHECKING:
@@ -59,7 +59,6 @@ __all__ = [
     "Backends",
     "NoBackends",
     "assign_names",
-    "clean_text",
     "exposed_name",
     "make_backends",
 ]
@@ -202,23 +201,12 @@ def _with_suffix(name: str, suffix: str) -> str:
     return name[: MAX_NAME - len(suffix)] + suffix
 
 
-_INVISIBLE = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
-
-
-def clean_text(text: str, limit: int = MAX_DESCRIPTION) -> str:
-    """Untrusted backend text made safe to show: no control, format (zero-width, bidi,
-    tag) or unassigned characters except newline and tab, at most ``limit`` characters."""
-    cleaned = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in _INVISIBLE)
-    if len(cleaned) > limit:
-        cleaned = cleaned[: limit - 1].rstrip() + "…"
-    return cleaned
-
-
 def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
     strings, at any depth, are cleaned like tool descriptions; everything else is as sent.
 
-    A model reads parameter descriptions as closely as the tool's own, so they are the same
+    Cleaned by :func:`toolfind.output.wire.clean_text`, as every text toolfind shows. A model
+    reads parameter descriptions as closely as the tool's own, so they are the same
     hiding place for prompt injection. Property names, enums and defaults stay untouched:
     the backend expects them verbatim.
     """
@@ -930,7 +918,7 @@ def _to_tool(server: str, exposed: str, item: _Listed) -> Tool:
         output_schema = clean_descriptions(output_schema)
     return Tool(
         name=exposed,
-        description=clean_text(raw.get("description") or ""),
+        description=clean_text(raw.get("description") or "", MAX_DESCRIPTION),
         parameters=clean_descriptions(raw["inputSchema"]),
         namespace=server,
         annotations=clean_descriptions(annotations) if isinstance(annotations, dict) else {},

@@ -2,7 +2,8 @@
 
 Pure Python over a `Snapshot`: no MCP types, so the logic is tested without a transport.
 Each handler validates its arguments by hand (to give the model a message it can act on),
-then returns the same record the CLI prints with ``--json`` (built by `toolfind.output.wire`).
+then returns the same record the CLI prints with ``--json`` (built by `toolfind.output.wire`,
+which also gives each record's JSON Schema, the meta-tools' output schemas).
 A mistake the model can fix raises `ToolCallError`; the server turns it into a tool result
 with ``isError: true``.
 """
@@ -16,6 +17,7 @@ from typing import Any
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 from toolfind.output import wire
+from toolfind.output.tool_formats import tool_to_format
 
 MAX_LIMIT = 100
 #: Longer queries are refused, not searched: analysing megabytes of text (CJK bigrams above
@@ -52,85 +54,7 @@ class MetaTool:
     read_only: bool = True
 
 
-_STRINGS = {"type": "array", "items": {"type": "string"}}
-_SOURCE = {
-    "type": "object",
-    "properties": {"file": {"type": ["string", "null"]}, "pointer": {"type": ["string", "null"]}},
-}
-_HIT = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "namespace": {"type": "string"},
-        "description": {"type": "string"},
-        "score": {"type": "number"},
-        "match": {"type": "string", "enum": ["exact", "ranked"]},
-        "deferred": {"type": "boolean"},
-        "tags": _STRINGS,
-        "source": _SOURCE,
-        "schema": {"type": "object", "description": "The tool's input JSON Schema."},
-    },
-    "required": list(wire.HIT_KEYS),
-}
-SEARCH_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string"},
-        "hits": {"type": "array", "items": _HIT},
-        "unmatched_terms": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Query terms found in no tool.",
-        },
-    },
-    "required": list(wire.SEARCH_KEYS),
-}
-_SIMILAR = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "namespace": {"type": "string"},
-        "description": {"type": "string"},
-        "score": {"type": "number"},
-        "shared_terms": _STRINGS,
-    },
-    "required": list(wire.SIMILAR_KEYS),
-}
-SIMILAR_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "description": "The tool the others are similar to."},
-        "namespace": {"type": "string"},
-        "similar": {"type": "array", "items": _SIMILAR},
-    },
-    "required": ["name", "namespace", "similar"],
-}
-CATEGORIES_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "categories": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "tool_count": {"type": "integer"},
-                    "deferred_count": {"type": "integer"},
-                    "tags": _STRINGS,
-                    "available": {
-                        "type": "boolean",
-                        "description": "Backend servers only: false while the server is down.",
-                    },
-                    "detail": {"type": "string", "description": "Why a backend is unavailable."},
-                },
-                "required": list(wire.CATEGORY_KEYS),
-            },
-        },
-        "total_categories": {"type": "integer"},
-        "total_tools": {"type": "integer"},
-    },
-    "required": list(wire.CATEGORIES_KEYS),
-}
+_STRINGS = wire.STRINGS_SCHEMA
 GET_OUTPUT = {
     "type": "object",
     "description": "The tool's MCP definition.",
@@ -199,7 +123,7 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
                 "required": ["query"],
                 "additionalProperties": False,
             },
-            SEARCH_OUTPUT,
+            wire.SEARCH_SCHEMA,
         ),
         MetaTool(
             SIMILAR,
@@ -216,7 +140,7 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
                 "required": ["name"],
                 "additionalProperties": False,
             },
-            SIMILAR_OUTPUT,
+            wire.SIMILAR_TOOLS_SCHEMA,
         ),
         MetaTool(
             CATEGORIES,
@@ -224,7 +148,7 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             "Tool categories",
             "List the namespaces with their tool counts, deferred counts and commonest tags.",
             {"type": "object", "properties": {}, "additionalProperties": False},
-            CATEGORIES_OUTPUT,
+            wire.CATEGORIES_SCHEMA,
         ),
         MetaTool(
             GET,
@@ -381,4 +305,4 @@ def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 
 def mcp_definition(tool: Tool) -> dict[str, Any]:
     """The tool as an MCP ``Tool`` object (what ``show --format mcp --json`` prints)."""
-    return wire.tool_document(tool, "mcp")
+    return tool_to_format(tool, "mcp")

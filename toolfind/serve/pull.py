@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from toolfind.errors import CatalogError
+from toolfind.output.wire import dumps
 from toolfind.serve.servers_config import ServerSpec, load_servers
 
 __all__ = ["PullReport", "ServerPull", "pull", "pull_specs"]
@@ -122,7 +123,7 @@ def write_catalog(server: str, tools: Sequence[Mapping[str, Any]], target: Path)
     Raises:
         CatalogError: the file, its backup or the temporary file cannot be written.
     """
-    text = json.dumps({"tools": list(tools)}, indent=2, ensure_ascii=False) + "\n"
+    text = dumps({"tools": list(tools)}) + "\n"
     old_text = _read_existing(target)
     old = _tools_by_name(old_text)
     new = {str(t.get("name")): t for t in tools}

@@ -33,6 +33,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 
 from toolfind.errors import BackendError
 from toolfind.models import Tool
+from toolfind.output.wire import dumps
 from toolfind.serve import meta
 from toolfind.serve.backends import Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
@@ -283,7 +284,7 @@ class Discovery:
 
 def record_result(record: Mapping[str, Any]) -> types.CallToolResult:
     """A meta-tool's record as structured content plus the same JSON as text."""
-    text = json.dumps(record, ensure_ascii=False)
+    text = dumps(record, compact=True)
     return types.CallToolResult(
         content=[types.TextContent(text=text)], structured_content=dict(record), is_error=False
     )

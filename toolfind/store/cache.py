@@ -460,21 +460,16 @@ class CacheStore:
                 f"Cache directory {self.root} is not writable ({reason}); working without a cache."
             )
 
-    def info(self) -> dict[str, Any]:
-        """What the cache directory holds (for ``toolfind cache info``)."""
-        entries: list[dict[str, Any]] = []
-        if self.root.is_dir():
-            for child in sorted(self.root.iterdir()):
-                if child.suffix in _OWN_SUFFIXES:
-                    st = child.stat()
-                    entries.append({"file": child.name, "bytes": st.st_size})
-        return {
-            "path": str(self.root),
-            "exists": self.root.is_dir(),
-            "indexes": sum(1 for e in entries if str(e["file"]).endswith(".pickle")),
-            "bytes": sum(int(e["bytes"]) for e in entries),
-            "files": entries,
-        }
+    def own_files(self) -> list[tuple[str, int]]:
+        """toolfind's own files in the cache directory, by name, with their sizes in bytes
+        (``toolfind cache info``)."""
+        if not self.root.is_dir():
+            return []
+        return [
+            (child.name, child.stat().st_size)
+            for child in sorted(self.root.iterdir())
+            if child.suffix in _OWN_SUFFIXES
+        ]
 
     def clear(self) -> int:
         """Remove toolfind's own files from the cache directory; returns how many."""

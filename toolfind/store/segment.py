@@ -16,12 +16,12 @@ columns the index itself uses: nothing is stored twice, and writing the cache co
 and a directory of a few hundred bytes (a few KiB with many impact tiers).
 
 The tool records are ``columns.ToolTable``'s (marshalled once per tool, for both paths); the
-few a query prints are turned into their ``--json`` documents here (:func:`hit_document`,
-:func:`show_document`) and rendered by :func:`dumps`, byte for byte what the Typer path prints
-through ``wire``, ``formats`` and ``json`` (tests compare both on every field).
+few a query prints are read through :class:`ToolRecord`, a ``Tool``-like view, and printed by
+the very functions the Typer path uses (``output.wire``, ``output.tool_formats``,
+``output.wire``' encoder).
 
-This module imports only the standard library's cheapest parts; what writing needs is
-imported lazily.
+This module imports only the standard library's cheapest parts; what writing needs (and
+``toolfind.shapes``, for a record's tags) is imported when needed.
 """
 
 from __future__ import annotations
@@ -144,119 +144,12 @@ def unmatched_hint(terms: list[str]) -> str:
     return "No tool mentions: " + ", ".join(terms) if terms else ""
 
 
-# -- JSON, rendered at query time ----------------------------------------------------------
-#
-# The segment stores plain records (marshalled) rather than pre-rendered JSON: rendering every
-# tool at build time cost more than the rest of the build, and a query prints about ten. So
-# the few records a query prints are rendered here, byte for byte as ``json.dumps(document,
-# indent=2, ensure_ascii=False)`` would (the Typer path's ``wire.dumps``), without json.
-
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\b": "\\b",
-    "\f": "\\f",
-}
-_CONTROLS = frozenset(chr(cp) for cp in range(32))
-for _ch in _CONTROLS:
-    _ESCAPES.setdefault(_ch, f"\\u{ord(_ch):04x}")
-del _ch
-_INFINITY = float("inf")
-
-
-def json_str(text: str) -> str:
-    """``json.dumps(text, ensure_ascii=False)``, without importing json.
-
-    Most text needs no escape at all (one C-level scan tells); otherwise each character that
-    needs one is replaced throughout, backslashes first so no escape is escaped twice.
-    """
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return '"' + text + '"'
-    text = text.replace("\\", "\\\\").replace('"', '\\"')
-    for ch in _CONTROLS.intersection(text):
-        text = text.replace(ch, _ESCAPES[ch])
-    return '"' + text + '"'
-
-
-def dumps(document: Any) -> str:
-    """``json.dumps(document, indent=2, ensure_ascii=False)``, byte for byte, without json.
-
-    Takes what marshal gives back: dicts, lists, tuples (arrays, as json writes them), str,
-    int, float, bool and None.
-    """
-    out: list[str] = []
-    _write(document, "\n", out)
-    return "".join(out)
-
-
-def _write(value: Any, newline: str, out: list[str]) -> None:
-    """Append ``value``'s JSON to ``out``; ``newline`` starts a line at its depth."""
-    if isinstance(value, str):
-        out.append(json_str(value))
-    elif isinstance(value, dict):
-        _write_object(value, newline, out)
-    elif isinstance(value, (list, tuple)):
-        _write_array(value, newline, out)
-    else:
-        out.append(_scalar(value))
-
-
-def _write_object(obj: dict[Any, Any], newline: str, out: list[str]) -> None:
-    if not obj:
-        out.append("{}")
-        return
-    inner = newline + "  "
-    sep = "{" + inner
-    for key, value in obj.items():
-        out.append(sep + json_str(key if isinstance(key, str) else _scalar(key)) + ": ")
-        _write(value, inner, out)
-        sep = "," + inner
-    out.append(newline + "}")
-
-
-def _write_array(items: list[Any] | tuple[Any, ...], newline: str, out: list[str]) -> None:
-    if not items:
-        out.append("[]")
-        return
-    inner = newline + "  "
-    sep = "[" + inner
-    for item in items:
-        out.append(sep)
-        _write(item, inner, out)
-        sep = "," + inner
-    out.append(newline + "]")
-
-
-def _scalar(value: Any) -> str:
-    """A JSON literal as json writes it (also how it turns a non-string key into a string)."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if value == _INFINITY:
-            return "Infinity"
-        if value == -_INFINITY:
-            return "-Infinity"
-        return float.__repr__(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# -- --json documents from tool records -----------------------------------------------------
+# -- tool records -----------------------------------------------------------------------------
 #
 # A record is ``columns.ToolTable``'s marshalled tuple of a tool's fields, in this order (a
-# test checks it against ``columns``). The documents built from it are ``wire.hit_record``'s
-# and ``wire.tool_document``'s (native format), key for key; importing those modules (and the
-# dataclasses, typing and formats behind them) would cost a warm search twice what it does.
+# test checks it against ``columns``). :class:`ToolRecord` reads one as a ``Tool`` is read, so
+# the warm path prints it through ``output.wire`` and ``output.tool_formats``, the functions
+# every other path prints through, without making a ``Tool`` (nor importing the models).
 
 (
     NAME,
@@ -275,96 +168,46 @@ def _scalar(value: Any) -> str:
     ORIGINAL,
 ) = range(14)
 
-#: ``wire.SCORE_DIGITS``, ``wire.DESCRIPTION_LIMIT`` and ``models.ANNOTATION_TAGS`` (a test
-#: checks that they agree).
-SCORE_DIGITS = 6
-DESCRIPTION_LIMIT = 1000
-ANNOTATION_TAGS = (
-    ("readOnlyHint", "read-only"),
-    ("destructiveHint", "destructive"),
-    ("idempotentHint", "idempotent"),
-    ("openWorldHint", "open-world"),
-)
-_HIDDEN = ("Cc", "Cf", "Co", "Cs")
+
+class SourceRecord(tuple):  # type: ignore[type-arg]
+    """A stored tool's source, ``(file, pointer, line)``, read as ``models.Source`` is."""
+
+    __slots__ = ()
+    file = property(lambda self: self[0])
+    pointer = property(lambda self: self[1])
+    line = property(lambda self: self[2])
 
 
-def clean_text(text: str, limit: int | None = None) -> str:
-    """``wire.clean_text``: invisible and control characters (but newline and tab) removed,
-    at most ``limit`` characters (a test checks that both agree)."""
-    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
-        return text
-    from unicodedata import category
+class ToolRecord(tuple):  # type: ignore[type-arg]
+    """A read-only, ``models.Tool``-like view of a stored tool record (:data:`NAME` and the
+    fields after it): what ``output.wire`` and ``output.tool_formats`` read of a tool, without
+    making one (nor importing the models)."""
 
-    kept = "".join(ch for ch in text if ch in "\n\t" or category(ch) not in _HIDDEN)
-    if limit is not None and len(kept) > limit:
-        kept = kept[: limit - 1].rstrip() + "…"
-    return kept
+    __slots__ = ()
+    name = property(lambda self: self[NAME])
+    description = property(lambda self: self[DESCRIPTION])
+    parameters = property(lambda self: self[PARAMETERS])
+    namespace = property(lambda self: self[NAMESPACE])
+    tags = property(lambda self: self[TAGS])
+    search_hint = property(lambda self: self[SEARCH_HINT])
+    defer = property(lambda self: self[DEFER])
+    enabled = property(lambda self: self[ENABLED])
+    annotations = property(lambda self: self[ANNOTATIONS])
+    aliases = property(lambda self: self[ALIASES])
+    title = property(lambda self: self[TITLE])
+    output_schema = property(lambda self: self[OUTPUT_SCHEMA])
+    original = property(lambda self: self[ORIGINAL])
 
+    @property
+    def source(self) -> SourceRecord | None:
+        source = self[SOURCE]
+        return None if source is None else SourceRecord(source)
 
-def hit_document(record: Sequence[Any], score: float, match: str, schema: bool) -> dict[str, Any]:
-    """``wire.hit_record(Hit(tool, score, match), include_schema=schema)`` of the record's tool.
+    @property
+    def all_tags(self) -> tuple[str, ...]:
+        from toolfind.shapes import all_tags  # not at import: show never needs it
 
-    Deferred tools always carry their schema, as ``wire.hit_record`` says.
-    """
-    annotations = record[ANNOTATIONS]
-    implied = [tag for hint, tag in ANNOTATION_TAGS if annotations.get(hint) is True]
-    source = record[SOURCE]
-    document = {
-        "name": record[NAME],
-        "namespace": record[NAMESPACE],
-        "description": clean_text(record[DESCRIPTION], DESCRIPTION_LIMIT),
-        "score": round(score, SCORE_DIGITS),
-        "match": match,
-        "deferred": record[DEFER],
-        "tags": list(dict.fromkeys((*record[TAGS], *implied))),
-        "source": (
-            {"file": None, "pointer": None}
-            if source is None
-            else {"file": source[0], "pointer": source[1]}
-        ),
-    }
-    if schema or record[DEFER]:
-        document["schema"] = dict(record[PARAMETERS])
-    return document
-
-
-def show_document(record: Sequence[Any], extra_keys: Sequence[str] = ()) -> dict[str, Any]:
-    """``wire.tool_document(tool)`` (the native format) of the record's tool.
-
-    ``extra_keys`` are the keys of the tool's original entry that ``formats`` carries over
-    (its unknown keys, when the entry was written in the native shape): the directory lists
-    them per tool (see :func:`_native_extras`).
-    """
-    out: dict[str, Any] = {"name": record[NAME]}
-    if record[NAMESPACE]:
-        out["namespace"] = record[NAMESPACE]
-    if record[TITLE] is not None:
-        out["title"] = record[TITLE]
-    out["description"] = record[DESCRIPTION]
-    out["parameters"] = dict(record[PARAMETERS])
-    if record[OUTPUT_SCHEMA] is not None:
-        out["output_schema"] = dict(record[OUTPUT_SCHEMA])
-    if record[ANNOTATIONS]:
-        out["annotations"] = dict(record[ANNOTATIONS])
-    if record[TAGS]:
-        out["tags"] = list(record[TAGS])
-    if record[SEARCH_HINT]:
-        out["search_hint"] = record[SEARCH_HINT]
-    if record[ALIASES]:
-        out["aliases"] = list(record[ALIASES])
-    if record[DEFER]:
-        out["defer"] = True
-    if not record[ENABLED]:
-        out["enabled"] = False
-    if extra_keys:
-        original = record[ORIGINAL]
-        out.update((key, original[key]) for key in extra_keys)
-    return out
-
-
-def render_search(query: str, hits: list[dict[str, Any]], unmatched: list[str]) -> str:
-    """The search document, as the Typer path prints it (``wire.search_record``'s keys)."""
-    return dumps({"query": query, "hits": hits, "unmatched_terms": unmatched})
+        return all_tags(self[TAGS], self[ANNOTATIONS])
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -481,28 +324,26 @@ def _type_code(column: Any) -> str:
 
 
 def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
-    """Per tool whose ``show`` document carries keys of its original entry (``formats``
-    keeps an entry's unknown keys when writing it back in its own shape, here the native
-    one): those keys, in the entry's order. Usually no tool has any.
+    """Per tool whose native ``show`` document carries keys of its original entry (its
+    unknown keys, when the entry was written in the native shape: ``shapes.carried_keys``):
+    those keys, in the entry's order. Usually no tool has any.
 
     One C-level pass collects every key of every entry (a few milliseconds at 10k tools);
-    only when some key is one that no format manages are the entries holding one examined, by
-    ``formats``' own rule.
+    only when some key is one that no format manages are the entries holding one examined.
     """
     from operator import attrgetter
 
-    from toolfind.catalog import formats
+    from toolfind.shapes import MANAGED, carried_keys
 
-    managed = formats._MANAGED
     originals = list(map(attrgetter("original"), tools))
-    if managed.issuperset(set().union(*filter(None, originals))):
+    if MANAGED.issuperset(set().union(*filter(None, originals))):
         return {}
     out: dict[int, tuple[str, ...]] = {}
     for i, original in enumerate(originals):
-        if original and not managed.issuperset(original):
-            extra, _ = formats._extras(tools[i], "native")
+        if original and not MANAGED.issuperset(original):
+            extra, _ = carried_keys(original, "native")
             if extra:
-                out[i] = tuple(extra)
+                out[i] = extra
     return out
 
 

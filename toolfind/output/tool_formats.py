@@ -1,0 +1,182 @@
+"""Tool-schema formats, written: a tool as one entry of any format (``show``, ``schemas``,
+serve-mcp's ``get_tool`` and tool list). The one writer of every format, the native one
+included, for a ``Tool`` and for the warm path's tool records alike.
+
+Gemini schemas are an OpenAPI subset. Writing: a schema whose every keyword is in that subset
+(and whose top level is an object) is written as ``parameters`` with upper-case types;
+anything else is written verbatim as ``parametersJsonSchema``. The choice is made by converting
+and converting back: ``parameters`` is used only when that gives the same schema, so a write
+never loses information.
+
+Reading entries is ``catalog.formats``'; what both share (format names, keys, shape detection,
+the Gemini conversion back) is :mod:`toolfind.shapes`', imported when first needed: the warm
+``show --json`` needs none of it. Imports nothing else from toolfind.
+"""
+
+from __future__ import annotations
+
+# collections.abc.Mapping itself, loaded at start-up (collections.abc would cost more).
+from _collections_abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any, Final
+
+    from toolfind.output.wire import ToolLike
+
+_JSON_TYPES: Final = frozenset(
+    {"string", "number", "integer", "boolean", "array", "object", "null"}
+)
+# Keywords the Gemini OpenAPI-subset Schema shares with JSON Schema unchanged.
+_GEMINI_SAME: Final = frozenset(
+    {
+        "format",
+        "title",
+        "description",
+        "enum",
+        "maxItems",
+        "minItems",
+        "required",
+        "minProperties",
+        "maxProperties",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "default",
+        "minimum",
+        "maximum",
+    }
+)
+
+
+def schema_to_gemini(schema: Mapping[str, Any]) -> dict[str, Any] | None:
+    """JSON Schema as a Gemini Schema, or None when it uses anything outside the subset."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type":
+            if isinstance(value, str) and value in _JSON_TYPES:
+                out["type"] = value.upper()
+            elif (
+                isinstance(value, list)
+                and len(value) == 2
+                and value[1] == "null"
+                and value[0] in _JSON_TYPES - {"null"}
+            ):
+                out["type"] = value[0].upper()
+                out["nullable"] = True
+            else:
+                return None
+        elif key == "properties" and isinstance(value, Mapping):
+            props = {}
+            for k, v in value.items():
+                converted = schema_to_gemini(v) if isinstance(v, Mapping) else None
+                if converted is None:
+                    return None
+                props[k] = converted
+            out[key] = props
+        elif key == "items" and isinstance(value, Mapping):
+            items = schema_to_gemini(value)
+            if items is None:
+                return None
+            out[key] = items
+        elif key == "anyOf" and isinstance(value, list):
+            options = [schema_to_gemini(v) if isinstance(v, Mapping) else None for v in value]
+            if any(o is None for o in options):
+                return None
+            out[key] = options
+        elif key in _GEMINI_SAME:
+            out[key] = value
+        else:
+            return None
+    return out
+
+
+def _gemini_schema(schema: Mapping[str, Any], plain_key: str, json_key: str) -> dict[str, Any]:
+    from toolfind.shapes import schema_from_gemini
+
+    converted = schema_to_gemini(schema) if schema.get("type") == "object" else None
+    # Only when converting back gives the same schema: a write must never lose information.
+    if converted is not None and schema_from_gemini(converted) == schema:
+        return {plain_key: converted}
+    return {json_key: dict(schema)}
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def tool_to_format(
+    tool: ToolLike, fmt: str, *, carried: tuple[Sequence[str], Sequence[str]] | None = None
+) -> dict[str, Any]:
+    """``tool`` as one entry of format ``fmt`` (one of ``FORMATS``).
+
+    Gemini gives one function declaration (wrap a list of them in
+    ``{"functionDeclarations": [...]}`` for a request). Unknown keys of the original entry are
+    kept when writing back to its own shape (``shapes.carried_keys``; ``carried`` gives those
+    keys when they are known already, as the warm path knows them for the native format).
+    Nested values are shared with ``tool``: copy before mutating. Raises ``ValueError`` for an
+    unknown format.
+    """
+    original = tool.original
+    if carried is None:
+        from toolfind.shapes import carried_keys  # not at import: the warm show passes carried
+
+        carried = carried_keys(original, fmt)
+    top, fn = carried
+    extra = {key: original[key] for key in top} if top else {}  # type: ignore[index]
+    fn_extra = {key: original["function"][key] for key in fn} if fn else {}  # type: ignore[index]
+    params = dict(tool.parameters)
+    if fmt == "openai":
+        function = {"name": tool.name, "description": tool.description, "parameters": params}
+        return {"type": "function", **extra, "function": {**function, **fn_extra}}
+    if fmt == "openai-responses":
+        base = {"type": "function", "name": tool.name, "description": tool.description}
+        return {**base, "parameters": params, **extra}
+    if fmt == "anthropic":
+        return {"name": tool.name, "description": tool.description, "input_schema": params, **extra}
+    if fmt == "mcp":
+        out: dict[str, Any] = {"name": tool.name}
+        if tool.title is not None:
+            out["title"] = tool.title
+        out.update(description=tool.description, inputSchema=params)
+        if tool.output_schema is not None:
+            out["outputSchema"] = dict(tool.output_schema)
+        if tool.annotations:
+            out["annotations"] = dict(tool.annotations)
+        return {**out, **extra}
+    if fmt == "gemini":
+        out = {"name": tool.name, "description": tool.description}
+        out.update(_gemini_schema(params, "parameters", "parametersJsonSchema"))
+        if tool.output_schema is not None:
+            out.update(_gemini_schema(tool.output_schema, "response", "responseJsonSchema"))
+        return {**out, **extra}
+    if fmt == "native":
+        return {**_native(tool), **extra}
+    from toolfind.shapes import FORMATS
+
+    raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def _native(tool: ToolLike) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": tool.name}
+    if tool.namespace:
+        out["namespace"] = tool.namespace
+    if tool.title is not None:
+        out["title"] = tool.title
+    out["description"] = tool.description
+    out["parameters"] = dict(tool.parameters)
+    if tool.output_schema is not None:
+        out["output_schema"] = dict(tool.output_schema)
+    if tool.annotations:
+        out["annotations"] = dict(tool.annotations)
+    if tool.tags:
+        out["tags"] = list(tool.tags)
+    if tool.search_hint:
+        out["search_hint"] = tool.search_hint
+    if tool.aliases:
+        out["aliases"] = list(tool.aliases)
+    if tool.defer:
+        out["defer"] = True
+    if not tool.enabled:
+        out["enabled"] = False
+    return out

@@ -1,0 +1,222 @@
+"""What a tool entry looks like: the knowledge that reading a catalog and writing a tool share.
+
+The format names and the keys each uses, which keys of an entry are toolfind's own, how an
+entry's shape is told (:func:`detect_entry`), which keys of an original entry are carried over
+when a tool is written back in its own shape (:func:`carried_keys`), the Gemini schema
+conversion both directions check against (:func:`schema_from_gemini`), and the tags MCP
+annotations imply (:func:`all_tags`). ``catalog.formats`` reads entries with it;
+``output.tool_formats`` writes them; ``models.Tool`` and the warm path's tool records take
+their tags from it.
+
+The shapes an entry can have (``detect_entry``):
+
+- ``openai``: ``{"type": "function", "function": {name, description, parameters, strict}}``
+- ``openai-responses``: ``{"type": "function", name, description, parameters}``
+- ``anthropic``: ``{name, description, input_schema}``
+- ``mcp``: ``{name, title, description, inputSchema, outputSchema, annotations}``
+- ``gemini``: a function declaration whose ``parameters`` use the OpenAPI subset (upper-case
+  types) or that carries ``parametersJsonSchema`` / ``responseJsonSchema``
+- ``native``: ``{name, description, parameters}`` plus toolfind metadata keys
+- ``function``: a bare ``{name, description, parameters}``
+- ``builtin``: a provider's built-in tool (``{"type": "web_search"}``, ``{"googleSearch": {}}``)
+  that has no schema to index
+
+Imports nothing from toolfind and only what Python has loaded at start-up: the warm fast path
+reads :func:`all_tags` from here.
+"""
+
+from __future__ import annotations
+
+# collections.abc's Mapping is this very class; importing collections.abc would cost the warm
+# path more than the whole module (it pulls in collections).
+from _collections_abc import Mapping
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Final
+
+#: MCP tool annotations (hints) and the tag each one adds when it is true.
+ANNOTATION_TAGS: Final[dict[str, str]] = {
+    "readOnlyHint": "read-only",
+    "destructiveHint": "destructive",
+    "idempotentHint": "idempotent",
+    "openWorldHint": "open-world",
+}
+
+
+def all_tags(tags: tuple[str, ...], annotations: Mapping[str, Any]) -> tuple[str, ...]:
+    """A tool's catalog ``tags`` then the tags its true MCP ``annotations`` imply
+    (:data:`ANNOTATION_TAGS`), without repeats, in order."""
+    if not annotations:  # most tools
+        return tuple(dict.fromkeys(tags)) if tags else ()
+    implied = [tag for hint, tag in ANNOTATION_TAGS.items() if annotations.get(hint) is True]
+    return tuple(dict.fromkeys((*tags, *implied)))
+
+
+#: Formats a tool can be written in (``tool_to_format``).
+FORMATS: Final = ("native", "openai", "openai-responses", "anthropic", "mcp", "gemini")
+
+#: Shapes ``detect_entry`` can return: every format, a bare function, and a built-in tool.
+SHAPES: Final = (*FORMATS, "function", "builtin")
+
+#: The ``Tool`` fields each format carries (reading ``tool_to_format(t, fmt)`` back gives
+#: these fields back unchanged).
+CARRIES: Final[Mapping[str, frozenset[str]]] = {
+    "native": frozenset(
+        {
+            "name",
+            "description",
+            "parameters",
+            "namespace",
+            "tags",
+            "search_hint",
+            "defer",
+            "enabled",
+            "annotations",
+            "aliases",
+            "title",
+            "output_schema",
+        }
+    ),
+    "openai": frozenset({"name", "description", "parameters"}),
+    "openai-responses": frozenset({"name", "description", "parameters"}),
+    "anthropic": frozenset({"name", "description", "parameters"}),
+    "mcp": frozenset(
+        {"name", "description", "parameters", "title", "annotations", "output_schema"}
+    ),
+    "gemini": frozenset({"name", "description", "parameters", "output_schema"}),
+}
+
+METADATA_KEYS: Final = ("namespace", "tags", "search_hint", "defer", "enabled", "aliases")
+
+# Top-level keys of a Gemini request body's `tools` items that are built-in tools, not functions.
+_GEMINI_BUILTINS: Final = frozenset(
+    {
+        "googleSearch",
+        "google_search",
+        "googleSearchRetrieval",
+        "google_search_retrieval",
+        "codeExecution",
+        "code_execution",
+        "urlContext",
+        "url_context",
+        "retrieval",
+        "googleMaps",
+        "google_maps",
+        "computerUse",
+        "computer_use",
+        "fileSearch",
+        "file_search",
+    }
+)
+# Keys that make an otherwise bare function a native entry.
+_NATIVE_ONLY_KEYS: Final = (*METADATA_KEYS, "output_schema")
+#: Entry keys whose value is a JSON Schema (input or output), in any format.
+SCHEMA_KEYS: Final = frozenset(
+    {
+        "parameters",
+        "input_schema",
+        "inputSchema",
+        "outputSchema",
+        "output_schema",
+        "parametersJsonSchema",
+        "response",
+        "responseJsonSchema",
+    }
+)
+#: Keys read or written by some format: never copied as "unknown" extras on write-back.
+MANAGED: Final = frozenset(
+    {
+        "type",
+        "function",
+        "name",
+        "title",
+        "description",
+        *SCHEMA_KEYS,
+        "annotations",
+        *METADATA_KEYS,
+    }
+)
+
+
+def _is_gemini_schema(schema: Any) -> bool:
+    return (
+        (type(schema) is dict or isinstance(schema, Mapping))
+        and isinstance(schema.get("type"), str)
+        and (schema["type"].isupper())
+    )
+
+
+def detect_entry(entry: Mapping[str, Any]) -> str:
+    """The shape of one tool entry (one of ``SHAPES``); see the module docstring.
+
+    Never raises: an entry that fits nothing is a ``function`` (its checks then say what is
+    missing).
+    """
+    kind = entry.get("type")
+    if kind is not None and kind == "function":  # `is not None` first: most entries have none
+        if isinstance(entry.get("function"), Mapping):
+            return "openai"
+        if "name" in entry:
+            return "openai-responses"
+    if "inputSchema" in entry:
+        return "mcp"
+    if "input_schema" in entry:
+        return "anthropic"
+    if kind is not None and kind not in ("function", "custom"):
+        return "builtin"
+    if "name" not in entry and entry and all(k in _GEMINI_BUILTINS for k in entry):
+        return "builtin"
+    if "parametersJsonSchema" in entry or "responseJsonSchema" in entry or "behavior" in entry:
+        return "gemini"
+    # This runs once per entry of every load: the common case (a JSON Schema's lower-case
+    # "type", no response) is decided without a call.
+    params = entry.get("parameters")
+    if type(params) is dict:
+        params_type = params.get("type")
+        if isinstance(params_type, str) and params_type.isupper():
+            return "gemini"
+    elif _is_gemini_schema(params):
+        return "gemini"
+    if "response" in entry and _is_gemini_schema(entry["response"]):
+        return "gemini"
+    # Keys' `isdisjoint` of a tuple: the membership tests are made in C.
+    return "function" if entry.keys().isdisjoint(_NATIVE_ONLY_KEYS) else "native"
+
+
+def schema_from_gemini(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A Gemini (OpenAPI-subset) Schema as JSON Schema: lower-case types, ``nullable`` folded in."""
+    nullable = schema.get("nullable") is True and isinstance(schema.get("type"), str)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, str):
+            kind = value.lower()
+            if kind == "type_unspecified":
+                continue
+            out["type"] = [kind, "null"] if nullable and kind != "null" else kind
+        elif key == "nullable" and nullable:
+            continue
+        elif key == "properties" and isinstance(value, Mapping):
+            out[key] = {
+                k: schema_from_gemini(v) if isinstance(v, Mapping) else v for k, v in value.items()
+            }
+        elif key == "items" and isinstance(value, Mapping):
+            out[key] = schema_from_gemini(value)
+        elif key == "anyOf" and isinstance(value, list):
+            out[key] = [schema_from_gemini(v) if isinstance(v, Mapping) else v for v in value]
+        else:
+            out[key] = value
+    return out
+
+
+def carried_keys(original: Any, fmt: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The keys of a tool's ``original`` entry that writing the tool in format ``fmt`` carries
+    over: its unknown keys (not :data:`MANAGED`) at the top level, and inside ``function``
+    (openai). Only when ``fmt`` is the entry's own shape: ``cache_control`` means nothing to
+    MCP. In the entry's order."""
+    if not isinstance(original, Mapping) or detect_entry(original) != fmt:
+        return (), ()
+    top = tuple(k for k in original if k not in MANAGED)
+    inner = original.get("function") if fmt == "openai" else None
+    fn = tuple(k for k in inner if k not in MANAGED) if isinstance(inner, Mapping) else ()
+    return top, fn
