@@ -18,7 +18,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolfind.catalog import loader as catalog
+from toolfind import catalog
+from toolfind.catalog import metaschema, rules, validate
 from toolfind.catalog.formats import CARRIES, FORMATS, detect_entry, tool_to_format
 from toolfind.errors import CatalogError
 from toolfind.models import LoadResult, Tool
@@ -678,7 +679,7 @@ def test_load_turns_any_bytes_into_tools_or_findings(content: bytes, suffix: str
 # jsonschema accepts.
 
 SIMPLE_TYPES = ["array", "boolean", "integer", "null", "number", "object", "string"]
-DIALECTS = sorted(catalog._RULED_DIALECTS)
+DIALECTS = sorted(metaschema._RULED_DIALECTS)
 short_texts = st.text(max_size=4)
 distinct_texts = st.lists(short_texts, max_size=3, unique=True)
 finite_numbers = st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False, allow_infinity=False)
@@ -745,7 +746,7 @@ any_values = st.one_of(
     st.dictionaries(short_texts, well_formed_schemas | small_json, max_size=2),
 )
 any_keywords = st.sampled_from(
-    sorted({*catalog._META_KEYWORDS, "x-vendor", "nullable", "discriminator"})
+    sorted({*metaschema._META_KEYWORDS, "x-vendor", "nullable", "discriminator"})
 )
 
 
@@ -793,8 +794,8 @@ def test_well_formed_schemas_are_decided_without_jsonschema(
 ) -> None:
     if dialect is not None:
         schema = {"$schema": dialect, **schema}
-    assert catalog._surely_valid_schema(schema)
-    assert catalog._meta_problem(schema) is None
+    assert metaschema._surely_valid_schema(schema)
+    assert validate._meta_problem(schema) is None
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -804,8 +805,8 @@ def test_a_schema_the_fast_check_accepts_passes_the_meta_schema_check(
 ) -> None:
     if dialect is not None:
         schema = {**schema, "$schema": dialect}
-    if catalog._surely_valid_schema(schema):
-        assert catalog._meta_problem(schema) is None
+    if metaschema._surely_valid_schema(schema):
+        assert validate._meta_problem(schema) is None
 
 
 # Values of every JSON type, each right for some keyword and wrong for most.
@@ -855,7 +856,7 @@ def test_the_fast_check_accepts_no_keyword_value_the_meta_schema_check_refuses(
     dialect: str | None,
 ) -> None:
     accepted = 0
-    for keyword in sorted({*catalog._META_KEYWORDS, "x-vendor"}):
+    for keyword in sorted({*metaschema._META_KEYWORDS, "x-vendor"}):
         for value in KEYWORD_VALUES:
             for schema in (
                 {keyword: value},
@@ -863,9 +864,9 @@ def test_the_fast_check_accepts_no_keyword_value_the_meta_schema_check_refuses(
             ):
                 if dialect is not None and keyword not in schema:
                     schema = {"$schema": dialect, **schema}
-                if catalog._surely_valid_schema(schema):
+                if metaschema._surely_valid_schema(schema):
                     accepted += 1
-                    assert catalog._meta_problem(schema) is None, schema
+                    assert validate._meta_problem(schema) is None, schema
     assert accepted > 300  # the fast check decides most well-formed keywords
 
 
@@ -886,7 +887,7 @@ def test_the_fast_check_knows_every_keyword_of_both_meta_schemas() -> None:
     ):
         keywords = _meta_schema_keywords(uri)
         assert len(keywords) > 30
-        assert keywords <= catalog._META_KEYWORDS, keywords - catalog._META_KEYWORDS
+        assert keywords <= metaschema._META_KEYWORDS, keywords - metaschema._META_KEYWORDS
 
 
 def test_the_fast_check_follows_only_draft_2020_12_and_draft_7() -> None:
@@ -900,8 +901,8 @@ def test_the_fast_check_follows_only_draft_2020_12_and_draft_7() -> None:
 
 def test_a_schema_of_another_draft_goes_to_jsonschema() -> None:
     schema = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"}
-    assert not catalog._surely_valid_schema(schema)
-    assert not catalog._surely_valid_schema({"type": "object", "$id": "urn:x"})
+    assert not metaschema._surely_valid_schema(schema)
+    assert not metaschema._surely_valid_schema({"type": "object", "$id": "urn:x"})
 
 
 ENTRY_KEYS = [
@@ -976,9 +977,9 @@ WELL_FORMED_ENTRIES: dict[str, dict[str, Any]] = {
 
 @pytest.mark.parametrize("shape", sorted(WELL_FORMED_ENTRIES))
 def test_the_fast_check_accepts_no_entry_value_the_shape_schema_refuses(shape: str) -> None:
-    validator = catalog._shape_validator(shape)
+    validator = validate._shape_validator(shape)
     base = WELL_FORMED_ENTRIES[shape]
-    assert catalog._fits_shape(base, shape) and validator.is_valid(base)
+    assert rules._fits_shape(base, shape) and validator.is_valid(base)
     accepted = 0
     for key in [*ENTRY_KEYS, "name"]:
         for value in ENTRY_VALUES:
@@ -988,20 +989,20 @@ def test_the_fast_check_accepts_no_entry_value_the_shape_schema_refuses(shape: s
             if key == "annotations" or shape in ("native", "mcp"):
                 entries.append({**base, "annotations": {"readOnlyHint": False, key: value}})
             for entry in entries:
-                if catalog._fits_shape(entry, shape):
+                if rules._fits_shape(entry, shape):
                     accepted += 1
                     assert validator.is_valid(entry), entry
     assert accepted > 100
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(entry=any_entries, shape=st.none() | st.sampled_from(sorted(catalog._SHAPE_RULES)))
+@given(entry=any_entries, shape=st.none() | st.sampled_from(sorted(rules._SHAPE_RULES)))
 def test_an_entry_the_fast_check_accepts_passes_its_shape_schema(
     entry: dict[str, Any], shape: str | None
 ) -> None:
     shape = shape or detect_entry(entry)
-    if catalog._fits_shape(entry, shape):
-        assert catalog._shape_validator(shape).is_valid(entry)
+    if rules._fits_shape(entry, shape):
+        assert validate._shape_validator(shape).is_valid(entry)
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -1009,26 +1010,26 @@ def test_an_entry_the_fast_check_accepts_passes_its_shape_schema(
 def test_well_formed_entries_are_decided_without_jsonschema(tool: Tool, fmt: str) -> None:
     entry = tool_to_format(tool, fmt)
     shape = detect_entry(entry)
-    assert catalog._fits_shape(entry, shape)
-    assert catalog._shape_validator(shape).is_valid(entry)
+    assert rules._fits_shape(entry, shape)
+    assert validate._shape_validator(shape).is_valid(entry)
     if fmt == "openai":  # a bare function, as in a file of functions
-        assert catalog._fits_shape(entry["function"], "function")
+        assert rules._fits_shape(entry["function"], "function")
 
 
 def test_the_fast_entry_rules_cover_every_key_of_the_packaged_schemas() -> None:
     folder = REPO / "toolfind" / "schemas"
     native = json.loads((folder / "native-catalog.schema.json").read_text(encoding="utf-8"))
     metadata = set(native["$defs"]["metadata"]["properties"])
-    for shape, (rules, required) in catalog._SHAPE_RULES.items():
+    for shape, (shape_rules, required) in rules._SHAPE_RULES.items():
         if shape == "native":
             schema = native["$defs"]["tool"]
         else:
             schema = json.loads((folder / f"{shape}.schema.json").read_text(encoding="utf-8"))
-        assert set(rules) == set(schema["properties"]) | metadata, shape
+        assert set(shape_rules) == set(schema["properties"]) | metadata, shape
         assert required == set(schema["required"]), shape
     openai = json.loads((folder / "openai.schema.json").read_text(encoding="utf-8"))
     function = openai["properties"]["function"]
-    assert set(catalog._OPENAI_FUNCTION_RULES) == set(function["properties"])
+    assert set(rules._OPENAI_FUNCTION_RULES) == set(function["properties"])
 
 
 def test_loading_well_formed_catalogs_never_imports_jsonschema() -> None:

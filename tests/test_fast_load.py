@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from tests import test_catalog as catalog_tests
 from tests.test_catalog import _objects_in
-from toolfind.catalog import formats
-from toolfind.catalog import loader as catalog
+from toolfind import catalog
+from toolfind.catalog import formats, loader, metaschema, parse, paths, rules, validate
 from toolfind.catalog.formats import EntryError, detect_entry, tool_to_format
 from toolfind.models import Source, Tool, new_source, new_tool
 
@@ -43,7 +43,7 @@ def general(entry: Any, defaults: dict[str, Any], namespace: str, source: Source
         source=source,
         shape=shape,
     )
-    catalog._check_schemas(entry, shape, tool, source)
+    validate._check_schemas(entry, shape, tool, source)
     return tool
 
 
@@ -184,14 +184,14 @@ def test_a_tool_the_fast_path_reads_is_the_general_paths_and_its_strings_are_cou
 ) -> None:
     source = Source("f.json", "/0", None)
     made: list[Tool] = []
-    count = catalog._fast_tool(entry, defaults, "stem", source, made)
+    count = rules._fast_tool(entry, defaults, "stem", source, made)
     if count < 0:
         assert made == []
         return
     [fast] = made
     reference = general(entry, defaults, "stem", source)  # must not raise: no finding
     assert same_tool(fast, reference)
-    assert count == catalog._strings_in(entry)
+    assert count == parse._strings_in(entry)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -200,7 +200,7 @@ def test_the_fast_path_reads_well_formed_entries_of_every_format(tool: Tool, fmt
     entry = tool_to_format(tool, fmt)
     made: list[Tool] = []
     defaults = {"namespace": None, "tags": (), "shape": None}
-    assert catalog._fast_tool(entry, defaults, "stem", Source("f"), made) >= 0
+    assert rules._fast_tool(entry, defaults, "stem", Source("f"), made) >= 0
     assert same_tool(made[0], general(entry, defaults, "stem", Source("f")))
 
 
@@ -269,11 +269,11 @@ def test_the_fast_path_accepts_no_value_the_general_path_refuses_or_reads_otherw
                 variants.append({**base, "annotations": {**base["annotations"], key: value}})
             for entry in variants:
                 made: list[Tool] = []
-                count = catalog._fast_tool(entry, defaults, "stem", Source("f"), made)
+                count = rules._fast_tool(entry, defaults, "stem", Source("f"), made)
                 if count >= 0:
                     accepted += 1
                     assert same_tool(made[0], general(entry, defaults, "stem", Source("f"))), entry
-                    assert count == catalog._strings_in(entry), entry
+                    assert count == parse._strings_in(entry), entry
     assert accepted > 150
 
 
@@ -286,9 +286,9 @@ def test_the_fast_path_leaves_gemini_and_built_in_tools_to_the_general_path() ->
         {"type": "web_search"},
         {"googleSearch": {}},
     ):
-        assert catalog._fast_tool(entry, defaults, "stem", Source("f"), made) == -1
+        assert rules._fast_tool(entry, defaults, "stem", Source("f"), made) == -1
     gemini = {**defaults, "shape": "gemini"}
-    assert catalog._fast_tool({"name": "g"}, gemini, "stem", Source("f"), made) == -1
+    assert rules._fast_tool({"name": "g"}, gemini, "stem", Source("f"), made) == -1
     assert made == []
 
 
@@ -301,7 +301,7 @@ any_json = st.recursive(
     max_leaves=8,
 )
 keywords = st.sampled_from(
-    sorted({*catalog._META_KEYWORDS, "x-vendor", "nullable", "required", "properties"})
+    sorted({*metaschema._META_KEYWORDS, "x-vendor", "nullable", "required", "properties"})
 )
 schemas = st.recursive(
     st.dictionaries(keywords, any_json | simple_types, max_size=4),
@@ -323,17 +323,17 @@ schemas = st.recursive(
 def test_a_schema_the_one_walk_accepts_passes_both_reference_checks(
     schema: dict[str, Any],
 ) -> None:
-    count = catalog._fast_schema(schema)
+    count = metaschema._fast_schema(schema)
     if count >= 0:
-        assert catalog._surely_valid_schema(schema)
+        assert metaschema._surely_valid_schema(schema)
         assert not formats._too_deep(schema, formats.MAX_SCHEMA_DEPTH)
-        assert count == catalog._strings_in(schema)
+        assert count == parse._strings_in(schema)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=object_schemas)
 def test_the_one_walk_decides_common_schemas(schema: dict[str, Any]) -> None:
-    assert catalog._fast_schema(schema) == catalog._strings_in(schema)
+    assert metaschema._fast_schema(schema) == parse._strings_in(schema)
 
 
 def _nested(depth: int, leaf: Any) -> dict[str, Any]:
@@ -349,10 +349,10 @@ def _nested(depth: int, leaf: Any) -> dict[str, Any]:
 )
 def test_the_one_walk_never_accepts_what_is_nested_too_deep(depth: int, leaf: Any) -> None:
     schema = _nested(depth, leaf)
-    if catalog._fast_schema(schema) >= 0:
+    if metaschema._fast_schema(schema) >= 0:
         assert not formats._too_deep(schema, formats.MAX_SCHEMA_DEPTH)
     if depth <= 20:
-        assert catalog._fast_schema(schema) >= 0
+        assert metaschema._fast_schema(schema) >= 0
 
 
 # --- counting the strings of JSON text ----------------------------------------------------------
@@ -374,7 +374,7 @@ def test_the_quotes_counted_in_json_text_are_twice_its_strings(
     value: Any, ensure_ascii: bool, indent: int | None
 ) -> None:
     text = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent)
-    assert catalog._string_quotes(text) == 2 * catalog._strings_in(json.loads(text))
+    assert parse._string_quotes(text) == 2 * parse._strings_in(json.loads(text))
 
 
 # --- whole loads: the same result with and without the fast path --------------------------------
@@ -440,11 +440,11 @@ documents = st.one_of(
 def reference_load(paths: list[Path]) -> Any:
     """``catalog.load`` without the fast path: every entry read and checked the general way,
     every JSON document parsed looking for repeated keys."""
-    parse = catalog._parse_json
+    parse = loader._parse_json
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(catalog, "_fast_tool", lambda *args: -1)
+        patch.setattr(loader, "_fast_tool", lambda *args: -1)
         patch.setattr(
-            catalog,
+            loader,
             "_parse_json",
             lambda text, jsonl_index=None, find_duplicates=True: parse(text, jsonl_index),
         )
@@ -545,7 +545,7 @@ def test_list_entries_lists_what_iter_entries_yields(doc: Any) -> None:
     assert found == expected
     assert all(a[1] is b[1] for a, b in zip(found, expected, strict=True))
     assert [p for p, _, _ in found] == [
-        formats.json_pointer(formats.pointer_parts(p)) for p, _, _ in found
+        paths.json_pointer(paths.pointer_parts(p)) for p, _, _ in found
     ]
 
 

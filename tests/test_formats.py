@@ -11,19 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolfind.catalog import formats
+from toolfind.catalog import formats, paths
 from toolfind.catalog.formats import (
     CARRIES,
     FORMATS,
-    EntryError,
     detect_entry,
     iter_entries,
-    json_path,
-    json_pointer,
-    pointer_parts,
     tool_from_entry,
     tool_to_format,
 )
+from toolfind.catalog.paths import EntryError, json_path, json_pointer, pointer_parts
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
 
@@ -650,7 +647,7 @@ def test_invisible_chars_are_exactly_the_control_and_format_characters(
         for i, c in enumerate(text)
         if unicodedata.category(c) in ("Cc", "Cf") and not (allow_whitespace and c in "\t\n\r")
     ]
-    assert formats.invisible_chars(text, allow_whitespace=allow_whitespace) == expected
+    assert paths.invisible_chars(text, allow_whitespace=allow_whitespace) == expected
 
 
 @settings(max_examples=100, deadline=None)

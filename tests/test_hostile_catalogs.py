@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from toolfind.catalog import loader as catalog
+from toolfind import catalog
 from toolfind.cli.app import app
 from toolfind.core import analysis
 from toolfind.errors import ToolfindError

@@ -497,7 +497,7 @@ def validate(
 
     Example: toolfind validate catalogs/ --strict
     """
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
     from toolfind.config import load_config, resolve_catalogs
     from toolfind.output import wire
 

@@ -87,7 +87,7 @@ def build_index(
 
 def catalog_signature(paths: Sequence[Path]) -> Signature:
     """What the poller compares: every catalog file's identity and its last modification."""
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
 
     rows: list[tuple[str, int, int, int]] = []
     present = []

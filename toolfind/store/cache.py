@@ -117,7 +117,7 @@ def load_index(
     index again without parsing anything. Raises CatalogError for a catalog path that does not
     exist; cache problems never raise, they are reported through ``warn``.
     """
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
     from toolfind.config import cache_dir
 
     params = params or ScoringParams()
@@ -180,7 +180,7 @@ def _build(
     files: Sequence[Path],
     progress: Callable[[int, int], None] | None,
 ) -> Loaded:
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
     from toolfind.store.index import SearchIndex
 
     result = catalog.load(paths, max_bytes=max_file_size)
@@ -201,7 +201,7 @@ def _file_stat(path: Path) -> tuple[int, int, int]:
 
 def _digests(stats: dict[str, tuple[int, int, int]], known: dict[str, Any]) -> dict[str, str]:
     """SHA-256 of each file, reusing the recorded one when the file's stat is unchanged."""
-    from toolfind.catalog.loader import file_digest
+    from toolfind.catalog import file_digest
 
     out: dict[str, str] = {}
     for path, st in stats.items():
