@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolfind.catalog import formats, paths
+from tests.catalog_support import documents
+from toolfind.catalog import formats, metaschema, paths
 from toolfind.catalog.formats import (
     CARRIES,
     FORMATS,
@@ -622,7 +623,7 @@ json_trees = st.recursive(
 def test_too_deep_is_true_exactly_when_nesting_reaches_the_limit(
     tree: dict[str, Any], limit: int
 ) -> None:
-    assert formats._too_deep(tree, limit) == (_levels_below(tree) >= limit)
+    assert metaschema.too_deep(tree, limit) == (_levels_below(tree) >= limit)
 
 
 def test_a_schema_nested_exactly_64_levels_is_accepted() -> None:
@@ -663,3 +664,25 @@ def test_entry_pointers_are_the_json_pointers_of_the_entries(doc: Any) -> None:
             value = value[part]
         assert value is entry
         assert json_pointer(pointer_parts(pointer)) == pointer
+
+
+# --- list_entries ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents)
+def test_list_entries_lists_what_iter_entries_yields(doc: Any) -> None:
+    try:
+        expected = list(formats.iter_entries(doc))
+    except formats.CatalogError as exc:
+        with pytest.raises(formats.CatalogError) as raised:
+            formats.list_entries(doc)
+        assert (raised.value.message, raised.value.path) == (exc.message, exc.path)
+        return
+    found = formats.list_entries(doc)
+    assert found == expected
+    assert all(a[1] is b[1] for a, b in zip(found, expected, strict=True))
+    assert [p for p, _, _ in found] == [
+        paths.json_pointer(paths.pointer_parts(p)) for p, _, _ in found
+    ]

@@ -34,15 +34,17 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import contains
 
-from toolfind.catalog.paths import (
-    EntryError,
-    Fail,
-    PathPart,
-    describe_char,
-    invisible_chars,
-    json_path,
-    json_pointer,
-    short_repr,
+from toolfind.catalog.metaschema import MAX_SCHEMA_DEPTH, too_deep
+from toolfind.catalog.paths import EntryError, Fail, PathPart, json_path, json_pointer, short_repr
+from toolfind.catalog.rules import (
+    MAX_DESCRIPTION_LENGTH,
+    METADATA_KEYS,
+    SCHEMA_KEYS,
+    check_name,
+    check_namespace,
+    check_tags,
+    input_key,
+    output_key,
 )
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
@@ -88,16 +90,6 @@ CARRIES: Final[Mapping[str, frozenset[str]]] = {
     "gemini": frozenset({"name", "description", "parameters", "output_schema"}),
 }
 
-#: Hard limits: an entry over them is an error (skipped), not a warning.
-MAX_NAME_LENGTH: Final = 256
-MAX_NAMESPACE_LENGTH: Final = 64
-MAX_TAG_LENGTH: Final = 64
-MAX_DESCRIPTION_LENGTH: Final = 65_536
-#: Deepest nesting (objects and arrays) allowed in a parameter or output schema.
-MAX_SCHEMA_DEPTH: Final = 64
-
-METADATA_KEYS: Final = ("namespace", "tags", "search_hint", "defer", "enabled", "aliases")
-
 # Top-level keys of a Gemini request body's `tools` items that are built-in tools, not functions.
 _GEMINI_BUILTINS: Final = frozenset(
     {
@@ -121,19 +113,6 @@ _GEMINI_BUILTINS: Final = frozenset(
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
 # Keys that make an otherwise bare function a native entry.
 _NATIVE_ONLY_KEYS: Final = (*METADATA_KEYS, "output_schema")
-#: Entry keys whose value is a JSON Schema (input or output), in any format.
-SCHEMA_KEYS: Final = frozenset(
-    {
-        "parameters",
-        "input_schema",
-        "inputSchema",
-        "outputSchema",
-        "output_schema",
-        "parametersJsonSchema",
-        "response",
-        "responseJsonSchema",
-    }
-)
 # Keys read or written by some format: never copied as "unknown" extras on write-back.
 _MANAGED: Final = frozenset(
     {
@@ -170,9 +149,6 @@ _GEMINI_SAME: Final = frozenset(
         "maximum",
     }
 )
-
-# The types of JSON's strings, numbers, booleans and null, as parsed.
-_SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
 
 
 # --- detection ---------------------------------------------------------------------------
@@ -221,6 +197,26 @@ def detect_entry(entry: Mapping[str, Any]) -> str:
         return "gemini"
     # Keys' `isdisjoint` of a tuple: the membership tests are made in C.
     return "function" if entry.keys().isdisjoint(_NATIVE_ONLY_KEYS) else "native"
+
+
+#: Keys of an entry without a "type" that decide nothing else in detect_entry.
+_FUNCTION_KEYS: Final = frozenset({"name", "description", "parameters", "title", "annotations"})
+
+
+def quick_shape(entry: dict[str, Any]) -> str:
+    """``detect_entry``'s answer for the loader's fast path, the commonest entries decided
+    without its every test. Only an entry whose ``parameters`` have upper-case (Gemini) types
+    is called a bare function instead: the fast path refuses those types (not JSON Schema's).
+    """
+    if "type" in entry:
+        return detect_entry(entry)
+    if "inputSchema" in entry:
+        return "mcp"
+    if "input_schema" in entry:
+        return "anthropic"
+    if entry.keys() <= _FUNCTION_KEYS:
+        return "function"
+    return detect_entry(entry)
 
 
 def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
@@ -323,7 +319,7 @@ def _gemini_list_key(item: Any) -> str | None:
 def _file_namespace(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> str | None:
     if "namespace" not in doc:
         return None
-    return _check_namespace(
+    return check_namespace(
         doc["namespace"], lambda m, p: CatalogError(m, path=json_path((*prefix, "namespace", *p)))
     )
 
@@ -331,7 +327,7 @@ def _file_namespace(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> str
 def _file_tags(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> tuple[str, ...]:
     if "tags" not in doc:
         return ()
-    return _check_tags(
+    return check_tags(
         doc["tags"], lambda m, p: CatalogError(m, path=json_path((*prefix, "tags", *p)))
     )
 
@@ -386,75 +382,9 @@ class _Reader:
             return None
         if type(value) is not dict and not isinstance(value, Mapping):
             raise self.fail(f"{short_repr(value)} is not of type 'object'", (*base, key))
-        if _too_deep(value, MAX_SCHEMA_DEPTH):
+        if too_deep(value, MAX_SCHEMA_DEPTH):
             raise self.fail(f"schema is nested deeper than {MAX_SCHEMA_DEPTH} levels", (*base, key))
         return value
-
-
-def _too_deep(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep.
-
-    Recursion stops at ``limit``, so a hostile 10,000-level schema costs ``limit`` frames.
-    This runs over every schema of every load: a child of a plain JSON scalar type (most of
-    them) is passed over after one set lookup, before any ``isinstance``.
-    """
-    if limit <= 0:
-        return True
-    children = value.values() if type(value) is dict or isinstance(value, Mapping) else value
-    for child in children:
-        if type(child) in _SCALAR_TYPES:
-            continue
-        if isinstance(child, dict | list) and _too_deep(child, limit - 1):
-            return True
-    return False
-
-
-def _check_name(value: Any, fail: Fail) -> str:
-    if not isinstance(value, str):
-        raise fail(f"{short_repr(value)} is not of type 'string'", ())
-    if not value.strip():
-        raise fail("must not be empty", ())
-    if len(value) > MAX_NAME_LENGTH:
-        raise fail(f"is {len(value):,} characters long; the limit is {MAX_NAME_LENGTH}", ())
-    bad = invisible_chars(value, allow_whitespace=False)
-    if bad:
-        i, c = bad[0]
-        raise fail(
-            f"contains the invisible or control character {describe_char(c)} at index {i}", ()
-        )
-    return value
-
-
-def _check_namespace(value: Any, fail: Fail) -> str:
-    name = _check_name(value, fail)
-    if len(name) > MAX_NAMESPACE_LENGTH or any(c.isspace() or c in "/:" for c in name):
-        raise fail(
-            f"{short_repr(name)} is not a namespace: use at most {MAX_NAMESPACE_LENGTH} "
-            "characters and no whitespace, '/' or ':'",
-            (),
-        )
-    return name
-
-
-def _check_tags(value: Any, fail: Fail) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise fail(f"{short_repr(value)} is not of type 'array'", ())
-    for i, tag in enumerate(value):
-        if not isinstance(tag, str):
-            raise fail(f"{short_repr(tag)} is not of type 'string'", (i,))
-        if not tag or len(tag) > MAX_TAG_LENGTH:
-            raise fail(f"a tag must have 1 to {MAX_TAG_LENGTH} characters", (i,))
-    return tuple(dict.fromkeys(value))
-
-
-def _params_key(shape: str, body: Mapping[str, Any]) -> str:
-    if shape == "anthropic":
-        return "input_schema"
-    if shape == "mcp":
-        return "inputSchema"
-    if shape == "gemini" and "parametersJsonSchema" in body:
-        return "parametersJsonSchema"
-    return "parameters"
 
 
 def tool_from_entry(
@@ -486,14 +416,14 @@ def tool_from_entry(
 
     if "name" not in body:
         raise read.fail("'name' is a required property", base)
-    name = _check_name(body["name"], read.under(*base, "name"))
+    name = check_name(body["name"], read.under(*base, "name"))
     description = read.str_(body, "description", base) or ""
     if len(description) > MAX_DESCRIPTION_LENGTH:
         raise read.fail(
             f"is {len(description):,} characters long; the limit is {MAX_DESCRIPTION_LENGTH:,}",
             (*base, "description"),
         )
-    pkey = _params_key(shape, body)
+    pkey = input_key(shape, body)
     parameters = read.schema(body, pkey, base)
     if parameters is not None and shape == "gemini" and pkey == "parameters":
         parameters = schema_from_gemini(parameters)
@@ -516,14 +446,11 @@ def tool_from_entry(
 def _read_output_schema(
     read: _Reader, body: Mapping[str, Any], shape: str
 ) -> Mapping[str, Any] | None:
-    if shape == "mcp":
-        return read.schema(body, "outputSchema", ())
-    if shape == "gemini":
-        if "responseJsonSchema" in body:
-            return read.schema(body, "responseJsonSchema", ())
-        response = read.schema(body, "response", ())
-        return schema_from_gemini(response) if response is not None else None
-    return read.schema(body, "output_schema", ())
+    key = output_key(shape, body)
+    schema = read.schema(body, key, ())
+    if schema is not None and shape == "gemini" and key == "response":
+        return schema_from_gemini(schema)
+    return schema
 
 
 def _read_metadata(
@@ -539,14 +466,14 @@ def _read_metadata(
             "aliases": (),
         }
     if "namespace" in entry:
-        namespace = _check_namespace(entry["namespace"], read.under("namespace"))
-    own_tags = _check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
+        namespace = check_namespace(entry["namespace"], read.under("namespace"))
+    own_tags = check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
     aliases: tuple[str, ...] = ()
     if "aliases" in entry:
         raw = entry["aliases"]
         if not isinstance(raw, list):
             raise read.fail(f"{short_repr(raw)} is not of type 'array'", ("aliases",))
-        aliases = tuple(_check_name(a, read.under("aliases", i)) for i, a in enumerate(raw))
+        aliases = tuple(check_name(a, read.under("aliases", i)) for i, a in enumerate(raw))
     return {
         "namespace": namespace,
         "tags": tuple(dict.fromkeys((*file_tags, *own_tags))),

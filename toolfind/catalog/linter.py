@@ -8,7 +8,7 @@ from typing import Any, Final
 from toolfind.catalog import formats
 from toolfind.catalog.paths import PathPart, describe_char, invisible_chars, pointer_parts
 from toolfind.catalog.paths import finding as _finding
-from toolfind.catalog.validate import _SCHEMA_KEYS
+from toolfind.catalog.rules import input_key
 from toolfind.models import Finding, LoadResult, Source, Tool
 
 #: Names MCP hosts accept (the MCP specification's recommendation, enforced by clients).
@@ -40,11 +40,7 @@ def _lint_tool(tool: Tool) -> Iterable[Finding]:
     shape = formats.detect_entry(entry) if entry else "native"
     base = pointer_parts(source.pointer)
     body: tuple[PathPart, ...] = (*base, "function") if shape == "openai" else base
-    params_at = _SCHEMA_KEYS.get(shape, (("parameters",), None))[0]
-    if shape == "openai":
-        params_at = ("parameters",)
-    if shape == "gemini" and "parametersJsonSchema" in entry:
-        params_at = ("parametersJsonSchema",)
+    params_at = (input_key(shape, entry),)
 
     def warn(message: str, parts: Sequence[PathPart]) -> Finding:
         return _finding(source.file, message, "warning", line=source.line, parts=parts)

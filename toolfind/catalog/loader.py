@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from toolfind.catalog import formats
 from toolfind.catalog.discovery import _discover
-from toolfind.catalog.metaschema import _DICT_TYPE
 from toolfind.catalog.parse import (
     _decode,
     _Doc,
@@ -31,7 +30,7 @@ from toolfind.catalog.parse import (
 )
 from toolfind.catalog.paths import EntryError, PathPart, pointer_parts, short_repr
 from toolfind.catalog.paths import finding as _finding
-from toolfind.catalog.rules import _fast_tool
+from toolfind.catalog.rules import MAX_NAMESPACE_LENGTH, read_tool
 from toolfind.catalog.validate import _check_schemas
 from toolfind.errors import CatalogError
 from toolfind.models import Finding, LoadResult, Source, Tool, new_source
@@ -40,6 +39,8 @@ if TYPE_CHECKING:
     from toolfind.models import Severity
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
+_DICT_TYPE: Final = frozenset({dict})
+_quick_shape: Final = formats.quick_shape
 
 
 # --- loading -----------------------------------------------------------------------------
@@ -48,7 +49,7 @@ DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 def _stem_namespace(path: Path) -> str:
     """The namespace a file gives tools that name none: its stem, made a valid namespace."""
     stem = "".join("_" if c.isspace() or c in "/:" or not c.isprintable() else c for c in path.stem)
-    return stem[: formats.MAX_NAMESPACE_LENGTH] or "default"
+    return stem[:MAX_NAMESPACE_LENGTH] or "default"
 
 
 class _FileLoader:
@@ -127,14 +128,15 @@ class _FileLoader:
         else:
             strings = _strings_in(value, set(map(id, map(itemgetter(1), entries))))
         line = None if jsonl_index is None else jsonl_index + 1
-        file, namespace, loaded = self.file, self.namespace, self.tools
+        file, namespace, loaded, quick_shape = self.file, self.namespace, self.tools, _quick_shape
         for pointer, entry, defaults in entries:
             if strings < 0:
                 break
             source = new_source(file, pointer, line)
             count = -1
             if type(entry) is dict:  # load_entry's fast path, without a call
-                count = _fast_tool(entry, defaults, namespace, source, loaded)
+                shape = defaults.get("shape") or quick_shape(entry)
+                count = read_tool(entry, shape, defaults, namespace, source, loaded)
             if count < 0:
                 self.load_general(entry, defaults, source, doc)
                 # An entry that is no object was counted with the rest of the document.
@@ -193,11 +195,11 @@ class _FileLoader:
         self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
     ) -> None:
         """Load one entry: the fast way when it can tell, else the general way."""
-        if (
-            type(entry) is not dict
-            or _fast_tool(entry, defaults, self.namespace, source, self.tools) < 0
-        ):
-            self.load_general(entry, defaults, source, doc)
+        if type(entry) is dict:
+            shape = defaults.get("shape") or _quick_shape(entry)
+            if read_tool(entry, shape, defaults, self.namespace, source, self.tools) >= 0:
+                return
+        self.load_general(entry, defaults, source, doc)
 
     def load_general(
         self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc

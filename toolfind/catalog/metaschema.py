@@ -1,15 +1,51 @@
-"""What a parameter schema may say, decided without jsonschema.
+"""What a parameter or output schema may say, decided without jsonschema: one walk.
 
-The rule of each keyword of the JSON Schema meta-schemas (Draft 2020-12 and Draft 7), and
-the one walk that holds a schema to them, checks its depth and counts its strings.
+``schema_strings`` holds every keyword of a schema to its rule in the JSON Schema meta-schemas
+(Draft 2020-12 and Draft 7: ``_KEYWORD_RULES``), refuses nesting deeper than
+``MAX_SCHEMA_DEPTH``, and counts the schema's strings (for the loader's repeated-key check),
+in one walk. It answers only "certainly valid" (the count) or "cannot tell" (-1): "cannot
+tell" goes to ``validate``, where jsonschema decides and words the message, so every finding
+is still jsonschema's own. The walk covers the common keywords and leaves everything unusual
+to jsonschema; it must never accept what jsonschema refuses (tests/test_metaschema.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from collections.abc import Mapping
 
-from toolfind.catalog import formats
+# typing costs `show` (formats reads entries with these rules) more than the walk.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any, Final
+
+    #: A keyword's rule: whether its value certainly passes the meta-schemas.
+    KeywordRule = Callable[[Any], bool]
+
+#: Deepest nesting (objects and arrays) allowed in a parameter or output schema: deeper is a
+#: hard error ("schema is nested deeper than 64 levels").
+MAX_SCHEMA_DEPTH: Final = 64
+
+# The types of JSON's strings, numbers, booleans and null, as parsed.
+_SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def too_deep(value: Any, limit: int = MAX_SCHEMA_DEPTH) -> bool:
+    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep.
+
+    Recursion stops at ``limit``, so a hostile 10,000-level schema costs ``limit`` frames.
+    A child of a plain JSON scalar type (most of them) is passed over after one set lookup.
+    """
+    if limit <= 0:
+        return True
+    children = value.values() if type(value) is dict or isinstance(value, Mapping) else value
+    for child in children:
+        if type(child) in _SCALAR_TYPES:
+            continue
+        if isinstance(child, dict | list) and too_deep(child, limit - 1):
+            return True
+    return False
+
 
 _SUBSCHEMA_MAPS: Final = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"}
@@ -51,74 +87,52 @@ _SIMPLE_TYPES: Final = frozenset(
 )
 _STRING_TYPE: Final = frozenset({str})
 
-#: A keyword's rule: whether its value certainly passes the meta-schema. A rule for a keyword
-#: that holds subschemas also appends the object ones to the list, to be checked in turn.
-KeywordRule = Callable[[Any, list[dict[str, Any]]], bool]
 
-
-def _rule_text(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_text(value: Any) -> bool:
     return type(value) is str
 
 
-def _rule_flag(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_flag(value: Any) -> bool:
     return type(value) is bool
 
 
-def _rule_count(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_count(value: Any) -> bool:
     return type(value) is int and value >= 0
 
 
-def _rule_number(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_number(value: Any) -> bool:
     return type(value) is int or type(value) is float
 
 
-def _rule_positive(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_positive(value: Any) -> bool:
     return (type(value) is int or type(value) is float) and value > 0
 
 
-def _rule_array(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_array(value: Any) -> bool:
     return type(value) is list
 
 
-def _rule_anything(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_anything(value: Any) -> bool:
     return True
 
 
-def _rule_types(value: Any, subschemas: list[dict[str, Any]]) -> bool:
+def _rule_types(value: Any) -> bool:
     """A simple type, or a non-empty array of distinct simple types."""
     if type(value) is str:
         return value in _SIMPLE_TYPES
     return _distinct_strings(value) and len(value) > 0 and _SIMPLE_TYPES.issuperset(value)
 
 
-def _rule_names(value: Any, subschemas: list[dict[str, Any]]) -> bool:
-    return _distinct_strings(value)
+def _rule_subschema(value: Any) -> bool:
+    return type(value) is bool or type(value) is dict
 
 
-def _rule_name_lists(value: Any, subschemas: list[dict[str, Any]]) -> bool:
-    return type(value) is dict and all(_distinct_strings(v) for v in value.values())
+def _rule_subschema_map(value: Any) -> bool:
+    return type(value) is dict
 
 
-def _rule_subschema(value: Any, subschemas: list[dict[str, Any]]) -> bool:
-    return _subschemas((value,), subschemas)
-
-
-def _rule_subschema_map(value: Any, subschemas: list[dict[str, Any]]) -> bool:
-    return type(value) is dict and _subschemas(value.values(), subschemas)
-
-
-def _rule_subschema_list(value: Any, subschemas: list[dict[str, Any]]) -> bool:
-    return type(value) is list and len(value) > 0 and _subschemas(value, subschemas)
-
-
-def _subschemas(values: Iterable[Any], subschemas: list[dict[str, Any]]) -> bool:
-    """Whether every value is a schema: ``true``/``false``, or an object (queued for checking)."""
-    for value in values:
-        if type(value) is dict:
-            subschemas.append(value)
-        elif type(value) is not bool:
-            return False
-    return True
+def _rule_subschema_list(value: Any) -> bool:
+    return type(value) is list and len(value) > 0
 
 
 def _distinct_strings(value: Any) -> bool:
@@ -129,17 +143,16 @@ def _distinct_strings(value: Any) -> bool:
     )
 
 
-#: The rule of each keyword the fast check decides. Each is the keyword's rule in both the
-#: Draft 2020-12 and the Draft 7 meta-schemas, or stricter; a keyword of only one of them (a
-#: ``$defs`` under Draft 7, say) is still held to its rule, as ``_shallow`` holds it.
+#: The rule of each keyword the walk decides. Each is the keyword's rule in both the Draft
+#: 2020-12 and the Draft 7 meta-schemas, or stricter; a keyword of only one of them (a
+#: ``$defs`` under Draft 7, say) is still held to its rule, as ``validate._shallow`` holds it.
 _KEYWORD_RULES: Final[Mapping[str, KeywordRule]] = {
     **dict.fromkeys(
         ("description", "title", "$comment", "pattern", "format", "$ref", "$schema"), _rule_text
     ),
     **dict.fromkeys(("contentEncoding", "contentMediaType"), _rule_text),
     "type": _rule_types,
-    "required": _rule_names,
-    "dependentRequired": _rule_name_lists,
+    "required": _distinct_strings,
     "enum": _rule_array,
     "examples": _rule_array,
     "const": _rule_anything,
@@ -155,7 +168,7 @@ _KEYWORD_RULES: Final[Mapping[str, KeywordRule]] = {
 #: Every keyword either meta-schema (with its vocabularies) constrains. Those without a rule
 #: above (``$id``, ``$anchor``, ``dependencies``, ...) are left to jsonschema; any other key
 #: is no keyword, and the meta-schemas accept any value for it.
-_META_KEYWORDS: Final = frozenset(
+META_KEYWORDS: Final = frozenset(
     {
         *_KEYWORD_RULES,
         "$id",
@@ -164,13 +177,15 @@ _META_KEYWORDS: Final = frozenset(
         "$dynamicAnchor",
         "$vocabulary",
         "dependencies",
+        "dependentRequired",
         "$recursiveAnchor",
         "$recursiveRef",
     }
 )
 #: ``$schema`` values naming the meta-schemas the rules follow: Draft 2020-12 (also the
-#: default of ``_meta_validator``) and Draft 7 (which MCP servers built with zod declare).
-_RULED_DIALECTS: Final = frozenset(
+#: default of ``validate._meta_validator``) and Draft 7 (which MCP servers built with zod
+#: declare).
+RULED_DIALECTS: Final = frozenset(
     {
         "https://json-schema.org/draft/2020-12/schema",
         "https://json-schema.org/draft/2020-12/schema#",
@@ -180,67 +195,42 @@ _RULED_DIALECTS: Final = frozenset(
 )
 
 
-def _surely_valid_schema(schema: Mapping[str, Any]) -> bool:
-    """True when ``_meta_problem(schema)`` is certainly None, decided without jsonschema.
-
-    Visits the subschemas ``_meta_problem`` visits (``_shallow``'s children) and holds each
-    keyword to its rule in ``_KEYWORD_RULES``; False ("cannot tell") for anything else, a
-    ``$schema`` other than Draft 2020-12 or Draft 7 included.
-    """
-    if type(schema) is not dict:
-        return False
-    declared = schema.get("$schema")
-    if declared is not None and not (type(declared) is str and declared in _RULED_DIALECTS):
-        return False
-    rule_of = _KEYWORD_RULES.get
-    stack: list[dict[str, Any]] = [schema]
-    while stack:
-        for key, value in stack.pop().items():
-            rule = rule_of(key)
-            if rule is None:
-                if key in _META_KEYWORDS:
-                    return False
-            elif not rule(value, stack):
-                return False
-    return True
-
-
 _TEXT_KEYWORDS: Final = frozenset(k for k, rule in _KEYWORD_RULES.items() if rule is _rule_text)
 _SCHEMA_MAP_KEYWORDS: Final = _SUBSCHEMA_MAPS - {"dependencies"}
 _SCHEMA_LIST_KEYWORDS: Final = _SUBSCHEMA_LISTS - {"items"}
 #: Keywords that take any value (whose nesting alone matters), and any array.
 _VALUE_KEYWORDS: Final = frozenset({"const", "default"})
 _ARRAY_KEYWORDS: Final = frozenset({"enum", "examples"})
-#: Keywords the walk holds to a rule for a value of some type, and leaves to
-#: ``_surely_valid_schema`` (by answering "cannot tell") for any other.
-_RULED_OBJECT_KEYWORDS: Final = _META_KEYWORDS - _VALUE_KEYWORDS
-_RULED_ARRAY_KEYWORDS: Final = _META_KEYWORDS - _VALUE_KEYWORDS - _ARRAY_KEYWORDS
+#: Keywords the walk holds to a rule for a value of some type, and leaves to jsonschema (by
+#: answering "cannot tell") for any other.
+_RULED_OBJECT_KEYWORDS: Final = META_KEYWORDS - _VALUE_KEYWORDS
+_RULED_ARRAY_KEYWORDS: Final = META_KEYWORDS - _VALUE_KEYWORDS - _ARRAY_KEYWORDS
 #: Keywords whose value may not be a string ("type" apart: only some strings).
 _NO_TEXT_KEYWORDS: Final = _RULED_OBJECT_KEYWORDS - _TEXT_KEYWORDS - {"type"}
 #: The deepest a schema object may be for the walk to decide (one level short of what
-#: ``formats._too_deep`` allows for its direct children: the walk never looks further).
-_DEEPEST_NODE: Final = formats.MAX_SCHEMA_DEPTH - 2
+#: ``too_deep`` allows for its direct children: the walk never looks further).
+_DEEPEST_NODE: Final = MAX_SCHEMA_DEPTH - 2
 #: ``_SIMPLE_TYPES`` as a tuple: ``in`` compares, so an unhashable value is just not in it.
 _SIMPLE_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "object", "array", "null")
-_NO_SUBSCHEMAS: Final[list[dict[str, Any]]] = []  # rules append only objects: never to it
 _DICT_TYPE: Final = frozenset({dict})
 
 
-def _fast_schema(schema: dict[str, Any]) -> int:
-    """The strings in ``schema`` (keys included) when ``_surely_valid_schema`` accepts it and
-    ``formats._too_deep`` does not refuse it; else -1. One walk for both."""
+def schema_strings(schema: dict[str, Any]) -> int:
+    """The strings in ``schema`` (keys included) when it certainly passes the meta-schema its
+    ``$schema`` names (Draft 2020-12 or Draft 7) and ``too_deep`` does not refuse it; else
+    -1 ("cannot tell")."""
     if "$schema" in schema and not _ruled_dialect(schema["$schema"]):
         return -1
     return _schema_strings(schema, 0)
 
 
 def _ruled_dialect(declared: Any) -> bool:
-    """Whether a ``$schema`` value lets ``_surely_valid_schema`` decide (None: the default)."""
-    return declared is None or (type(declared) is str and declared in _RULED_DIALECTS)
+    """Whether a ``$schema`` value lets the walk decide (None: the default)."""
+    return declared is None or (type(declared) is str and declared in RULED_DIALECTS)
 
 
 def _schema_strings(node: dict[str, Any], depth: int) -> int:
-    """``_fast_schema`` of a schema object ``depth`` levels below the top."""
+    """``schema_strings`` of a schema object ``depth`` levels below the top."""
     if depth > _DEEPEST_NODE:
         return -1
     strings = len(node)
@@ -277,8 +267,8 @@ def _scalar_keyword(key: str, value: Any) -> bool:
     """``_schema_strings`` for a value that is no string, object or array."""
     rule = _KEYWORD_RULES.get(key)
     if rule is None:
-        return key not in _META_KEYWORDS
-    return rule(value, _NO_SUBSCHEMAS)
+        return key not in META_KEYWORDS
+    return rule(value)
 
 
 def _schema_object_strings(key: str, value: dict[str, Any], depth: int) -> int:
@@ -287,7 +277,7 @@ def _schema_object_strings(key: str, value: dict[str, Any], depth: int) -> int:
         return _schema_strings(value, depth + 1)
     if key in _RULED_OBJECT_KEYWORDS:
         return -1
-    return _value_strings(value, depth + 1)
+    return value_strings(value, depth + 1)
 
 
 def _schema_list_strings(key: str, value: list[Any], depth: int) -> int:
@@ -297,10 +287,10 @@ def _schema_list_strings(key: str, value: list[Any], depth: int) -> int:
     if key in _SCHEMA_LIST_KEYWORDS:
         return _subschemas_strings(value, depth + 2) if value else -1
     if key == "type":
-        return len(value) if _rule_types(value, _NO_SUBSCHEMAS) else -1
+        return len(value) if _rule_types(value) else -1
     if key in _RULED_ARRAY_KEYWORDS:
         return -1
-    return _value_strings(value, depth + 1)
+    return value_strings(value, depth + 1)
 
 
 def _subschemas_strings(values: Iterable[Any], depth: int) -> int:
@@ -327,10 +317,10 @@ def _subschemas_strings(values: Iterable[Any], depth: int) -> int:
     return strings
 
 
-def _value_strings(value: dict[str, Any] | list[Any], depth: int) -> int:
+def value_strings(value: dict[str, Any] | list[Any], depth: int) -> int:
     """The strings in a JSON object or array nested ``depth`` levels below a schema's top, or
-    -1 when something in it is nested ``formats.MAX_SCHEMA_DEPTH`` levels or deeper."""
-    if depth >= formats.MAX_SCHEMA_DEPTH:
+    -1 when something in it is nested ``MAX_SCHEMA_DEPTH`` levels or deeper."""
+    if depth >= MAX_SCHEMA_DEPTH:
         return -1
     if type(value) is dict:
         strings = len(value)
@@ -343,7 +333,7 @@ def _value_strings(value: dict[str, Any] | list[Any], depth: int) -> int:
         if kind is str:
             strings += 1
         elif kind is dict or kind is list:
-            count = _value_strings(child, depth + 1)
+            count = value_strings(child, depth + 1)
             if count < 0:
                 return -1
             strings += count

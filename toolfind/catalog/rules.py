@@ -1,527 +1,466 @@
-"""The catalog entry rules: what a valid entry of each shape is, decided without jsonschema."""
+"""The catalog entry rules, in one place: what a valid entry of each shape is.
+
+``SHAPES`` is the one table: per entry shape, the kind of value each key must hold and the
+keys it requires. The packaged JSON Schemas (``toolfind/schemas/``, published for editors and
+used by ``validate`` to word messages) say the same, key by key and limit by limit
+(tests/test_rules.py holds them to the table). Everything else is derived from it:
+
+- ``read_tool`` (the loader's fast path) checks and reads a well-formed entry in one pass and
+  counts its strings, or answers "cannot tell" (-1): then the general path (``formats``,
+  then ``validate``) decides and words every finding;
+- ``fits_shape`` tells ``validate`` that an entry certainly passes its packaged schema, so
+  jsonschema is imported only for the rest;
+- ``input_key`` / ``output_key`` say where each shape keeps its schemas (read by ``formats``,
+  checked by ``validate``, pointed at by ``linter``).
+
+The checks that reading an entry makes, with their messages (``check_name``,
+``check_namespace``, ``check_tags``, the limits), are here too. Each kind's check below is at
+least as strict as both those checks and the packaged schema, so an entry ``read_tool``
+accepts is one the general path accepts, read the same (tests/test_rules.py).
+"""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Mapping
 
-from toolfind.catalog import formats
-from toolfind.catalog.metaschema import _fast_schema, _value_strings
+from toolfind.catalog.metaschema import schema_strings, value_strings
+from toolfind.catalog.paths import Fail, describe_char, invisible_chars, short_repr
 from toolfind.models import Source, Tool, new_tool
 
-# --- schema checks without jsonschema ----------------------------------------------------
+# typing costs `show` more than the rules: only the type checker reads it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Final
+
+    #: A kind's check: the number of strings in a value it certainly accepts, else -1.
+    Check = Callable[[Any], int]
+
+#: Hard limits: an entry over them is an error (skipped), not a warning.
+MAX_NAME_LENGTH: Final = 256
+MAX_NAMESPACE_LENGTH: Final = 64
+MAX_TAG_LENGTH: Final = 64
+MAX_DESCRIPTION_LENGTH: Final = 65_536
+
+# --- the table ---------------------------------------------------------------------------
 #
-# Importing jsonschema costs ~0.3 s, and even memoised (above) the checks cost ~0.1 ms per
-# entry, yet nearly every entry of a real catalog is well formed. So entries and schemas are
-# first checked by hand-written rules that answer only "certainly valid" (True) or "cannot
-# tell" (False). Only "cannot tell" goes on to jsonschema, which then decides and words the
-# message, so every finding is still jsonschema's own. The rules cover the common keys and
-# keywords and leave everything unusual to jsonschema; they must never accept what jsonschema
-# refuses (tests/test_catalog.py checks them against jsonschema on random entries and schemas).
+# Kinds of value: "name" (1 to 256 characters; no control or invisible ones), "names" (an
+# array of names), "namespace", "tags", "text" (a string), "description" (a string of at most
+# 65,536 characters), "description?" (or null), "flag" (a boolean), "flag?" (or null),
+# "object?" (an object or null), "schema" (a JSON Schema object), "annotations" (MCP's),
+# "function" (an OpenAI tool's function: ``FUNCTION``), "=function" and "=custom" (that string).
 
-Rule = Callable[[Any], bool]
-
-
-def _is_str(value: Any) -> bool:
-    return type(value) is str
-
-
-def _is_bool(value: Any) -> bool:
-    return type(value) is bool
-
-
-def _is_object(value: Any) -> bool:
-    return type(value) is dict
-
-
-def _is_str_or_null(value: Any) -> bool:
-    return value is None or type(value) is str
-
-
-def _is_bool_or_null(value: Any) -> bool:
-    return value is None or type(value) is bool
-
-
-def _is_object_or_null(value: Any) -> bool:
-    return value is None or type(value) is dict
-
-
-def _is_name(value: Any) -> bool:
-    """native-catalog.schema.json's ``name``: a string of 1 to 256 characters."""
-    return type(value) is str and 0 < len(value) <= 256
-
-
-def _is_names(value: Any) -> bool:
-    return type(value) is list and all(_is_name(v) for v in value)
-
-
-def _is_tags(value: Any) -> bool:
-    """native-catalog.schema.json's ``tags``: strings of 1 to 64 characters."""
-    return type(value) is list and all(type(v) is str and 0 < len(v) <= 64 for v in value)
-
-
-_NAMESPACE_PATTERN: Final = re.compile(r"^[^\s/:]{1,64}$")  # native-catalog.schema.json's
-
-
-def _is_namespace(value: Any) -> bool:
-    # re.search, as jsonschema applies "pattern" (so `$` also matches before a final "\n").
-    return type(value) is str and _NAMESPACE_PATTERN.search(value) is not None
-
-
-def _is_function_type(value: Any) -> bool:
-    return type(value) is str and value == "function"
-
-
-def _is_custom_type(value: Any) -> bool:
-    return type(value) is str and value == "custom"
-
-
-_ANNOTATION_RULES: Final[Mapping[str, Rule]] = {
-    "title": _is_str,
-    "readOnlyHint": _is_bool,
-    "destructiveHint": _is_bool,
-    "idempotentHint": _is_bool,
-    "openWorldHint": _is_bool,
+#: toolfind's metadata keys, accepted next to a tool of any shape.
+METADATA: Final[Mapping[str, str]] = {
+    "namespace": "namespace",
+    "tags": "tags",
+    "search_hint": "text",
+    "defer": "flag",
+    "enabled": "flag",
+    "aliases": "names",
 }
+METADATA_KEYS: Final = tuple(METADATA)
+_FUNCTION: Final = {"name": "name", "description": "description", "parameters": "schema"}
 
-
-def _is_annotations(value: Any) -> bool:
-    return _fits(value, _ANNOTATION_RULES, frozenset())
-
-
-_METADATA_RULES: Final[Mapping[str, Rule]] = {
-    "namespace": _is_namespace,
-    "tags": _is_tags,
-    "search_hint": _is_str,
-    "defer": _is_bool,
-    "enabled": _is_bool,
-    "aliases": _is_names,
-}
-_FUNCTION_RULES: Final[Mapping[str, Rule]] = {
-    "name": _is_name,
-    "description": _is_str,
-    "parameters": _is_object,
-}
-_OPENAI_FUNCTION_RULES: Final[Mapping[str, Rule]] = {**_FUNCTION_RULES, "strict": _is_bool_or_null}
-
-
-def _is_openai_function(value: Any) -> bool:
-    return _fits(value, _OPENAI_FUNCTION_RULES, frozenset({"name"}))
-
-
-#: Per shape, as its packaged schema says: the rule of each key it constrains (the toolfind
-#: metadata keys included, as every schema's ``allOf``), and the keys it requires.
-_SHAPE_RULES: Final[Mapping[str, tuple[Mapping[str, Rule], frozenset[str]]]] = {
-    "function": ({**_METADATA_RULES, **_FUNCTION_RULES}, frozenset({"name"})),
+#: Per shape: the kind of each key its packaged schema constrains (the metadata keys
+#: included, as every schema's ``allOf``), and the keys it requires. Other keys are kept and
+#: ignored: no schema sets ``additionalProperties``.
+SHAPES: Final[Mapping[str, tuple[Mapping[str, str], frozenset[str]]]] = {
+    "function": ({**METADATA, **_FUNCTION}, frozenset({"name"})),
     "native": (
         {
-            **_METADATA_RULES,
-            **_FUNCTION_RULES,
-            "title": _is_str,
-            "output_schema": _is_object,
-            "annotations": _is_annotations,
+            **METADATA,
+            **_FUNCTION,
+            "title": "text",
+            "output_schema": "schema",
+            "annotations": "annotations",
         },
         frozenset({"name"}),
     ),
     "anthropic": (
         {
-            **_METADATA_RULES,
-            "type": _is_custom_type,
-            "name": _is_name,
-            "description": _is_str,
-            "input_schema": _is_object,
-            "defer_loading": _is_bool,
-            "cache_control": _is_object_or_null,
+            **METADATA,
+            "type": "=custom",
+            "name": "name",
+            "description": "description",
+            "input_schema": "schema",
+            "defer_loading": "flag",
+            "cache_control": "object?",
         },
         frozenset({"name", "input_schema"}),
     ),
     "mcp": (
         {
-            **_METADATA_RULES,
-            "name": _is_name,
-            "title": _is_str,
-            "description": _is_str,
-            "inputSchema": _is_object,
-            "outputSchema": _is_object,
-            "annotations": _is_annotations,
+            **METADATA,
+            "name": "name",
+            "title": "text",
+            "description": "description",
+            "inputSchema": "schema",
+            "outputSchema": "schema",
+            "annotations": "annotations",
         },
         frozenset({"name", "inputSchema"}),
     ),
     "gemini": (
         {
-            **_METADATA_RULES,
-            **_FUNCTION_RULES,
-            "parametersJsonSchema": _is_object,
-            "response": _is_object,
-            "responseJsonSchema": _is_object,
-            "behavior": _is_str,
+            **METADATA,
+            **_FUNCTION,
+            "parametersJsonSchema": "schema",
+            "response": "schema",
+            "responseJsonSchema": "schema",
+            "behavior": "text",
         },
         frozenset({"name"}),
     ),
     "openai-responses": (
         {
-            **_METADATA_RULES,
-            "type": _is_function_type,
-            "name": _is_name,
-            "description": _is_str_or_null,
-            "parameters": _is_object,
-            "strict": _is_bool_or_null,
+            **METADATA,
+            "type": "=function",
+            "name": "name",
+            "description": "description?",
+            "parameters": "schema",
+            "strict": "flag?",
         },
         frozenset({"type", "name"}),
     ),
     "openai": (
-        {**_METADATA_RULES, "type": _is_function_type, "function": _is_openai_function},
+        {**METADATA, "type": "=function", "function": "function"},
         frozenset({"type", "function"}),
     ),
 }
-
-
-def _fits(value: Any, rules: Mapping[str, Rule], required: frozenset[str]) -> bool:
-    """Whether ``value`` is an object with the ``required`` keys whose keys pass their rules.
-
-    Keys without a rule are accepted, as the packaged schemas accept unknown keys.
-    """
-    if type(value) is not dict or not value.keys() >= required:
-        return False
-    for key, item in value.items():
-        rule = rules.get(key)
-        if rule is not None and not rule(item):
-            return False
-    return True
-
-
-def _fits_shape(entry: Any, shape: str) -> bool:
-    """True when ``entry`` certainly passes its shape's packaged schema (see ``_SHAPE_RULES``)."""
-    rules = _SHAPE_RULES.get(shape)
-    return rules is not None and _fits(entry, *rules)
-
-
-# --- the fast path: a well-formed entry read and checked in one pass -------------------------
-#
-# Reading an entry (formats.tool_from_entry), then checking it (_check_schemas) walks each of
-# its schemas three times and calls a function per key, which made loading a 10,000-tool
-# catalog take several times longer than parsing it. ``_fast_tool`` reads a well-formed entry
-# of the common shapes in one pass over its keys and one walk of each schema, and answers
-# only "this Tool, certainly the one the general path builds, with no finding" or "cannot
-# tell" (-1); "cannot tell" goes the general way, which decides and words any finding. So
-# it holds every value at least as strictly as formats (its reading checks), ``_fits_shape``
-# and ``_surely_valid_schema`` do (tests/test_fast_load.py checks that on random entries).
-# The walk also counts the entry's strings, for ``_Doc.quotes``.
-
-#: What ``_fast_fields`` does with each key of an entry (or of an OpenAI ``function``), per
-#: shape; a key without an action is read by no one and constrained by no rule: only counted.
-_FAST_BODY: Final[Mapping[str, str]] = {
-    "name": "name",
-    "description": "description",
-    "title": "title",
-    "annotations": "annotations",
-    "output_schema": "output",
-}
-_FAST_METADATA: Final[Mapping[str, str]] = {key: key for key in formats.METADATA_KEYS}
-_FAST_SPECS: Final[Mapping[str, Mapping[str, str]]] = {
-    "function": {**_FAST_METADATA, **_FAST_BODY, "parameters": "parameters"},
-    "native": {**_FAST_METADATA, **_FAST_BODY, "parameters": "parameters"},
-    "anthropic": {
-        **_FAST_METADATA,
-        **_FAST_BODY,
-        "input_schema": "parameters",
-        "type": "custom",
-        "defer_loading": "flag",
-        "cache_control": "object-or-null",
-    },
-    "mcp": {
-        **_FAST_METADATA,
-        **{k: v for k, v in _FAST_BODY.items() if k != "output_schema"},
-        "inputSchema": "parameters",
-        "outputSchema": "output",
-    },
-    "openai-responses": {
-        **_FAST_METADATA,
-        **_FAST_BODY,
-        "parameters": "parameters",
-        "type": "function-type",
-        "strict": "strict",
-    },
-    "openai": {**_FAST_METADATA, "type": "function-type", "function": "function"},
-}
-#: The body of an OpenAI tool (its ``function``).
-_FAST_OPENAI_FUNCTION: Final[Mapping[str, str]] = {
-    **_FAST_BODY,
-    "parameters": "parameters",
-    "strict": "strict",
-}
-_HINTS: Final = frozenset(_ANNOTATION_RULES) - {"title"}
-#: Keys of an entry of shape "function" that decide nothing else in detect_entry.
-_FUNCTION_KEYS: Final = frozenset({"name", "description", "parameters", "title", "annotations"})
-#: Per shape, the keys of the commonest entries (of an OpenAI tool's ``function``), which
-#: ``_fast_plain`` reads without a loop, and the key of the input schema among them (which
-#: they must have: every shape's schema requires it or detect_entry found it).
-_PLAIN: Final[Mapping[str, tuple[frozenset[str], str]]] = {
-    "function": (frozenset({"name", "description", "parameters"}), "parameters"),
-    "anthropic": (frozenset({"name", "description", "input_schema"}), "input_schema"),
-    "mcp": (frozenset({"name", "description", "inputSchema"}), "inputSchema"),
-    "openai-responses": (
-        frozenset({"type", "name", "description", "parameters", "strict"}),
-        "parameters",
-    ),
-    "openai": (frozenset({"name", "description", "parameters", "strict"}), "parameters"),
-}
-#: The ``_PLAIN`` shapes an entry without a "type" has, in the order detect_entry tests them
-#: (keys of a bare function first: one without "inputSchema" is no MCP tool).
-_UNTYPED_PLAIN: Final = tuple(_PLAIN[shape] for shape in ("function", "mcp", "anthropic"))
-_MAX_NAME: Final = formats.MAX_NAME_LENGTH
-_MAX_DESCRIPTION: Final = formats.MAX_DESCRIPTION_LENGTH
-#: What ``_fast_fields`` found, by action, before it looks: what the general path reads for
-#: a missing key (None where ``_fast_tool`` decides).
-_FOUND: Final[dict[str, Any]] = {
-    "name": None,
-    "description": "",
-    "parameters": None,
-    "output": None,
-    "title": None,
-    "annotations": None,
-    "namespace": None,
-    "tags": None,
-    "search_hint": "",
-    "defer": False,
-    "enabled": True,
-    "aliases": None,
+#: An OpenAI tool's ``function``.
+FUNCTION: Final[tuple[Mapping[str, str], frozenset[str]]] = (
+    {**_FUNCTION, "strict": "flag?"},
+    frozenset({"name"}),
+)
+#: MCP tool annotations (kind "annotations"); their true hints also become tags.
+ANNOTATIONS: Final[Mapping[str, str]] = {
+    "title": "text",
+    "readOnlyHint": "flag",
+    "destructiveHint": "flag",
+    "idempotentHint": "flag",
+    "openWorldHint": "flag",
 }
 
-
-def _fast_tool(
-    entry: dict[str, Any],
-    defaults: Mapping[str, Any],
-    namespace: str,
-    source: Source,
-    tools: list[Tool],
-) -> int:
-    """Append to ``tools`` the ``Tool`` the general path reads from ``entry`` and return the
-    number of strings in the entry (keys included), when it is certainly well formed; else
-    return -1 ("cannot tell"), appending nothing."""
-    shape = defaults.get("shape")
-    if shape is None:
-        if "type" in entry:
-            shape = formats.detect_entry(entry)
-        else:
-            # detect_entry's answer for an entry without a "type", without its every test
-            # (one it calls Gemini, for upper-case types in "parameters", fails the schema
-            # walk here); the commonest entries go straight to _fast_plain.
-            keys = entry.keys()
-            for plain_keys, params_key in _UNTYPED_PLAIN:
-                if keys <= plain_keys:
-                    return _fast_plain(entry, params_key, defaults, namespace, source, entry, tools)
-            if "inputSchema" in entry:
-                shape = "mcp"
-            elif "input_schema" in entry:
-                shape = "anthropic"
-            elif keys <= _FUNCTION_KEYS:
-                shape = "function"
-            else:
-                shape = formats.detect_entry(entry)
-    plain = _PLAIN.get(shape)
-    if plain is not None:
-        body: Any = entry
-        if shape == "openai":  # {"type": "function", "function": {...}} and nothing else
-            body = entry["function"] if len(entry) == 2 else None
-        if type(body) is dict and body.keys() <= plain[0]:
-            return _fast_plain(body, plain[1], defaults, namespace, source, entry, tools)
-    spec = _FAST_SPECS.get(shape)
-    if spec is None:  # gemini (whose schemas are converted) and built-in tools
-        return -1
-    found = _FOUND.copy()
-    strings = _fast_fields(entry, spec, found)
-    name = found["name"]
-    if strings < 0 or name is None:
-        return -1
-    tags = found["tags"]
-    file_tags = defaults.get("tags", ())
-    if tags or file_tags:
-        tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
-    parameters = found["parameters"]
-    aliases = found["aliases"]
-    tool = new_tool(
-        name,
-        found["description"],
-        {"type": "object", "properties": {}} if parameters is None else parameters,
-        found["namespace"] or defaults.get("namespace") or namespace,
-        tags or (),
-        found["search_hint"],
-        found["defer"],
-        found["enabled"],
-        found["annotations"] or {},
-        () if aliases is None else tuple(aliases),
-        found["title"],
-        found["output"],
-        source,
-        entry,
-    )
-    tools.append(tool)
-    return strings
+#: Per shape, the keys that may hold the input and the output schema (of an OpenAI tool: in
+#: its ``function``); the first one present is read. Gemini's ``parameters`` and ``response``
+#: are OpenAPI-subset schemas, converted when read.
+_INPUT_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "anthropic": ("input_schema",),
+    "mcp": ("inputSchema",),
+    "gemini": ("parametersJsonSchema", "parameters"),
+}
+_OUTPUT_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "mcp": ("outputSchema",),
+    "gemini": ("responseJsonSchema", "response"),
+}
+_PARAMETERS: Final = ("parameters",)
+_OUTPUT_SCHEMA: Final = ("output_schema",)
+#: Entry keys whose value is a JSON Schema (input or output), in any shape.
+SCHEMA_KEYS: Final = frozenset(
+    key for rules, _ in SHAPES.values() for key, kind in rules.items() if kind == "schema"
+)
 
 
-def _fast_plain(
-    body: dict[str, Any],
-    params_key: str,
-    defaults: Mapping[str, Any],
-    namespace: str,
-    source: Source,
-    entry: dict[str, Any],
-    tools: list[Tool],
-) -> int:
-    """``_fast_tool`` for a ``body`` (the entry, or an OpenAI tool's ``function``) with only
-    the keys ``_PLAIN`` lists: no metadata, title, annotations or output schema."""
-    name = body.get("name")
-    description = body.get("description", "")
-    parameters = body.get(params_key)
-    strict = body.get("strict")
-    if (
-        type(name) is not str
-        or not _plain_name(name)
-        or type(description) is not str
-        or len(description) > _MAX_DESCRIPTION
-        or not (strict is None or type(strict) is bool)
-    ):
-        return -1
-    if type(parameters) is dict:
-        count = _fast_schema(parameters)
-        if count < 0:
-            return -1
-    elif parameters is None and params_key not in body and params_key == "parameters":
-        parameters, count = {"type": "object", "properties": {}}, 0  # none, as formats says
-    else:
-        return -1
-    # The keys, then the string values: the name, the description, a "type" ("function").
-    strings = len(body) + count + 1 + ("description" in body) + ("type" in body)
-    if body is not entry:  # an OpenAI tool: "type", "function" and "function"
-        strings += 3
-    file_tags = defaults.get("tags", ())
-    tool = new_tool(
-        name,
-        description,
-        parameters,
-        defaults.get("namespace") or namespace,
-        tuple(dict.fromkeys(file_tags)) if file_tags else (),
-        "",
-        False,
-        True,
-        {},
-        (),
-        None,
-        None,
-        source,
-        entry,
-    )
-    tools.append(tool)
-    return strings
+def input_key(shape: str, body: Mapping[str, Any]) -> str:
+    """The key of ``body`` (an entry, or an OpenAI tool's function) that holds the input schema."""
+    keys = _INPUT_KEYS.get(shape, _PARAMETERS)
+    return next((key for key in keys if key in body), keys[-1])
 
 
-def _fast_fields(obj: dict[str, Any], spec: Mapping[str, str], found: dict[str, Any]) -> int:
-    """Check and read the keys of ``obj`` as ``spec`` says, into ``found`` (by action).
-
-    Returns the number of strings in ``obj`` (keys included), or -1: "cannot tell".
-    """
-    strings = len(obj)
-    for key, value in obj.items():
-        kind = type(value)
-        if kind is str:
-            strings += 1
-        action = spec.get(key)
-        if action is None:
-            if kind is dict or kind is list:
-                count = _value_strings(value, 0)
-                if count < 0:
-                    return -1
-                strings += count
-            continue
-        if action == "description":
-            if kind is not str or len(value) > _MAX_DESCRIPTION:
-                return -1
-        elif action == "name":
-            if kind is not str or not _plain_name(value):
-                return -1
-        elif action == "parameters" or action == "output":
-            count = _fast_schema(value) if kind is dict else -1
-            if count < 0:
-                return -1
-            strings += count
-        else:
-            count = _fast_other(action, value, found)
-            if count < 0:
-                return -1
-            strings += count
-            if action == "function":
-                continue  # its keys were read into `found`
-        found[action] = value
-    return strings
+def output_key(shape: str, body: Mapping[str, Any]) -> str:
+    """The key of ``body`` that holds the output schema (read for every shape; checked
+    against the meta-schema only where the shape's schema lists it)."""
+    keys = _OUTPUT_KEYS.get(shape, _OUTPUT_SCHEMA)
+    return next((key for key in keys if key in body), keys[-1])
 
 
-def _fast_other(action: str, value: Any, found: dict[str, Any]) -> int:
-    """``_fast_fields`` for the less common keys: the strings inside ``value``, or -1."""
-    kind = type(value)
-    if action == "title" or action == "search_hint":
-        return 0 if kind is str else -1
-    if action == "function-type":
-        return 0 if kind is str and value == "function" else -1
-    if action == "function":
-        return _fast_fields(value, _FAST_OPENAI_FUNCTION, found) if kind is dict else -1
-    if action == "annotations":
-        return _fast_annotations(value) if kind is dict else -1
-    if action == "tags":
-        ok = kind is list and all(
-            type(tag) is str and 0 < len(tag) <= formats.MAX_TAG_LENGTH for tag in value
+# --- the checks reading makes, with their messages ------------------------------------------
+
+
+def check_name(value: Any, fail: Fail) -> str:
+    if not isinstance(value, str):
+        raise fail(f"{short_repr(value)} is not of type 'string'", ())
+    if not value.strip():
+        raise fail("must not be empty", ())
+    if len(value) > MAX_NAME_LENGTH:
+        raise fail(f"is {len(value):,} characters long; the limit is {MAX_NAME_LENGTH}", ())
+    bad = invisible_chars(value, allow_whitespace=False)
+    if bad:
+        i, c = bad[0]
+        raise fail(
+            f"contains the invisible or control character {describe_char(c)} at index {i}", ()
         )
-        return len(value) if ok else -1
-    if action == "namespace":
-        return 0 if kind is str and _plain_namespace(value) else -1
-    if action == "aliases":
-        ok = kind is list and all(type(alias) is str and _plain_name(alias) for alias in value)
-        return len(value) if ok else -1
-    if action == "defer" or action == "enabled" or action == "flag":
-        return 0 if kind is bool else -1
-    if action == "strict":
-        return 0 if kind is bool or value is None else -1
-    if action == "custom":
-        return 0 if kind is str and value == "custom" else -1
-    if action == "object-or-null":
-        return _value_strings(value, 0) if kind is dict else 0 if value is None else -1
-    raise AssertionError(action)  # pragma: no cover - every action of _FAST_SPECS is above
+    return value
+
+
+def check_namespace(value: Any, fail: Fail) -> str:
+    name = check_name(value, fail)
+    if len(name) > MAX_NAMESPACE_LENGTH or any(c.isspace() or c in "/:" for c in name):
+        raise fail(
+            f"{short_repr(name)} is not a namespace: use at most {MAX_NAMESPACE_LENGTH} "
+            "characters and no whitespace, '/' or ':'",
+            (),
+        )
+    return name
+
+
+def check_tags(value: Any, fail: Fail) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise fail(f"{short_repr(value)} is not of type 'array'", ())
+    for i, tag in enumerate(value):
+        if not isinstance(tag, str):
+            raise fail(f"{short_repr(tag)} is not of type 'string'", (i,))
+        if not tag or len(tag) > MAX_TAG_LENGTH:
+            raise fail(f"a tag must have 1 to {MAX_TAG_LENGTH} characters", (i,))
+    return tuple(dict.fromkeys(value))
+
+
+# --- each kind's check: the number of strings in a value it certainly accepts, else -1 -------
+#
+# A string counts 1 and an object's keys count too (for the loader's repeated-key check).
+# Where a check is stricter than the rule (printable names, say), "cannot tell" only sends
+# the entry the general way.
 
 
 def _plain_name(name: str) -> bool:
-    """A name formats accepts and the schemas' 1 to 256 characters; printable, so without
-    the control and format characters formats refuses (other unprintable ones: cannot tell)."""
-    return len(name) <= _MAX_NAME and name.isprintable() and name.strip() != ""
+    """``check_name`` passes, and so does the schemas' 1 to 256 characters: printable, so
+    without the control and format characters it refuses (other unprintable ones: cannot tell)."""
+    return len(name) <= MAX_NAME_LENGTH and name.isprintable() and name.strip() != ""
 
 
-def _plain_namespace(name: str) -> bool:
-    # Printable characters include no whitespace but " ": formats' and the schema's rules.
+def _name(value: Any) -> int:
+    return 1 if type(value) is str and _plain_name(value) else -1
+
+
+def _names(value: Any) -> int:
+    ok = type(value) is list and all(type(v) is str and _plain_name(v) for v in value)
+    return len(value) if ok else -1
+
+
+def _namespace(value: Any) -> int:
+    # Printable characters include no whitespace but " ": check_namespace's and the schema's rules.
+    ok = (
+        type(value) is str
+        and 0 < len(value) <= MAX_NAMESPACE_LENGTH
+        and value.isprintable()
+        and " " not in value
+        and "/" not in value
+        and ":" not in value
+    )
+    return 1 if ok else -1
+
+
+def _tags(value: Any) -> int:
+    ok = type(value) is list and all(
+        type(tag) is str and 0 < len(tag) <= MAX_TAG_LENGTH for tag in value
+    )
+    return len(value) if ok else -1
+
+
+def _text(value: Any) -> int:
+    return 1 if type(value) is str else -1
+
+
+def _description(value: Any) -> int:
+    return 1 if type(value) is str and len(value) <= MAX_DESCRIPTION_LENGTH else -1
+
+
+def _description_or_null(value: Any) -> int:
+    return 0 if value is None else _description(value)
+
+
+def _flag(value: Any) -> int:
+    return 0 if type(value) is bool else -1
+
+
+def _flag_or_null(value: Any) -> int:
+    return 0 if value is None or type(value) is bool else -1
+
+
+def _object_or_null(value: Any) -> int:
+    if value is None:
+        return 0
+    return value_strings(value, 0) if type(value) is dict else -1
+
+
+def _schema(value: Any) -> int:
+    return schema_strings(value) if type(value) is dict else -1
+
+
+def _any_object(value: Any) -> int:
+    """The "schema" kind as the packaged schemas state it (the meta-schema is ``validate``'s)."""
+    return 0 if type(value) is dict else -1
+
+
+def _constant(expected: str) -> Check:
+    return lambda value: 1 if type(value) is str and value == expected else -1
+
+
+def _other(value: Any, depth: int = 0) -> int:
+    """A value no rule constrains: only counted (refused when nested too deep to walk)."""
+    kind = type(value)
+    if kind is str:
+        return 1
+    if kind is dict or kind is list:
+        return value_strings(value, depth)
+    return 0
+
+
+def _object_strings(
+    obj: dict[str, Any], checks: Mapping[str, Check], required: frozenset[str]
+) -> int:
+    """The strings in ``obj`` when it has the ``required`` keys and every value passes its
+    key's check (keys without one are only counted); else -1."""
+    if not obj.keys() >= required:
+        return -1
+    strings = len(obj)
+    for key, value in obj.items():
+        check = checks.get(key)
+        count = _other(value) if check is None else check(value)
+        if count < 0:
+            return -1
+        strings += count
+    return strings
+
+
+def _annotations(value: Any) -> int:
+    # Nested as deep as reading allows (annotations are read like a schema).
+    if type(value) is not dict:
+        return -1
+    strings = len(value)
+    for key, item in value.items():
+        check = _ANNOTATION_CHECKS.get(key)
+        count = _other(item, 1) if check is None else check(item)
+        if count < 0:
+            return -1
+        strings += count
+    return strings
+
+
+_KINDS: Final[dict[str, Check]] = {
+    "name": _name,
+    "names": _names,
+    "namespace": _namespace,
+    "tags": _tags,
+    "text": _text,
+    "description": _description,
+    "description?": _description_or_null,
+    "flag": _flag,
+    "flag?": _flag_or_null,
+    "object?": _object_or_null,
+    "schema": _schema,
+    "annotations": _annotations,
+    "=function": _constant("function"),
+    "=custom": _constant("custom"),
+}
+_ANNOTATION_CHECKS: Final = {key: _KINDS[kind] for key, kind in ANNOTATIONS.items()}
+#: What reading takes from every body (entry, or OpenAI function) though not every shape's
+#: schema constrains it: a string title, annotations and an output schema read like a schema.
+_READ_ANYWAY: Final = {"title": "text", "annotations": "annotations"}
+
+
+def _checks(
+    rules: Mapping[str, str], kinds: Mapping[str, Check], function: Check
+) -> dict[str, Check]:
+    return {key: function if kind == "function" else kinds[kind] for key, kind in rules.items()}
+
+
+def _fits_function(value: Any) -> int:
+    return _object_strings(value, _FITS_FUNCTION, FUNCTION[1]) if type(value) is dict else -1
+
+
+def _read_function(value: Any) -> int:
+    return _object_strings(value, _READ_FUNCTION, FUNCTION[1]) if type(value) is dict else -1
+
+
+#: The checks the packaged schemas make (a "schema" is just an object to them).
+_FITS_KINDS: Final = {**_KINDS, "schema": _any_object}
+_FITS: Final = {
+    shape: _checks(rules, _FITS_KINDS, _fits_function) for shape, (rules, _) in SHAPES.items()
+}
+_FITS_FUNCTION: Final = _checks(FUNCTION[0], _FITS_KINDS, _fits_function)
+
+
+def _read_rules(shape: str, rules: Mapping[str, str]) -> dict[str, Check]:
+    """The fast path's checks for a body of ``shape``: the schema's, those of what reading
+    takes anyway, and the meta-schema walk for its schemas."""
+    read = {**_READ_ANYWAY, output_key(shape, {}): "schema", **rules}
+    return _checks(read, _KINDS, _read_function)
+
+
+#: The fast path's checks per shape (Gemini's schemas are converted when read: not here).
+_READ: Final = {
+    shape: _checks(rules, _KINDS, _read_function)
+    if shape == "openai"
+    else _read_rules(shape, rules)
+    for shape, (rules, _) in SHAPES.items()
+    if shape != "gemini"
+}
+_READ_FUNCTION: Final = _read_rules("openai", FUNCTION[0])
+
+
+def fits_shape(entry: Any, shape: str) -> bool:
+    """True when ``entry`` certainly passes its shape's packaged schema."""
+    checks = _FITS.get(shape)
     return (
-        0 < len(name) <= formats.MAX_NAMESPACE_LENGTH
-        and name.isprintable()
-        and " " not in name
-        and "/" not in name
-        and ":" not in name
+        checks is not None
+        and type(entry) is dict
+        and _object_strings(entry, checks, SHAPES[shape][1]) >= 0
     )
 
 
-def _fast_annotations(annotations: dict[str, Any]) -> int:
-    """``_is_annotations`` (for every shape: stricter than some need), nesting as formats
-    allows; the strings inside, or -1."""
-    strings = len(annotations)
-    for key, value in annotations.items():
-        kind = type(value)
-        if key in _HINTS:
-            if kind is not bool:
-                return -1
-        elif kind is str:
-            strings += 1
-        elif key == "title":
-            return -1
-        elif kind is dict or kind is list:
-            count = _value_strings(value, 1)
-            if count < 0:
-                return -1
-            strings += count
+# --- the fast path: a well-formed entry read and checked in one pass -------------------------
+
+_NO_METADATA: Final[Mapping[str, Any]] = {
+    "namespace": None,
+    "search_hint": "",
+    "defer": False,
+    "enabled": True,
+}
+
+
+def read_tool(
+    entry: dict[str, Any],
+    shape: str,
+    defaults: Mapping[str, Any],
+    namespace: str,
+    source: Source,
+    tools: list[Tool],
+) -> int:
+    """Append to ``tools`` the ``Tool`` the general path reads from ``entry`` (of ``shape``,
+    see ``formats.quick_shape``) and return the number of strings in the entry (keys
+    included), when it is certainly well formed; else return -1 ("cannot tell"), appending
+    nothing."""
+    checks = _READ.get(shape)
+    if checks is None:  # gemini (whose schemas are converted) and built-in tools
+        return -1
+    strings = _object_strings(entry, checks, SHAPES[shape][1])
+    if strings < 0:
+        return -1
+    body = entry["function"] if shape == "openai" else entry
+    parameters = body.get(input_key(shape, body))
+    meta: Mapping[str, Any] = _NO_METADATA if entry.keys().isdisjoint(METADATA_KEYS) else entry
+    file_tags = defaults.get("tags", ())
+    tags = meta.get("tags") or ()
+    if tags or file_tags:
+        tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
+    tools.append(
+        new_tool(
+            body["name"],
+            body.get("description") or "",
+            {"type": "object", "properties": {}} if parameters is None else parameters,
+            meta.get("namespace") or defaults.get("namespace") or namespace,
+            tags,
+            meta.get("search_hint", ""),
+            meta.get("defer", False),
+            meta.get("enabled", True),
+            body.get("annotations") or {},
+            tuple(meta.get("aliases", ())),
+            body.get("title"),
+            body.get(output_key(shape, body)),
+            source,
+            entry,
+        )
+    )
     return strings

@@ -12,7 +12,6 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from toolfind.catalog import formats
 from toolfind.catalog.metaschema import (
     _BOUNDS,
     _COUNTS,
@@ -20,10 +19,10 @@ from toolfind.catalog.metaschema import (
     _SUBSCHEMA_LISTS,
     _SUBSCHEMA_MAPS,
     _SUBSCHEMA_ONE,
-    _surely_valid_schema,
+    schema_strings,
 )
 from toolfind.catalog.paths import EntryError, PathPart, printable, short_repr
-from toolfind.catalog.rules import _fits_shape
+from toolfind.catalog.rules import FUNCTION, SHAPES, fits_shape, input_key, output_key
 from toolfind.models import Source, Tool
 
 _SCHEMA_FILES: Final = {
@@ -104,44 +103,28 @@ def _first_error(validator: Any, instance: Any) -> tuple[tuple[PathPart, ...], s
     return tuple(error.absolute_path), printable(message)
 
 
-_SCHEMA_KEYS: Final = {
-    # shape: (where the input schema is, where the output schema is)
-    "openai": (("function", "parameters"), None),
-    "openai-responses": (("parameters",), None),
-    "function": (("parameters",), None),
-    "native": (("parameters",), ("output_schema",)),
-    "anthropic": (("input_schema",), None),
-    "mcp": (("inputSchema",), ("outputSchema",)),
-}
-
-
 def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Source) -> None:
     """Check the entry against its shape's schema and its JSON Schemas against the meta-schema.
 
-    Run after ``tool_from_entry`` succeeded (``_reduced_entry`` relies on its checks).
-    Raises ``EntryError`` for the first problem. jsonschema runs only for what the
-    hand-written rules (``_fits_shape``, ``_surely_valid_schema``) cannot vouch for.
+    Run after ``tool_from_entry`` succeeded (``_reduced`` relies on its checks). Raises
+    ``EntryError`` for the first problem. jsonschema runs only for what the rules
+    (``rules.fits_shape``, ``metaschema.schema_strings``) cannot vouch for.
     """
-    if not _fits_shape(entry, shape):
+    rules = SHAPES[shape][0]
+    if not fits_shape(entry, shape):
         validator = _shape_validator(shape)
-        if not _memo_valid(validator, shape, _reduced_entry(entry)):
+        if not _memo_valid(validator, shape, _reduced(entry, rules)):
             problem = _first_error(validator, entry)
             if problem is not None:
                 raise EntryError(problem[1], source, problem[0])
-    if shape == "gemini":
-        params_at: tuple[PathPart, ...] = (
-            ("parametersJsonSchema",) if "parametersJsonSchema" in entry else ("parameters",)
-        )
-        output_at: tuple[PathPart, ...] | None = (
-            ("responseJsonSchema",) if "responseJsonSchema" in entry else ("response",)
-        )
-    else:
-        params_at, output_at = _SCHEMA_KEYS[shape]
-    checks = [(params_at, tool.parameters)]
-    if tool.output_schema is not None and output_at is not None:
-        checks.append((output_at, tool.output_schema))
+    body_at: tuple[PathPart, ...] = ("function",) if shape == "openai" else ()
+    body = entry["function"] if shape == "openai" else entry
+    checks = [((*body_at, input_key(shape, body)), tool.parameters)]
+    output_at = output_key(shape, body)
+    if tool.output_schema is not None and output_at in rules:  # where the shape's schema has one
+        checks.append(((output_at,), tool.output_schema))
     for at, schema in checks:
-        if _surely_valid_schema(schema):
+        if type(schema) is dict and schema_strings(schema) >= 0:
             continue
         problem = _meta_problem(schema)
         if problem is not None:
@@ -156,24 +139,6 @@ def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Sou
 # validated in full, for its message.
 _memo: dict[tuple[str, str], bool] = {}
 _MEMO_LIMIT: Final = 100_000
-
-_ENTRY_SCHEMA_KEYS: Final = formats.SCHEMA_KEYS
-_ENTRY_KEYS: Final = frozenset(
-    {
-        *_ENTRY_SCHEMA_KEYS,
-        *formats.METADATA_KEYS,
-        "type",
-        "function",
-        "name",
-        "title",
-        "description",
-        "strict",
-        "defer_loading",
-        "cache_control",
-        "annotations",
-        "behavior",
-    }
-)
 
 
 def _memo_valid(validator: Any, kind: str, instance: Any) -> bool:
@@ -190,28 +155,28 @@ def _memo_valid(validator: Any, kind: str, instance: Any) -> bool:
     return valid
 
 
-def _reduced_entry(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """What the shape schemas see of an entry, with per-tool values replaced by placeholders."""
-    out: dict[str, Any] = {}
-    for key, value in entry.items():
-        if key not in _ENTRY_KEYS:
-            continue  # no shape schema constrains unknown keys
-        if key in _ENTRY_SCHEMA_KEYS and isinstance(value, Mapping):
-            value = {}  # only "an object" here; the meta-schema check covers the content
-        elif key in ("description", "title", "search_hint") and isinstance(value, str):
-            value = ""
-        elif key in ("name", "namespace") and isinstance(value, str):
-            value = "n"  # formats already enforced the name/namespace rules
-        elif key in ("tags", "aliases") and isinstance(value, list):
-            value = _placeholders(value, str, "t")
-        elif isinstance(value, bool):
-            value = False
-        elif key == "annotations" and isinstance(value, Mapping):
-            value = {k: False if isinstance(v, bool) else v for k, v in value.items()}
-        elif key == "function" and isinstance(value, Mapping):
-            value = _reduced_entry(value)
-        out[key] = value
-    return out
+def _reduced(obj: Mapping[str, Any], rules: Mapping[str, str]) -> dict[str, Any]:
+    """What a shape schema sees of an entry (``rules``: its keys' kinds, ``rules.SHAPES``),
+    with per-tool values replaced by placeholders it accepts or refuses as the originals."""
+    return {key: _placeholder(kind, obj[key]) for key, kind in rules.items() if key in obj}
+
+
+def _placeholder(kind: str, value: Any) -> Any:
+    if kind == "schema" and isinstance(value, Mapping):
+        return {}  # only "an object" here; the meta-schema check covers the content
+    if kind in ("text", "description", "description?") and isinstance(value, str):
+        return ""
+    if kind in ("name", "namespace") and isinstance(value, str):
+        return "n"  # formats already enforced the name/namespace rules
+    if kind in ("tags", "names") and isinstance(value, list):
+        return _placeholders(value, str, "t")
+    if kind in ("flag", "flag?") and isinstance(value, bool):
+        return False
+    if kind == "annotations" and isinstance(value, Mapping):
+        return {k: False if isinstance(v, bool) else v for k, v in value.items()}
+    if kind == "function" and isinstance(value, Mapping):
+        return _reduced(value, FUNCTION[0])
+    return value
 
 
 def _placeholders(values: list[Any], kind: type, placeholder: Any) -> list[Any]:
