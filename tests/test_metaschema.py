@@ -19,11 +19,10 @@ from toolfind.catalog import metaschema, parse, validate
 
 # --- the checks made without jsonschema agree with jsonschema ----------------------------------
 #
-# catalog decides most entries and schemas with hand-written rules (_fits_shape,
-# _surely_valid_schema) and asks jsonschema only when they cannot tell. They may say "cannot
-# tell" too often (that costs time), never "valid" for what jsonschema refuses (that would
-# lose a finding). Below: they accept well-formed input, and on any input, what they accept
-# jsonschema accepts.
+# The walk (metaschema.schema_strings) decides most schemas and asks jsonschema only when it
+# cannot tell. It may say "cannot tell" too often (that costs time), never "valid" for what
+# jsonschema refuses (that would lose a finding). Below: it accepts well-formed schemas, and on
+# any schema, what it accepts jsonschema accepts.
 
 
 def surely_valid(schema: dict[str, Any]) -> bool:
