@@ -515,8 +515,7 @@ def test_a_recorded_run_answers_until_a_catalog_changes(
     def forbidden(*_: Any, **__: Any) -> Any:
         raise AssertionError("a recorded run reads no config and discovers no catalogs")
 
-    from toolfind import config
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog, config
 
     with monkeypatch.context() as patch:
         patch.setattr(catalog, "discover", forbidden)

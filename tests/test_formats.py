@@ -11,22 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolfind.catalog import formats
-from toolfind.catalog.formats import (
-    CARRIES,
-    FORMATS,
-    EntryError,
-    detect_entry,
-    iter_entries,
-    json_path,
-    json_pointer,
-    pointer_parts,
-    tool_from_entry,
-)
+from tests.catalog_support import documents
+from toolfind import shapes
+from toolfind.catalog import formats, metaschema, paths
+from toolfind.catalog.formats import iter_entries, tool_from_entry
+from toolfind.catalog.paths import EntryError, json_path, json_pointer, pointer_parts
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
 from toolfind.output import tool_formats
 from toolfind.output.tool_formats import tool_to_format
+from toolfind.shapes import CARRIES, FORMATS, detect_entry
 
 SRC = Source("cat.json", "/tools/0", 3)
 PARAMS = {
@@ -552,7 +546,7 @@ def test_gemini_schema_conversion_never_loses_information(schema: Mapping[str, A
         {**schema, "type": "object"}, "parameters", "parametersJsonSchema"
     )
     if "parameters" in out:
-        assert formats.schema_from_gemini(out["parameters"]) == {**schema, "type": "object"}
+        assert shapes.schema_from_gemini(out["parameters"]) == {**schema, "type": "object"}
 
 
 json_values = st.recursive(
@@ -628,7 +622,7 @@ json_trees = st.recursive(
 def test_too_deep_is_true_exactly_when_nesting_reaches_the_limit(
     tree: dict[str, Any], limit: int
 ) -> None:
-    assert formats._too_deep(tree, limit) == (_levels_below(tree) >= limit)
+    assert metaschema.too_deep(tree, limit) == (_levels_below(tree) >= limit)
 
 
 def test_a_schema_nested_exactly_64_levels_is_accepted() -> None:
@@ -653,7 +647,7 @@ def test_invisible_chars_are_exactly_the_control_and_format_characters(
         for i, c in enumerate(text)
         if unicodedata.category(c) in ("Cc", "Cf") and not (allow_whitespace and c in "\t\n\r")
     ]
-    assert formats.invisible_chars(text, allow_whitespace=allow_whitespace) == expected
+    assert paths.invisible_chars(text, allow_whitespace=allow_whitespace) == expected
 
 
 @settings(max_examples=100, deadline=None)
@@ -669,3 +663,25 @@ def test_entry_pointers_are_the_json_pointers_of_the_entries(doc: Any) -> None:
             value = value[part]
         assert value is entry
         assert json_pointer(pointer_parts(pointer)) == pointer
+
+
+# --- list_entries ------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=documents)
+def test_list_entries_lists_what_iter_entries_yields(doc: Any) -> None:
+    try:
+        expected = list(formats.iter_entries(doc))
+    except formats.CatalogError as exc:
+        with pytest.raises(formats.CatalogError) as raised:
+            formats.list_entries(doc)
+        assert (raised.value.message, raised.value.path) == (exc.message, exc.path)
+        return
+    found = formats.list_entries(doc)
+    assert found == expected
+    assert all(a[1] is b[1] for a, b in zip(found, expected, strict=True))
+    assert [p for p, _, _ in found] == [
+        paths.json_pointer(paths.pointer_parts(p)) for p, _, _ in found
+    ]

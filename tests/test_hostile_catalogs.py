@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from toolfind.catalog import loader as catalog
+from toolfind import catalog
 from toolfind.cli.app import app
 from toolfind.core import analysis
 from toolfind.errors import ToolfindError
@@ -580,7 +580,9 @@ def _one_line(lines: list[str], prefix: str) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "row", ROWS, ids=[f"{n:02d}of{TOTAL}-{row.id}" for n, row in enumerate(ROWS, 1)]
+    "row",
+    [pytest.param(row, marks=[pytest.mark.slow] if row.heavy else []) for row in ROWS],
+    ids=[f"{n:02d}of{TOTAL}-{row.id}" for n, row in enumerate(ROWS, 1)],
 )
 def test_hostile_catalog_gives_one_clear_line_and_loads_the_rest(
     row: Row, guarded: dict[str, list[str]]

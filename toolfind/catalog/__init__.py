@@ -1,1 +1,42 @@
-"""Catalog I/O: find catalog files, parse them, check their entries, read them into tools."""
+"""Catalog I/O: find catalog files, parse them, check their entries, read them into tools.
+
+The public API is ``discover``, ``load``, ``lint`` and ``file_digest``; each is imported from
+its module on first use, so that importing ``toolfind.catalog.formats`` (``show`` writes tools
+out with it) costs no more than that module.
+
+Modules, one job each: ``discovery`` (find files), ``parse`` (bytes to JSON values, safely),
+``paths`` (JSON paths and message text), ``formats`` (entry shapes, reading an entry),
+``rules`` (the entry rules), ``metaschema`` (parameter schemas, without jsonschema),
+``validate`` (jsonschema: exact verdicts and messages), ``loader`` (files to tools and
+findings), ``linter`` (``validate``'s warnings).
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from toolfind.catalog.discovery import discover, file_digest
+    from toolfind.catalog.linter import lint
+    from toolfind.catalog.loader import load
+
+__all__ = ["discover", "file_digest", "lint", "load"]
+
+_HOMES = {
+    "discover": "discovery",
+    "file_digest": "discovery",
+    "lint": "linter",
+    "load": "loader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -1,35 +1,47 @@
-"""Tool-schema formats, read: an entry of any shape into a ``Tool``.
+"""Tool-schema formats, reading: list a document's entries and read each into a ``Tool``.
 
 Pure data conversion: no I/O, no third-party imports (``catalog`` parses files and runs the
-JSON Schema checks; this module only needs what it takes to build a correct ``Tool``). The
-shapes themselves (format names, their keys, :func:`~toolfind.shapes.detect_entry`, the Gemini
-schema conversion) are :mod:`toolfind.shapes`'; writing a ``Tool`` out is
-:mod:`toolfind.output.tool_formats`'.
+JSON Schema checks; this module only needs what it takes to build a correct ``Tool``).
+
+Shapes an entry can have (``detect_entry``):
+
+- ``openai``: ``{"type": "function", "function": {name, description, parameters, strict}}``
+- ``openai-responses``: ``{"type": "function", name, description, parameters}``
+- ``anthropic``: ``{name, description, input_schema}``
+- ``mcp``: ``{name, title, description, inputSchema, outputSchema, annotations}``
+- ``gemini``: a function declaration whose ``parameters`` use the OpenAPI subset (upper-case
+  types) or that carries ``parametersJsonSchema`` / ``responseJsonSchema``
+- ``native``: ``{name, description, parameters}`` plus toolfind metadata keys
+- ``function``: a bare ``{name, description, parameters}``
+- ``builtin``: a provider's built-in tool (``{"type": "web_search"}``, ``{"googleSearch": {}}``)
+  that has no schema to index
 
 Any shape may carry the toolfind metadata keys (``namespace``, ``tags``, ``search_hint``,
 ``defer``, ``enabled``, ``aliases``) at its top level.
 
-Gemini schemas are an OpenAPI subset. Reading: types are lower-cased and ``nullable: true``
-becomes ``"type": [T, "null"]``, recursively through ``properties``, ``items`` and ``anyOf``;
-every other keyword is kept as it is.
+Shapes are told apart, and Gemini schemas converted, by :mod:`toolfind.shapes` (shared with
+``output.tool_formats``, which writes tools back out).
 """
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import contains
 
+from toolfind.catalog.metaschema import MAX_SCHEMA_DEPTH, too_deep
+from toolfind.catalog.paths import EntryError, Fail, PathPart, json_path, json_pointer, short_repr
+from toolfind.catalog.rules import (
+    MAX_DESCRIPTION_LENGTH,
+    check_name,
+    check_namespace,
+    check_tags,
+    input_key,
+    output_key,
+)
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
-from toolfind.shapes import CARRIES as CARRIES
-from toolfind.shapes import FORMATS as FORMATS
-from toolfind.shapes import METADATA_KEYS as METADATA_KEYS
-from toolfind.shapes import SCHEMA_KEYS as SCHEMA_KEYS
-from toolfind.shapes import SHAPES as SHAPES
-from toolfind.shapes import detect_entry as detect_entry
-from toolfind.shapes import schema_from_gemini
+from toolfind.shapes import METADATA_KEYS, detect_entry, schema_from_gemini
 
 # typing costs `show` more than the conversion: only the type checker reads it.
 TYPE_CHECKING = False
@@ -38,111 +50,27 @@ if TYPE_CHECKING:
 
     Entries = list[tuple[str, Any, Mapping[str, Any]]]
 
-#: Hard limits: an entry over them is an error (skipped), not a warning.
-MAX_NAME_LENGTH: Final = 256
-MAX_NAMESPACE_LENGTH: Final = 64
-MAX_TAG_LENGTH: Final = 64
-MAX_DESCRIPTION_LENGTH: Final = 65_536
-#: Deepest nesting (objects and arrays) allowed in a parameter or output schema.
-MAX_SCHEMA_DEPTH: Final = 64
-
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
+# Keys that make an otherwise bare function a native entry.
 
-PathPart = str | int
-# The types of JSON's strings, numbers, booleans and null, as parsed.
-_SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
-#: Builds the exception for a message and a path relative to the value being checked.
-Fail = Callable[[str, Sequence[PathPart]], Exception]
+#: Keys of an entry without a "type" that decide nothing else in detect_entry.
+_FUNCTION_KEYS: Final = frozenset({"name", "description", "parameters", "title", "annotations"})
 
 
-class EntryError(CatalogError):
-    """A bad entry; ``parts`` is the JSON path inside the entry (``catalog`` maps it to a line)."""
-
-    def __init__(self, message: str, source: Source, parts: Sequence[PathPart] = ()) -> None:
-        self.parts = tuple(parts)
-        self.source = source
-        super().__init__(
-            message, file=source.file, line=source.line, path=json_path(self.full_parts)
-        )
-
-    @property
-    def full_parts(self) -> tuple[PathPart, ...]:
-        """The path from the document root: the entry's pointer, then ``parts``."""
-        return (*pointer_parts(self.source.pointer), *self.parts)
-
-
-# --- paths -------------------------------------------------------------------------------
-
-
-def json_pointer(parts: Sequence[PathPart]) -> str:
-    """RFC 6901 pointer for ``parts`` (``("tools", 3)`` -> ``/tools/3``)."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
-def pointer_parts(pointer: str) -> tuple[PathPart, ...]:
-    """Inverse of ``json_pointer`` for entry pointers: all-digit segments are list indices."""
-    if not pointer:
-        return ()
-    out: list[PathPart] = []
-    for raw in pointer[1:].split("/"):
-        seg = raw.replace("~1", "/").replace("~0", "~")
-        out.append(int(seg) if seg.isdigit() else seg)
-    return tuple(out)
-
-
-def json_path(parts: Sequence[PathPart]) -> str:
-    """Dotted/bracket path for messages: ``tools[3].parameters.properties["a b"]``."""
-    out = []
-    for p in parts:
-        if isinstance(p, int):
-            out.append(f"[{p}]")
-        elif p and all(c.isalnum() or c in "_-$" for c in p) and p.isascii():
-            out.append(f".{p}" if out else p)
-        else:
-            escaped = p.replace("\\", "\\\\").replace('"', '\\"')
-            out.append(f'["{printable(escaped)}"]')
-    return "".join(out)
-
-
-def short_repr(value: Any, limit: int = 60) -> str:
-    """``repr`` cut to ``limit`` characters, for one-line messages about huge values."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def printable(text: str) -> str:
-    """``text`` with every non-printable character as ``\\uXXXX``: messages stay on one line
-    and show invisible characters instead of acting on them."""
-    return "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
-
-
-def invisible_chars(text: str, *, allow_whitespace: bool = True) -> list[tuple[int, str]]:
-    """Control and invisible format characters in ``text`` as (index, char).
-
-    Unicode categories Cc (controls; tab, newline and carriage return allowed when
-    ``allow_whitespace``) and Cf (zero-width characters, bidi controls, tag characters,
-    soft hyphen, BOM): text that renders differently from what a model reads.
+def quick_shape(entry: dict[str, Any]) -> str:
+    """``detect_entry``'s answer for the loader's fast path, the commonest entries decided
+    without its every test. Only an entry whose ``parameters`` have upper-case (Gemini) types
+    is called a bare function instead: the fast path refuses those types (not JSON Schema's).
     """
-    if text.isprintable():  # the common case, decided in C: no character can be reported
-        return []
-    found = []
-    for i, c in enumerate(text):
-        if c.isprintable() or c == " ":
-            continue
-        if allow_whitespace and c in "\t\n\r":
-            continue
-        if unicodedata.category(c) in ("Cc", "Cf"):
-            found.append((i, c))
-    return found
-
-
-def describe_char(c: str) -> str:
-    """``U+200B (ZERO WIDTH SPACE)``."""
-    name = unicodedata.name(c, "")
-    return f"U+{ord(c):04X} ({name})" if name else f"U+{ord(c):04X}"
-
-
-# --- detection ---------------------------------------------------------------------------
+    if "type" in entry:
+        return detect_entry(entry)
+    if "inputSchema" in entry:
+        return "mcp"
+    if "input_schema" in entry:
+        return "anthropic"
+    if entry.keys() <= _FUNCTION_KEYS:
+        return "function"
+    return detect_entry(entry)
 
 
 def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
@@ -245,7 +173,7 @@ def _gemini_list_key(item: Any) -> str | None:
 def _file_namespace(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> str | None:
     if "namespace" not in doc:
         return None
-    return _check_namespace(
+    return check_namespace(
         doc["namespace"], lambda m, p: CatalogError(m, path=json_path((*prefix, "namespace", *p)))
     )
 
@@ -253,7 +181,7 @@ def _file_namespace(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> str
 def _file_tags(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> tuple[str, ...]:
     if "tags" not in doc:
         return ()
-    return _check_tags(
+    return check_tags(
         doc["tags"], lambda m, p: CatalogError(m, path=json_path((*prefix, "tags", *p)))
     )
 
@@ -308,75 +236,9 @@ class _Reader:
             return None
         if type(value) is not dict and not isinstance(value, Mapping):
             raise self.fail(f"{short_repr(value)} is not of type 'object'", (*base, key))
-        if _too_deep(value, MAX_SCHEMA_DEPTH):
+        if too_deep(value, MAX_SCHEMA_DEPTH):
             raise self.fail(f"schema is nested deeper than {MAX_SCHEMA_DEPTH} levels", (*base, key))
         return value
-
-
-def _too_deep(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep.
-
-    Recursion stops at ``limit``, so a hostile 10,000-level schema costs ``limit`` frames.
-    This runs over every schema of every load: a child of a plain JSON scalar type (most of
-    them) is passed over after one set lookup, before any ``isinstance``.
-    """
-    if limit <= 0:
-        return True
-    children = value.values() if type(value) is dict or isinstance(value, Mapping) else value
-    for child in children:
-        if type(child) in _SCALAR_TYPES:
-            continue
-        if isinstance(child, dict | list) and _too_deep(child, limit - 1):
-            return True
-    return False
-
-
-def _check_name(value: Any, fail: Fail) -> str:
-    if not isinstance(value, str):
-        raise fail(f"{short_repr(value)} is not of type 'string'", ())
-    if not value.strip():
-        raise fail("must not be empty", ())
-    if len(value) > MAX_NAME_LENGTH:
-        raise fail(f"is {len(value):,} characters long; the limit is {MAX_NAME_LENGTH}", ())
-    bad = invisible_chars(value, allow_whitespace=False)
-    if bad:
-        i, c = bad[0]
-        raise fail(
-            f"contains the invisible or control character {describe_char(c)} at index {i}", ()
-        )
-    return value
-
-
-def _check_namespace(value: Any, fail: Fail) -> str:
-    name = _check_name(value, fail)
-    if len(name) > MAX_NAMESPACE_LENGTH or any(c.isspace() or c in "/:" for c in name):
-        raise fail(
-            f"{short_repr(name)} is not a namespace: use at most {MAX_NAMESPACE_LENGTH} "
-            "characters and no whitespace, '/' or ':'",
-            (),
-        )
-    return name
-
-
-def _check_tags(value: Any, fail: Fail) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        raise fail(f"{short_repr(value)} is not of type 'array'", ())
-    for i, tag in enumerate(value):
-        if not isinstance(tag, str):
-            raise fail(f"{short_repr(tag)} is not of type 'string'", (i,))
-        if not tag or len(tag) > MAX_TAG_LENGTH:
-            raise fail(f"a tag must have 1 to {MAX_TAG_LENGTH} characters", (i,))
-    return tuple(dict.fromkeys(value))
-
-
-def _params_key(shape: str, body: Mapping[str, Any]) -> str:
-    if shape == "anthropic":
-        return "input_schema"
-    if shape == "mcp":
-        return "inputSchema"
-    if shape == "gemini" and "parametersJsonSchema" in body:
-        return "parametersJsonSchema"
-    return "parameters"
 
 
 def tool_from_entry(
@@ -408,14 +270,14 @@ def tool_from_entry(
 
     if "name" not in body:
         raise read.fail("'name' is a required property", base)
-    name = _check_name(body["name"], read.under(*base, "name"))
+    name = check_name(body["name"], read.under(*base, "name"))
     description = read.str_(body, "description", base) or ""
     if len(description) > MAX_DESCRIPTION_LENGTH:
         raise read.fail(
             f"is {len(description):,} characters long; the limit is {MAX_DESCRIPTION_LENGTH:,}",
             (*base, "description"),
         )
-    pkey = _params_key(shape, body)
+    pkey = input_key(shape, body)
     parameters = read.schema(body, pkey, base)
     if parameters is not None and shape == "gemini" and pkey == "parameters":
         parameters = schema_from_gemini(parameters)
@@ -438,14 +300,11 @@ def tool_from_entry(
 def _read_output_schema(
     read: _Reader, body: Mapping[str, Any], shape: str
 ) -> Mapping[str, Any] | None:
-    if shape == "mcp":
-        return read.schema(body, "outputSchema", ())
-    if shape == "gemini":
-        if "responseJsonSchema" in body:
-            return read.schema(body, "responseJsonSchema", ())
-        response = read.schema(body, "response", ())
-        return schema_from_gemini(response) if response is not None else None
-    return read.schema(body, "output_schema", ())
+    key = output_key(shape, body)
+    schema = read.schema(body, key, ())
+    if schema is not None and shape == "gemini" and key == "response":
+        return schema_from_gemini(schema)
+    return schema
 
 
 def _read_metadata(
@@ -461,14 +320,14 @@ def _read_metadata(
             "aliases": (),
         }
     if "namespace" in entry:
-        namespace = _check_namespace(entry["namespace"], read.under("namespace"))
-    own_tags = _check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
+        namespace = check_namespace(entry["namespace"], read.under("namespace"))
+    own_tags = check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
     aliases: tuple[str, ...] = ()
     if "aliases" in entry:
         raw = entry["aliases"]
         if not isinstance(raw, list):
             raise read.fail(f"{short_repr(raw)} is not of type 'array'", ("aliases",))
-        aliases = tuple(_check_name(a, read.under("aliases", i)) for i, a in enumerate(raw))
+        aliases = tuple(check_name(a, read.under("aliases", i)) for i, a in enumerate(raw))
     return {
         "namespace": namespace,
         "tags": tuple(dict.fromkeys((*file_tags, *own_tags))),
@@ -477,6 +336,3 @@ def _read_metadata(
         "enabled": read.bool_(entry, "enabled", True),
         "aliases": aliases,
     }
-
-
-# --- Gemini schema conversion --------------------------------------------------------------

@@ -491,7 +491,7 @@ def validate(
 
     Example: toolfind validate catalogs/ --strict
     """
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
     from toolfind.config import for_run
     from toolfind.output import wire
 

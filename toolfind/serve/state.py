@@ -84,7 +84,7 @@ def build_index(
 
 def catalog_signature(paths: Sequence[Path]) -> Signature:
     """What the poller compares: every catalog file's identity and its last modification."""
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
 
     present = [root for root in paths if os.path.exists(root)]
     rows = [(str(root), *MISSING) for root in paths if root not in present]

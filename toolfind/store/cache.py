@@ -118,7 +118,7 @@ def load_index(
     index again without parsing anything. Raises CatalogError for a catalog path that does not
     exist; cache problems never raise, they are reported through ``warn``.
     """
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
 
     params = params or ScoringParams()
     files = catalog.discover(paths)
@@ -180,7 +180,7 @@ def _build(
     files: Sequence[Path],
     progress: Callable[[int, int], None] | None,
 ) -> Loaded:
-    from toolfind.catalog import loader as catalog
+    from toolfind import catalog
     from toolfind.store.index import SearchIndex
 
     result = catalog.load(paths, max_bytes=max_file_size)
@@ -196,7 +196,7 @@ def _build(
 
 def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
     """SHA-256 of each file, reusing the recorded one when the file's stat is unchanged."""
-    from toolfind.catalog.loader import file_digest
+    from toolfind.catalog import file_digest
 
     out: dict[str, str] = {}
     for path, st in stats.items():

@@ -1,0 +1,462 @@
+"""The catalog entry rules, in one place: what a valid entry of each shape is.
+
+``SHAPES`` is the one table: per entry shape, the kind of value each key must hold and the
+keys it requires. The packaged JSON Schemas (``toolfind/schemas/``, published for editors and
+used by ``validate`` to word messages) say the same, key by key and limit by limit
+(tests/test_rules.py holds them to the table). Everything else is derived from it:
+
+- ``read_tool`` (the loader's fast path) checks and reads a well-formed entry in one pass and
+  counts its strings, or answers "cannot tell" (-1): then the general path (``formats``,
+  then ``validate``) decides and words every finding;
+- ``fits_shape`` tells ``validate`` that an entry certainly passes its packaged schema, so
+  jsonschema is imported only for the rest;
+- ``input_key`` / ``output_key`` say where each shape keeps its schemas (read by ``formats``,
+  checked by ``validate``, pointed at by ``linter``).
+
+The checks that reading an entry makes, with their messages (``check_name``,
+``check_namespace``, ``check_tags``, the limits), are here too. Each kind's check below is at
+least as strict as both those checks and the packaged schema, so an entry ``read_tool``
+accepts is one the general path accepts, read the same (tests/test_rules.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from toolfind.catalog.metaschema import schema_strings, value_strings
+from toolfind.catalog.paths import Fail, describe_char, invisible_chars, short_repr
+from toolfind.models import Source, Tool
+from toolfind.shapes import METADATA_KEYS
+
+# typing costs `show` more than the rules: only the type checker reads it.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, Final
+
+    #: A kind's check: the number of strings in a value it certainly accepts, else -1.
+    Check = Callable[[Any], int]
+
+#: Hard limits: an entry over them is an error (skipped), not a warning.
+MAX_NAME_LENGTH: Final = 256
+MAX_NAMESPACE_LENGTH: Final = 64
+MAX_TAG_LENGTH: Final = 64
+MAX_DESCRIPTION_LENGTH: Final = 65_536
+
+# --- the table ---------------------------------------------------------------------------
+#
+# Kinds of value: "name" (1 to 256 characters; no control or invisible ones), "names" (an
+# array of names), "namespace", "tags", "text" (a string), "description" (a string of at most
+# 65,536 characters), "description?" (or null), "flag" (a boolean), "flag?" (or null),
+# "object?" (an object or null), "schema" (a JSON Schema object), "annotations" (MCP's),
+# "function" (an OpenAI tool's function: ``FUNCTION``), "=function" and "=custom" (that string).
+
+#: toolfind's metadata keys, accepted next to a tool of any shape.
+METADATA: Final[Mapping[str, str]] = {
+    "namespace": "namespace",
+    "tags": "tags",
+    "search_hint": "text",
+    "defer": "flag",
+    "enabled": "flag",
+    "aliases": "names",
+}
+_FUNCTION: Final = {"name": "name", "description": "description", "parameters": "schema"}
+
+#: Per shape: the kind of each key its packaged schema constrains (the metadata keys
+#: included, as every schema's ``allOf``), and the keys it requires. Other keys are kept and
+#: ignored: no schema sets ``additionalProperties``.
+SHAPES: Final[Mapping[str, tuple[Mapping[str, str], frozenset[str]]]] = {
+    "function": ({**METADATA, **_FUNCTION}, frozenset({"name"})),
+    "native": (
+        {
+            **METADATA,
+            **_FUNCTION,
+            "title": "text",
+            "output_schema": "schema",
+            "annotations": "annotations",
+        },
+        frozenset({"name"}),
+    ),
+    "anthropic": (
+        {
+            **METADATA,
+            "type": "=custom",
+            "name": "name",
+            "description": "description",
+            "input_schema": "schema",
+            "defer_loading": "flag",
+            "cache_control": "object?",
+        },
+        frozenset({"name", "input_schema"}),
+    ),
+    "mcp": (
+        {
+            **METADATA,
+            "name": "name",
+            "title": "text",
+            "description": "description",
+            "inputSchema": "schema",
+            "outputSchema": "schema",
+            "annotations": "annotations",
+        },
+        frozenset({"name", "inputSchema"}),
+    ),
+    "gemini": (
+        {
+            **METADATA,
+            **_FUNCTION,
+            "parametersJsonSchema": "schema",
+            "response": "schema",
+            "responseJsonSchema": "schema",
+            "behavior": "text",
+        },
+        frozenset({"name"}),
+    ),
+    "openai-responses": (
+        {
+            **METADATA,
+            "type": "=function",
+            "name": "name",
+            "description": "description?",
+            "parameters": "schema",
+            "strict": "flag?",
+        },
+        frozenset({"type", "name"}),
+    ),
+    "openai": (
+        {**METADATA, "type": "=function", "function": "function"},
+        frozenset({"type", "function"}),
+    ),
+}
+#: An OpenAI tool's ``function``.
+FUNCTION: Final[tuple[Mapping[str, str], frozenset[str]]] = (
+    {**_FUNCTION, "strict": "flag?"},
+    frozenset({"name"}),
+)
+#: MCP tool annotations (kind "annotations"); their true hints also become tags.
+ANNOTATIONS: Final[Mapping[str, str]] = {
+    "title": "text",
+    "readOnlyHint": "flag",
+    "destructiveHint": "flag",
+    "idempotentHint": "flag",
+    "openWorldHint": "flag",
+}
+
+#: Per shape, the keys that may hold the input and the output schema (of an OpenAI tool: in
+#: its ``function``); the first one present is read. Gemini's ``parameters`` and ``response``
+#: are OpenAPI-subset schemas, converted when read.
+_INPUT_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "anthropic": ("input_schema",),
+    "mcp": ("inputSchema",),
+    "gemini": ("parametersJsonSchema", "parameters"),
+}
+_OUTPUT_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "mcp": ("outputSchema",),
+    "gemini": ("responseJsonSchema", "response"),
+}
+_PARAMETERS: Final = ("parameters",)
+_OUTPUT_SCHEMA: Final = ("output_schema",)
+
+
+def input_key(shape: str, body: Mapping[str, Any]) -> str:
+    """The key of ``body`` (an entry, or an OpenAI tool's function) that holds the input schema."""
+    keys = _INPUT_KEYS.get(shape, _PARAMETERS)
+    return next((key for key in keys if key in body), keys[-1])
+
+
+def output_key(shape: str, body: Mapping[str, Any]) -> str:
+    """The key of ``body`` that holds the output schema (read for every shape; checked
+    against the meta-schema only where the shape's schema lists it)."""
+    keys = _OUTPUT_KEYS.get(shape, _OUTPUT_SCHEMA)
+    return next((key for key in keys if key in body), keys[-1])
+
+
+# --- the checks reading makes, with their messages ------------------------------------------
+
+
+def check_name(value: Any, fail: Fail) -> str:
+    if not isinstance(value, str):
+        raise fail(f"{short_repr(value)} is not of type 'string'", ())
+    if not value.strip():
+        raise fail("must not be empty", ())
+    if len(value) > MAX_NAME_LENGTH:
+        raise fail(f"is {len(value):,} characters long; the limit is {MAX_NAME_LENGTH}", ())
+    bad = invisible_chars(value, allow_whitespace=False)
+    if bad:
+        i, c = bad[0]
+        raise fail(
+            f"contains the invisible or control character {describe_char(c)} at index {i}", ()
+        )
+    return value
+
+
+def check_namespace(value: Any, fail: Fail) -> str:
+    name = check_name(value, fail)
+    if len(name) > MAX_NAMESPACE_LENGTH or any(c.isspace() or c in "/:" for c in name):
+        raise fail(
+            f"{short_repr(name)} is not a namespace: use at most {MAX_NAMESPACE_LENGTH} "
+            "characters and no whitespace, '/' or ':'",
+            (),
+        )
+    return name
+
+
+def check_tags(value: Any, fail: Fail) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise fail(f"{short_repr(value)} is not of type 'array'", ())
+    for i, tag in enumerate(value):
+        if not isinstance(tag, str):
+            raise fail(f"{short_repr(tag)} is not of type 'string'", (i,))
+        if not tag or len(tag) > MAX_TAG_LENGTH:
+            raise fail(f"a tag must have 1 to {MAX_TAG_LENGTH} characters", (i,))
+    return tuple(dict.fromkeys(value))
+
+
+# --- each kind's check: the number of strings in a value it certainly accepts, else -1 -------
+#
+# A string counts 1 and an object's keys count too (for the loader's repeated-key check).
+# Where a check is stricter than the rule (printable names, say), "cannot tell" only sends
+# the entry the general way.
+
+
+def _plain_name(name: str) -> bool:
+    """``check_name`` passes, and so does the schemas' 1 to 256 characters: printable, so
+    without the control and format characters it refuses (other unprintable ones: cannot tell)."""
+    return len(name) <= MAX_NAME_LENGTH and name.isprintable() and name.strip() != ""
+
+
+def _name(value: Any) -> int:
+    return 1 if type(value) is str and _plain_name(value) else -1
+
+
+def _names(value: Any) -> int:
+    ok = type(value) is list and all(type(v) is str and _plain_name(v) for v in value)
+    return len(value) if ok else -1
+
+
+def _namespace(value: Any) -> int:
+    # Printable characters include no whitespace but " ": check_namespace's and the schema's rules.
+    ok = (
+        type(value) is str
+        and 0 < len(value) <= MAX_NAMESPACE_LENGTH
+        and value.isprintable()
+        and " " not in value
+        and "/" not in value
+        and ":" not in value
+    )
+    return 1 if ok else -1
+
+
+def _tags(value: Any) -> int:
+    ok = type(value) is list and all(
+        type(tag) is str and 0 < len(tag) <= MAX_TAG_LENGTH for tag in value
+    )
+    return len(value) if ok else -1
+
+
+def _text(value: Any) -> int:
+    return 1 if type(value) is str else -1
+
+
+def _description(value: Any) -> int:
+    return 1 if type(value) is str and len(value) <= MAX_DESCRIPTION_LENGTH else -1
+
+
+def _description_or_null(value: Any) -> int:
+    return 0 if value is None else _description(value)
+
+
+def _flag(value: Any) -> int:
+    return 0 if type(value) is bool else -1
+
+
+def _flag_or_null(value: Any) -> int:
+    return 0 if value is None or type(value) is bool else -1
+
+
+def _object_or_null(value: Any) -> int:
+    if value is None:
+        return 0
+    return value_strings(value, 0) if type(value) is dict else -1
+
+
+def _schema(value: Any) -> int:
+    return schema_strings(value) if type(value) is dict else -1
+
+
+def _any_object(value: Any) -> int:
+    """The "schema" kind as the packaged schemas state it (the meta-schema is ``validate``'s)."""
+    return 0 if type(value) is dict else -1
+
+
+def _constant(expected: str) -> Check:
+    return lambda value: 1 if type(value) is str and value == expected else -1
+
+
+def _other(value: Any, depth: int = 0) -> int:
+    """A value no rule constrains: only counted (refused when nested too deep to walk)."""
+    kind = type(value)
+    if kind is str:
+        return 1
+    if kind is dict or kind is list:
+        return value_strings(value, depth)
+    return 0
+
+
+def _object_strings(
+    obj: dict[str, Any], checks: Mapping[str, Check], required: frozenset[str]
+) -> int:
+    """The strings in ``obj`` when it has the ``required`` keys and every value passes its
+    key's check (keys without one are only counted); else -1."""
+    if not obj.keys() >= required:
+        return -1
+    strings = len(obj)
+    for key, value in obj.items():
+        check = checks.get(key)
+        count = _other(value) if check is None else check(value)
+        if count < 0:
+            return -1
+        strings += count
+    return strings
+
+
+def _annotations(value: Any) -> int:
+    # Nested as deep as reading allows (annotations are read like a schema).
+    if type(value) is not dict:
+        return -1
+    strings = len(value)
+    for key, item in value.items():
+        check = _ANNOTATION_CHECKS.get(key)
+        count = _other(item, 1) if check is None else check(item)
+        if count < 0:
+            return -1
+        strings += count
+    return strings
+
+
+_KINDS: Final[dict[str, Check]] = {
+    "name": _name,
+    "names": _names,
+    "namespace": _namespace,
+    "tags": _tags,
+    "text": _text,
+    "description": _description,
+    "description?": _description_or_null,
+    "flag": _flag,
+    "flag?": _flag_or_null,
+    "object?": _object_or_null,
+    "schema": _schema,
+    "annotations": _annotations,
+    "=function": _constant("function"),
+    "=custom": _constant("custom"),
+}
+_ANNOTATION_CHECKS: Final = {key: _KINDS[kind] for key, kind in ANNOTATIONS.items()}
+#: What reading takes from every body (entry, or OpenAI function) though not every shape's
+#: schema constrains it: a string title, annotations and an output schema read like a schema.
+_READ_ANYWAY: Final = {"title": "text", "annotations": "annotations"}
+
+
+def _checks(
+    rules: Mapping[str, str], kinds: Mapping[str, Check], function: Check
+) -> dict[str, Check]:
+    return {key: function if kind == "function" else kinds[kind] for key, kind in rules.items()}
+
+
+def _fits_function(value: Any) -> int:
+    return _object_strings(value, _FITS_FUNCTION, FUNCTION[1]) if type(value) is dict else -1
+
+
+def _read_function(value: Any) -> int:
+    return _object_strings(value, _READ_FUNCTION, FUNCTION[1]) if type(value) is dict else -1
+
+
+#: The checks the packaged schemas make (a "schema" is just an object to them).
+_FITS_KINDS: Final = {**_KINDS, "schema": _any_object}
+_FITS: Final = {
+    shape: _checks(rules, _FITS_KINDS, _fits_function) for shape, (rules, _) in SHAPES.items()
+}
+_FITS_FUNCTION: Final = _checks(FUNCTION[0], _FITS_KINDS, _fits_function)
+
+
+def _read_rules(shape: str, rules: Mapping[str, str]) -> dict[str, Check]:
+    """The fast path's checks for a body of ``shape``: the schema's, those of what reading
+    takes anyway, and the meta-schema walk for its schemas."""
+    read = {**_READ_ANYWAY, output_key(shape, {}): "schema", **rules}
+    return _checks(read, _KINDS, _read_function)
+
+
+#: The fast path's checks per shape (Gemini's schemas are converted when read: not here).
+_READ: Final = {
+    shape: _checks(rules, _KINDS, _read_function)
+    if shape == "openai"
+    else _read_rules(shape, rules)
+    for shape, (rules, _) in SHAPES.items()
+    if shape != "gemini"
+}
+_READ_FUNCTION: Final = _read_rules("openai", FUNCTION[0])
+
+
+def fits_shape(entry: Any, shape: str) -> bool:
+    """True when ``entry`` certainly passes its shape's packaged schema."""
+    checks = _FITS.get(shape)
+    return (
+        checks is not None
+        and type(entry) is dict
+        and _object_strings(entry, checks, SHAPES[shape][1]) >= 0
+    )
+
+
+# --- the fast path: a well-formed entry read and checked in one pass -------------------------
+
+_NO_METADATA: Final[Mapping[str, Any]] = {
+    "namespace": None,
+    "search_hint": "",
+    "defer": False,
+    "enabled": True,
+}
+
+
+def read_tool(
+    entry: dict[str, Any],
+    shape: str,
+    defaults: Mapping[str, Any],
+    namespace: str,
+    source: Source,
+    tools: list[Tool],
+) -> int:
+    """Append to ``tools`` the ``Tool`` the general path reads from ``entry`` (of ``shape``,
+    see ``formats.quick_shape``) and return the number of strings in the entry (keys
+    included), when it is certainly well formed; else return -1 ("cannot tell"), appending
+    nothing."""
+    checks = _READ.get(shape)
+    if checks is None:  # gemini (whose schemas are converted) and built-in tools
+        return -1
+    strings = _object_strings(entry, checks, SHAPES[shape][1])
+    if strings < 0:
+        return -1
+    body = entry["function"] if shape == "openai" else entry
+    parameters = body.get(input_key(shape, body))
+    meta: Mapping[str, Any] = _NO_METADATA if entry.keys().isdisjoint(METADATA_KEYS) else entry
+    file_tags = defaults.get("tags", ())
+    tags = meta.get("tags") or ()
+    if tags or file_tags:
+        tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
+    tools.append(
+        Tool(
+            body["name"],
+            body.get("description") or "",
+            {"type": "object", "properties": {}} if parameters is None else parameters,
+            meta.get("namespace") or defaults.get("namespace") or namespace,
+            tags,
+            meta.get("search_hint", ""),
+            meta.get("defer", False),
+            meta.get("enabled", True),
+            body.get("annotations") or {},
+            tuple(meta.get("aliases", ())),
+            body.get("title"),
+            body.get(output_key(shape, body)),
+            source,
+            entry,
+        )
+    )
+    return strings
