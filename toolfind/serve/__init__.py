@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from toolfind.serve.backends import Backends, BackendStatus, NoBackends
+from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
 
 if TYPE_CHECKING:

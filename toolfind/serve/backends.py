@@ -1,48 +1,29 @@
-"""The seam where real MCP servers plug in behind serve-mcp, and `BackendPool`, which fills it.
+"""`BackendPool`: the backend MCP servers connected, restarted when they fail, calls forwarded.
 
-The discovery server asks a `Backends` object three things: which tools the backends offer
-right now (`tools`), how each backend is doing (`status`), and to forward a call (`call`).
-It tells the backends one thing: a callback to run when any backend's tool list changed
-(`set_listener`), after which the server re-reads `tools()`, rebuilds the index off the
-request path and notifies its own clients.
+`BackendPool` fills the `toolfind.serve.backend_seam.Backends` seam (its contract is there);
+`make_backends` picks it, or `NoBackends` when no servers file is given. How a listed tool is
+checked, named and cleaned lives in ``toolfind.serve.backend_tools``.
 
-Contract for implementers:
-
-- ``tools()`` is cheap and synchronous: a snapshot kept up to date by the backends' own
-  tasks. Each Tool's ``name`` is the exposed (namespaced, sanitised) name, ``namespace`` is
-  the server name, ``source`` names the server (``Source(file="mcp://<server>")``),
-  ``aliases`` holds the backend's own name and ``original`` the entry as the backend sent it.
-  A backend that was available and then crashed keeps its last tools listed (``status``
-  says it is unavailable); calling one of them restarts it.
-- ``call(name, arguments)`` receives the exposed name (as listed by ``tools()``) and
-  returns the backend's ``CallToolResult`` unchanged (content, structuredContent, isError).
-  It raises `toolfind.errors.BackendError` when the backend is down, crashed, timed out or
-  refused the request; serve-mcp turns that into a tool error, never a protocol error.
-- ``serves(name)`` says whether a call to that exposed name can be forwarded.
-- The object is an async context manager: ``__aenter__`` starts every backend (concurrently,
-  with a start-up timeout), ``__aexit__`` stops them. serve-mcp enters it once for the life
-  of the server, before the first client connects, and leaves it from the same task.
-
-This module is imported by ``toolfind.serve`` at import time, so it imports neither the MCP
-SDK nor anyio at module level: `BackendPool` imports them when it starts.
+This module imports neither the MCP SDK nor anyio at module level: `BackendPool` imports them
+when it starts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol, Self, TextIO
+from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from toolfind.errors import BackendError, ConfigError
-from toolfind.models import Source, Tool
+from toolfind.models import Tool
 from toolfind.output.wire import clean_text
+from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
+from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_tool
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
 if TYPE_CHECKING:
@@ -53,22 +34,10 @@ if TYPE_CHECKING:
     from mcp.shared.message import SessionMessage
     from mcp_types import CallToolResult
 
-__all__ = [
-    "BackendPool",
-    "BackendStatus",
-    "Backends",
-    "NoBackends",
-    "assign_names",
-    "exposed_name",
-    "make_backends",
-]
+__all__ = ["BackendPool", "make_backends"]
 
 logger = logging.getLogger("toolfind.serve.backends")
 
-#: MCP hosts reject tool names longer than this.
-MAX_NAME = 64
-#: Backend descriptions are untrusted text shown to a model: capped, invisible characters removed.
-MAX_DESCRIPTION = 4000
 #: A tools/list that paginates longer than this is cut short (a server that never stops).
 MAX_PAGES = 100
 MAX_TOOLS_PER_SERVER = 10_000
@@ -77,79 +46,6 @@ BACKOFF_INITIAL = 1.0
 BACKOFF_MAX = 60.0
 #: After a call times out, a ping this long decides whether the backend still answers at all.
 PING_TIMEOUT = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class BackendStatus:
-    """How one backend is doing: ``available`` false means calls to it fail until it restarts."""
-
-    name: str
-    available: bool
-    tool_count: int = 0
-    detail: str = ""
-
-
-class Backends(Protocol):
-    """Live MCP servers whose tools serve-mcp indexes and whose calls it forwards."""
-
-    async def __aenter__(self) -> Self: ...
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
-
-    def tools(self) -> Sequence[Tool]:
-        """Every tool the backends offer (exposed names), as last listed."""
-        ...
-
-    def serves(self, name: str) -> bool:
-        """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
-        ...
-
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
-        """Forward a call. Raises BackendError when the backend cannot answer."""
-        ...
-
-    def status(self) -> Mapping[str, BackendStatus]:
-        """Each backend by server name."""
-        ...
-
-    def set_listener(self, listener: Callable[[], None]) -> None:
-        """Register the callback to run (on the event loop) when any backend's tools changed."""
-        ...
-
-
-class NoBackends:
-    """The backends of a catalog-only server: none. Every catalog tool is search-only."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
-
-    def tools(self) -> Sequence[Tool]:
-        return ()
-
-    def serves(self, name: str) -> bool:
-        return False
-
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
-        raise BackendError(f"No backend serves {name!r}.")
-
-    def status(self) -> Mapping[str, BackendStatus]:
-        return {}
-
-    def set_listener(self, listener: Callable[[], None]) -> None:
-        return None
 
 
 def make_backends(
@@ -179,112 +75,6 @@ def make_backends(
         start_timeout=start_timeout,
         call_timeout=call_timeout,
     )
-
-
-# -- names ------------------------------------------------------------------------------
-
-
-def exposed_name(server: str, tool: str, separator: str = "__") -> str:
-    """``<server><sep><tool>`` made safe for MCP hosts (``^[a-zA-Z0-9_-]{1,64}$``).
-
-    A name longer than 64 characters is cut and ends with 8 hex digits of a hash of the
-    server and tool names, so two long names stay distinct and the result is stable.
-    """
-    full = f"{safe_name(server)}{separator}{safe_name(tool)}"
-    if len(full) <= MAX_NAME:
-        return full
-    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-    return f"{full[: MAX_NAME - 9]}_{digest}"
-
-
-def _with_suffix(name: str, suffix: str) -> str:
-    return name[: MAX_NAME - len(suffix)] + suffix
-
-
-def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
-    strings, at any depth, are cleaned like tool descriptions; everything else is as sent.
-
-    Cleaned by :func:`toolfind.output.wire.clean_text`, as every text toolfind shows. A model
-    reads parameter descriptions as closely as the tool's own, so they are the same
-    hiding place for prompt injection. Property names, enums and defaults stay untouched:
-    the backend expects them verbatim.
-    """
-
-    def clean(obj: dict[str, Any]) -> dict[str, Any]:
-        for key, limit in (("description", MAX_DESCRIPTION), ("title", 200)):
-            if isinstance(obj.get(key), str):
-                obj[key] = clean_text(obj[key], limit)
-        return obj
-
-    # A JSON round trip copies at any depth (the SDK parses messages at most 200 deep).
-    cleaned: dict[str, Any] = json.loads(json.dumps(document), object_hook=clean)
-    return cleaned
-
-
-def assign_names(
-    tools: Sequence[tuple[str, str]], separator: str = "__", reserved: Collection[str] = ()
-) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
-    """Exposed names for (server, tool) pairs, and a message for each tool that was renamed.
-
-    Deterministic: servers in the order given, each server's tools by name; the first
-    claimant keeps `exposed_name`, a later one (or one whose name is ``reserved``, compared
-    case-insensitively, as some hosts do) gets ``_2``, ``_3``... within 64 characters.
-    """
-    order: dict[str, int] = {}
-    for server, _ in tools:
-        order.setdefault(server, len(order))
-    taken = {name.casefold(): f"the meta-tool {name!r}" for name in reserved}
-    names: dict[tuple[str, str], str] = {}
-    renames: dict[tuple[str, str], str] = {}
-    for server, tool in sorted(dict.fromkeys(tools), key=lambda st: (order[st[0]], st[1])):
-        base = exposed_name(server, tool, separator)
-        candidate, n = base, 2
-        while candidate.casefold() in taken:
-            candidate, n = _with_suffix(base, f"_{n}"), n + 1
-        if candidate != base:
-            renames[(server, tool)] = (
-                f"server {server!r}: tool {tool!r} is exposed as {candidate!r} "
-                f"because {base!r} is taken by {taken[base.casefold()]}"
-            )
-        taken[candidate.casefold()] = f"{server}/{tool}"
-        names[(server, tool)] = candidate
-    return names, renames
-
-
-@dataclass(frozen=True, slots=True)
-class _Listed:
-    """One valid tool as a backend listed it: its own name and the entry as sent."""
-
-    name: str
-    raw: Mapping[str, Any]
-    position: int
-
-
-def _check_tool(entry: Any) -> str | None:
-    """Why a tools/list entry cannot be used, or None when it is a valid MCP tool."""
-    from mcp_types import Tool as McpTool
-    from pydantic import ValidationError
-
-    if not isinstance(entry, dict):
-        return "is not an object"
-    name = entry.get("name")
-    if not isinstance(name, str) or not name.strip():
-        return "has no name"
-    schema = entry.get("inputSchema")
-    if not isinstance(schema, dict):
-        return "inputSchema is not an object"
-    if schema.get("type") != "object":
-        return 'inputSchema does not have "type": "object"'
-    if not isinstance(schema.get("properties", {}), dict):
-        return "inputSchema.properties is not an object"
-    try:
-        McpTool.model_validate(entry, by_name=False)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"{where}: {first['msg']}"
-    return None
 
 
 def _describe(exc: BaseException) -> str:
@@ -334,7 +124,7 @@ class _Backend:
         self.lock = anyio.Lock()
         self.current: _Attempt | None = None
         self.live: _Attempt | None = None
-        self.listed: tuple[_Listed, ...] = ()
+        self.listed: tuple[Listed, ...] = ()
         self.reason = "not started"
         self.failures = 0
         self.retry_at = 0.0
@@ -763,7 +553,7 @@ class BackendPool:
             backend.listed = listed
             self._recompute()
 
-    async def _list_tools(self, backend: _Backend, attempt: _Attempt) -> tuple[_Listed, ...]:
+    async def _list_tools(self, backend: _Backend, attempt: _Attempt) -> tuple[Listed, ...]:
         """The whole tools/list (every page), each tool checked on its own."""
         entries: list[Any] = []
         cursor: str | None = None
@@ -795,10 +585,10 @@ class BackendPool:
                 f"server {backend.name!r}: lists more than {MAX_TOOLS_PER_SERVER} tools; kept the first {MAX_TOOLS_PER_SERVER}"
             )
             del entries[MAX_TOOLS_PER_SERVER:]
-        listed: list[_Listed] = []
+        listed: list[Listed] = []
         names: set[str] = set()
         for position, entry in enumerate(entries):
-            problem = _check_tool(entry)
+            problem = check_tool(entry)
             label = entry.get("name") if isinstance(entry, dict) else None
             label = repr(clean_text(label, 80)) if isinstance(label, str) else f"#{position}"
             if problem is None and entry["name"] in names:
@@ -807,10 +597,10 @@ class BackendPool:
                 backend.warn_once(f"server {backend.name!r}: tool {label} dropped: {problem}")
                 continue
             names.add(entry["name"])
-            listed.append(_Listed(entry["name"], entry, position))
+            listed.append(Listed(entry["name"], entry, position))
         return tuple(listed)
 
-    def _up(self, backend: _Backend, attempt: _Attempt, listed: tuple[_Listed, ...]) -> None:
+    def _up(self, backend: _Backend, attempt: _Attempt, listed: tuple[Listed, ...]) -> None:
         attempt.ready.set()
         if attempt.settled or attempt is not backend.current or self._closing:
             return
@@ -881,7 +671,7 @@ class BackendPool:
                 exposed = names.get((backend.name, item.name))
                 if exposed is None:
                     continue
-                tools.append(_to_tool(backend.name, exposed, item))
+                tools.append(to_tool(backend.name, exposed, item))
                 routes[exposed] = (backend, item.name)
         key = [(t.name, json.dumps(t.original, sort_keys=True, default=str)) for t in tools]
         self._tools = tuple(tools)
@@ -905,26 +695,3 @@ class BackendPool:
             await callback()
         except Exception:  # same: contained, logged
             logger.exception("the tools-changed callback failed")
-
-
-def _to_tool(server: str, exposed: str, item: _Listed) -> Tool:
-    raw = item.raw
-    annotations = raw.get("annotations")
-    title = raw.get("title")
-    if title is None and isinstance(annotations, dict):
-        title = annotations.get("title")
-    output_schema = raw.get("outputSchema")
-    if isinstance(output_schema, dict):
-        output_schema = clean_descriptions(output_schema)
-    return Tool(
-        name=exposed,
-        description=clean_text(raw.get("description") or "", MAX_DESCRIPTION),
-        parameters=clean_descriptions(raw["inputSchema"]),
-        namespace=server,
-        annotations=clean_descriptions(annotations) if isinstance(annotations, dict) else {},
-        aliases=(item.name,),
-        title=clean_text(title, 200) if isinstance(title, str) else None,
-        output_schema=output_schema if isinstance(output_schema, dict) else None,
-        source=Source(file=f"mcp://{server}", pointer=f"/tools/{item.position}"),
-        original=raw,
-    )

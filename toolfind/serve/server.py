@@ -35,7 +35,7 @@ from toolfind.errors import BackendError
 from toolfind.models import Tool
 from toolfind.output.wire import dumps
 from toolfind.serve import meta
-from toolfind.serve.backends import Backends
+from toolfind.serve.backend_seam import Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
 from toolfind.serve.state import LiveIndex, Snapshot
 

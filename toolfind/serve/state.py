@@ -22,7 +22,7 @@ import anyio.to_thread
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.errors import ToolfindError
 from toolfind.models import ScoringParams, Tool
-from toolfind.serve.backends import Backends
+from toolfind.serve.backend_seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store.cache import Loaded
 from toolfind.store.segment import MISSING, stamp
