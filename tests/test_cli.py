@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 import toolfind.__main__ as toolfind_main
 from tests.conftest import REPO, SHIPPED
-from toolfind.cli import app as cli
+from toolfind.cli import common
 from toolfind.cli.app import app, app_for
 from toolfind.output import render, wire
 
@@ -278,12 +278,14 @@ def test_cache_path_info_clear(small: str, isolated: Path) -> None:
 
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
+    """Every registered command, in a group too (``cache path``), has help and a README line."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    names = [c.name or c.callback.__name__ for c in app.registered_commands if c.callback]
-    for name in names:
-        code, out, _ = invoke(name, "--help")
+    for path in command_paths():
+        code, out, _ = invoke(*path, "--help")
         assert code == 0
-        assert re.search(rf"toolfind {re.escape(name)}\b", readme), name
+        assert out.startswith("Usage: ") and "Example: toolfind" in out, path
+        words = r"\b[^\n]*\b".join(re.escape(w) for w in path)  # `toolfind cache path|info|clear`
+        assert re.search(rf"toolfind {words}\b", readme), path
 
 
 # -- the per-command app (cli.app_for) -----------------------------------------------------------
@@ -408,18 +410,18 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> FakeSpinners:
     """stderr is a terminal, and the renderer (Rich) is a fake."""
     fake = FakeSpinners()
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    monkeypatch.setattr(cli, "_render", lambda: fake)
+    monkeypatch.setattr(common, "_render", lambda: fake)
     return fake
 
 
 def test_quick_work_on_a_terminal_never_loads_the_renderer(terminal: FakeSpinners) -> None:
-    with cli._progress("Building", after=60):
+    with common._progress("Building", after=60):
         pass
     assert not terminal.started.is_set() and terminal.stopped == []
 
 
 def test_slow_work_on_a_terminal_shows_a_spinner_and_stops_it(terminal: FakeSpinners) -> None:
-    with cli._progress("Building", after=0):
+    with common._progress("Building", after=0):
         assert terminal.started.wait(10)
     assert terminal.stopped == ["Building"]
 

@@ -94,7 +94,7 @@ LIMIT_OPTIONS = ("-k", "--limit")
 #: second; either way, leave it to Typer.
 _EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
 
-#: ``show --format`` choices, as the Typer command spells them (cli.app.ShowFormat).
+#: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
 SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
 
 #: The commands a warm ``--json`` reads from the segment, without loading the index, when

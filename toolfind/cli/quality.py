@@ -1,0 +1,234 @@
+"""The commands that check catalogs and ranking: validate, eval and tune."""
+
+# No ``from __future__ import annotations`` here: Typer reads every parameter's annotation on
+# each run, and string annotations are compiled and evaluated (twice) each time, which made
+# turning a command into a click command three times slower.
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from toolfind.cli.common import (
+    CatalogOpt,
+    JsonOpt,
+    NoCacheOpt,
+    WeightOpt,
+    _emit,
+    _open,
+    _render,
+    _warn,
+    app,
+    reports_errors,
+)
+from toolfind.errors import ConfigError
+
+# -- validate ------------------------------------------------------------------------------------
+
+
+@app.command()
+@reports_errors
+def validate(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(help="Catalog files or directories (default: the catalogs in use)."),
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    queries: Annotated[
+        str | None,
+        typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
+
+    Example: toolfind validate catalogs/ --strict
+    """
+    from toolfind import catalog
+    from toolfind.config import for_run
+    from toolfind.output import wire
+
+    run = for_run(paths or ())
+    result = catalog.load(run.paths, max_bytes=run.max_file_size)
+    found = list(result.findings) + catalog.lint(result)
+    if queries is not None:
+        found += _findability(result.tools, queries, run.params)
+    if json_:
+        _emit(wire.findings_records(found))
+    else:
+        _render().findings(found, len(result.files), len(result.tools))
+    errors = any(f.severity == "error" for f in found)
+    if errors or (strict and found):
+        raise typer.Exit(1)
+
+
+def _findability(tools: Any, queries_file: str, params: Any) -> list[Any]:
+    from toolfind.eval import evaluate, queries
+    from toolfind.store.index import SearchIndex
+
+    index = SearchIndex.build(tools, params)
+    labelled = queries.load_queries(Path(queries_file))
+    return list(evaluate.findability_findings(index, labelled, file=queries_file))
+
+
+# -- eval / tune --------------------------------------------------------------------------------
+
+QueriesArg = Annotated[
+    str, typer.Argument(help="Labelled queries file (YAML, JSON or JSON Lines).", metavar="QUERIES")
+]
+K1Opt = Annotated[float | None, typer.Option("--k1", help="Term-frequency saturation k1 to try.")]
+BOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--b",
+        help="Length normalisation: a number for every field, or FIELD=B (repeatable).",
+        metavar="B",
+    ),
+]
+
+
+def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str] | None) -> Any:
+    """The index's settings with --weight, --k1 and --b applied."""
+    from dataclasses import replace
+
+    from toolfind.config import parse_weight_options, with_b
+
+    params = index.params
+    if weight:
+        params = replace(params, weights=parse_weight_options(weight, params.weights))
+    if k1 is not None:
+        if k1 < 0:
+            raise ConfigError(f"--k1 {k1!r}: k1 must be >= 0")
+        params = replace(params, k1=k1)
+    for option in b or ():
+        key, sep, value = option.partition("=")
+        try:
+            params = with_b(params, {key.strip(): float(value)} if sep else float(option))
+        except ValueError:
+            raise ConfigError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+    return params
+
+
+def _judged(index: Any, queries_file: str) -> Any:
+    from toolfind.eval import queries
+
+    return queries.resolve_queries(index, queries.load_queries(Path(queries_file)))
+
+
+@app.command("eval")
+@reports_errors
+def eval_(
+    queries_file: QueriesArg,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-under",
+            help="Exit 1 when a metric is lower, e.g. ndcg@10=0.8 (repeatable).",
+            metavar="METRIC=X",
+        ),
+    ] = None,
+    worst: Annotated[
+        int, typer.Option("--worst", min=0, help="How many of the worst queries to list.")
+    ] = 10,
+    weight: WeightOpt = None,
+    k1: K1Opt = None,
+    b: BOpt = None,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
+
+    Example: toolfind eval queries.yaml --fail-under ndcg@10=0.8
+    """
+    from toolfind.eval import evaluate
+    from toolfind.output import wire
+
+    index = _open(catalog, no_cache)
+    thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
+    params = _scoring(index, weight, k1, b)
+    judged = _judged(index, queries_file)
+    with _progress_bar("Evaluating", len(judged)) as progress:
+        report = evaluate.evaluate(
+            index, judged, params=params, thresholds=thresholds, worst=worst, progress=progress
+        )
+    if json_:
+        _emit(wire.eval_record(report, index.tools))
+    else:
+        _render().eval_report(report, index.tools)
+    for failure in report.failures:
+        _warn(f"Failed: {failure}")
+    if report.failures:
+        raise typer.Exit(1)
+
+
+@app.command()
+@reports_errors
+def tune(
+    queries_file: QueriesArg,
+    metric: Annotated[
+        str, typer.Option("--metric", help="What to maximise: ndcg@10, mrr@10, recall@1/5/10.")
+    ] = "ndcg@10",
+    holdout: Annotated[
+        float | None,
+        typer.Option("--holdout", help="Hold out this share of queries at random (seeded)."),
+    ] = None,
+    train_split: Annotated[
+        str | None, typer.Option("--train-split", help="Train on the queries of this split.")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random holdout.")] = 0,
+    rounds: Annotated[
+        int, typer.Option("--rounds", min=1, help="Coordinate-ascent rounds at most.")
+    ] = 3,
+    write: Annotated[
+        bool,
+        typer.Option("--write", help="Store the chosen settings in toolfind.toml (backup kept)."),
+    ] = False,
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_cache: NoCacheOpt = False,
+) -> None:
+    """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
+
+    Example: toolfind tune queries.yaml --holdout 0.3 --write
+    """
+    from toolfind.config import CONFIG_NAME, config_path, write_params
+    from toolfind.eval import evaluate
+    from toolfind.output import wire
+
+    index = _open(catalog, no_cache)
+    judged = _judged(index, queries_file)
+    with _progress_bar("Tuning", None) as progress:
+        report = evaluate.tune(
+            index,
+            judged,
+            metric=metric,
+            holdout=holdout,
+            train_split=train_split,
+            seed=seed,
+            rounds=rounds,
+            progress=progress,
+        )
+    if json_:
+        _emit(wire.tune_record(report))
+    else:
+        _render().tune_report(report)
+    if write:
+        import os
+
+        target = config_path(os.environ, Path.cwd()) or Path(CONFIG_NAME)
+        backup = write_params(target, report.params)
+        _warn(
+            f"Wrote the chosen settings to {target}"
+            + (f" (previous file kept as {backup})" if backup else "")
+        )
+
+
+def _progress_bar(label: str, total: int | None) -> Any:
+    """A Rich progress bar on a terminal's stderr, fed by the core's (done, total) callback."""
+    if sys.stderr.isatty():
+        return _render().progress_bar(label, total)
+    from contextlib import nullcontext
+
+    return nullcontext(None)
