@@ -14,11 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolfind.core import search as search_module
 from toolfind.core.analysis import analyze_query
 from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
 from toolfind.models import FIELDS, FieldWeights, ScoringParams, Tool
+from toolfind.store import build
 from toolfind.store import index as index_module
-from toolfind.store.index import SearchIndex, field_terms
+from toolfind.store.build import field_terms
+from toolfind.store.index import SearchIndex
 
 
 def _params(*props: tuple[str, str]) -> dict[str, object]:
@@ -241,7 +244,7 @@ def test_with_params_does_not_analyse_again(
     def boom(tool: Tool) -> tuple[list[str], ...]:
         raise AssertionError("re-analysed")
 
-    monkeypatch.setattr(index_module, "field_terms", boom)
+    monkeypatch.setattr(build, "_field_terms", boom)
     assert index.with_params(ScoringParams(k1=1.0)).search("zip").hits
 
 
@@ -268,16 +271,19 @@ def test_numpy_computes_the_same_impacts_to_the_bit(
         b=(("description", 1.0 - b),),
         delta=delta,
     )
-    saved = index_module._BUILD_VECTOR_MIN
+    saved = build.BUILD_VECTOR_MIN
     try:
-        index_module._BUILD_VECTOR_MIN = 10**12
+        build.BUILD_VECTOR_MIN = 10**12
         pure = SearchIndex.build(tools, params)
-        index_module._BUILD_VECTOR_MIN = 0
+        build.BUILD_VECTOR_MIN = 0
         fast = SearchIndex.build(tools, params)
-        used = index_module._numpy() is np and fast._apply_vectorized(np, params)
+        weighed = build.Weighed(fast._weights)
+        used = build.numpy() is np and build._weigh_vectorized(
+            np, fast._structure(), params, weighed
+        )
         reweighted = pure.with_params(params)
     finally:
-        index_module._BUILD_VECTOR_MIN = saved
+        build.BUILD_VECTOR_MIN = saved
     for got in (fast, reweighted):
         for column in ("_imp", "_max", "_idf", "_idocs", "_ioffsets"):
             assert bytes(getattr(got, column)) == bytes(getattr(pure, column)), column
@@ -441,15 +447,15 @@ STRATEGIES = ["maxscore", "numpy"]
 @contextmanager
 def strategy(index: SearchIndex, name: str | None) -> Iterator[None]:
     """Force one ranking strategy (None: the full scan) for any number of postings."""
-    saved = (index_module._PRUNE_MIN_POSTINGS, index_module._VECTOR_MIN_POSTINGS)
+    saved = (search_module.PRUNE_MIN_POSTINGS, search_module.VECTOR_MIN_POSTINGS)
     try:
-        index_module._PRUNE_MIN_POSTINGS = 10**9 if name is None else 0
-        index_module._VECTOR_MIN_POSTINGS = 0 if name == "numpy" else 10**9
+        search_module.PRUNE_MIN_POSTINGS = 10**9 if name is None else 0
+        search_module.VECTOR_MIN_POSTINGS = 0 if name == "numpy" else 10**9
         if name == "numpy":
             assert index.accelerate()
         yield
     finally:
-        index_module._PRUNE_MIN_POSTINGS, index_module._VECTOR_MIN_POSTINGS = saved
+        search_module.PRUNE_MIN_POSTINGS, search_module.VECTOR_MIN_POSTINGS = saved
 
 
 @settings(max_examples=80, deadline=None)
@@ -515,7 +521,7 @@ def test_the_numpy_cut_off_keeps_exactly_the_totals_tied_with_or_above_the_kth(
     nonzero = sorted((t for t in totals if t > 0.0), reverse=True)
     kth = nonzero[k - 1] if len(nonzero) >= k else 0.0
     expected = [i for i, t in enumerate(totals) if t > 0.0 and t >= kth]
-    found, values = index_module._at_or_above_kth(np, np.array(totals, dtype=float), k)
+    found, values = search_module._at_or_above_kth(np, np.array(totals, dtype=float), k)
     assert found.tolist() == expected
     assert values.tolist() == [totals[i] for i in expected]
 
@@ -596,15 +602,13 @@ def test_similar_skips_the_postings_of_common_words(monkeypatch: pytest.MonkeyPa
     tools += [Tool(name=f"rare{i}", description=f"{common} zebra okapi quagga") for i in range(8)]
     index = SearchIndex.build(tools)
     scanned: list[int] = []
-    from toolfind.core import tiers
-
-    add_into = tiers.add_into
+    add_into = search_module.add_into
 
     def counting(acc: dict[int, float], docs: Any, impacts: Any) -> None:
         scanned.append(len(docs))
         add_into(acc, docs, impacts)
 
-    monkeypatch.setattr(tiers, "add_into", counting)
+    monkeypatch.setattr(search_module, "add_into", counting)
     got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar("rare0", 5)]
     assert got == _similar_by_definition(index, "rare0", 5)
     assert [name for name, *_ in got] == ["rare1", "rare2", "rare3", "rare4", "rare5"]
@@ -687,9 +691,9 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
 ) -> None:
     tools = [Tool(name=f"t{i}", description=" ".join(WORDS[i % 7 :])) for i in range(200)]
     expected = SearchIndex.build(tools)
-    monkeypatch.setattr(index_module, "_BUILD_VECTOR_MIN", 0)
+    monkeypatch.setattr(build, "BUILD_VECTOR_MIN", 0)
     monkeypatch.setattr(index_module, "_IMPORT_PAYS_BACK", 0)
-    monkeypatch.setattr(index_module, "_NO_NUMPY", [])
+    monkeypatch.setattr(build, "_NO_NUMPY", [])
     monkeypatch.setitem(__import__("sys").modules, "numpy", None)  # import numpy fails
     index = SearchIndex.build(tools)
     assert bytes(index._imp) == bytes(expected._imp)
@@ -697,4 +701,4 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
     assert index.search(query) == expected.search(query)
     assert index.similar("t3") == expected.similar("t3")
     assert not index.accelerate() and not index._accelerated
-    assert index_module._NO_NUMPY == [True]
+    assert build._NO_NUMPY == [True]

@@ -15,17 +15,17 @@ from typer.testing import CliRunner
 
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app
-from toolfind.core import tiers
+from toolfind.core import search, tiers
 from toolfind.models import Tool
 from toolfind.store.index import SearchIndex
 
 runner = CliRunner()
 
 
-def scan(terms: Sequence[tiers.TermPostings]) -> dict[int, float]:
+def scan(terms: Sequence[search.TermPostings]) -> dict[int, float]:
     """Every tool's score from every posting, in query order: the reference."""
     scores: dict[int, float] = {}
-    for docs, impacts, _ in terms:
+    for docs, impacts, *_ in terms:
         for doc, impact in zip(docs, impacts, strict=True):
             scores[doc] = scores[doc] + impact if doc in scores else impact
     return scores
@@ -33,7 +33,7 @@ def scan(terms: Sequence[tiers.TermPostings]) -> dict[int, float]:
 
 def with_tiers(
     lists: Sequence[Sequence[tuple[int, float]]], min_postings: int
-) -> list[tiers.TermPostings]:
+) -> list[search.TermPostings]:
     """Per term, its postings (sorted by tool) and the tier ``tiers.build`` gives it."""
     docs = [[d for d, _ in sorted(p)] for p in lists]
     impacts = [[s for _, s in sorted(p)] for p in lists]
@@ -43,11 +43,11 @@ def with_tiers(
     positions, tier_of = tiers.build(
         offsets, [s for i in impacts for s in i], min_postings=min_postings
     )
-    out: list[tiers.TermPostings] = []
+    out: list[search.TermPostings] = []
     for t in range(len(lists)):
         tier = tier_of.get(t)
         found = None if tier is None else (positions[tier[0] : tier[1]], tier[2])
-        out.append((docs[t], impacts[t], found))
+        out.append((docs[t], impacts[t], found, max(impacts[t])))
     return out
 
 
@@ -91,7 +91,7 @@ def test_the_candidates_hold_the_exact_top_k_and_its_ties(
 ) -> None:
     terms = with_tiers(lists, min_postings)
     keep = None if not modulus else (lambda d: d % modulus != 0)
-    found = tiers.top_candidates(terms, k, skip, keep)
+    found = search.top_candidates(terms, k, skip, keep)
     if found is None:
         return  # the caller scans: nothing to check
     everything = scan(terms)
@@ -109,8 +109,8 @@ def test_tiers_decide_a_query_whose_best_tools_stand_out() -> None:
         for s in (1, 2, 3)
     ]
     terms = with_tiers(lists, 64)
-    assert all(tier is not None for *_, tier in terms)
-    found = tiers.top_candidates(terms, 10)
+    assert all(tier is not None for _, _, tier, _ in terms)
+    found = search.top_candidates(terms, 10)
     assert found is not None
     assert len(found) < 200  # a few candidates, not the 5000 tools a scan adds up
     assert top_with_ties(found, 10) == top_with_ties(scan(terms), 10)
@@ -121,8 +121,8 @@ def test_a_query_the_tiers_cannot_decide_is_left_to_a_scan() -> None:
     terms = with_tiers(flat, 16)
     # The tier holds the tools at 1.001, and the rest (at 1.0) could tie with the 10th best
     # of them if the tiers missed them: that is for a scan to settle.
-    assert tiers.top_candidates(terms, 300) is None
-    assert tiers.top_candidates(terms, 0) is None
+    assert search.top_candidates(terms, 300) is None
+    assert search.top_candidates(terms, 0) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -130,7 +130,7 @@ def test_a_query_the_tiers_cannot_decide_is_left_to_a_scan() -> None:
 def test_a_tier_holds_the_postings_at_or_above_its_cut(
     lists: list[list[tuple[int, float]]], min_postings: int
 ) -> None:
-    for (docs, impacts, tier), given_list in zip(
+    for (docs, impacts, tier, _), given_list in zip(
         with_tiers(lists, min_postings), lists, strict=True
     ):
         assert len(docs) == len(given_list)
@@ -207,17 +207,17 @@ def test_the_index_answers_alike_with_tiers_and_by_scanning(
         cases.append((q, {"tags": ["t2"], "limit": 5}))
         cases.append((q, {"min_score": 2.0}))
     decided = []
-    real = tiers.top_candidates
+    real = search.top_candidates
 
     def spy(*args: Any, **kwargs: Any) -> dict[int, float] | None:
         found = real(*args, **kwargs)
         decided.append(found is not None)
         return found
 
-    monkeypatch.setattr(tiers, "top_candidates", spy)
+    monkeypatch.setattr(search, "top_candidates", spy)
     with_tiers_used = [tiered_index.search(q, **kw) for q, kw in cases]
     assert sum(decided) >= 15, (sum(decided), len(decided))  # the tiers answered some
-    monkeypatch.setattr(tiers, "top_candidates", lambda *a, **k: None)
+    monkeypatch.setattr(search, "top_candidates", lambda *a, **k: None)
     assert [tiered_index.search(q, **kw) for q, kw in cases] == with_tiers_used
 
 
@@ -237,7 +237,7 @@ def test_the_fast_path_reads_the_same_tiers_from_the_index_file(
 ) -> None:
     args = ["search", " ".join(words), "-c", tiered_catalog, "--json", "-k", str(limit)]
     with monkeypatch.context() as mp:
-        mp.setattr(tiers, "top_candidates", lambda *a, **k: None)  # scan
+        mp.setattr(search, "top_candidates", lambda *a, **k: None)  # scan
         scanned = runner.invoke(app, args)
     assert scanned.exit_code == 0, scanned.stderr
     assert runner.invoke(app, args).stdout == scanned.stdout  # the index, with tiers
