@@ -52,9 +52,8 @@ def test_numpy_computes_the_same_impacts_to_the_bit(
         pure = SearchIndex.build(tools, params)
         build.BUILD_VECTOR_MIN = 0
         fast = SearchIndex.build(tools, params)
-        weighed = build.Weighed(fast._weights)
         used = build.numpy() is np and build._weigh_vectorized(
-            np, fast._structure(), params, weighed
+            np, fast, params, {"_weights": fast._weights}
         )
         reweighted = pure.with_params(params)
     finally:

@@ -47,25 +47,14 @@ if TYPE_CHECKING:
     Scored = list[tuple[int, float]]
 
     class Source(Protocol):
-        """What :func:`run` asks of an index."""
+        """What :func:`run` asks of an index (see the module docstring)."""
 
-        def postings(self, term: str) -> TermPostings | None:
-            """The term's postings; None for a term of no (enabled) tool."""
-
-        def named(self, query: str) -> Sequence[int]:
-            """Ascending ids of the tools ``query`` names by ``show``'s rules
-            (:func:`toolfind.core.analysis.lookup_name`), disabled ones included."""
-
+        def postings(self, term: str) -> TermPostings | None: ...  # None: in no tool
+        def named(self, query: str) -> Sequence[int]: ...  # analysis.lookup_name's ids
         def enabled(self, doc: int) -> bool: ...
-
-        def exact_key(self, doc: int) -> Any:
-            """Orders exact hits: (namespace, name)."""
-
-        def tie_key(self, doc: int) -> Any:
-            """Orders ranked tools of equal score: (name, namespace, id), or an equivalent."""
-
-        def numpy(self, postings: int) -> Any:
-            """numpy, to rank a query over this many postings with it; or None."""
+        def exact_key(self, doc: int) -> Any: ...  # (namespace, name)
+        def tie_key(self, doc: int) -> Any: ...  # (name, namespace, id) or its rank
+        def numpy(self, postings: int) -> Any: ...  # numpy for a query this size, or None
 
 
 __all__ = [

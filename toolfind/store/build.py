@@ -277,81 +277,33 @@ class Metadata:
         return tuple(out)
 
 
-class Weighed:
-    """What :func:`weigh` computes for one set of parameters: the effective field weights,
-    and per term its idf, the impact postings (``ioffsets``/``idocs``/``imp``, the structural
-    ones unless a zero weight leaves postings with no impact, which are dropped), its largest
-    impact, and the impact tiers."""
-
-    __slots__ = ("idf", "idocs", "imp", "ioffsets", "largest", "tier_of", "tiers", "weights")
-
-    def __init__(self, weights: tuple[float, ...]) -> None:
-        self.weights = weights
-        self.idf: Sequence[float] = array("d")
-        self.idocs: Sequence[int] = array("i")
-        self.ioffsets: Sequence[int] = array("i")
-        self.imp: Sequence[float] = array("d")
-        self.largest: Sequence[float] = array("d")
-        self.tiers: Sequence[int] = array("i")
-        self.tier_of: dict[int, tuple[int, int, float]] = {}
-
-
-class Structure:
-    """The parameter-free columns of an index that its impacts are computed from."""
-
-    __slots__ = (
-        "avg",
-        "docs",
-        "lengths",
-        "n",
-        "offsets",
-        "pair_doc",
-        "pair_vec",
-        "pairs",
-        "tfvecs",
-    )
-
-    def __init__(
-        self,
-        docs: Sequence[int],
-        offsets: Sequence[int],
-        pairs: Sequence[int],
-        pair_vec: Sequence[int],
-        pair_doc: Sequence[int],
-        tfvecs: tuple[tuple[int, ...], ...],
-        lengths: tuple[Sequence[int], ...],
-        avg: tuple[float, ...],
-        n: int,
-    ) -> None:
-        self.docs, self.offsets, self.pairs = docs, offsets, pairs
-        self.pair_vec, self.pair_doc, self.tfvecs = pair_vec, pair_doc, tfvecs
-        self.lengths, self.avg, self.n = lengths, avg, n
-
-
-def weigh(s: Structure, params: ScoringParams) -> Weighed:
-    """Every posting's impact for ``params`` (the only per-params work): see
-    :mod:`toolfind.core.bm25f` for the formulas. Large builds use numpy if installed, with the
-    same bits."""
+def weigh(s: Any, params: ScoringParams) -> dict[str, Any]:
+    """Every posting's impact for ``params`` (the only per-params work), from the structural
+    columns of ``s`` (a SearchIndex): the new values of its slots ``_weights`` (effective),
+    ``_idf``, ``_imp``, ``_idocs``/``_ioffsets`` (the structural ``_docs``/``_offsets`` unless
+    a zero weight leaves postings with no impact, which are dropped), ``_max`` (per term) and
+    the impact tiers. The formulas are :mod:`toolfind.core.bm25f`'s; large builds use numpy if
+    installed, with the same bits."""
     eff = bm25f.effective_weights(params.weights.as_dict())
-    out = Weighed(tuple(eff[f] for f in FIELDS))
-    np = numpy() if len(s.docs) >= BUILD_VECTOR_MIN else None
+    out: dict[str, Any] = {"_weights": tuple(eff[f] for f in FIELDS)}
+    np = numpy() if len(s._docs) >= BUILD_VECTOR_MIN else None
     if np is None or not _weigh_vectorized(np, s, params, out):
         np = None
         _weigh(s, params, out)
-    out.tiers, out.tier_of = tiers.build(out.ioffsets, out.imp, np)
+    out["_tiers"], out["_tier_of"] = tiers.build(out["_ioffsets"], out["_imp"], np)
     return out
 
 
-def _weigh(s: Structure, params: ScoringParams, out: Weighed) -> None:
-    docs, offsets = s.docs, s.offsets
-    pair_vec, pair_doc = list(s.pair_vec), list(s.pair_doc)
+def _weigh(s: Any, params: ScoringParams, out: dict[str, Any]) -> None:
+    docs, offsets = s._docs, s._offsets
+    pair_vec, pair_doc = list(s._pair_vec), list(s._pair_doc)
     pseudo: list[float] | None = None  # per pair, bm25f.pseudo_tf's sum in field order
     for fi, field_name in enumerate(FIELDS):
-        tab = [vec[fi] for vec in s.tfvecs]
-        weight = out.weights[fi]
+        tab = [vec[fi] for vec in s._tfvecs]
+        weight = out["_weights"][fi]
         if weight <= 0.0 or not any(tab):
             continue
-        scales = bm25f.field_scales(weight, s.lengths[fi], s.avg[fi], params.b_for(field_name))
+        scales = bm25f.field_scales(weight, s._lengths[fi], s._avg[fi], params.b_for(field_name))
         if pseudo is None:
             pseudo = [tab[v] * scales[d] for v, d in zip(pair_vec, pair_doc, strict=True)]
         else:
@@ -368,54 +320,54 @@ def _weigh(s: Structure, params: ScoringParams, out: Weighed) -> None:
         kept_docs, kept_offsets, kept_pairs = array("i"), array("i", [0]), array("I")
         for t in range(len(offsets) - 1):
             a, b = offsets[t], offsets[t + 1]
-            for d, p in zip(docs[a:b], s.pairs[a:b], strict=True):
+            for d, p in zip(docs[a:b], s._pairs[a:b], strict=True):
                 if sat[p] > 0.0:
                     kept_docs.append(d)
                     kept_pairs.append(p)
             kept_offsets.append(len(kept_docs))
         idocs, ioffsets, ipairs = kept_docs, kept_offsets, kept_pairs
     else:
-        idocs, ioffsets, ipairs = docs, offsets, s.pairs
+        idocs, ioffsets, ipairs = docs, offsets, s._pairs
     n_terms = len(ioffsets) - 1
     counts = [ioffsets[t + 1] - ioffsets[t] for t in range(n_terms)]
-    idf = array("d", [bm25f.idf(c, s.n) for c in counts])
+    idf = array("d", [bm25f.idf(c, s._n) for c in counts])
     idf_per_posting = chain.from_iterable(map(repeat, idf, counts))
     # bm25f.impact's arithmetic: idf * saturation, bit for bit.
     imp = array("d", map(mul, idf_per_posting, map(sat.__getitem__, ipairs)))
-    out.idf, out.idocs, out.ioffsets, out.imp = idf, idocs, ioffsets, imp
-    out.largest = array(
+    out.update(_idf=idf, _idocs=idocs, _ioffsets=ioffsets, _imp=imp)
+    out["_max"] = array(
         "d", [max(imp[ioffsets[t] : ioffsets[t + 1]], default=0.0) for t in range(n_terms)]
     )
 
 
-def _weigh_vectorized(np: Any, s: Structure, params: ScoringParams, out: Weighed) -> bool:
+def _weigh_vectorized(np: Any, s: Any, params: ScoringParams, out: dict[str, Any]) -> bool:
     """:func:`_weigh` with numpy, bit for bit: the same IEEE operations on each value in the
     same order (idf keeps Python's ``math.log``). Returns False, having changed nothing, when
     some posting lies only in zero-weight fields (the pure path drops those postings)."""
-    pair_vec = np.frombuffer(s.pair_vec, dtype=np.uintc)
-    pair_doc = np.frombuffer(s.pair_doc, dtype=np.intc)
-    tfvecs = np.array(s.tfvecs, dtype=np.float64).reshape(-1, len(FIELDS))
+    pair_vec = np.frombuffer(s._pair_vec, dtype=np.uintc)
+    pair_doc = np.frombuffer(s._pair_doc, dtype=np.intc)
+    tfvecs = np.array(s._tfvecs, dtype=np.float64).reshape(-1, len(FIELDS))
     pseudo = None
     for fi, field_name in enumerate(FIELDS):
         tab = tfvecs[:, fi]
-        weight = out.weights[fi]
+        weight = out["_weights"][fi]
         if weight <= 0.0 or not tab.any():
             continue
-        lengths = np.frombuffer(s.lengths[fi], dtype=np.uintc).astype(np.float64)
-        scales = bm25f.field_scales(weight, lengths, s.avg[fi], params.b_for(field_name), np)
+        lengths = np.frombuffer(s._lengths[fi], dtype=np.uintc).astype(np.float64)
+        scales = bm25f.field_scales(weight, lengths, s._avg[fi], params.b_for(field_name), np)
         term = tab[pair_vec] * scales[pair_doc]
         pseudo = term if pseudo is None else pseudo + term
     if pseudo is None or not (pseudo > 0.0).all():
         return False
     sat = bm25f.saturations(pseudo, params.k1, params.delta, np)
-    offsets = np.frombuffer(s.offsets, dtype=np.intc)
+    offsets = np.frombuffer(s._offsets, dtype=np.intc)
     counts = np.diff(offsets)
     if not len(counts) or not (counts > 0).all():
         return False
-    idf = array("d", [bm25f.idf(c, s.n) for c in counts.tolist()])
+    idf = array("d", [bm25f.idf(c, s._n) for c in counts.tolist()])
     imp = np.repeat(np.frombuffer(idf, dtype=np.float64), counts)
-    imp *= sat[np.frombuffer(s.pairs, dtype=np.uintc)]  # bm25f.impact: idf * saturation
-    out.imp = array("d", imp.tobytes())
-    out.largest = array("d", np.maximum.reduceat(imp, offsets[:-1]).tobytes())
-    out.idf, out.idocs, out.ioffsets = idf, s.docs, s.offsets
+    imp *= sat[np.frombuffer(s._pairs, dtype=np.uintc)]  # bm25f.impact: idf * saturation
+    out["_imp"] = array("d", imp.tobytes())
+    out["_max"] = array("d", np.maximum.reduceat(imp, offsets[:-1]).tobytes())
+    out.update(_idf=idf, _idocs=s._docs, _ioffsets=s._offsets)
     return True

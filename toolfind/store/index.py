@@ -57,7 +57,7 @@ from toolfind.store.columns import KeyedIds, StringTable, ToolTable, column, pac
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, overload
+    from typing import Any
 
     from toolfind.core.search import TermPostings
 
@@ -84,31 +84,6 @@ def _raise_mmap_threshold(n_docs: int) -> None:
     """
     block = bytes(min(max(4 << 20, 64 * n_docs), 31 << 20))  # calloc: no page is touched
     del block
-
-
-class _NamespaceKeys(Sequence[str]):
-    """``namespace_keys[doc]`` for :func:`analysis.lookup_name`, from the namespace column."""
-
-    __slots__ = ("ids", "keys")
-
-    def __init__(self, ids: Sequence[int], keys: Sequence[str]) -> None:
-        self.ids = ids
-        self.keys = keys
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    if TYPE_CHECKING:
-
-        @overload
-        def __getitem__(self, doc: int) -> str: ...
-        @overload
-        def __getitem__(self, doc: slice) -> list[str]: ...
-
-    def __getitem__(self, doc: int | slice) -> str | list[str]:
-        if isinstance(doc, slice):
-            return [self[i] for i in range(*doc.indices(len(self)))]
-        return self.keys[self.ids[doc]]
 
 
 #: Slots holding one column each (an array when built, a memoryview when loaded).
@@ -331,28 +306,12 @@ class SearchIndex:
         other._apply(params)
         return other
 
-    def _structure(self) -> builder.Structure:
-        """The parameter-free columns that impacts are computed from."""
-        return builder.Structure(
-            self._docs,
-            self._offsets,
-            self._pairs,
-            self._pair_vec,
-            self._pair_doc,
-            self._tfvecs,
-            self._lengths,
-            self._avg,
-            self._n,
-        )
-
     def _apply(self, params: ScoringParams) -> None:
         """Compute every posting's impact for ``params`` (:func:`toolfind.store.build.weigh`)."""
         self.params = params
         self._views = None
-        weighed = builder.weigh(self._structure(), params)
-        self._weights, self._idf, self._imp = weighed.weights, weighed.idf, weighed.imp
-        self._idocs, self._ioffsets, self._max = weighed.idocs, weighed.ioffsets, weighed.largest
-        self._tiers, self._tier_of = weighed.tiers, weighed.tier_of
+        for slot, value in builder.weigh(self, params).items():
+            setattr(self, slot, value)
 
     def impacts(self) -> dict[str, tuple[Sequence[int], Sequence[float]]]:
         """Per term with at least one posting: ascending tool ids and the impact in each."""
@@ -379,8 +338,13 @@ class SearchIndex:
 
     def exact_ids(self, query: str) -> list[int]:
         """Ids of the tools ``query`` names by ``show``'s rules (disabled ones included)."""
-        ns_keys = _NamespaceKeys(self._ns_ids, self._ns_keys)
-        return analysis.lookup_name(query, self._keys, self._names, ns_keys)
+        ns_ids, ns_keys = self._ns_ids, self._ns_keys
+        return analysis.lookup_name(
+            query, self._tool_ids, self._names.__getitem__, lambda d: ns_keys[ns_ids[d]]
+        )
+
+    def _tool_ids(self, key: str) -> Sequence[int]:
+        return self._keys.get(key, ())
 
     def resolve(self, name: str) -> Tool:
         """The one tool ``name`` names: exact name, then name key or alias, then ``ns/tool``.
@@ -495,9 +459,7 @@ class SearchIndex:
             self._max[t],
         )
 
-    def named(self, query: str) -> list[int]:
-        """Ids of the tools ``query`` names (:meth:`exact_ids`)."""
-        return self.exact_ids(query)
+    named = exact_ids
 
     def enabled(self, doc: int) -> bool:
         return bool(self._flags[doc] & builder.ENABLED)
@@ -541,12 +503,11 @@ class SearchIndex:
         self._accelerated = True
         return True
 
-    def _doc_scales(self, doc: int) -> list[float]:
-        params = self.params
+    def _scales(self, lengths: Sequence[int]) -> list[float]:
+        """Per field, :func:`bm25f.field_scale` of a tool with these field lengths."""
+        b_for, avg = self.params.b_for, self._avg
         return [
-            bm25f.field_scale(w, self._lengths[fi][doc], self._avg[fi], params.b_for(f))
-            if w > 0.0
-            else 0.0
+            bm25f.field_scale(w, lengths[fi], avg[fi], b_for(f)) if w > 0.0 else 0.0
             for fi, (f, w) in enumerate(zip(FIELDS, self._weights, strict=True))
         ]
 
@@ -560,7 +521,7 @@ class SearchIndex:
         saturation and the BM25+ delta are all attributed pro rata: the contributions of a
         hit add up to its score (up to float rounding).
         """
-        scales = self._doc_scales(doc)
+        scales = self._scales([column[doc] for column in self._lengths])
         out: list[TermContribution] = []
         for term, t in matched:
             j = self._posting(doc, t)
@@ -606,15 +567,9 @@ class SearchIndex:
         for fi, terms in enumerate(fields):
             for term in terms:
                 vecs.setdefault(term, [0] * len(FIELDS))[fi] += 1
-        params = self.params
-        scales = [
-            bm25f.field_scale(w, len(fields[fi]), self._avg[fi], params.b_for(f))
-            if w > 0.0
-            else 0.0
-            for fi, (f, w) in enumerate(zip(FIELDS, self._weights, strict=True))
-        ]
+        scales = self._scales([len(terms) for terms in fields])
         off = self._ioffsets
-        k1 = params.k1
+        k1 = self.params.k1
         # (-(weight x largest impact), term, weight, term id): the terms that can add the most
         # come first, so that pruning can skip the long postings of common words.
         order: list[tuple[float, str, float, int]] = []

@@ -660,9 +660,12 @@ class Segment:
 
     def named(self, query: str) -> list[int]:
         """The tools ``query`` names (disabled ones too), by the function the index uses."""
-        from toolfind.core.analysis import lookup_name
+        from toolfind.core.analysis import lookup_name, name_key
 
-        return lookup_name(query, _Keys(self), _Names(self), _NamespaceKeys(self))  # type: ignore[arg-type]
+        record = self.record
+        return lookup_name(
+            query, self.names_for, self.name, lambda d: name_key(record(d)[NAMESPACE])
+        )
 
     def enabled(self, doc: int) -> bool:
         return bool(self.record(doc)[ENABLED])
@@ -687,35 +690,3 @@ class Segment:
             start, end = self._items("tools.offsets", doc, doc + 2)
             found = self._records[doc] = marshal.loads(self._bytes("tools.blob", start, end))
         return found
-
-
-class _Keys:
-    """``name key -> tool ids`` read from the segment on demand (``analysis.lookup_name``)."""
-
-    def __init__(self, seg: Segment) -> None:
-        self.seg = seg
-
-    def get(self, key: str, default: Sequence[int] = ()) -> Sequence[int]:
-        return self.seg.names_for(key) or default
-
-
-class _Names:
-    """``tools[i].name`` read from the segment on demand."""
-
-    def __init__(self, seg: Segment) -> None:
-        self.seg = seg
-
-    def __getitem__(self, doc: int) -> str:
-        return self.seg.name(doc)
-
-
-class _NamespaceKeys:
-    """The name key of ``tools[i].namespace``, read from the segment on demand."""
-
-    def __init__(self, seg: Segment) -> None:
-        self.seg = seg
-
-    def __getitem__(self, doc: int) -> str:
-        from toolfind.core.analysis import name_key
-
-        return name_key(self.seg.record(doc)[NAMESPACE])
