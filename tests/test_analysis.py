@@ -141,13 +141,22 @@ def test_lookup_name_prefers_exact_then_key_then_qualified() -> None:
     keys: dict[str, list[int]] = {}
     for i, n in enumerate(names):
         keys.setdefault(name_key(n), []).append(i)
-    assert lookup_name("math.factorial", keys, names, ns_keys) == [0]  # exact beats the key
-    assert lookup_name("Math-Factorial", keys, names, ns_keys) == [0, 2]  # same key
-    assert lookup_name("web/search", keys, names, ns_keys) == [3]
-    assert lookup_name("email:search", keys, names, ns_keys) == [4]
-    assert lookup_name("search", keys, names, ns_keys) == [3, 4]
-    assert lookup_name("nothing", keys, names, ns_keys) == []
-    assert lookup_name("!!", keys, names, ns_keys) == []
+
+    def ids(key: str) -> list[int]:
+        return keys.get(key, [])
+
+    assert lookup_name("math.factorial", ids, names.__getitem__, ns_keys.__getitem__) == [
+        0
+    ]  # exact beats the key
+    assert lookup_name("Math-Factorial", ids, names.__getitem__, ns_keys.__getitem__) == [
+        0,
+        2,
+    ]  # same key
+    assert lookup_name("web/search", ids, names.__getitem__, ns_keys.__getitem__) == [3]
+    assert lookup_name("email:search", ids, names.__getitem__, ns_keys.__getitem__) == [4]
+    assert lookup_name("search", ids, names.__getitem__, ns_keys.__getitem__) == [3, 4]
+    assert lookup_name("nothing", ids, names.__getitem__, ns_keys.__getitem__) == []
+    assert lookup_name("!!", ids, names.__getitem__, ns_keys.__getitem__) == []
 
 
 def test_importing_analysis_loads_no_heavy_module() -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,11 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_search import STRATEGIES, WORDS, strategy
+from toolfind.core import search as search_module
 from toolfind.core.analysis import analyze_query
 from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
 from toolfind.models import FIELDS, FieldWeights, ScoringParams, Tool
+from toolfind.store import build
 from toolfind.store import index as index_module
-from toolfind.store.index import SearchIndex, field_terms
+from toolfind.store.build import field_terms
+from toolfind.store.index import SearchIndex
 
 
 def _params(*props: tuple[str, str]) -> dict[str, object]:
@@ -241,49 +243,8 @@ def test_with_params_does_not_analyse_again(
     def boom(tool: Tool) -> tuple[list[str], ...]:
         raise AssertionError("re-analysed")
 
-    monkeypatch.setattr(index_module, "field_terms", boom)
+    monkeypatch.setattr(build, "_field_terms", boom)
     assert index.with_params(ScoringParams(k1=1.0)).search("zip").hits
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    weights=st.tuples(*[st.sampled_from([0.0, 0.25, 1.0, 3.0]) for _ in FIELDS]),
-    k1=st.sampled_from([0.0, 0.9, 5.0]),
-    b=st.sampled_from([0.0, 0.4, 1.0]),
-    delta=st.sampled_from([0.0, 0.5]),
-    extra=st.lists(
-        st.lists(st.sampled_from(["file", "zip", "mail", "web"]), max_size=8), max_size=12
-    ),
-)
-def test_numpy_computes_the_same_impacts_to_the_bit(
-    weights: tuple[float, ...], k1: float, b: float, delta: float, extra: list[list[str]]
-) -> None:
-    """The build's impact pass with numpy (large catalogs) against the pure-Python one."""
-    np = pytest.importorskip("numpy")
-    tools = [*TOOLS, *(Tool(name=f"x{i}", description=" ".join(w)) for i, w in enumerate(extra))]
-    params = ScoringParams(
-        weights=FieldWeights(**dict(zip(FIELDS, weights, strict=True))),
-        k1=k1,
-        default_b=b,
-        b=(("description", 1.0 - b),),
-        delta=delta,
-    )
-    saved = index_module._BUILD_VECTOR_MIN
-    try:
-        index_module._BUILD_VECTOR_MIN = 10**12
-        pure = SearchIndex.build(tools, params)
-        index_module._BUILD_VECTOR_MIN = 0
-        fast = SearchIndex.build(tools, params)
-        used = index_module._numpy() is np and fast._apply_vectorized(np, params)
-        reweighted = pure.with_params(params)
-    finally:
-        index_module._BUILD_VECTOR_MIN = saved
-    for got in (fast, reweighted):
-        for column in ("_imp", "_max", "_idf", "_idocs", "_ioffsets"):
-            assert bytes(getattr(got, column)) == bytes(getattr(pure, column)), column
-        assert (got._idocs is got._docs) == (pure._idocs is pure._docs)
-    # all weights positive: every posting counts, and numpy did the work
-    assert used or any(w == 0.0 for w in weights) or fast._idocs is not fast._docs
 
 
 def test_a_term_only_in_zero_weight_fields_is_unmatched() -> None:
@@ -419,107 +380,6 @@ def test_summaries_select_deferred_all_or_direct_tools(index: SearchIndex) -> No
     assert "send_email" not in [t.name for t in index.summaries(False)]
 
 
-def test_field_terms_cover_every_field() -> None:
-    terms = dict(zip(FIELDS, field_terms(TOOLS[2]), strict=True))
-    assert "compress_files" in terms["name"]
-    assert terms["namespace"] == ["file"]
-    assert "level" in terms["params"] and "gzip" in terms["params"]
-    assert "archiv" in terms["tags"]
-    assert terms["search_hint"] == ["shrink", "squash", "pack"]
-    assert "read_only" in field_terms(TOOLS[0])[FIELDS.index("tags")]
-
-
-# ----------------------------------------------------------------------------- pruning
-
-WORDS = ["file", "text", "zip", "mail", "web", "page", "read", "send", "list", "sort", "find"]
-
-
-#: How a ranked list may be computed: a full scan, MaxScore over doc-ordered postings, numpy.
-STRATEGIES = ["maxscore", "numpy"]
-
-
-@contextmanager
-def strategy(index: SearchIndex, name: str | None) -> Iterator[None]:
-    """Force one ranking strategy (None: the full scan) for any number of postings."""
-    saved = (index_module._PRUNE_MIN_POSTINGS, index_module._VECTOR_MIN_POSTINGS)
-    try:
-        index_module._PRUNE_MIN_POSTINGS = 10**9 if name is None else 0
-        index_module._VECTOR_MIN_POSTINGS = 0 if name == "numpy" else 10**9
-        if name == "numpy":
-            assert index.accelerate()
-        yield
-    finally:
-        index_module._PRUNE_MIN_POSTINGS, index_module._VECTOR_MIN_POSTINGS = saved
-
-
-@settings(max_examples=80, deadline=None)
-@given(
-    docs=st.lists(
-        st.lists(st.sampled_from(WORDS), min_size=1, max_size=12), min_size=1, max_size=60
-    ),
-    query=st.lists(st.sampled_from([*WORDS, "t3"]), min_size=1, max_size=4),
-    limit=st.integers(1, 12),
-    namespace=st.sampled_from([None, "even"]),
-    min_score=st.sampled_from([None, 2.0]),
-    name=st.sampled_from(STRATEGIES),
-)
-def test_pruned_ranking_equals_the_full_scan(
-    docs: list[list[str]],
-    query: list[str],
-    limit: int,
-    namespace: str | None,
-    min_score: float | None,
-    name: str,
-) -> None:
-    tools = [
-        Tool(name=f"t{i}", namespace="even" if i % 2 == 0 else "odd", description=" ".join(d))
-        for i, d in enumerate(docs)
-    ]
-    index = SearchIndex.build(tools)
-    text = " ".join(query)
-    kwargs = {"namespace": namespace, "min_score": min_score}
-    with strategy(index, None):
-        full = index.search(text, limit, **kwargs)  # type: ignore[arg-type]
-    with strategy(index, name):
-        pruned = index.search(text, limit, **kwargs)  # type: ignore[arg-type]
-    assert pruned == full
-
-
-@pytest.mark.parametrize("name", STRATEGIES)
-@pytest.mark.parametrize("tied", [0, 200])
-def test_pruning_skips_common_terms_yet_ranks_like_the_full_scan(tied: int, name: str) -> None:
-    tools = [Tool(name=f"common{i:03d}", description="alpha beta gamma") for i in range(300)]
-    tools += [Tool(name=f"rare{i}", description="alpha zebra " + "beta " * i) for i in range(6)]
-    tools += [Tool(name=f"same{i:03d}", description="zebra kappa") for i in range(tied)]
-    index = SearchIndex.build(tools)
-    for query in ("zebra alpha beta", "alpha zebra", "beta gamma zebra alpha", "zebra kappa"):
-        for limit in (1, 3, 6, 10):
-            with strategy(index, None):
-                full = index.search(query, limit)
-            with strategy(index, name):
-                pruned = index.search(query, limit)
-            assert pruned == full
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    totals=st.lists(st.sampled_from([0.0, 0.5, 1.0, 1.5, 2.0, 3.25, 7.0]), max_size=400),
-    k=st.integers(1, 40),
-)
-def test_the_numpy_cut_off_keeps_exactly_the_totals_tied_with_or_above_the_kth(
-    totals: list[float], k: int
-) -> None:
-    """The sampled cut-off of _rank_vectorized against its definition: every nonzero total
-    at or above the k-th largest (all nonzero ones when fewer than k are), in position order."""
-    np = pytest.importorskip("numpy")
-    nonzero = sorted((t for t in totals if t > 0.0), reverse=True)
-    kth = nonzero[k - 1] if len(nonzero) >= k else 0.0
-    expected = [i for i, t in enumerate(totals) if t > 0.0 and t >= kth]
-    found, values = index_module._at_or_above_kth(np, np.array(totals, dtype=float), k)
-    assert found.tolist() == expected
-    assert values.tolist() == [totals[i] for i in expected]
-
-
 def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[object]:
     """similar() as its docstring defines it, posting by posting, from public parts."""
     from toolfind.core import bm25f
@@ -596,15 +456,13 @@ def test_similar_skips_the_postings_of_common_words(monkeypatch: pytest.MonkeyPa
     tools += [Tool(name=f"rare{i}", description=f"{common} zebra okapi quagga") for i in range(8)]
     index = SearchIndex.build(tools)
     scanned: list[int] = []
-    from toolfind.core import tiers
-
-    add_into = tiers.add_into
+    add_into = search_module.add_into
 
     def counting(acc: dict[int, float], docs: Any, impacts: Any) -> None:
         scanned.append(len(docs))
         add_into(acc, docs, impacts)
 
-    monkeypatch.setattr(tiers, "add_into", counting)
+    monkeypatch.setattr(search_module, "add_into", counting)
     got = [(s.tool.name, s.score, s.shared_terms) for s in index.similar("rare0", 5)]
     assert got == _similar_by_definition(index, "rare0", 5)
     assert [name for name, *_ in got] == ["rare1", "rare2", "rare3", "rare4", "rare5"]
@@ -687,9 +545,9 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
 ) -> None:
     tools = [Tool(name=f"t{i}", description=" ".join(WORDS[i % 7 :])) for i in range(200)]
     expected = SearchIndex.build(tools)
-    monkeypatch.setattr(index_module, "_BUILD_VECTOR_MIN", 0)
+    monkeypatch.setattr(build, "BUILD_VECTOR_MIN", 0)
     monkeypatch.setattr(index_module, "_IMPORT_PAYS_BACK", 0)
-    monkeypatch.setattr(index_module, "_NO_NUMPY", [])
+    monkeypatch.setattr(build, "_NO_NUMPY", [])
     monkeypatch.setitem(__import__("sys").modules, "numpy", None)  # import numpy fails
     index = SearchIndex.build(tools)
     assert bytes(index._imp) == bytes(expected._imp)
@@ -697,4 +555,4 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
     assert index.search(query) == expected.search(query)
     assert index.similar("t3") == expected.similar("t3")
     assert not index.accelerate() and not index._accelerated
-    assert index_module._NO_NUMPY == [True]
+    assert build._NO_NUMPY == [True]

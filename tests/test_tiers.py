@@ -1,128 +1,16 @@
-"""Impact tiers (toolfind.core.tiers) change how fast a query is answered, never the answer."""
+"""toolfind.core.tiers: which postings an impact tier holds."""
 
 from __future__ import annotations
 
-import json
 import random
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from toolfind.cli import fast as fastpath
-from toolfind.cli.app import app
+from tests.test_search import postings, synthetic_tools, with_tiers
 from toolfind.core import tiers
-from toolfind.models import Tool
 from toolfind.store.index import SearchIndex
-
-runner = CliRunner()
-
-
-def scan(terms: Sequence[tiers.TermPostings]) -> dict[int, float]:
-    """Every tool's score from every posting, in query order: the reference."""
-    scores: dict[int, float] = {}
-    for docs, impacts, _ in terms:
-        for doc, impact in zip(docs, impacts, strict=True):
-            scores[doc] = scores[doc] + impact if doc in scores else impact
-    return scores
-
-
-def with_tiers(
-    lists: Sequence[Sequence[tuple[int, float]]], min_postings: int
-) -> list[tiers.TermPostings]:
-    """Per term, its postings (sorted by tool) and the tier ``tiers.build`` gives it."""
-    docs = [[d for d, _ in sorted(p)] for p in lists]
-    impacts = [[s for _, s in sorted(p)] for p in lists]
-    offsets = [0]
-    for d in docs:
-        offsets.append(offsets[-1] + len(d))
-    positions, tier_of = tiers.build(
-        offsets, [s for i in impacts for s in i], min_postings=min_postings
-    )
-    out: list[tiers.TermPostings] = []
-    for t in range(len(lists)):
-        tier = tier_of.get(t)
-        found = None if tier is None else (positions[tier[0] : tier[1]], tier[2])
-        out.append((docs[t], impacts[t], found))
-    return out
-
-
-def top_with_ties(scores: dict[int, float], k: int) -> dict[int, float]:
-    if len(scores) <= k:
-        return dict(scores)
-    kth = sorted(scores.values(), reverse=True)[k - 1]
-    return {d: s for d, s in scores.items() if s >= kth}
-
-
-impact_values = st.one_of(
-    st.sampled_from([0.5, 1.0, 1.25, 2.0, 3.5]),  # ties, as BM25 gives equal fields
-    st.floats(min_value=0.001, max_value=20.0, allow_nan=False, allow_infinity=False),
-)
-
-
-@st.composite
-def postings(draw: Any) -> list[list[tuple[int, float]]]:
-    n_docs = draw(st.integers(min_value=5, max_value=150))
-    lists = []
-    for _ in range(draw(st.integers(min_value=1, max_value=4))):
-        docs = draw(st.sets(st.integers(min_value=0, max_value=n_docs - 1), min_size=1))
-        lists.append([(d, draw(impact_values)) for d in sorted(docs)])
-    return lists
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    lists=postings(),
-    k=st.integers(min_value=1, max_value=12),
-    skip=st.sets(st.integers(min_value=0, max_value=150), max_size=5),
-    modulus=st.sampled_from([0, 2, 3]),
-    min_postings=st.sampled_from([1, 4, 16]),
-)
-def test_the_candidates_hold_the_exact_top_k_and_its_ties(
-    lists: list[list[tuple[int, float]]],
-    k: int,
-    skip: set[int],
-    modulus: int,
-    min_postings: int,
-) -> None:
-    terms = with_tiers(lists, min_postings)
-    keep = None if not modulus else (lambda d: d % modulus != 0)
-    found = tiers.top_candidates(terms, k, skip, keep)
-    if found is None:
-        return  # the caller scans: nothing to check
-    everything = scan(terms)
-    eligible = {d: s for d, s in everything.items() if d not in skip and (not keep or keep(d))}
-    for doc, score in top_with_ties(eligible, k).items():
-        assert found.get(doc) == score  # bit for bit
-    for doc, score in found.items():
-        assert doc in eligible and score == eligible[doc]
-
-
-def test_tiers_decide_a_query_whose_best_tools_stand_out() -> None:
-    rng = random.Random(7)
-    lists = [
-        [(d, (9.0 if d % 97 == 0 else 0.0) + rng.uniform(0.1, 1.0)) for d in range(0, 5000, s)]
-        for s in (1, 2, 3)
-    ]
-    terms = with_tiers(lists, 64)
-    assert all(tier is not None for *_, tier in terms)
-    found = tiers.top_candidates(terms, 10)
-    assert found is not None
-    assert len(found) < 200  # a few candidates, not the 5000 tools a scan adds up
-    assert top_with_ties(found, 10) == top_with_ties(scan(terms), 10)
-
-
-def test_a_query_the_tiers_cannot_decide_is_left_to_a_scan() -> None:
-    flat = [[(d, 1.0 + (d % 2) * 1e-3) for d in range(400)] for _ in range(2)]
-    terms = with_tiers(flat, 16)
-    # The tier holds the tools at 1.001, and the rest (at 1.0) could tie with the 10th best
-    # of them if the tiers missed them: that is for a scan to settle.
-    assert tiers.top_candidates(terms, 300) is None
-    assert tiers.top_candidates(terms, 0) is None
 
 
 @settings(max_examples=200, deadline=None)
@@ -130,7 +18,7 @@ def test_a_query_the_tiers_cannot_decide_is_left_to_a_scan() -> None:
 def test_a_tier_holds_the_postings_at_or_above_its_cut(
     lists: list[list[tuple[int, float]]], min_postings: int
 ) -> None:
-    for (docs, impacts, tier), given_list in zip(
+    for (docs, impacts, tier, _), given_list in zip(
         with_tiers(lists, min_postings), lists, strict=True
     ):
         assert len(docs) == len(given_list)
@@ -159,111 +47,12 @@ def test_numpy_finds_the_same_tiers() -> None:
     assert pure[1] and pure == fast
 
 
-# -------------------------------------------------------------------- through the index
-
-VOCABULARY = [f"w{i}" for i in range(40)]
-
-
-def synthetic_tools(n: int, seed: int = 11) -> list[Tool]:
-    """Tools whose words follow a skewed law: common words occur in most tools, with
-    impacts that vary with description length and field, as in a real catalog."""
-    rng = random.Random(seed)
-    weights = [1.0 / (i + 1) for i in range(len(VOCABULARY))]
-    tools = []
-    for i in range(n):
-        words = rng.choices(VOCABULARY, weights, k=rng.randint(3, 25))
-        name_words = rng.choices(VOCABULARY, weights, k=2)
-        tools.append(
-            Tool(
-                name=f"{'_'.join(name_words)}_{i}",
-                namespace=f"ns{i % 3}",
-                description=" ".join(words) + ".",
-                tags=(f"t{i % 4}",),
-            )
-        )
-    return tools
-
-
-@pytest.fixture(scope="module")
-def tiered_index() -> SearchIndex:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tiers, "MIN_POSTINGS", 32)
-        index = SearchIndex.build(synthetic_tools(500))
-    assert index._tier_of  # the common words have tiers
-    return index
-
-
-def test_the_index_answers_alike_with_tiers_and_by_scanning(
-    tiered_index: SearchIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rng = random.Random(5)
-    queries = [" ".join(rng.choices(VOCABULARY[:12], k=rng.randint(1, 4))) for _ in range(60)]
-    queries += ["w0_w1_7", "w0 w1_w2"]
-    cases: list[tuple[str, dict[str, Any]]] = []
-    for q in queries:
-        cases.append((q, {"limit": rng.randint(1, 15)}))
-    for q in queries[:20]:
-        cases.append((q, {"namespace": "ns1"}))
-        cases.append((q, {"tags": ["t2"], "limit": 5}))
-        cases.append((q, {"min_score": 2.0}))
-    decided = []
-    real = tiers.top_candidates
-
-    def spy(*args: Any, **kwargs: Any) -> dict[int, float] | None:
-        found = real(*args, **kwargs)
-        decided.append(found is not None)
-        return found
-
-    monkeypatch.setattr(tiers, "top_candidates", spy)
-    with_tiers_used = [tiered_index.search(q, **kw) for q, kw in cases]
-    assert sum(decided) >= 15, (sum(decided), len(decided))  # the tiers answered some
-    monkeypatch.setattr(tiers, "top_candidates", lambda *a, **k: None)
-    assert [tiered_index.search(q, **kw) for q, kw in cases] == with_tiers_used
-
-
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
-@given(
-    words=st.lists(st.sampled_from(VOCABULARY[:15]), min_size=1, max_size=4),
-    limit=st.integers(min_value=1, max_value=12),
-)
-def test_the_fast_path_reads_the_same_tiers_from_the_index_file(
-    tiered_catalog: str,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    words: list[str],
-    limit: int,
-) -> None:
-    args = ["search", " ".join(words), "-c", tiered_catalog, "--json", "-k", str(limit)]
-    with monkeypatch.context() as mp:
-        mp.setattr(tiers, "top_candidates", lambda *a, **k: None)  # scan
-        scanned = runner.invoke(app, args)
-    assert scanned.exit_code == 0, scanned.stderr
-    assert runner.invoke(app, args).stdout == scanned.stdout  # the index, with tiers
-    capsys.readouterr()
-    assert fastpath.run(args) == 0  # the fast path, with tiers read from the file
-    assert capsys.readouterr().out == scanned.stdout
-
-
-@pytest.fixture
-def tiered_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A catalog whose cached index has tiers (built with a low threshold)."""
-    monkeypatch.setattr(tiers, "MIN_POSTINGS", 32)
-    path = tmp_path / "many.json"
-    tools = [
-        {"name": t.name, "description": t.description, "namespace": t.namespace}
-        for t in synthetic_tools(400)
-    ]
-    path.write_text(json.dumps({"tools": tools}), encoding="utf-8")
-    done = runner.invoke(app, ["search", "w0", "-c", str(path), "--json"])
-    assert done.exit_code == 0, done.stderr
-    return str(path)
-
-
 def test_an_index_whose_tiers_point_outside_their_column_fails_its_check(
-    tiered_index: SearchIndex,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(tiers, "MIN_POSTINGS", 32)
+    tiered_index = SearchIndex.build(synthetic_tools(200))
+    assert tiered_index._tier_of
     tiered_index.check()
     term, (start, _, cut) = next(iter(tiered_index._tier_of.items()))
     broken = SearchIndex.__new__(SearchIndex)

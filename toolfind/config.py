@@ -34,14 +34,12 @@ class Filters:
     exclude_tags: tuple[str, ...] = ()
 
     def allows(self, namespace: str, tags: Sequence[str]) -> bool:
-        """True when a tool in ``namespace`` with ``tags`` passes every list."""
-        if self.namespaces and namespace not in self.namespaces:
-            return False
-        if namespace in self.exclude_namespaces:
-            return False
-        if self.tags and not set(tags) & set(self.tags):
-            return False
-        return not set(tags) & set(self.exclude_tags)
+        """True when a tool in ``namespace`` with ``tags`` passes every list, by the rule of
+        :mod:`toolfind.core.filters` (names compared by ``name_key``; any of ``tags``)."""
+        from toolfind.core.filters import serve_rule
+
+        lists = (self.namespaces, self.exclude_namespaces, self.tags, self.exclude_tags)
+        return serve_rule(*lists).keeps(namespace, tags)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from itertools import compress
 
 from toolfind.store import segment
 
@@ -28,8 +27,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
-
-    from toolfind.core.tiers import TermPostings
 
 
 def run(argv: Sequence[str]) -> int | None:
@@ -330,133 +327,22 @@ def _read_manifest(path: str) -> object:
         return None
 
 
-class _Keys:
-    """``name key -> tool ids`` read from the segment on demand (``analysis.lookup_name``)."""
-
-    def __init__(self, seg: segment.Segment) -> None:
-        self.seg = seg
-
-    def get(self, key: str, default: Sequence[int] = ()) -> Sequence[int]:
-        return self.seg.names_for(key) or default
-
-
-class _Names:
-    """``tools[i].name`` read from the segment on demand."""
-
-    def __init__(self, seg: segment.Segment) -> None:
-        self.seg = seg
-
-    def __getitem__(self, doc: int) -> str:
-        return self.seg.name(doc)
-
-
-class _NamespaceKeys:
-    """The name key of ``tools[i].namespace``, read from the segment on demand."""
-
-    def __init__(self, seg: segment.Segment) -> None:
-        self.seg = seg
-
-    def __getitem__(self, doc: int) -> str:
-        from toolfind.core.analysis import name_key
-
-        return name_key(self.seg.record(doc)[segment.NAMESPACE])
-
-
-def _named_ids(seg: segment.Segment, query: str) -> list[int]:
-    """The tools ``query`` names (disabled ones too), by the very function the index uses."""
-    from toolfind.core.analysis import lookup_name
-
-    return lookup_name(query, _Keys(seg), _Names(seg), _NamespaceKeys(seg))  # type: ignore[arg-type]
-
-
 def _search(seg: segment.Segment, query: str, limit: int, schema: bool) -> tuple[str, str] | None:
-    from toolfind.core import tiers
-    from toolfind.core.analysis import query_terms, unmatched_words
+    """The search document: the one search (``toolfind.core.search``) over the segment."""
+    from toolfind.core import search
 
-    pairs = query_terms(query)
-    matched: list[str] = []
-    terms: list[tiers.TermPostings] = []
-    for term, _ in pairs:
-        postings = seg.postings(term)
-        if postings is None or not len(postings[0]):
-            continue
-        matched.append(term)
-        terms.append(postings)
-    unmatched = list(unmatched_words(pairs, matched))
-    if not matched:
-        return _search_json(query, [], unmatched), segment.unmatched_hint(unmatched)
-    # Disabled tools have no postings (they are not indexed), so only named ones need a check.
-    record = seg.record
-    exact = [d for d in _named_ids(seg, query) if record(d)[segment.ENABLED]]
-    exact.sort(key=lambda d: (record(d)[segment.NAMESPACE], record(d)[segment.NAME]))
-    exact = exact[:limit]
-    exact_scores = [tiers.score_of(d, terms) for d in exact]
-    room = limit - len(exact)
-    found: dict[int, float] | None = {} if room <= 0 else None
-    if found is None and any(tier is not None for *_, tier in terms):
-        found = tiers.top_candidates(terms, room, exact)
-    if found is None:
-        found = _accumulate(terms)
-        for d in exact:
-            found.pop(d, None)
-    ranked = _top(found, room)
-    # Ties by name, namespace, then id: the index's order (SearchIndex._rank_of).
-    ranked.sort(
-        key=lambda item: (
-            -item[1],
-            record(item[0])[segment.NAME],
-            record(item[0])[segment.NAMESPACE],
-            item[0],
-        )
-    )
-    del ranked[room:]
-    from toolfind.output.wire import hit_record
+    _, unmatched_words, exact, ranked = search.run(seg, query, limit)
+    from toolfind.output.wire import dumps, hit_record, search_document
 
-    view = segment.ToolRecord
-    hits = [
-        hit_record(view(record(d)), s, "exact", include_schema=schema)
-        for d, s in zip(exact, exact_scores, strict=True)
-    ]
+    record, view = seg.record, segment.ToolRecord
+    hits = [hit_record(view(record(d)), s, "exact", include_schema=schema) for d, s in exact]
     hits += [hit_record(view(record(d)), s, "ranked", include_schema=schema) for d, s in ranked]
-    return _search_json(query, hits, unmatched), segment.unmatched_hint(unmatched)
-
-
-def _search_json(query: str, hits: list[dict[str, Any]], unmatched: list[str]) -> str:
-    from toolfind.output.wire import dumps, search_document
-
-    return dumps(search_document(query, hits, unmatched))
-
-
-def _accumulate(terms: Sequence[TermPostings]) -> dict[int, float]:
-    """Every matching tool's score: the terms' impacts added in query order, as the index
-    adds them."""
-    from toolfind.core.tiers import add_into
-
-    acc: dict[int, float] = {}
-    for ids, scores, _ in terms:
-        add_into(acc, ids, scores)
-    return acc
-
-
-def _top(acc: dict[int, float], limit: int) -> list[tuple[int, float]]:
-    """The docs scoring at least the ``limit``-th best score, ties at the cut-off included, so
-    that the caller's sort by name decides ties exactly as the index does (``SearchIndex._top``).
-
-    The cut-off is found among the bare scores and the docs at or above it are picked in C
-    (``compress``): no Python call per scored doc.
-    """
-    if limit <= 0 or not acc:
-        return []
-    if len(acc) <= limit:
-        return list(acc.items())
-    import heapq
-
-    cutoff = heapq.nlargest(limit, acc.values())[-1]
-    return [(doc, acc[doc]) for doc in compress(acc, map(cutoff.__le__, acc.values()))]
+    unmatched = list(unmatched_words)
+    return dumps(search_document(query, hits, unmatched)), segment.unmatched_hint(unmatched)
 
 
 def _show(seg: segment.Segment, name: str) -> tuple[str, str] | None:
-    ids = _named_ids(seg, name)
+    ids = seg.named(name)
     if len(ids) != 1:
         return None  # a miss or an ambiguity: the Typer path explains it
     from toolfind.output.tool_formats import tool_to_format

@@ -34,7 +34,7 @@ import Stemmer
 # block, Python skips it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Collection, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterator, Sequence
 
 __all__ = [
     "SETTINGS",
@@ -510,9 +510,9 @@ def _qualified_splits(text: str) -> Iterator[tuple[str, str]]:
 
 def lookup_name(
     text: str,
-    keys: Mapping[str, Sequence[int]],
-    names: Sequence[str],
-    namespace_keys: Sequence[str],
+    ids_for: Callable[[str], Sequence[int]],
+    name_of: Callable[[int], str],
+    namespace_key_of: Callable[[int], str],
 ) -> list[int]:
     """The tools ``text`` names, by ``show``'s rules, first rule that matches wins.
 
@@ -521,15 +521,16 @@ def lookup_name(
     3. qualified forms ``ns/tool``, ``ns:tool``, ``ns__tool``, ``ns.tool``: the part after the
        separator matches rule 2 and the part before it has the key of the tool's namespace.
 
-    ``keys`` maps name keys (names and aliases) to tool ids; ``names[i]`` and
-    ``namespace_keys[i]`` are tool i's name and namespace key (only candidates are read, so
-    lazy sequences work). Returns ascending ids; empty when nothing matches.
+    ``ids_for(key)`` gives the ids of the tools with that name key (names and aliases);
+    ``name_of(i)`` and ``namespace_key_of(i)`` tool i's name and namespace key (only
+    candidates are asked, so they may read lazily). Returns ascending ids; empty when nothing
+    matches.
     """
     key = name_key(text)
     if not key:
         return []
-    candidates = sorted(set(keys.get(key, ())))
-    exact = [i for i in candidates if names[i] == text]
+    candidates = sorted(set(ids_for(key)))
+    exact = [i for i in candidates if name_of(i) == text]
     if exact:
         return exact
     if candidates:
@@ -537,7 +538,7 @@ def lookup_name(
     found: set[int] = set()
     for ns_part, tool_part in _qualified_splits(text):
         ns_key = name_key(ns_part)
-        for i in keys.get(name_key(tool_part), ()):
-            if ns_key and namespace_keys[i] == ns_key:
+        for i in ids_for(name_key(tool_part)):
+            if ns_key and namespace_key_of(i) == ns_key:
                 found.add(i)
     return sorted(found)

@@ -23,7 +23,9 @@ otherwise get a tiny average and punish every tool that has one).
 
 Weights are relative: :func:`effective_weights` divides them by the largest, so multiplying
 every weight by the same factor changes no score, and ``k1`` keeps its textbook meaning for the
-strongest field. Nothing here imports anything but :mod:`math`.
+strongest field. Nothing here imports anything but :mod:`math`: the bulk forms that a build
+runs over every tool or posting take numpy as an argument (``xp``), and do on each value the
+very IEEE operations of the scalar form, in the same order, so both give the same bits.
 """
 
 from __future__ import annotations
@@ -31,9 +33,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = [
     "effective_weights",
     "field_scale",
+    "field_scales",
     "idf",
     "impact",
     "length_norm",
@@ -72,6 +79,21 @@ def field_scale(weight: float, length: float, avg_length: float, b: float) -> fl
     return weight / norm if norm else 0.0
 
 
+def field_scales(
+    weight: float, lengths: Sequence[float], avg_length: float, b: float, xp: Any = None
+) -> Any:
+    """:func:`field_scale` of every tool's length of one field: a list, or with ``xp``
+    (numpy) and ``lengths`` a float64 array, an array of the same values."""
+    if xp is None:
+        return [field_scale(weight, length, avg_length, b) for length in lengths]
+    values: Any = xp.asarray(lengths, dtype=xp.float64)
+    # length_norm's operations in its order: (1 - b) + ((b * length) / avg)
+    norm = (1.0 - b) + (b * values) / avg_length if avg_length > 0.0 else xp.ones_like(values)
+    scales = xp.zeros_like(norm)
+    xp.divide(weight, norm, out=scales, where=norm != 0.0)
+    return scales
+
+
 def pseudo_tf(tfs: Sequence[float], scales: Sequence[float]) -> float:
     """BM25F's pseudo term frequency: ``sum_f tf_f * s_f``, added in field order."""
     total = 0.0
@@ -93,13 +115,18 @@ def impact(tf: float, idf_value: float, k1: float, delta: float) -> float:
     return idf_value * ((k1 + 1.0) * tf / (k1 + tf) + delta)
 
 
-def saturations(tfs: Sequence[float], k1: float, delta: float) -> list[float]:
-    """:func:`saturate` of many pseudo term frequencies, 0.0 where ``tf <= 0`` (the bulk path).
+def saturations(tfs: Sequence[float], k1: float, delta: float, xp: Any = None) -> Any:
+    """:func:`saturate` of many pseudo term frequencies, 0.0 where ``tf <= 0`` (the bulk path):
+    a list, or with ``xp`` (numpy) and ``tfs`` an array, an array.
 
     ``idf * saturations(...)[i]`` is bit for bit :func:`impact`: the arithmetic is the same.
     """
     k1p1 = k1 + 1.0
-    return [k1p1 * tf / (k1 + tf) + delta if tf > 0.0 else 0.0 for tf in tfs]
+    if xp is None:
+        return [k1p1 * tf / (k1 + tf) + delta if tf > 0.0 else 0.0 for tf in tfs]
+    values: Any = tfs
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(values > 0.0, k1p1 * values / (k1 + values) + delta, 0.0)
 
 
 def effective_weights(weights: Mapping[str, float]) -> dict[str, float]:

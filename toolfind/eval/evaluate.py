@@ -663,15 +663,14 @@ def indistinct_pairs(
 
 
 def _idf(index: RankingIndex) -> dict[str, float]:
+    from toolfind.core.bm25f import idf
+
     n = sum(1 for t in index.tools if t.enabled)
-    return {
-        term: math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5))
-        for term, (docs, _) in index.impacts().items()
-    }
+    return {term: idf(len(docs), n) for term, (docs, _) in index.impacts().items()}
 
 
 def _content_vector(tool: Tool, idf: Mapping[str, float]) -> dict[str, float]:
-    from toolfind.store.index import field_terms
+    from toolfind.store.build import field_terms
 
     counts: dict[str, float] = {}
     for name, terms in zip(FIELDS, field_terms(tool), strict=True):

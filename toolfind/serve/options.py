@@ -83,7 +83,8 @@ def parse_http_address(text: str) -> HttpAddress:
 
 
 def tool_allowed(filters: Filters, tool: Tool) -> bool:
-    """The one predicate deciding what is listed, what search returns and what may be called."""
+    """The one predicate deciding what is listed, what search returns and what may be called:
+    an enabled tool that ``filters`` allows (the rule of :mod:`toolfind.core.filters`)."""
     return tool.enabled and filters.allows(tool.namespace, tool.all_tags)
 
 

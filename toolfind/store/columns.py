@@ -27,6 +27,7 @@ from itertools import accumulate, chain
 from zlib import crc32
 
 from toolfind.models import Source, Tool
+from toolfind.store.segment import find_string
 
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
@@ -145,18 +146,13 @@ class StringTable(Sequence[str]):
         return str(self._blob[offsets[i] : offsets[i + 1]], "utf-8", "surrogatepass")
 
     def find(self, text: str) -> int | None:
-        """Position of ``text`` in the table, or None."""
-        buckets = self._buckets
-        h = crc32(text.encode("utf-8", "surrogatepass")) % (len(buckets) - 1)
-        for i in self._slots[buckets[h] : buckets[h + 1]]:
-            if self[i] == text:
-                return int(i)
-        return None
+        """Position of ``text`` in the table, or None (:func:`segment.find_string`)."""
+        return find_string(text, self._blob, self._offsets, self._buckets, self._slots)
 
     def columns(self) -> tuple[Any, Any, Any, Any]:
         """Its columns: the UTF-8 blob, the offsets (``Q``), the hash buckets (``Q``: where each
         bucket's slots start) and the slots (``i``: string positions). The index file's warm
-        reader (:mod:`toolfind.store.segment`) repeats :meth:`find` on them."""
+        reader (:mod:`toolfind.store.segment`) looks strings up in them from the file."""
         return (self._blob, self._offsets, self._buckets, self._slots)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:

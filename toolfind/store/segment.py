@@ -30,6 +30,7 @@ import marshal
 import os
 import stat
 import sys
+from zlib import crc32  # columns.StringTable's hash
 
 # typing costs as much to import as a warm search may take (it pulls in re and collections);
 # mypy reads this block, Python skips it.
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any
 
-    from toolfind.core.tiers import TermPostings
+    from toolfind.core.search import TermPostings
 
 #: First bytes of an index file. Its last-but-two byte is the layout's version.
 MAGIC = b"TFIDX\x03\n\x00"
@@ -404,18 +405,52 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
     }
 
 
+def find_string(text: str, blob: Any, offsets: Any, buckets: Any, slots: Any) -> int | None:
+    """The position of ``text`` in a string table (``columns.StringTable``'s columns), or None.
+
+    The strings' UTF-8 bytes lie end to end in ``blob``, string i at
+    ``offsets[i]:offsets[i + 1]``; the string whose bytes' CRC-32 is h modulo
+    ``len(buckets) - 1`` is among ``slots[buckets[h]:buckets[h + 1]]``. The columns need only
+    ``len`` and slices (two items at a time), so the warm path reads them from the file on
+    demand (:class:`Segment`) and the index from memory, through this one lookup.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    h = crc32(data) % (len(buckets) - 1)
+    a, b = buckets[h : h + 2]
+    for i in slots[a:b]:
+        start, end = offsets[i : i + 2]
+        if blob[start:end] == data:
+            return int(i)
+    return None
+
+
+class _Column:
+    """A column of the open index file, read on demand: ``len`` and slices."""
+
+    __slots__ = ("_items", "_len", "_name")
+
+    def __init__(self, segment: Segment, name: str) -> None:
+        self._items = segment._items
+        self._name = name
+        self._len = segment._columns[name][1]
+
+    def __len__(self) -> int:
+        return int(self._len)
+
+    def __getitem__(self, span: slice) -> Any:
+        return self._items(self._name, span.start, span.stop)
+
+
 class Segment:
     """The warm path's view of an open index file: reads only what a query needs.
 
-    Raises ValueError (or OSError, EOFError, TypeError, KeyError) for a file that is not an
-    index file of this format.
+    It is a search source (``toolfind.core.search.Source``): the warm ``search --json`` runs
+    the one search over it. Raises ValueError (or OSError, EOFError, TypeError, KeyError) for
+    a file that is not an index file of this format.
     """
 
     def __init__(self, fh: Any, size: int) -> None:
-        from zlib import crc32  # columns.StringTable's hash
-
         self.fh = fh
-        self._crc32 = crc32
         spans = read_spans(fh, size)
         offset, length = spans[DIRECTORY_PART]
         fh.seek(offset)
@@ -425,6 +460,7 @@ class Segment:
         self.extras: dict[int, tuple[str, ...]] = found["extras"]
         self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
         self._records: dict[int, tuple[Any, ...]] = {}
+        self._tables: dict[str, tuple[_Column, ...]] = {}
 
     def _bytes(self, name: str, i: int, j: int) -> bytes:
         """Items ``i`` to ``j`` of a column, as bytes."""
@@ -441,29 +477,29 @@ class Segment:
         return memoryview(self._bytes(name, i, j)).cast(code)  # type: ignore[call-overload]
 
     def _find(self, table: str, text: str) -> int | None:
-        """``columns.StringTable.find``: the position of ``text`` in a string table, or None."""
-        data = text.encode("utf-8", "surrogatepass")
-        h = self._crc32(data) % (self._columns[table + ".buckets"][1] - 1)
-        a, b = self._items(table + ".buckets", h, h + 2)
-        for i in self._items(table + ".slots", a, b):
-            start, end = self._items(table + ".offsets", i, i + 2)
-            if self._bytes(table + ".blob", start, end) == data:
-                return int(i)
-        return None
+        """The position of ``text`` in the string table ``table`` (:func:`find_string`)."""
+        columns = self._tables.get(table)
+        if columns is None:
+            parts = ("blob", "offsets", "buckets", "slots")
+            columns = self._tables[table] = tuple(_Column(self, f"{table}.{p}") for p in parts)
+        return find_string(text, *columns)
 
     def postings(self, term: str) -> TermPostings | None:
         """The ids of the tools ``term`` occurs in (ascending), its impact in each (exactly as
-        ``SearchIndex.impacts`` gives them) and its impact tier if it has one, as
-        ``tiers.top_candidates`` reads them; None for a term of no tool."""
+        ``SearchIndex.impacts`` gives them), its impact tier if it has one, and no largest
+        impact (the file does not store it); None for a term of no tool."""
         t = self._find("terms", term)
         if t is None:
             return None
         a, b = self._items("ioffsets", t, t + 2)
+        if a == b:
+            return None
         tier = self._tier_of.get(t)
         return (
             self._items("idocs", a, b),
             self._items("imp", a, b),
             None if tier is None else (self._items("tiers", tier[0], tier[1]), tier[2]),
+            None,
         )
 
     def names_for(self, key: str) -> Sequence[int]:
@@ -479,6 +515,31 @@ class Segment:
         """Tool ``doc``'s name."""
         start, end = self._items("names.offsets", doc, doc + 2)
         return str(self._bytes("names.blob", start, end), "utf-8", "surrogatepass")
+
+    def named(self, query: str) -> list[int]:
+        """The tools ``query`` names (disabled ones too), by the function the index uses."""
+        from toolfind.core.analysis import lookup_name, name_key
+
+        record = self.record
+        return lookup_name(
+            query, self.names_for, self.name, lambda d: name_key(record(d)[NAMESPACE])
+        )
+
+    def enabled(self, doc: int) -> bool:
+        return bool(self.record(doc)[ENABLED])
+
+    def exact_key(self, doc: int) -> tuple[str, str]:
+        record = self.record(doc)
+        return record[NAMESPACE], record[NAME]
+
+    def tie_key(self, doc: int) -> tuple[str, str, int]:
+        """(name, namespace, id): the index's order of ties (``SearchIndex.tie_key``)."""
+        record = self.record(doc)
+        return record[NAME], record[NAMESPACE], doc
+
+    def numpy(self, postings: int) -> None:
+        """Never: importing numpy would cost a one-shot command more than it saves."""
+        return None
 
     def record(self, doc: int) -> tuple[Any, ...]:
         """Tool ``doc``'s record (see :data:`NAME` and the fields after it), decoded once."""

@@ -1,0 +1,373 @@
+"""Building an index: each tool's analysed fields, the postings, and their impacts.
+
+:func:`analyse` turns the enabled tools into per-term postings of (tool, tf-vector) pairs;
+:class:`Metadata` gathers what else a build needs of each tool (names, keys, tags, flags,
+category counts) in one pass; :func:`weigh` computes every posting's BM25F(+) impact for a
+set of :class:`~toolfind.models.ScoringParams` through :mod:`toolfind.core.bm25f` (with numpy
+for large catalogs, bit for bit the same), and the impact tiers
+(:mod:`toolfind.core.tiers`). :class:`~toolfind.store.index.SearchIndex` lays the result out.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from itertools import accumulate, chain, repeat
+from operator import mul
+
+from toolfind.core import analysis, bm25f, tiers
+from toolfind.errors import ConfigError
+from toolfind.models import FIELDS, ScoringParams, Tool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["Analysed", "Metadata", "analyse", "check_params", "field_terms", "numpy", "weigh"]
+
+#: Nested parameter schemas deeper than this are not indexed; neither are more nodes than
+#: _MAX_PARAM_NODES per tool (a hostile schema must not make indexing slow).
+_MAX_PARAM_DEPTH = 6
+_MAX_PARAM_NODES = 2000
+_TOP_TAGS = 5
+#: A build (or re-weighting) of this many postings computes impacts with numpy if installed:
+#: it saves more than importing numpy costs.
+BUILD_VECTOR_MIN = 200_000
+
+#: Bits of the per-tool flags column.
+ENABLED, DEFERRED = 1, 2
+
+
+def _param_texts(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """(identifiers, prose) of a parameters schema: property names and enum values, then
+    descriptions and titles, depth first, nested properties and array items included."""
+    idents: list[str] = []
+    prose: list[str] = []
+    budget = [_MAX_PARAM_NODES]
+
+    def walk(node: Any, depth: int) -> None:
+        if budget[0] <= 0 or not (type(node) is dict or isinstance(node, Mapping)):
+            return
+        budget[0] -= 1
+        get = node.get
+        for key in ("title", "description"):
+            text = get(key)
+            if type(text) is str:
+                prose.append(text)
+        enum = get("enum")
+        if type(enum) is list:
+            idents.extend(str(v) for v in enum if isinstance(v, str | int | float))
+        if depth >= _MAX_PARAM_DEPTH:
+            return
+        props = get("properties")
+        if props and (type(props) is dict or isinstance(props, Mapping)):
+            for name, sub in props.items():
+                idents.append(str(name))
+                walk(sub, depth + 1)
+        for key in _NESTED:
+            sub = get(key)
+            if sub:
+                if type(sub) is list:
+                    for item in sub:
+                        walk(item, depth + 1)
+                else:
+                    walk(sub, depth + 1)
+
+    walk(schema, 0)
+    return idents, prose
+
+
+_NESTED = ("items", "additionalProperties", "anyOf", "oneOf", "allOf")
+
+
+def field_terms(tool: Tool) -> tuple[list[str], ...]:
+    """The analysed terms of each of a tool's fields, in :data:`~toolfind.models.FIELDS` order.
+
+    name: the name and aliases; namespace; description: the title and description;
+    params: parameter names and enum values (identifiers) and their descriptions, nested
+    properties included; tags: ``all_tags`` (annotation tags included); search_hint.
+    """
+    return _field_terms(tool, tool.all_tags)
+
+
+def _field_terms(tool: Tool, tags: Sequence[str]) -> tuple[list[str], ...]:
+    """:func:`field_terms`, given the tool's ``all_tags`` (computed once per build)."""
+    ident, prose = analysis.analyze_identifier, analysis.analyze_prose
+    name = ident(" ".join((tool.name, *tool.aliases)) if tool.aliases else tool.name)
+    description = prose(f"{tool.title} {tool.description}" if tool.title else tool.description)
+    param_idents, param_prose = _param_texts(tool.parameters)
+    params = ident(" ".join(param_idents)) + prose(" ".join(param_prose))
+    return (
+        name,
+        ident(tool.namespace),
+        description,
+        params,
+        ident(" ".join(tags)) if tags else [],
+        prose(tool.search_hint),
+    )
+
+
+#: Bits per field in a packed term-frequency vector (field f at bits f*_TF_BITS...).
+_TF_BITS = 32
+_TF_MASK = (1 << _TF_BITS) - 1
+
+
+def _posting_list() -> array[int]:
+    return array("Q")
+
+
+class Analysed:
+    """What :func:`analyse` gathers, before it is laid out flat."""
+
+    def __init__(self, n_docs: int) -> None:
+        # term -> its postings in tool order, each ``pair | tool << 32`` (a (tool, tf vector)
+        # pair and its tool, as one machine word). Machine words, not Python ints: laying
+        # the postings out flat (:meth:`postings`) is then a byte copy, where reading
+        # half a million scattered int objects cost a 10k build a tenth of its time.
+        self.pair_lists: defaultdict[str, array[int]] = defaultdict(_posting_list)
+        self.vec_ids: dict[int, int] = {}  # packed per-field tf vector -> vector id
+        self.pair_vec: list[int] = []
+        self.pair_doc: list[int] = []
+        self.lengths = tuple(array("I", bytes(4 * n_docs)) for _ in FIELDS)
+
+    def postings(self, terms: Sequence[str]) -> tuple[array[int], array[int], array[int]]:
+        """For ``terms`` in order, their postings laid end to end: pair ids, tool ids, and
+        the offsets where each term's postings start (one more than there are terms)."""
+        lists = list(map(self.pair_lists.__getitem__, terms))
+        words = memoryview(b"".join(lists)).cast("I")  # per posting: two 32-bit halves
+        low, high = (0, 1) if sys.byteorder == "little" else (1, 0)
+        pairs, docs = array("I"), array("i")
+        pairs.frombytes(words[low::2].tobytes())
+        docs.frombytes(words[high::2].tobytes())
+        return pairs, docs, array("i", accumulate(map(len, lists), initial=0))
+
+    def tf_vectors(self) -> tuple[tuple[int, ...], ...]:
+        """The distinct per-field tf vectors, unpacked, by vector id."""
+        return tuple(
+            tuple((packed >> (fi * _TF_BITS)) & _TF_MASK for fi in range(len(FIELDS)))
+            for packed in self.vec_ids
+        )
+
+
+def analyse(tools: Sequence[Tool], tags: Sequence[Sequence[str]]) -> Analysed:
+    """Analyse the enabled tools (``tags[doc]``: tool doc's ``all_tags``) into per-term
+    postings of (tool, tf-vector) pairs.
+
+    A pair is one tool with one per-field term-frequency vector; a tool's terms share a few
+    pairs (most occur once, in one field), so scoring work per parameter set is per pair.
+    While counting, a tf vector is one int holding each field's count in its own 32 bits.
+    """
+    out = Analysed(len(tools))
+    pair_lists, vec_ids = out.pair_lists, out.vec_ids
+    pair_vec, pair_doc = out.pair_vec, out.pair_doc
+    units = [1 << (fi * _TF_BITS) for fi in range(len(FIELDS))]
+    for doc, tool in enumerate(tools):
+        if not tool.enabled:
+            continue
+        tool_bits = doc << 32
+        counts: dict[str, int] = {}
+        get = counts.get
+        for fi, terms in enumerate(_field_terms(tool, tags[doc])):
+            if terms:
+                out.lengths[fi][doc] = len(terms)
+                unit = units[fi]
+                for term in terms:
+                    counts[term] = get(term, 0) + unit
+        doc_pairs: dict[int, int] = {}
+        for term, packed in counts.items():
+            posting = doc_pairs.get(packed)
+            if posting is None:
+                vid = vec_ids.get(packed)
+                if vid is None:
+                    vid = vec_ids[packed] = len(vec_ids)
+                posting = doc_pairs[packed] = len(pair_vec) | tool_bits
+                pair_vec.append(vid)
+                pair_doc.append(doc)
+            pair_lists[term].append(posting)
+    return out
+
+
+_NO_NUMPY: list[bool] = []  # holds True once importing numpy failed: not tried again
+
+
+def numpy() -> Any:
+    """numpy if it is installed, else None (a failed import is not retried)."""
+    if _NO_NUMPY:
+        return None
+    try:
+        import numpy
+    except ImportError:
+        _NO_NUMPY.append(True)
+        return None
+    return numpy
+
+
+def check_params(params: ScoringParams) -> None:
+    """Raise ConfigError for settings BM25F cannot use."""
+    for field_name, weight in params.weights.as_dict().items():
+        if not weight >= 0.0 or weight == float("inf"):
+            raise ConfigError(f"weight of field {field_name!r} must be a number >= 0, not {weight}")
+    if not params.k1 >= 0.0 or params.k1 == float("inf"):
+        raise ConfigError(f"k1 must be a number >= 0, not {params.k1}")
+    if not params.delta >= 0.0 or params.delta == float("inf"):
+        raise ConfigError(f"delta must be a number >= 0, not {params.delta}")
+    for field_name, b in (("default", params.default_b), *params.b):
+        if field_name != "default" and field_name not in FIELDS:
+            raise ConfigError(f"unknown field {field_name!r} in b; fields: {', '.join(FIELDS)}")
+        if not 0.0 <= b <= 1.0:
+            raise ConfigError(f"b of field {field_name!r} must be between 0 and 1, not {b}")
+
+
+class Metadata:
+    """What a build needs of each tool besides its terms, gathered in one pass."""
+
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        self.names: list[str] = []
+        self.namespaces: list[str] = []
+        self.flags: list[int] = []
+        self.tags: list[tuple[str, ...]] = []
+        self.aliases: dict[int, tuple[str, ...]] = {}
+        self.keys: dict[str, list[int]] = {}
+        self.tag_ids: dict[str, list[int]] = {}
+        self.n_enabled = 0
+        # namespace -> [tools, deferred, tag counts] over the enabled tools
+        self._counts: dict[str, tuple[list[int], Counter[str]]] = {}
+        key_of = analysis.name_key
+        for doc, tool in enumerate(tools):
+            name, namespace, aliases, enabled = (
+                tool.name,
+                tool.namespace,
+                tool.aliases,
+                tool.enabled,
+            )
+            tags = tool.all_tags
+            self.names.append(name)
+            self.namespaces.append(namespace)
+            self.tags.append(tags)
+            self.flags.append(enabled * ENABLED | tool.defer * DEFERRED)
+            if aliases:
+                self.aliases[doc] = aliases
+                spellings = {key_of(spelling) for spelling in (name, *aliases)} - {""}
+            else:
+                spellings = {key_of(name)} - {""}
+            for key in spellings:
+                self.keys.setdefault(key, []).append(doc)
+            if tags:
+                for key in {key_of(tag) for tag in tags} - {""}:
+                    self.tag_ids.setdefault(key, []).append(doc)
+            if enabled:
+                self.n_enabled += 1
+                counts = self._counts.get(namespace)
+                if counts is None:
+                    counts = self._counts[namespace] = ([0, 0], Counter())
+                counts[0][0] += 1
+                counts[0][1] += tool.defer
+                if tags:
+                    counts[1].update(tags)
+
+    def categories(self) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
+        """Per namespace of the enabled tools, by name: tool count, deferred count, top tags."""
+        out = []
+        for ns in sorted(self._counts):
+            (n, deferred), tag_counts = self._counts[ns]
+            top = sorted(tag_counts.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_TAGS]
+            out.append((ns, n, deferred, tuple(t for t, _ in top)))
+        return tuple(out)
+
+
+def weigh(s: Any, params: ScoringParams) -> dict[str, Any]:
+    """Every posting's impact for ``params`` (the only per-params work), from the structural
+    columns of ``s`` (a SearchIndex): the new values of its slots ``_weights`` (effective),
+    ``_idf``, ``_imp``, ``_idocs``/``_ioffsets`` (the structural ``_docs``/``_offsets`` unless
+    a zero weight leaves postings with no impact, which are dropped), ``_max`` (per term) and
+    the impact tiers. The formulas are :mod:`toolfind.core.bm25f`'s; large builds use numpy if
+    installed, with the same bits."""
+    eff = bm25f.effective_weights(params.weights.as_dict())
+    out: dict[str, Any] = {"_weights": tuple(eff[f] for f in FIELDS)}
+    np = numpy() if len(s._docs) >= BUILD_VECTOR_MIN else None
+    if np is None or not _weigh_vectorized(np, s, params, out):
+        np = None
+        _weigh(s, params, out)
+    out["_tiers"], out["_tier_of"] = tiers.build(out["_ioffsets"], out["_imp"], np)
+    return out
+
+
+def _weigh(s: Any, params: ScoringParams, out: dict[str, Any]) -> None:
+    docs, offsets = s._docs, s._offsets
+    pair_vec, pair_doc = list(s._pair_vec), list(s._pair_doc)
+    pseudo: list[float] | None = None  # per pair, bm25f.pseudo_tf's sum in field order
+    for fi, field_name in enumerate(FIELDS):
+        tab = [vec[fi] for vec in s._tfvecs]
+        weight = out["_weights"][fi]
+        if weight <= 0.0 or not any(tab):
+            continue
+        scales = bm25f.field_scales(weight, s._lengths[fi], s._avg[fi], params.b_for(field_name))
+        if pseudo is None:
+            pseudo = [tab[v] * scales[d] for v, d in zip(pair_vec, pair_doc, strict=True)]
+        else:
+            pseudo = [
+                t + tab[v] * scales[d] for t, v, d in zip(pseudo, pair_vec, pair_doc, strict=True)
+            ]
+    sat = bm25f.saturations(pseudo or [0.0] * len(pair_vec), params.k1, params.delta)
+    idocs: Sequence[int]
+    ioffsets: Sequence[int]
+    ipairs: Sequence[int]
+    if 0.0 in sat:
+        # Some postings lie only in zero-weight fields: for these settings those tools do
+        # not contain the term (no posting, not counted in df).
+        kept_docs, kept_offsets, kept_pairs = array("i"), array("i", [0]), array("I")
+        for t in range(len(offsets) - 1):
+            a, b = offsets[t], offsets[t + 1]
+            for d, p in zip(docs[a:b], s._pairs[a:b], strict=True):
+                if sat[p] > 0.0:
+                    kept_docs.append(d)
+                    kept_pairs.append(p)
+            kept_offsets.append(len(kept_docs))
+        idocs, ioffsets, ipairs = kept_docs, kept_offsets, kept_pairs
+    else:
+        idocs, ioffsets, ipairs = docs, offsets, s._pairs
+    n_terms = len(ioffsets) - 1
+    counts = [ioffsets[t + 1] - ioffsets[t] for t in range(n_terms)]
+    idf = array("d", [bm25f.idf(c, s._n) for c in counts])
+    idf_per_posting = chain.from_iterable(map(repeat, idf, counts))
+    # bm25f.impact's arithmetic: idf * saturation, bit for bit.
+    imp = array("d", map(mul, idf_per_posting, map(sat.__getitem__, ipairs)))
+    out.update(_idf=idf, _idocs=idocs, _ioffsets=ioffsets, _imp=imp)
+    out["_max"] = array(
+        "d", [max(imp[ioffsets[t] : ioffsets[t + 1]], default=0.0) for t in range(n_terms)]
+    )
+
+
+def _weigh_vectorized(np: Any, s: Any, params: ScoringParams, out: dict[str, Any]) -> bool:
+    """:func:`_weigh` with numpy, bit for bit: the same IEEE operations on each value in the
+    same order (idf keeps Python's ``math.log``). Returns False, having changed nothing, when
+    some posting lies only in zero-weight fields (the pure path drops those postings)."""
+    pair_vec = np.frombuffer(s._pair_vec, dtype=np.uintc)
+    pair_doc = np.frombuffer(s._pair_doc, dtype=np.intc)
+    tfvecs = np.array(s._tfvecs, dtype=np.float64).reshape(-1, len(FIELDS))
+    pseudo = None
+    for fi, field_name in enumerate(FIELDS):
+        tab = tfvecs[:, fi]
+        weight = out["_weights"][fi]
+        if weight <= 0.0 or not tab.any():
+            continue
+        lengths = np.frombuffer(s._lengths[fi], dtype=np.uintc).astype(np.float64)
+        scales = bm25f.field_scales(weight, lengths, s._avg[fi], params.b_for(field_name), np)
+        term = tab[pair_vec] * scales[pair_doc]
+        pseudo = term if pseudo is None else pseudo + term
+    if pseudo is None or not (pseudo > 0.0).all():
+        return False
+    sat = bm25f.saturations(pseudo, params.k1, params.delta, np)
+    offsets = np.frombuffer(s._offsets, dtype=np.intc)
+    counts = np.diff(offsets)
+    if not len(counts) or not (counts > 0).all():
+        return False
+    idf = array("d", [bm25f.idf(c, s._n) for c in counts.tolist()])
+    imp = np.repeat(np.frombuffer(idf, dtype=np.float64), counts)
+    imp *= sat[np.frombuffer(s._pairs, dtype=np.uintc)]  # bm25f.impact: idf * saturation
+    out["_imp"] = array("d", imp.tobytes())
+    out["_max"] = array("d", np.maximum.reduceat(imp, offsets[:-1]).tobytes())
+    out.update(_idf=idf, _idocs=s._docs, _ioffsets=s._offsets)
+    return True
