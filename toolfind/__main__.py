@@ -5,30 +5,12 @@ from __future__ import annotations
 import gc
 import sys
 
+#: The commands the fast path may answer (see toolfind.cli.fast) when the cache is warm.
+_FAST = frozenset({"search", "show", "list", "categories", "summaries", "similar"})
 #: The first argument of the one-shot commands (and of help and version), which are done once
 #: their output is written: nothing they start outlives them (no child processes, no file left
 #: open for writing). Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
-_ONE_SHOT = frozenset(
-    {
-        "search",
-        "show",
-        "list",
-        "schemas",
-        "similar",
-        "categories",
-        "summaries",
-        "validate",
-        "eval",
-        "tune",
-        "cache",
-        "--version",
-        "--help",
-    }
-)
-
-
-#: The commands the fast path may answer (see toolfind.cli.fast) when the cache is warm.
-_FAST = frozenset({"search", "show", "list", "categories", "summaries", "similar"})
+_ONE_SHOT = _FAST | {"schemas", "validate", "eval", "tune", "cache", "--version", "--help"}
 
 
 def main() -> None:
@@ -46,11 +28,8 @@ def main() -> None:
         if code is not None:
             _end(code)
             sys.exit(code)
-    # Importing Typer and the CLI creates some 25,000 objects that live until exit (modules,
-    # classes, functions) and next to no garbage, yet the cyclic GC walks them during the
-    # import and again in full at exit: about a fifth of `toolfind cache path`. So no GC during
-    # the import, and what it loaded is frozen (left out of every later collection, the one at
-    # exit too); garbage the command itself makes is collected as usual.
+    # The Typer import makes ~25,000 long-lived objects and next to no garbage: no GC walks
+    # during it, and what it loaded is frozen out of later collections (the one at exit too).
     gc.disable()
     try:
         # Only the invoked command is turned into a click command (see cli.app_for).
@@ -71,9 +50,8 @@ def _end(code: int) -> None:
     """End a one-shot command at once, with exit status ``code``, skipping the interpreter's
     teardown; return (for the caller to exit as usual) when that would not be safe.
 
-    Python's own exit frees every object and module one by one (measured: 4-14 ms of a warm
-    ``categories`` or table ``search``), all of it memory the OS takes back anyway. So once stdout and
-    stderr are flushed and the ``atexit`` functions have run, the process simply ends. Not
+    Python's exit frees every object one by one, memory the OS takes back anyway: once stdout
+    and stderr are flushed and the ``atexit`` functions have run, the process simply ends. Not
     while a non-daemon thread runs (Python's exit would wait for it), and not when flushing
     fails (a closed pipe): Python's exit reports that as it always has.
     """

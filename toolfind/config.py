@@ -22,6 +22,8 @@ _KNOWN_KEYS = frozenset(
     {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
+#: Size suffixes, longest first (``b`` ends every other one).
+_UNITS = {"gib": 1024**3, "mib": 1024**2, "kib": 1024, "gb": 10**9, "mb": 10**6, "kb": 1000, "b": 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,16 +209,7 @@ def parse_size(raw: Any, *, file: str | None = None) -> int:
         return raw
     if isinstance(raw, str):
         text = raw.strip().lower().replace(" ", "")
-        units = {
-            "gib": 1 << 30,
-            "mib": 1 << 20,
-            "kib": 1 << 10,
-            "gb": 10**9,
-            "mb": 10**6,
-            "kb": 10**3,
-            "b": 1,
-        }
-        for suffix, factor in units.items():
+        for suffix, factor in _UNITS.items():
             if text.endswith(suffix):
                 try:
                     value = float(text[: -len(suffix)])

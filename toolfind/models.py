@@ -1,22 +1,15 @@
-"""The data toolfind works with: frozen dataclasses, no I/O.
-
-Every module passes these around; nothing here reads files, prints or imports a
-third-party package, so importing it costs nothing on the hot path.
+"""The data toolfind works with: frozen dataclasses, no I/O, no third-party imports.
 
 The classes are ``@dataclass(frozen=True, slots=True)`` in every observable way (fields,
 ``dataclasses.fields``/``replace``/``astuple``, ``__init__`` signature, equality, hash, repr,
 pickling, FrozenInstanceError) but are declared with :func:`_frozen_dataclass`, which does not
-import :mod:`dataclasses`. That module writes each method it generates as source text and
-compiles it, on every import (about 0.2 ms a method, 66 methods here), and importing it pulls
-in :mod:`inspect` and :mod:`typing`: together more than Python's own start-up, paid by every
-command that loads an index. So each class writes its ``__init__`` out (compiled once, into
-the ``.pyc``) and shares one ``__eq__``, ``__hash__``, ``__repr__``, frozen ``__setattr__`` and
-``__delattr__`` and pickling pair driven by its fields; ``__dataclass_fields__`` (what
-:mod:`dataclasses` reads) is made by :mod:`dataclasses` itself the first time anything asks.
-
-Measured (warm ``categories --json`` over 10k tools, about 18 ms): with ``@dataclass`` this
-module's import costs 13 ms more, two thirds of the command. The emulation is private to this
-module: other modules declare their dataclasses with :mod:`dataclasses`.
+import :mod:`dataclasses`: that module compiles every method it generates from source text on
+each import, and pulls in :mod:`inspect` and :mod:`typing`, more than Python's own start-up
+for a command that loads an index. So each class writes its ``__init__`` out (compiled once,
+into the ``.pyc``) and shares one ``__eq__``, ``__hash__``, ``__repr__``, frozen
+``__setattr__``/``__delattr__`` and pickling pair driven by its fields;
+``__dataclass_fields__`` is made by :mod:`dataclasses` itself the first time anything asks.
+The emulation is private to this module: other modules use :mod:`dataclasses`.
 """
 
 from __future__ import annotations
@@ -59,27 +52,11 @@ class _Factory:
 _FACTORY: Any = _Factory()
 
 
-class _Missing:
-    def __repr__(self) -> str:
-        return "<missing>"
+_MISSING: Any = object()
 
 
-_MISSING: Any = _Missing()
-
-
-class _FieldSpec:
-    """What :func:`field` declares about one field."""
-
-    __slots__ = ("compare", "default", "default_factory", "hash", "repr")
-
-    def __init__(
-        self, default: Any, default_factory: Any, compare: bool, hash: bool | None, repr: bool
-    ) -> None:
-        self.default = default
-        self.default_factory = default_factory
-        self.compare = compare
-        self.hash = hash
-        self.repr = repr
+class _FieldSpec(dict[str, object]):
+    """The options :func:`_field` declares for one field, as ``dataclasses.field`` names them."""
 
 
 def _field(
@@ -91,7 +68,9 @@ def _field(
     repr: bool = True,
 ) -> Any:
     """``dataclasses.field`` for a :func:`_frozen_dataclass` (the options the models use)."""
-    return _FieldSpec(default, default_factory, compare, hash, repr)
+    return _FieldSpec(
+        default=default, default_factory=default_factory, compare=compare, hash=hash, repr=repr
+    )
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(_field,))
@@ -103,24 +82,25 @@ def _frozen_dataclass(cls: type[_T]) -> type[_T]:
     ``__repr__`` behave as the generated ones do: equal when of the same class with equal
     compared fields (else NotImplemented), the hash of those fields' tuple,
     ``Name(field=value!r, ...)`` over the repr fields, ``...`` on recursion. Assigning or
-    deleting any attribute raises ``dataclasses.FrozenInstanceError``.
+    deleting any attribute raises ``dataclasses.FrozenInstanceError``. Every model compares
+    and hashes two fields or more, so ``attrgetter`` gives their tuple, in C.
     """
     own = cls.__dict__
     names = tuple(own.get("__annotations__", {}))
     specs: dict[str, _FieldSpec] = {}
     for name in names:
         value = own.get(name, _MISSING)
-        specs[name] = (
-            value if type(value) is _FieldSpec else _FieldSpec(value, _MISSING, True, None, True)
-        )
+        specs[name] = value if type(value) is _FieldSpec else _field(default=value)
     body = {k: v for k, v in own.items() if k not in specs and k not in ("__dict__", "__weakref__")}
     body["__slots__"] = names
     metaclass: Any = type(cls)
     new: Any = metaclass(cls.__name__, cls.__bases__, body)
     new.__qualname__ = cls.__qualname__
-    compared = _fields_key([n for n, s in specs.items() if s.compare])
-    hashed = _fields_key([n for n, s in specs.items() if (s.compare if s.hash is None else s.hash)])
-    shown = tuple(n for n, s in specs.items() if s.repr)
+    compared = attrgetter(*[n for n, s in specs.items() if s["compare"]])
+    hashed = attrgetter(
+        *[n for n, s in specs.items() if (s["compare"] if s["hash"] is None else s["hash"])]
+    )
+    shown = tuple(n for n, s in specs.items() if s["repr"])
     fixed = frozenset(names)
 
     def __eq__(self: Any, other: Any) -> Any:
@@ -191,15 +171,7 @@ class _DataclassInfo:
             "__qualname__": cls.__qualname__,
         }
         for name, spec in self.specs.items():
-            options: dict[str, Any] = {
-                "compare": spec.compare,
-                "hash": spec.hash,
-                "repr": spec.repr,
-            }
-            if spec.default is not _MISSING:
-                options["default"] = spec.default
-            if spec.default_factory is not _MISSING:
-                options["default_factory"] = spec.default_factory
+            options: dict[str, Any] = {k: v for k, v in spec.items() if v is not _MISSING}
             body[name] = dataclasses.field(**options)
         stand_in: Any = dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)(
             type(cls.__name__, (), body)
@@ -207,21 +179,6 @@ class _DataclassInfo:
         type.__setattr__(cls, "__dataclass_fields__", stand_in.__dataclass_fields__)
         type.__setattr__(cls, "__dataclass_params__", stand_in.__dataclass_params__)
         return getattr(cls, self.name)
-
-
-def _fields_key(names: list[str]) -> Callable[[Any], tuple[Any, ...]]:
-    """A function returning the tuple of these attributes of an object."""
-    if len(names) > 1:
-        return attrgetter(*names)  # a C function, and it returns a tuple for several names
-    if names:
-        get = attrgetter(names[0])
-        return lambda obj: (get(obj),)
-    return lambda obj: ()
-
-
-def _slots(cls: type) -> tuple[str, ...]:
-    """The slots a ``_frozen_dataclass`` has: its fields, in order."""
-    return tuple(cls.__dict__["__slots__"])
 
 
 def _empty_schema() -> dict[str, Any]:
@@ -312,11 +269,6 @@ class Tool:
         _set(self, "original", original)
 
     @property
-    def annotation_tags(self) -> tuple[str, ...]:
-        """Tags implied by the MCP annotations that are true (``read-only``, ...)."""
-        return all_tags((), self.annotations)
-
-    @property
     def all_tags(self) -> tuple[str, ...]:
         """The catalog's tags then the annotation tags, without repeats, in order
         (``shapes.all_tags``)."""
@@ -339,7 +291,9 @@ class Tool:
 
 @_frozen_dataclass
 class FieldWeights:
-    """BM25F weight of each field (a tool's term frequency in a field is multiplied by it)."""
+    """BM25F weight of each field (a tool's term frequency in a field is multiplied by it).
+
+    Its fields are :data:`FIELDS`, in that order."""
 
     # Chosen by `toolfind tune` on seal-tools `dev` only (README, "How the defaults were chosen").
     name: float = 4.0
@@ -366,14 +320,14 @@ class FieldWeights:
         _set(self, "search_hint", search_hint)
 
     def as_dict(self) -> dict[str, float]:
-        return {name: float(getattr(self, name)) for name in _slots(FieldWeights)}
+        return {name: float(getattr(self, name)) for name in FIELDS}
 
     def with_overrides(self, overrides: Mapping[str, float]) -> FieldWeights:
         """A copy with some weights replaced. Raises ``KeyError`` naming an unknown field."""
         for key in overrides:
             if key not in FIELDS:
                 raise KeyError(key)
-        values = {name: getattr(self, name) for name in _slots(FieldWeights)}
+        values = {name: getattr(self, name) for name in FIELDS}
         return FieldWeights(**(values | {k: float(v) for k, v in overrides.items()}))
 
 

@@ -59,55 +59,25 @@ FORMATS: Final = ("native", "openai", "openai-responses", "anthropic", "mcp", "g
 #: Shapes ``detect_entry`` can return: every format, a bare function, and a built-in tool.
 SHAPES: Final = (*FORMATS, "function", "builtin")
 
+METADATA_KEYS: Final = ("namespace", "tags", "search_hint", "defer", "enabled", "aliases")
+
+_BASIC: Final = frozenset({"name", "description", "parameters"})
 #: The ``Tool`` fields each format carries (reading ``tool_to_format(t, fmt)`` back gives
 #: these fields back unchanged).
 CARRIES: Final[Mapping[str, frozenset[str]]] = {
-    "native": frozenset(
-        {
-            "name",
-            "description",
-            "parameters",
-            "namespace",
-            "tags",
-            "search_hint",
-            "defer",
-            "enabled",
-            "annotations",
-            "aliases",
-            "title",
-            "output_schema",
-        }
-    ),
-    "openai": frozenset({"name", "description", "parameters"}),
-    "openai-responses": frozenset({"name", "description", "parameters"}),
-    "anthropic": frozenset({"name", "description", "parameters"}),
-    "mcp": frozenset(
-        {"name", "description", "parameters", "title", "annotations", "output_schema"}
-    ),
-    "gemini": frozenset({"name", "description", "parameters", "output_schema"}),
+    "native": _BASIC | {*METADATA_KEYS, "annotations", "title", "output_schema"},
+    "openai": _BASIC,
+    "openai-responses": _BASIC,
+    "anthropic": _BASIC,
+    "mcp": _BASIC | {"title", "annotations", "output_schema"},
+    "gemini": _BASIC | {"output_schema"},
 }
-
-METADATA_KEYS: Final = ("namespace", "tags", "search_hint", "defer", "enabled", "aliases")
 
 # Top-level keys of a Gemini request body's `tools` items that are built-in tools, not functions.
 _GEMINI_BUILTINS: Final = frozenset(
-    {
-        "googleSearch",
-        "google_search",
-        "googleSearchRetrieval",
-        "google_search_retrieval",
-        "codeExecution",
-        "code_execution",
-        "urlContext",
-        "url_context",
-        "retrieval",
-        "googleMaps",
-        "google_maps",
-        "computerUse",
-        "computer_use",
-        "fileSearch",
-        "file_search",
-    }
+    "googleSearch google_search googleSearchRetrieval google_search_retrieval codeExecution"
+    " code_execution urlContext url_context retrieval googleMaps google_maps computerUse"
+    " computer_use fileSearch file_search".split()
 )
 # Keys that make an otherwise bare function a native entry.
 _NATIVE_ONLY_KEYS: Final = (*METADATA_KEYS, "output_schema")
@@ -132,8 +102,8 @@ MANAGED: Final = frozenset(
         "name",
         "title",
         "description",
-        *SCHEMA_KEYS,
         "annotations",
+        *SCHEMA_KEYS,
         *METADATA_KEYS,
     }
 )

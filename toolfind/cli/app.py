@@ -5,9 +5,7 @@ catalog pull, cache); importing them registers them on the one app (cli.common.a
 order ``--help`` lists them.
 """
 
-# No ``from __future__ import annotations`` here: Typer reads every parameter's annotation on
-# each run, and string annotations are compiled and evaluated (twice) each time, which made
-# turning a command into a click command three times slower.
+# No ``from __future__ import annotations``: Typer would evaluate string annotations each run.
 
 import copy
 import sys

@@ -1,18 +1,12 @@
-"""Warm commands without Typer.
+"""Warm commands without Typer (whose import, with Rich's, json's and typing's, costs several
+times Python's start-up).
 
-Typer, Rich, json, typing and the index classes together cost several times Python's start-up;
-the hot commands of an agent's loop should not pay that. This path answers only when everything
-it needs is already in the cache (a manifest entry whose recorded stats still hold, and its
-index file) and the arguments are the simple ones it understands. In every other case,
-including any doubt, ``run`` returns None and the Typer app answers instead: the two paths
-give byte-identical output for the same arguments (tested).
-
-``search QUERY --json`` and ``show NAME --json`` read only what they print, through
-:class:`toolfind.store.segment.Segment`, importing only the standard library's cheapest modules.
-``list``, ``categories``, ``summaries``, ``similar``, ``show`` (a table, or another
-``--format``) and ``search`` (a table, or with filters), JSON or not, load the cached index
-(:func:`toolfind.store.cache.load_recorded`) and print through the very functions the Typer
-commands call: they skip Typer's import, about three times Python's start-up.
+It answers only when all it needs is in the cache (a manifest entry whose recorded stats still
+hold, and its index file) and the arguments are the simple ones it understands; otherwise
+``run`` returns None and the Typer app answers, with byte-identical output (tested).
+``search``/``show --json`` read only what they print from the segment
+(:class:`toolfind.store.segment.Segment`); the other commands load the cached index and print
+through the very functions the Typer commands call.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
 from toolfind.errors import ConfigError, ToolfindError
@@ -52,8 +52,8 @@ B_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9)
 K1_GRID: tuple[float, ...] = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0, 5.0)
 DELTA_GRID: tuple[float, ...] = (0.0, 0.5, 1.0)
 
+#: Called as ``progress(done, total)`` while a long run advances.
 Progress = Callable[[int, int], None]
-"""Called as ``progress(done, total)`` while a long run advances."""
 
 
 class RankingIndex(Protocol):
@@ -203,12 +203,11 @@ def parse_threshold(text: str) -> Threshold:
 
 def check_thresholds(metrics: Metrics, thresholds: Sequence[Threshold]) -> list[str]:
     """One line per threshold the metrics fall short of (empty when all pass)."""
-    failures = []
-    for t in thresholds:
-        value = metrics.get(t.metric)
-        if value < t.minimum:
-            failures.append(f"{t.metric} is {value:.4f}, below the required {t.minimum:g}")
-    return failures
+    return [
+        f"{t.metric} is {metrics.get(t.metric):.4f}, below the required {t.minimum:g}"
+        for t in thresholds
+        if metrics.get(t.metric) < t.minimum
+    ]
 
 
 # --- eval ------------------------------------------------------------------------------
@@ -374,11 +373,7 @@ class TuneReport:
     train_size: int
     holdout_size: int
     trials: int
-    steps: tuple[TuneStep, ...] = field(default=())
-
-    @property
-    def improved(self) -> bool:
-        return self.params != self.before
+    steps: tuple[TuneStep, ...] = ()
 
 
 def split_queries(
@@ -531,14 +526,11 @@ def _with_setting(params: ScoringParams, setting: str, value: float) -> ScoringP
     if kind == "weight":
         return replace(params, weights=params.weights.with_overrides({name: value}))
     if kind == "b":
-        bs = {f: params.b_for(f) for f in FIELDS}
-        bs[name] = value
+        bs = {f: params.b_for(f) for f in FIELDS} | {name: value}
         return replace(params, b=tuple((f, bs[f]) for f in FIELDS if bs[f] != params.default_b))
     if kind == "k1":
         return replace(params, k1=value)
-    if kind == "delta":
-        return replace(params, delta=value)
-    raise ValueError(f"unknown setting {setting!r}")
+    return replace(params, delta=value)
 
 
 # --- findability lint ------------------------------------------------------------------
@@ -594,17 +586,16 @@ def findability(
                 "add a search_hint with the words those queries use, or sharpen the description",
             )
         )
-    for tool in report.unretrieved:
-        if id(tool) in missed_ids:
-            continue
-        issues.append(
-            FindabilityIssue(
-                "unfound",
-                (tool,),
-                f"{tool.qualified_name}: no labelled query retrieves it in the top 10",
-                "add a labelled query for it, and a search_hint with the words users would say",
-            )
+    issues += [
+        FindabilityIssue(
+            "unfound",
+            (tool,),
+            f"{tool.qualified_name}: no labelled query retrieves it in the top 10",
+            "add a labelled query for it, and a search_hint with the words users would say",
         )
+        for tool in report.unretrieved
+        if id(tool) not in missed_ids
+    ]
     issues.extend(indistinct_pairs(index, min_similarity=min_similarity, neighbours=neighbours))
     return issues
 
@@ -706,13 +697,6 @@ def findability_findings(
     out = []
     for issue in findability(index, judged, min_similarity=min_similarity):
         source = issue.tools[0].source
-        out.append(
-            Finding(
-                file=source.file if source else file,
-                line=source.line if source else None,
-                path=source.pointer if source else "",
-                severity="warning",
-                message=f"{issue.message}: {issue.suggestion}",
-            )
-        )
+        where = (source.file, source.line, source.pointer) if source else (file, None, "")
+        out.append(Finding(*where, "warning", f"{issue.message}: {issue.suggestion}"))
     return out

@@ -22,8 +22,8 @@ from toolfind.models import Tool
 #: Refuse queries files larger than this (a labelled set is a few MiB at most).
 MAX_BYTES = 64 * 1024 * 1024
 
-_JSONL_SUFFIXES = (".jsonl", ".ndjson")
-_YAML_SUFFIXES = (".yaml", ".yml")
+#: The format of a queries file by its suffix (any other is sniffed from the content).
+_FORMATS = {".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +74,7 @@ class NameResolver(Protocol):
 
 
 def load_queries(path: Path | str, *, max_bytes: int = MAX_BYTES) -> list[LabelledQuery]:
-    """Read a labelled-queries file (YAML, JSON list or JSON Lines, chosen by suffix).
-
-    Files named ``.yaml``/``.yml`` are YAML, ``.jsonl``/``.ndjson`` JSON Lines, ``.json``
-    JSON; any other name is sniffed from its content.
+    """Read a labelled-queries file (YAML, JSON list or JSON Lines, by :data:`_FORMATS`).
 
     Raises ``ToolfindError`` for a missing, unreadable, oversized or malformed file and for
     any bad entry (naming the file, line where known, and entry).
@@ -102,7 +99,7 @@ def load_queries(path: Path | str, *, max_bytes: int = MAX_BYTES) -> list[Labell
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ToolfindError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
-    return parse_queries(text, file=name, fmt=_format_for(p))
+    return parse_queries(text, file=name, fmt=_FORMATS.get(p.suffix.lower()))
 
 
 def parse_queries(
@@ -167,17 +164,6 @@ def _key(tool: Tool) -> tuple[str, str]:
 
 def _where(q: LabelledQuery) -> str:
     return f"entry {q.entry} (id {q.id!r})" if q.id != str(q.entry) else f"entry {q.entry}"
-
-
-def _format_for(path: Path) -> str | None:
-    suffix = path.suffix.lower()
-    if suffix in _YAML_SUFFIXES:
-        return "yaml"
-    if suffix in _JSONL_SUFFIXES:
-        return "jsonl"
-    if suffix == ".json":
-        return "json"
-    return None
 
 
 def _sniff(text: str) -> str:

@@ -1,14 +1,11 @@
 """Human output: tables and text for a person. The only module that imports rich.
 
-On a terminal Rich draws the output (bold and dim styles, tables wrapped to the window).
-Anywhere else -- a pipe, a file, a test runner -- the same tables are drawn here without Rich,
-whose import and layout cost a table command about three times Python's start-up: the same
-box characters and the same cells, at their natural width, one line per row, never wrapped
-or cut. A table that fits in 80 columns prints byte for byte what Rich prints into a pipe.
-The switch follows Rich's own rules: ``TTY_COMPATIBLE=1`` or a non-empty ``FORCE_COLOR``
-choose Rich anyway, ``TTY_COMPATIBLE=0`` never.
-
-Results go to stdout; progress goes to stderr and only when stderr is a terminal.
+On a terminal Rich draws the output. Anywhere else (a pipe, a file, a test runner) the same
+tables are drawn here without Rich, whose import and layout cost a table command about three
+times Python's start-up: the same box characters and cells, at their natural width, never
+wrapped or cut; a table that fits in 80 columns prints byte for byte what Rich prints into a
+pipe. The switch follows Rich's rules: ``TTY_COMPATIBLE=1`` or a non-empty ``FORCE_COLOR``
+choose Rich, ``TTY_COMPATIBLE=0`` never. Progress goes to stderr, and only on a terminal.
 """
 
 from __future__ import annotations

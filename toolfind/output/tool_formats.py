@@ -1,16 +1,11 @@
-"""Tool-schema formats, written: a tool as one entry of any format (``show``, ``schemas``,
-serve-mcp's ``get_tool`` and tool list). The one writer of every format, the native one
-included, for a ``Tool`` and for the warm path's tool records alike.
+"""Tool-schema formats, written: the one writer of a tool as one entry of any format (``show``,
+``schemas``, serve-mcp), for a ``Tool`` and the warm path's tool records alike.
 
-Gemini schemas are an OpenAPI subset. Writing: a schema whose every keyword is in that subset
-(and whose top level is an object) is written as ``parameters`` with upper-case types;
-anything else is written verbatim as ``parametersJsonSchema``. The choice is made by converting
-and converting back: ``parameters`` is used only when that gives the same schema, so a write
-never loses information.
-
-Reading entries is ``catalog.formats``'; what both share (format names, keys, shape detection,
-the Gemini conversion back) is :mod:`toolfind.shapes`', imported when first needed: the warm
-``show --json`` needs none of it. Imports nothing else from toolfind.
+Gemini: a schema whose keywords are all in Gemini's OpenAPI subset (top level an object) is
+written as ``parameters`` with upper-case types, and only when converting back gives the same
+schema; anything else verbatim as ``parametersJsonSchema``, so a write never loses
+information. What reading shares (format names, keys, shapes) is :mod:`toolfind.shapes`',
+imported when first needed: the warm ``show --json`` needs none of it.
 """
 
 from __future__ import annotations
@@ -30,23 +25,8 @@ _JSON_TYPES: Final = frozenset(
 )
 # Keywords the Gemini OpenAPI-subset Schema shares with JSON Schema unchanged.
 _GEMINI_SAME: Final = frozenset(
-    {
-        "format",
-        "title",
-        "description",
-        "enum",
-        "maxItems",
-        "minItems",
-        "required",
-        "minProperties",
-        "maxProperties",
-        "minLength",
-        "maxLength",
-        "pattern",
-        "default",
-        "minimum",
-        "maximum",
-    }
+    "format title description enum maxItems minItems required minProperties maxProperties"
+    " minLength maxLength pattern default minimum maximum".split()
 )
 
 

@@ -1,17 +1,10 @@
 """What toolfind writes for programs: every ``--json`` and MCP result shape (the one place
-JSON keys are spelled), the one JSON encoder, and the one text sanitiser.
+JSON keys are spelled; changing one is a CHANGELOG entry), the one JSON encoder (:func:`dumps`)
+and the one text sanitiser (:func:`clean_text`). The CLI, the Python API and serve-mcp all
+share these records; they read only a tool's attributes (``ToolLike``).
 
-* Records. The CLI (the Typer commands and the warm fast path alike) prints these records,
-  the Python API and ``serve-mcp`` return them as structured content, so all share one
-  schema. Changing a key here is a CHANGELOG entry. The record functions read a tool's
-  attributes only (:class:`ToolLike`): a ``models.Tool``, or the warm path's read-only view of
-  a stored tool record (``store.segment.ToolRecord``).
-* Encoding. :func:`dumps` writes every JSON document toolfind prints or sends.
-* Text. :func:`clean_text` makes tool text safe to show a model or a person, everywhere.
-
-The warm fast path imports this module for every ``search --json``, so it is cheap to import
-(the models are for the type checker only, unicodedata is imported when a text needs it) and
-all three live in one module: each module a warm command imports costs it about 0.1 ms.
+The warm fast path imports this module for every ``search --json``: it imports nothing at load
+(unicodedata when a text needs it), and is one module because each costs a warm command ~0.1 ms.
 """
 
 from __future__ import annotations
@@ -19,7 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
-    from typing import Any, Protocol
+    from typing import Any
 
     from toolfind.models import (
         Category,
@@ -30,46 +23,10 @@ if TYPE_CHECKING:
         TermContribution,
         Tool,
     )
+    from toolfind.store.segment import ToolRecord
 
-    class SourceLike(Protocol):
-        @property
-        def file(self) -> str: ...
-        @property
-        def pointer(self) -> str: ...
-
-    class ToolLike(Protocol):
-        """What the records and the format writer read of a tool (``models.Tool``'s fields)."""
-
-        @property
-        def name(self) -> str: ...
-        @property
-        def description(self) -> str: ...
-        @property
-        def parameters(self) -> Mapping[str, Any]: ...
-        @property
-        def namespace(self) -> str: ...
-        @property
-        def tags(self) -> tuple[str, ...]: ...
-        @property
-        def all_tags(self) -> tuple[str, ...]: ...
-        @property
-        def search_hint(self) -> str: ...
-        @property
-        def defer(self) -> bool: ...
-        @property
-        def enabled(self) -> bool: ...
-        @property
-        def annotations(self) -> Mapping[str, Any]: ...
-        @property
-        def aliases(self) -> tuple[str, ...]: ...
-        @property
-        def title(self) -> str | None: ...
-        @property
-        def output_schema(self) -> Mapping[str, Any] | None: ...
-        @property
-        def source(self) -> SourceLike | None: ...
-        @property
-        def original(self) -> Mapping[str, Any] | None: ...
+    #: What the records and the format writer read of a tool: a Tool, or the warm path's view.
+    ToolLike = Tool | ToolRecord
 
 
 #: Descriptions longer than this are cut in search results (``show`` gives the whole text).
@@ -78,41 +35,22 @@ DESCRIPTION_LIMIT = 1000
 #: Hit keys, in output order. ``schema`` and ``explain`` appear only when included.
 HIT_KEYS = ("name", "namespace", "description", "score", "match", "deferred", "tags", "source")
 SEARCH_KEYS = ("query", "hits", "unmatched_terms")
-SOURCE_KEYS = ("file", "pointer")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
-PULL_KEYS = (
-    "server",
-    "status",
-    "file",
-    "tool_count",
-    "added",
-    "removed",
-    "changed",
-    "backup",
-    "error",
-)
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
-CATEGORY_BACKEND_KEYS = ("available", "detail")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
-SUMMARY_KEYS = ("name", "namespace", "summary")
 FINDING_KEYS = ("file", "line", "path", "severity", "message")
 EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
 CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
 CACHE_FILE_KEYS = ("file", "bytes")
+METRICS_KEYS = ("mrr_at_10", "recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10", "count")
 
 SCORE_DIGITS = 6
 
 
 def score(value: float) -> float:
     return round(value, SCORE_DIGITS)
-
-
-def source_record(source: SourceLike | None) -> dict[str, Any]:
-    if source is None:
-        return {"file": None, "pointer": None}
-    return {"file": source.file, "pointer": source.pointer}
 
 
 def hit_record(
@@ -125,6 +63,7 @@ def hit_record(
 ) -> dict[str, Any]:
     """A search hit. Deferred tools always carry their input schema: search is how an agent
     finds them, and it must be able to call one at once."""
+    source = tool.source
     record: dict[str, Any] = {
         "name": tool.name,
         "namespace": tool.namespace,
@@ -133,23 +72,14 @@ def hit_record(
         "match": match,
         "deferred": tool.defer,
         "tags": list(tool.all_tags),
-        "source": source_record(tool.source),
+        "source": {"file": None, "pointer": None}
+        if source is None
+        else {"file": source.file, "pointer": source.pointer},
     }
     if include_schema or tool.defer:
         record["schema"] = dict(tool.parameters)
     if explanation:
-        record["explain"] = [
-            {
-                "term": c.term,
-                "field": c.field,
-                "tf": c.tf,
-                "idf": c.idf,
-                "length_norm": c.length_norm,
-                "weight": c.weight,
-                "score": c.score,
-            }
-            for c in explanation
-        ]
+        record["explain"] = [{k: getattr(c, k) for k in EXPLAIN_KEYS} for c in explanation]
     return record
 
 
@@ -217,14 +147,7 @@ def pull_record(server: Any) -> dict[str, Any]:
 
 def metrics_record(metrics: Any) -> dict[str, Any]:
     """Mean metrics: ``mrr_at_10``, ``recall_at_1/5/10``, ``ndcg_at_10`` (0..1) and ``count``."""
-    return {
-        "mrr_at_10": metrics.mrr_at_10,
-        "recall_at_1": metrics.recall_at_1,
-        "recall_at_5": metrics.recall_at_5,
-        "recall_at_10": metrics.recall_at_10,
-        "ndcg_at_10": metrics.ndcg_at_10,
-        "count": metrics.count,
-    }
+    return {key: getattr(metrics, key) for key in METRICS_KEYS}
 
 
 def params_record(params: ScoringParams) -> dict[str, Any]:
@@ -321,18 +244,8 @@ def summary_record(tool: Tool) -> dict[str, Any]:
     return {"name": tool.name, "namespace": tool.namespace, "summary": clean_text(tool.summary)}
 
 
-def finding_record(finding: Finding) -> dict[str, Any]:
-    return {
-        "file": finding.file,
-        "line": finding.line,
-        "path": finding.path,
-        "severity": finding.severity,
-        "message": finding.message,
-    }
-
-
 def findings_records(findings: Iterable[Finding]) -> list[dict[str, Any]]:
-    return [finding_record(f) for f in findings]
+    return [{k: getattr(f, k) for k in FINDING_KEYS} for f in findings]
 
 
 def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> dict[str, Any]:
@@ -348,13 +261,9 @@ def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]])
 
 # -- encoding ----------------------------------------------------------------------------------
 #
-# :func:`dumps` gives ``json.dumps(document, indent=2, ensure_ascii=False)`` (the ``--json``
-# documents, the catalog files ``catalog pull`` writes) or, with ``compact=True``,
-# ``json.dumps(document, ensure_ascii=False)`` (one line: ``search --queries`` and serve-mcp's
-# text content), byte for byte (tested against json), without importing json: with an indent
-# json encodes in Python anyway, and importing it (and its ``re``) costs a warm command half of
-# Python's start-up. A value this writer does not know (not plain JSON data, or a cycle) goes
-# to json, which handles or reports it as it always did.
+# No json import: importing it (and its ``re``) costs a warm command half of Python's start-up,
+# and with an indent json encodes in Python anyway. A value this writer does not know goes to
+# json, which handles or reports it as it always did.
 
 _ESCAPES = {
     '"': '\\"',
