@@ -48,10 +48,6 @@ def exposed_name(server: str, tool: str, separator: str = "__") -> str:
     return f"{full[: MAX_NAME - 9]}_{digest}"
 
 
-def _with_suffix(name: str, suffix: str) -> str:
-    return name[: MAX_NAME - len(suffix)] + suffix
-
-
 def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
     strings, at any depth, are cleaned like tool descriptions; everything else is as sent.
@@ -92,7 +88,8 @@ def assign_names(
         base = exposed_name(server, tool, separator)
         candidate, n = base, 2
         while candidate.casefold() in taken:
-            candidate, n = _with_suffix(base, f"_{n}"), n + 1
+            suffix = f"_{n}"
+            candidate, n = base[: MAX_NAME - len(suffix)] + suffix, n + 1
         if candidate != base:
             renames[(server, tool)] = (
                 f"server {server!r}: tool {tool!r} is exposed as {candidate!r} "

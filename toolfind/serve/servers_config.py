@@ -26,7 +26,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -109,10 +109,9 @@ class ServerSpec:
 
 def _strip_url(url: str) -> str:
     """The URL without userinfo, query or fragment, which may carry tokens."""
-    head, sep, rest = url.partition("://")
+    head, sep, rest = url.split("?", 1)[0].split("#", 1)[0].partition("://")
     if not sep:
-        return url.split("?", 1)[0].split("#", 1)[0]
-    rest = rest.split("?", 1)[0].split("#", 1)[0]
+        return head
     authority, slash, path = rest.partition("/")
     return f"{head}://{authority.rpartition('@')[2]}{slash}{path}"
 
@@ -169,10 +168,7 @@ def read_servers_file(path: Path, environ: Mapping[str, str]) -> list[ServerSpec
                 )
         raise ConfigError(_NOT_A_SERVERS_FILE, file=str(path))
     reader = _EntryReader(path, environ, vscode=vscode)
-    specs = []
-    for name, entry in servers.items():
-        specs.append(reader.read(f"{key}.{name}", name, entry))
-    return specs
+    return [reader.read(f"{key}.{name}", name, entry) for name, entry in servers.items()]
 
 
 _NOT_A_SERVERS_FILE = (
@@ -416,8 +412,3 @@ class _EntryReader:
             where,
             f"${{{name}}} is not set; set {name} in the environment or write ${{{name}:-default}}",
         )
-
-
-def iter_enabled(specs: Sequence[ServerSpec]) -> Iterator[ServerSpec]:
-    """The specs that are not disabled, in order."""
-    return (spec for spec in specs if not spec.disabled)
