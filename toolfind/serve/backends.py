@@ -10,7 +10,7 @@ import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
@@ -62,7 +62,7 @@ def make_backends(
     """
     if not servers:
         return NoBackends()
-    specs = load_servers([Path(s) for s in servers], environ)
+    specs = load_servers(servers, environ)
     return BackendPool(
         specs, separator=separator, reserved_names=reserved_names, call_timeout=call_timeout
     )
@@ -180,7 +180,7 @@ class BackendPool:
     Tools are exposed as `backend_tools.assign_names` says (``reserved_names`` are the
     meta-tools'). Tools the ``allow``/``deny`` globs exclude, and malformed tools (logged
     once), are neither listed nor callable. A backend's ``tools/list_changed`` re-reads its
-    tools; when the exposed tools change, the listener and ``on_tools_changed`` run.
+    tools; when the exposed tools change, the listener runs.
 
     A backend that exits is restarted on the next call that needs it: at once if it had been
     running, otherwise after an exponential backoff. After a call times out, a ping decides
@@ -197,7 +197,6 @@ class BackendPool:
         reserved_names: Collection[str] = (),
         start_timeout: float = 30.0,
         call_timeout: float = 60.0,
-        on_tools_changed: Callable[[], Awaitable[None]] | None = None,
         errlog: TextIO | None = None,
     ) -> None:
         if not separator or safe_name(separator) != separator:
@@ -207,7 +206,6 @@ class BackendPool:
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
         self._errlog = errlog
-        self._on_tools_changed = on_tools_changed
         self._listener: Callable[[], None] | None = None
         self._backends: list[_Backend] = []
         for spec in specs:
@@ -637,11 +635,3 @@ class BackendPool:
                 self._listener()
             except Exception:  # a listener's bug must not stop the backend's task
                 logger.exception("the tools-changed listener failed")
-        if self._on_tools_changed is not None:
-            self._tg.start_soon(self._run_callback, self._on_tools_changed)
-
-    async def _run_callback(self, callback: Callable[[], Awaitable[None]]) -> None:
-        try:
-            await callback()
-        except Exception:  # same: contained, logged
-            logger.exception("the tools-changed callback failed")
