@@ -2,11 +2,6 @@
 
 This package is the only importer of the MCP SDK, and imports it only when `run` (or
 `serve`) is called, so ``import toolfind.serve`` stays cheap.
-
-Example::
-
-    from toolfind.serve import ServeOptions, run
-    run(ServeOptions(catalogs=(Path("catalogs"),), exposure="search"))
 """
 
 from __future__ import annotations

@@ -59,23 +59,18 @@ class Backends(Protocol):
 
     def tools(self) -> Sequence[Tool]:
         """Every tool the backends offer (exposed names), as last listed."""
-        ...
 
     def serves(self, name: str) -> bool:
         """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
-        ...
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         """Forward a call. Raises BackendError when the backend cannot answer."""
-        ...
 
     def status(self) -> Mapping[str, BackendStatus]:
         """Each backend by server name."""
-        ...
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         """Register the callback to run (on the event loop) when any backend's tools changed."""
-        ...
 
 
 class NoBackends:

@@ -1,9 +1,6 @@
 """How a backend's listed tools become toolfind Tools: checked, named, their text cleaned.
 
-Pure functions, no I/O: `BackendPool` (``toolfind.serve.backends``) lists each backend's
-tools, keeps the valid ones (`check_tool`) as `Listed`, names them (`assign_names`,
-`exposed_name`) and turns each into a `Tool` (`to_tool`). The MCP SDK is imported only
-inside `check_tool`.
+Pure functions, no I/O; the MCP SDK is imported only inside `check_tool`.
 """
 
 from __future__ import annotations
@@ -52,8 +49,7 @@ def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
     strings, at any depth, are cleaned like tool descriptions; everything else is as sent.
 
-    Cleaned by :func:`toolfind.output.wire.clean_text`, as every text toolfind shows. A model
-    reads parameter descriptions as closely as the tool's own, so they are the same
+    A model reads parameter descriptions as closely as the tool's own, so they are the same
     hiding place for prompt injection. Property names, enums and defaults stay untouched:
     the backend expects them verbatim.
     """

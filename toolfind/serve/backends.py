@@ -54,8 +54,6 @@ def make_backends(
 ) -> Backends:
     """The backends named by ``--servers`` files; `NoBackends` when there are none.
 
-    ``reserved_names`` are the meta-tool names: no backend tool is exposed under one.
-
     Raises:
         ConfigError: a servers file cannot be read or declares an invalid server, or the
             separator is not made of ``[A-Za-z0-9_-]``.

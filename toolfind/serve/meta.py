@@ -1,11 +1,8 @@
 """The meta-tools: what they are called, what they take and return, and what they do.
 
-Pure Python over a `Snapshot`: no MCP types, so the logic is tested without a transport.
-Each handler validates its arguments by hand (to give the model a message it can act on),
-then returns the same record the CLI prints with ``--json`` (built by `toolfind.output.wire`,
-which also gives each record's JSON Schema, the meta-tools' output schemas).
-A mistake the model can fix raises `ToolCallError`; the server turns it into a tool result
-with ``isError: true``.
+No MCP types, so the logic is tested without a transport. Each handler checks its arguments
+by hand (to give the model a message it can act on) and returns the record the CLI prints
+with ``--json``; a mistake the model can fix raises `ToolCallError`.
 """
 
 from __future__ import annotations

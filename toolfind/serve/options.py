@@ -1,7 +1,6 @@
 """What `toolfind serve-mcp` is asked to do: options, the HTTP address, the tool filter.
 
-Nothing here imports the MCP SDK, so the CLI can build a `ServeOptions` cheaply and
-tests can check option handling without starting a server.
+Nothing here imports the MCP SDK: the CLI builds a `ServeOptions` cheaply.
 """
 
 from __future__ import annotations
@@ -85,11 +84,10 @@ def tool_allowed(filters: Filters, tool: Tool) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ServeOptions:
-    """Everything `toolfind serve-mcp` needs. The CLI builds one and calls `toolfind.serve.run`.
+    """Everything `toolfind serve-mcp` needs; ``token`` falls back to ``$TOOLFIND_TOKEN``.
 
-    ``catalogs`` are resolved paths (files or directories) and are watched while serving.
-    ``servers`` holds backend config files (Claude Desktop / Claude Code / VS Code / Cursor
-    ``mcp.json``), read by the backends layer. ``token`` falls back to ``$TOOLFIND_TOKEN``.
+    ``catalogs`` are resolved paths (files or directories), watched while serving;
+    ``servers`` are backend config files (``mcp.json`` and the like).
     """
 
     catalogs: tuple[Path, ...] = ()

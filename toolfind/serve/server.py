@@ -28,6 +28,7 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
+from toolfind import __version__
 from toolfind.errors import BackendError
 from toolfind.models import Tool
 from toolfind.output.tool_formats import tool_to_format
@@ -43,15 +44,6 @@ logger = logging.getLogger("toolfind.serve")
 #: times the call out after ``call_timeout``, then may ping (PING_TIMEOUT, 5 s) and restart
 #: the backend; this bound only catches a pool that never returns.
 POOL_SLACK = 35.0
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("toolfind")
-    except Exception:  # noqa: BLE001 - a source checkout without metadata still serves
-        return "0"
 
 
 class ToolfindServer(Server[Any]):
@@ -249,7 +241,7 @@ class Discovery:
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
             self.options.server_name,
-            version=_version(),
+            version=__version__,
             title="toolfind",
             instructions=(
                 f"Use {self.options.meta_prefix}{meta.SEARCH} to find the right tool for a task, "
