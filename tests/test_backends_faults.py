@@ -68,8 +68,6 @@ class Changes:
 
     def listener(self) -> None:
         self.listener_calls += 1
-
-    async def callback(self) -> None:
         self.event.set()
 
 
@@ -141,7 +139,6 @@ async def pool(
         reserved_names={"faulty__search_tools"},
         start_timeout=WAIT,
         call_timeout=1.0,
-        on_tools_changed=changes.callback,
         errlog=errlog,
     )
     backends.set_listener(changes.listener)

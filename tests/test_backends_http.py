@@ -45,17 +45,14 @@ async def test_a_streamable_http_backend_is_listed_called_and_notifies_changes()
     port = sock.getsockname()[1]
     web = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     changed = anyio.Event()
-
-    async def on_changed() -> None:
-        changed.set()
-
     spec = ServerSpec(
         name="web", transport="http", url=f"http://127.0.0.1:{port}/mcp", headers={"X-Test": "1"}
     )
     with anyio.fail_after(30):
         async with anyio.create_task_group() as tg:
             tg.start_soon(web.serve, [sock])
-            async with BackendPool([spec], on_tools_changed=on_changed, call_timeout=10) as pool:
+            async with BackendPool([spec], call_timeout=10) as pool:
+                pool.set_listener(changed.set)
                 assert pool.status()["web"].available, pool.status()["web"].detail
                 assert pool.serves("web__echo") and not pool.serves("web__broken_schema")
                 result = await pool.call("web__echo", {"text": "over http"})

@@ -1,27 +1,16 @@
 """`toolfind serve-mcp`: an MCP discovery server over toolfind's catalogs.
 
-The CLI calls `run(options)` inside the serve-mcp command; this package is the only
-importer of the MCP SDK, and it imports it only when `run` (or `serve`) is called, so
-``import toolfind.serve`` stays cheap.
-
-Example::
-
-    from toolfind.serve import ServeOptions, run
-    run(ServeOptions(catalogs=(Path("catalogs"),), exposure="search"))
+This package is the only importer of the MCP SDK, and imports it only when `run` (or
+`serve`) is called, so ``import toolfind.serve`` stays cheap.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
-
-if TYPE_CHECKING:
-    from toolfind.serve.transports import HttpHandle
 
 __all__ = [
     "BackendStatus",
@@ -52,12 +41,7 @@ def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
     anyio.run(serve, checked, backends)
 
 
-async def serve(
-    options: ServeOptions,
-    backends: Backends | None = None,
-    *,
-    ready: Callable[[HttpHandle], None] | None = None,
-) -> None:
+async def serve(options: ServeOptions, backends: Backends | None = None) -> None:
     """The async body of `run`: load the index, watch the catalogs, serve one transport."""
     import anyio
     import anyio.to_thread
@@ -94,7 +78,7 @@ async def serve(
             if options.http is None:
                 await run_stdio(server)
             else:
-                await run_http(server, options, ready)
+                await run_http(server, options)
             tg.cancel_scope.cancel()
 
 

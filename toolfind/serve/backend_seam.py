@@ -1,31 +1,22 @@
 """The `Backends` seam where real MCP servers plug in behind serve-mcp, and its status type.
 
-The discovery server asks a `Backends` object three things: which tools the backends offer
-right now (`tools`), how each backend is doing (`status`), and to forward a call (`call`).
-It tells the backends one thing: a callback to run when any backend's tool list changed
-(`set_listener`), after which the server re-reads `tools()`, rebuilds the index off the
-request path and notifies its own clients.
-
 Contract for implementers:
 
-- ``tools()`` is cheap and synchronous: a snapshot kept up to date by the backends' own
-  tasks. Each Tool's ``name`` is the exposed (namespaced, sanitised) name, ``namespace`` is
-  the server name, ``source`` names the server (``Source(file="mcp://<server>")``),
-  ``aliases`` holds the backend's own name and ``original`` the entry as the backend sent it.
-  A backend that was available and then crashed keeps its last tools listed (``status``
-  says it is unavailable); calling one of them restarts it.
-- ``call(name, arguments)`` receives the exposed name (as listed by ``tools()``) and
-  returns the backend's ``CallToolResult`` unchanged (content, structuredContent, isError).
-  It raises `toolfind.errors.BackendError` when the backend is down, crashed, timed out or
-  refused the request; serve-mcp turns that into a tool error, never a protocol error.
-- ``serves(name)`` says whether a call to that exposed name can be forwarded.
-- The object is an async context manager: ``__aenter__`` starts every backend (concurrently,
-  with a start-up timeout), ``__aexit__`` stops them. serve-mcp enters it once for the life
-  of the server, before the first client connects, and leaves it from the same task.
+- ``tools()`` is a cheap synchronous snapshot kept current by the backends' own tasks. Each
+  Tool's ``name`` is the exposed (namespaced, sanitised) name, ``namespace`` the server name,
+  ``source`` is ``Source(file="mcp://<server>")``, ``aliases`` holds the backend's own name
+  and ``original`` the entry as sent. A backend that crashed keeps its last tools listed
+  (``status`` says it is unavailable); calling one of them restarts it.
+- ``call(name, arguments)`` takes the exposed name and returns the backend's
+  ``CallToolResult`` unchanged. It raises `toolfind.errors.BackendError` when the backend is
+  down, crashed, timed out or refused; serve-mcp makes that a tool error, never a protocol error.
+- ``set_listener`` registers a callback for any change of the tool list; serve-mcp then
+  re-reads ``tools()``, rebuilds the index off the request path and notifies its clients.
+- The object is an async context manager that starts (concurrently, with a start-up timeout)
+  and stops every backend. serve-mcp enters it once, before the first client connects, and
+  leaves it from the same task.
 
-`toolfind.serve.backends.BackendPool` fills the seam; `NoBackends` is the empty one of a
-catalog-only server. This module is imported by ``toolfind.serve`` at import time, so it
-imports neither the MCP SDK nor anyio at module level.
+Imported by ``toolfind.serve`` at import time: no MCP SDK or anyio at module level.
 """
 
 from __future__ import annotations
@@ -68,23 +59,18 @@ class Backends(Protocol):
 
     def tools(self) -> Sequence[Tool]:
         """Every tool the backends offer (exposed names), as last listed."""
-        ...
 
     def serves(self, name: str) -> bool:
         """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
-        ...
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         """Forward a call. Raises BackendError when the backend cannot answer."""
-        ...
 
     def status(self) -> Mapping[str, BackendStatus]:
         """Each backend by server name."""
-        ...
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         """Register the callback to run (on the event loop) when any backend's tools changed."""
-        ...
 
 
 class NoBackends:
@@ -93,12 +79,7 @@ class NoBackends:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         return None
 
     def tools(self) -> Sequence[Tool]:

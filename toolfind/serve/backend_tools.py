@@ -1,9 +1,6 @@
 """How a backend's listed tools become toolfind Tools: checked, named, their text cleaned.
 
-Pure functions, no I/O: `BackendPool` (``toolfind.serve.backends``) lists each backend's
-tools, keeps the valid ones (`check_tool`) as `Listed`, names them (`assign_names`,
-`exposed_name`) and turns each into a `Tool` (`to_tool`). The MCP SDK is imported only
-inside `check_tool`.
+Pure functions, no I/O; the MCP SDK is imported only inside `check_tool`.
 """
 
 from __future__ import annotations
@@ -48,16 +45,11 @@ def exposed_name(server: str, tool: str, separator: str = "__") -> str:
     return f"{full[: MAX_NAME - 9]}_{digest}"
 
 
-def _with_suffix(name: str, suffix: str) -> str:
-    return name[: MAX_NAME - len(suffix)] + suffix
-
-
 def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
     strings, at any depth, are cleaned like tool descriptions; everything else is as sent.
 
-    Cleaned by :func:`toolfind.output.wire.clean_text`, as every text toolfind shows. A model
-    reads parameter descriptions as closely as the tool's own, so they are the same
+    A model reads parameter descriptions as closely as the tool's own, so they are the same
     hiding place for prompt injection. Property names, enums and defaults stay untouched:
     the backend expects them verbatim.
     """
@@ -92,7 +84,8 @@ def assign_names(
         base = exposed_name(server, tool, separator)
         candidate, n = base, 2
         while candidate.casefold() in taken:
-            candidate, n = _with_suffix(base, f"_{n}"), n + 1
+            suffix = f"_{n}"
+            candidate, n = base[: MAX_NAME - len(suffix)] + suffix, n + 1
         if candidate != base:
             renames[(server, tool)] = (
                 f"server {server!r}: tool {tool!r} is exposed as {candidate!r} "

@@ -1,11 +1,7 @@
 """`BackendPool`: the backend MCP servers connected, restarted when they fail, calls forwarded.
 
-`BackendPool` fills the `toolfind.serve.backend_seam.Backends` seam (its contract is there);
-`make_backends` picks it, or `NoBackends` when no servers file is given. How a listed tool is
-checked, named and cleaned lives in ``toolfind.serve.backend_tools``.
-
-This module imports neither the MCP SDK nor anyio at module level: `BackendPool` imports them
-when it starts.
+It fills the `toolfind.serve.backend_seam.Backends` seam (the contract is there). The MCP SDK
+and anyio are imported only when the pool starts.
 """
 
 from __future__ import annotations
@@ -13,10 +9,10 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from toolfind.errors import BackendError, ConfigError
@@ -54,12 +50,9 @@ def make_backends(
     environ: Mapping[str, str] | None = None,
     separator: str = "__",
     reserved_names: Collection[str] = (),
-    start_timeout: float = 30.0,
     call_timeout: float = 60.0,
 ) -> Backends:
     """The backends named by ``--servers`` files; `NoBackends` when there are none.
-
-    ``reserved_names`` are the meta-tool names: no backend tool is exposed under one.
 
     Raises:
         ConfigError: a servers file cannot be read or declares an invalid server, or the
@@ -67,13 +60,9 @@ def make_backends(
     """
     if not servers:
         return NoBackends()
-    specs = load_servers([Path(s) for s in servers], environ)
+    specs = load_servers(servers, environ)
     return BackendPool(
-        specs,
-        separator=separator,
-        reserved_names=reserved_names,
-        start_timeout=start_timeout,
-        call_timeout=call_timeout,
+        specs, separator=separator, reserved_names=reserved_names, call_timeout=call_timeout
     )
 
 
@@ -94,9 +83,6 @@ def _describe(exc: BaseException) -> str:
         return exc.message
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
-# -- the pool ---------------------------------------------------------------------------
 
 
 class _Attempt:
@@ -180,12 +166,7 @@ class _WatchedReadStream:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
 
@@ -193,21 +174,15 @@ class BackendPool:
     """Backend MCP servers, connected through the SDK's client, behind one set of tools.
 
     Every enabled server starts concurrently on ``__aenter__`` (each within
-    ``start_timeout``); one that fails is reported once on the log and marked unavailable,
-    never raised. Each tool is exposed as ``<server><separator><tool>`` (see `exposed_name`);
-    a name already taken, by another backend tool or by one of ``reserved_names`` (the
-    meta-tools), gets a ``_2``, ``_3``... suffix, assigned in server order then tool-name
-    order, and is logged. Tools the server's ``allow``/``deny`` globs exclude, and malformed
-    tools (logged once), are neither listed nor callable.
+    ``start_timeout``); one that fails is logged once and marked unavailable, never raised.
+    Tools are exposed as `backend_tools.assign_names` says (``reserved_names`` are the
+    meta-tools'). Tools the ``allow``/``deny`` globs exclude, and malformed tools (logged
+    once), are neither listed nor callable. A backend's ``tools/list_changed`` re-reads its
+    tools; when the exposed tools change, the listener runs.
 
-    A backend's ``notifications/tools/list_changed`` re-reads its tools; when the exposed
-    tools change, the listener (`set_listener`) and ``on_tools_changed`` run.
-
-    Calls are forwarded under the backend's own tool name, each within ``call_timeout``.
     A backend that exits is restarted on the next call that needs it: at once if it had been
-    running, otherwise after an exponential backoff (1 s doubling to 60 s). After a call
-    times out, a ping decides whether the backend still answers; if not, it is stopped and
-    restarted when next needed.
+    running, otherwise after an exponential backoff. After a call times out, a ping decides
+    whether the backend still answers; if not, it is stopped until next needed.
 
     Enter and leave it from the same task (``async with BackendPool(...) as pool``).
     """
@@ -220,9 +195,7 @@ class BackendPool:
         reserved_names: Collection[str] = (),
         start_timeout: float = 30.0,
         call_timeout: float = 60.0,
-        on_tools_changed: Callable[[], Awaitable[None]] | None = None,
         errlog: TextIO | None = None,
-        backoff: tuple[float, float] = (BACKOFF_INITIAL, BACKOFF_MAX),
     ) -> None:
         if not separator or safe_name(separator) != separator:
             raise ConfigError(f"backend name separator {separator!r}: use letters, digits, _ or -")
@@ -230,9 +203,7 @@ class BackendPool:
         self.reserved_names = frozenset(reserved_names)
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
-        self.backoff = backoff
         self._errlog = errlog
-        self._on_tools_changed = on_tools_changed
         self._listener: Callable[[], None] | None = None
         self._backends: list[_Backend] = []
         for spec in specs:
@@ -251,26 +222,10 @@ class BackendPool:
         self._started = False
         self._closing = False
 
-    # -- lifecycle ------------------------------------------------------------------------
-
     async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    async def start(self) -> None:
         """Start every backend concurrently; returns when each is up or has failed."""
         import anyio
 
-        if self._tg is not None:
-            return
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         try:
@@ -281,6 +236,10 @@ class BackendPool:
             await self.aclose()
             raise
         self._started = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     async def aclose(self) -> None:
         """Stop every backend (each server process is closed, then terminated if it lingers)."""
@@ -292,8 +251,6 @@ class BackendPool:
         # cancellation cannot cut the server processes' shutdown short.
         self._tg.cancel_scope.shield = True
         await self._tg.__aexit__(None, None, None)
-
-    # -- what the server reads --------------------------------------------------------------
 
     def tools(self) -> Sequence[Tool]:
         return self._tools
@@ -307,14 +264,12 @@ class BackendPool:
         return (found[0].name, found[1]) if found else None
 
     def status(self) -> Mapping[str, BackendStatus]:
-        counts: dict[str, int] = {}
-        for tool in self._tools:
-            counts[tool.namespace] = counts.get(tool.namespace, 0) + 1
+        counts = Counter(tool.namespace for tool in self._tools)
         return {
             b.name: BackendStatus(
                 name=b.name,
                 available=b.live is not None,
-                tool_count=counts.get(b.name, 0),
+                tool_count=counts[b.name],
                 detail="" if b.live is not None else b.reason,
             )
             for b in self._backends
@@ -322,8 +277,6 @@ class BackendPool:
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         self._listener = listener
-
-    # -- calls ------------------------------------------------------------------------------
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
         """Forward a call under the backend's own tool name; the result comes back unchanged.
@@ -391,22 +344,18 @@ class BackendPool:
         """After a timed-out call: stop the backend if it does not even answer a ping."""
         from mcp.shared.exceptions import MCPError
 
+        timeout = min(PING_TIMEOUT, self.call_timeout)
         try:
-            await self._request(attempt, "ping", None, min(PING_TIMEOUT, self.call_timeout))
+            await self._request(attempt, "ping", None, timeout)
         except MCPError:
-            self._lost(
-                backend,
-                attempt,
-                f"stopped answering (no reply to a ping within {min(PING_TIMEOUT, self.call_timeout):g} s)",
-            )
+            reason = f"stopped answering (no reply to a ping within {timeout:g} s)"
+            self._lost(backend, attempt, reason)
 
     def _lost(self, backend: _Backend, attempt: _Attempt, reason: str) -> None:
         if attempt.reason is None:
             attempt.reason = reason
         attempt.scope.cancel()
         self._down(backend, attempt, attempt.reason)
-
-    # -- starting and supervising one backend -------------------------------------------------
 
     async def _ensure(self, backend: _Backend) -> _Attempt:
         import anyio
@@ -641,16 +590,13 @@ class BackendPool:
             )
             return
         backend.failures += 1
-        initial, most = self.backoff
-        backend.retry_at = now + min(most, initial * 2 ** (backend.failures - 1))
+        backend.retry_at = now + min(BACKOFF_MAX, BACKOFF_INITIAL * 2 ** (backend.failures - 1))
         if reason != previous:
             logger.warning(
                 "server %r (%s) is unavailable: %s", backend.name, backend.spec.describe(), reason
             )
         else:
             logger.debug("server %r is still unavailable: %s", backend.name, reason)
-
-    # -- exposure ---------------------------------------------------------------------------
 
     def _recompute(self) -> None:
         """Assign exposed names over every backend's tools; tell the listeners on a change."""
@@ -687,11 +633,3 @@ class BackendPool:
                 self._listener()
             except Exception:  # a listener's bug must not stop the backend's task
                 logger.exception("the tools-changed listener failed")
-        if self._on_tools_changed is not None:
-            self._tg.start_soon(self._run_callback, self._on_tools_changed)
-
-    async def _run_callback(self, callback: Callable[[], Awaitable[None]]) -> None:
-        try:
-            await callback()
-        except Exception:  # same: contained, logged
-            logger.exception("the tools-changed callback failed")

@@ -1,11 +1,8 @@
 """The meta-tools: what they are called, what they take and return, and what they do.
 
-Pure Python over a `Snapshot`: no MCP types, so the logic is tested without a transport.
-Each handler validates its arguments by hand (to give the model a message it can act on),
-then returns the same record the CLI prints with ``--json`` (built by `toolfind.output.wire`,
-which also gives each record's JSON Schema, the meta-tools' output schemas).
-A mistake the model can fix raises `ToolCallError`; the server turns it into a tool result
-with ``isError: true``.
+No MCP types, so the logic is tested without a transport. Each handler checks its arguments
+by hand (to give the model a message it can act on) and returns the record the CLI prints
+with ``--json``; a mistake the model can fix raises `ToolCallError`.
 """
 
 from __future__ import annotations
@@ -80,6 +77,15 @@ _NAME_ARG = {
 }
 
 
+def _arguments(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    """A meta-tool's input schema: an object of ``properties``, no others allowed."""
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
+
+
 def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list[MetaTool]:
     """The five meta-tools, named ``<prefix><key>``; search's description names the catalog."""
     shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
@@ -98,9 +104,8 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             f"Describe the task in a few words ('compress a file', 'create calendar event'). "
             f"Hits name the tool and its namespace; deferred hits include their input schema. "
             f"Call a hit with {p}{CALL}, or fetch its full schema with {p}{GET}.",
-            {
-                "type": "object",
-                "properties": {
+            _arguments(
+                {
                     "query": {"type": "string", "description": "What the tool should do."},
                     "limit": {
                         "type": "integer",
@@ -120,9 +125,8 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
                         "description": "Include every hit's input schema.",
                     },
                 },
-                "required": ["query"],
-                "additionalProperties": False,
-            },
+                "query",
+            ),
             wire.SEARCH_SCHEMA,
         ),
         MetaTool(
@@ -131,15 +135,13 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             "Similar tools",
             "List tools related to a given tool (shared terms explain each), to find an "
             "alternative or a companion tool.",
-            {
-                "type": "object",
-                "properties": {
+            _arguments(
+                {
                     "name": _NAME_ARG,
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 5},
                 },
-                "required": ["name"],
-                "additionalProperties": False,
-            },
+                "name",
+            ),
             wire.SIMILAR_TOOLS_SCHEMA,
         ),
         MetaTool(
@@ -147,7 +149,7 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             p + CATEGORIES,
             "Tool categories",
             "List the namespaces with their tool counts, deferred counts and commonest tags.",
-            {"type": "object", "properties": {}, "additionalProperties": False},
+            _arguments({}),
             wire.CATEGORIES_SCHEMA,
         ),
         MetaTool(
@@ -155,12 +157,7 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             p + GET,
             "Get tool",
             "Get one tool's full definition (description and input schema) by name.",
-            {
-                "type": "object",
-                "properties": {"name": _NAME_ARG},
-                "required": ["name"],
-                "additionalProperties": False,
-            },
+            _arguments({"name": _NAME_ARG}, "name"),
             GET_OUTPUT,
         ),
         MetaTool(
@@ -169,22 +166,17 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             "Call tool",
             "Call a tool found by search, by name, with its arguments (an object matching "
             "its input schema). Only tools served by a connected MCP server can run.",
-            {
-                "type": "object",
-                "properties": {
+            _arguments(
+                {
                     "name": _NAME_ARG,
                     "arguments": {"type": "object", "description": "The tool's arguments."},
                 },
-                "required": ["name"],
-                "additionalProperties": False,
-            },
+                "name",
+            ),
             CALL_OUTPUT,
             read_only=False,
         ),
     ]
-
-
-# -- argument checking -------------------------------------------------------------------
 
 
 def check_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -223,20 +215,18 @@ def int_argument(args: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
+_JSON_TYPES = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "an array",
+    dict: "an object",
+}
+
+
 def _json_type(value: Any) -> str:
-    names = {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        list: "an array",
-        dict: "an object",
-    }
-    if value is None:
-        return "null"
-    return names.get(type(value), type(value).__name__)
-
-
-# -- the handlers ------------------------------------------------------------------------
+    return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def resolve(index: Any, name: str) -> Tool:
@@ -292,17 +282,12 @@ def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     return wire.similar_tools_record(tool, index.similar(tool.qualified_name, limit))
 
 
-def categories(index: Any, backends: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def categories(index: Any, backends: Mapping[str, Any]) -> dict[str, Any]:
     """Namespaces with counts; a backend server's namespace also says whether it is available
     (a server that never started has no tools, so it is listed with none)."""
-    return wire.categories_record(index.categories(), backends or {})
+    return wire.categories_record(index.categories(), backends)
 
 
 def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
-    tool = resolve(index, text_argument(args, "name", required=True) or "")
-    return mcp_definition(tool)
-
-
-def mcp_definition(tool: Tool) -> dict[str, Any]:
     """The tool as an MCP ``Tool`` object (what ``show --format mcp --json`` prints)."""
-    return tool_to_format(tool, "mcp")
+    return tool_to_format(resolve(index, text_argument(args, "name", required=True) or ""), "mcp")

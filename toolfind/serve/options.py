@@ -1,14 +1,12 @@
 """What `toolfind serve-mcp` is asked to do: options, the HTTP address, the tool filter.
 
-Nothing here imports the MCP SDK, so the CLI can build a `ServeOptions` cheaply and
-tests can check option handling without starting a server.
+Nothing here imports the MCP SDK: the CLI builds a `ServeOptions` cheaply.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -40,20 +38,16 @@ class HttpAddress:
     @property
     def is_loopback(self) -> bool:
         """True when only this machine can connect (127.0.0.0/8, ::1 or ``localhost``)."""
-        return is_loopback_host(self.host)
+        if self.host.lower() == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
 
     def url(self, port: int | None = None) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port if port is None else port}/mcp"
-
-
-def is_loopback_host(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def parse_http_address(text: str) -> HttpAddress:
@@ -90,11 +84,10 @@ def tool_allowed(filters: Filters, tool: Tool) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ServeOptions:
-    """Everything `toolfind serve-mcp` needs. The CLI builds one and calls `toolfind.serve.run`.
+    """Everything `toolfind serve-mcp` needs; ``token`` falls back to ``$TOOLFIND_TOKEN``.
 
-    ``catalogs`` are resolved paths (files or directories) and are watched while serving.
-    ``servers`` holds backend config files (Claude Desktop / Claude Code / VS Code / Cursor
-    ``mcp.json``), read by the backends layer. ``token`` falls back to ``$TOOLFIND_TOKEN``.
+    ``catalogs`` are resolved paths (files or directories), watched while serving;
+    ``servers`` are backend config files (``mcp.json`` and the like).
     """
 
     catalogs: tuple[Path, ...] = ()
@@ -127,7 +120,11 @@ class ServeOptions:
             raise ConfigError(f"--exposure {self.exposure!r}: use one of {', '.join(EXPOSURES)}")
         if self.log_level.lower() not in LOG_LEVELS:
             raise ConfigError(f"--log-level {self.log_level!r}: use one of {', '.join(LOG_LEVELS)}")
-        check_meta_prefix(self.meta_prefix)
+        if len(self.meta_prefix) > _MAX_PREFIX or not set(self.meta_prefix) <= _PREFIX_CHARS:
+            raise ConfigError(
+                f"--meta-prefix {self.meta_prefix!r}: use at most {_MAX_PREFIX} letters, digits "
+                "or _-/.: (MCP hosts accept tool names matching ^[a-zA-Z0-9_-]{1,64}$)"
+            )
         if not self.call_timeout > 0:
             raise ConfigError(
                 f"--call-timeout {self.call_timeout!r}: give a number of seconds above 0"
@@ -141,16 +138,3 @@ class ServeOptions:
                 f"give --token or set {TOKEN_ENV} (clients then send 'Authorization: Bearer <token>')"
             )
         return replace(self, token=token, log_level=self.log_level.lower())
-
-
-def check_meta_prefix(prefix: str) -> None:
-    """Raises ConfigError unless ``prefix`` keeps meta-tool names short and plain."""
-    if len(prefix) > _MAX_PREFIX or not set(prefix) <= _PREFIX_CHARS:
-        raise ConfigError(
-            f"--meta-prefix {prefix!r}: use at most {_MAX_PREFIX} letters, digits or _-/.: "
-            "(MCP hosts accept tool names matching ^[a-zA-Z0-9_-]{1,64}$)"
-        )
-
-
-def as_paths(values: Sequence[str | Path]) -> tuple[Path, ...]:
-    return tuple(Path(v) for v in values)

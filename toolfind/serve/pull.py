@@ -1,13 +1,9 @@
 """``toolfind catalog pull``: live MCP servers' tools written as offline catalog files.
 
-Each backend's tools become ``<out_dir>/<server>.json``, an MCP ``tools/list`` result
-(``{"tools": [...]}``, the entries as the server sent them), so its namespace is the server
-name (the file stem) and every CLI command can search them without starting the server.
-
-A file is replaced atomically (a temporary file in the same directory, then ``os.replace``)
-and the previous version is kept as ``<server>.json.bak``. A file whose content would not
-change is left alone; a server that cannot be reached keeps its old file untouched. The
-report says, per server, which tools were added, removed and changed.
+Each backend's tools become ``<out_dir>/<server>.json``, an MCP ``tools/list`` result (the
+entries as sent), so its namespace is the server name and the CLI searches it offline.
+A file is replaced atomically, the previous version kept as ``<server>.json.bak``; a file
+whose content would not change, or whose server cannot be reached, is left alone.
 """
 
 from __future__ import annotations
@@ -23,10 +19,12 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from toolfind.errors import CatalogError
+from toolfind.models import Tool
 from toolfind.output.wire import dumps
-from toolfind.serve.servers_config import ServerSpec, load_servers
+from toolfind.serve.backend_seam import BackendStatus
+from toolfind.serve.servers_config import load_servers
 
-__all__ = ["PullReport", "ServerPull", "pull", "pull_specs"]
+__all__ = ["PullReport", "ServerPull", "pull"]
 
 PullStatus = Literal["written", "unchanged", "failed", "disabled"]
 
@@ -67,9 +65,8 @@ def pull(
 ) -> PullReport:
     """Connect to every server the files declare and write its tools under ``out_dir``.
 
-    Blocking (runs its own event loop). ``environ`` supplies ``${VAR}`` values (default
-    ``os.environ``); ``errlog`` receives the servers' stderr (default ``sys.stderr``).
-    A server that fails is reported (status ``failed``), not raised.
+    Blocking (runs its own event loop). ``errlog`` receives the servers' stderr (default
+    ``sys.stderr``). A server that fails is reported (status ``failed``), not raised.
 
     Raises:
         ConfigError: a servers file cannot be read or declares an invalid server.
@@ -77,32 +74,24 @@ def pull(
     """
     import anyio
 
-    specs = load_servers(servers_files, environ)
-    run = partial(pull_specs, specs, out_dir, start_timeout=start_timeout, errlog=errlog)
-    return anyio.run(run)
-
-
-async def pull_specs(
-    specs: Sequence[ServerSpec],
-    out_dir: Path,
-    *,
-    start_timeout: float = 30.0,
-    errlog: TextIO | None = None,
-) -> PullReport:
-    """`pull` for specs already loaded, inside a running event loop."""
     from toolfind.serve.backends import BackendPool
 
+    specs = load_servers(servers_files, environ)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CatalogError(
             f"cannot create the directory: {exc.strerror or exc}", file=str(out_dir)
         ) from None
-    async with BackendPool(specs, start_timeout=start_timeout, errlog=errlog) as pool:
-        status = pool.status()
-        by_server: dict[str, list[Mapping[str, Any]]] = {}
-        for tool in pool.tools():
-            by_server.setdefault(tool.namespace, []).append(tool.original or {})
+
+    async def connect() -> tuple[Mapping[str, BackendStatus], Sequence[Tool]]:
+        async with BackendPool(specs, start_timeout=start_timeout, errlog=errlog) as pool:
+            return pool.status(), pool.tools()
+
+    status, tools = anyio.run(connect)
+    by_server: dict[str, list[Mapping[str, Any]]] = {}
+    for tool in tools:
+        by_server.setdefault(tool.namespace, []).append(tool.original or {})
     results = []
     for spec in specs:
         if spec.disabled:

@@ -1,17 +1,14 @@
 """The MCP side of serve-mcp: a low-level SDK `Server` whose tool list follows the index.
 
-Built on ``mcp.server.lowlevel.Server`` (not MCPServer) because the tool list is data that
-changes at run time. ``tools/list`` returns the meta-tools (plus, with ``exposure=direct``,
-every callable non-deferred tool); ``tools/call`` runs a meta-tool or forwards a backend
-tool. Everything a model can fix comes back as ``isError: true`` with a message that says
-how, never as a JSON-RPC error.
+Low-level (not MCPServer) because the tool list is data that changes at run time.
+``tools/list`` returns the meta-tools (plus, with ``exposure=direct``, every callable
+non-deferred tool). Everything a model can fix comes back as ``isError: true`` with a message
+that says how, never as a JSON-RPC error.
 
-List changes reach clients of both protocol eras:
-
-* handshake era (2024-11-05 ... 2025-11-25): ``notifications/tools/list_changed`` on each
-  initialized connection's standalone channel (stdio, or the HTTP GET stream);
-* 2026-07-28: a ``ToolsListChanged`` event on the SDK's subscription bus, delivered to the
-  ``subscriptions/listen`` streams clients opened.
+List changes reach clients of both protocol eras: handshake-era (2024-11-05 ... 2025-11-25)
+connections get ``notifications/tools/list_changed`` on their standalone channel (stdio, or
+the HTTP GET stream); 2026-07-28 clients get a ``ToolsListChanged`` event on the SDK's
+subscription bus, delivered to their ``subscriptions/listen`` streams.
 """
 
 from __future__ import annotations
@@ -31,8 +28,10 @@ from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
+from toolfind import __version__
 from toolfind.errors import BackendError
 from toolfind.models import Tool
+from toolfind.output.tool_formats import tool_to_format
 from toolfind.output.wire import dumps
 from toolfind.serve import meta
 from toolfind.serve.backend_seam import Backends
@@ -41,20 +40,10 @@ from toolfind.serve.state import LiveIndex, Snapshot
 
 logger = logging.getLogger("toolfind.serve")
 
-VERSION_FALLBACK = "0"
 #: Seconds past ``call_timeout`` before a backend call is abandoned here: the pool itself
 #: times the call out after ``call_timeout``, then may ping (PING_TIMEOUT, 5 s) and restart
 #: the backend; this bound only catches a pool that never returns.
 POOL_SLACK = 35.0
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("toolfind")
-    except Exception:  # noqa: BLE001 - a source checkout without metadata still serves
-        return VERSION_FALLBACK
 
 
 class ToolfindServer(Server[Any]):
@@ -95,24 +84,18 @@ class ChangeNotifier:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         result = await call_next(ctx)
-        if ctx.method == "notifications/initialized":
-            self._remember(ctx)
-        return result
-
-    def _remember(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        if ctx.method != "notifications/initialized":
+            return result
         # SDK 2.3 gives handlers no public handle on their Connection; the per-request
         # ServerSession holds it. Weak references plus the connection's exit stack mean a
         # closed connection is never notified and never kept alive.
         connection = getattr(ctx.session, "_connection", None)
-        if not isinstance(connection, Connection):
+        if isinstance(connection, Connection):
+            self._connections.add(connection)
+            connection.exit_stack.callback(self._connections.discard, connection)
+        else:
             logger.debug("cannot track this connection for list_changed notifications")
-            return
-        self._connections.add(connection)
-        connection.exit_stack.callback(self._connections.discard, connection)
-
-    @property
-    def connection_count(self) -> int:
-        return len(self._connections)
+        return result
 
     async def tools_changed(self) -> None:
         self.sent += 1
@@ -129,6 +112,7 @@ class Listing:
     meta: Mapping[str, meta.MetaTool]
     direct: Mapping[str, Tool]
     key: str
+    generation: int
 
 
 class Discovery:
@@ -140,16 +124,12 @@ class Discovery:
         self.backends = backends
         self.notifier = ChangeNotifier()
         self._listing: Listing | None = None
-        self._listing_generation = -1
         live.on_swap(self._swapped)
-
-    # -- listing ----------------------------------------------------------------------
 
     def listing(self) -> Listing:
         snapshot = self.live.snapshot
-        if self._listing is None or self._listing_generation != snapshot.generation:
+        if self._listing is None or self._listing.generation != snapshot.generation:
             self._listing = self._build_listing(snapshot)
-            self._listing_generation = snapshot.generation
         return self._listing
 
     def _build_listing(self, snapshot: Snapshot) -> Listing:
@@ -170,10 +150,11 @@ class Discovery:
         key = json.dumps(
             [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
         )
-        return Listing(tuple(listed), {m.name: m for m in metas}, direct, key)
+        metas_by_name = {m.name: m for m in metas}
+        return Listing(tuple(listed), metas_by_name, direct, key, snapshot.generation)
 
     async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
-        if self._listing is not None and self._listing_generation == old.generation:
+        if self._listing is not None and self._listing.generation == old.generation:
             before = self._listing.key
         else:
             before = self._build_listing(old).key
@@ -188,8 +169,6 @@ class Discovery:
             return listing.meta[name].input_schema
         tool = listing.direct.get(name)
         return tool.parameters if tool is not None else None
-
-    # -- handlers ---------------------------------------------------------------------
 
     async def on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -213,14 +192,15 @@ class Discovery:
             tool = meta.resolve(index, name)
             return await self.forward(tool, arguments)
         args = meta.check_arguments(metatool, arguments)
-        if metatool.key == meta.SEARCH:
-            return record_result(meta.search(index, args))
-        if metatool.key == meta.SIMILAR:
-            return record_result(meta.similar(index, args))
         if metatool.key == meta.CATEGORIES:
             return record_result(meta.categories(index, self.backends.status()))
-        if metatool.key == meta.GET:
-            return record_result(meta.get_tool(index, args))
+        if metatool.key != meta.CALL:
+            handler = {
+                meta.SEARCH: meta.search,
+                meta.SIMILAR: meta.similar,
+                meta.GET: meta.get_tool,
+            }
+            return record_result(handler[metatool.key](index, args))
         target = meta.text_argument(args, "name", required=True) or ""
         if target in listing.meta:
             raise meta.ToolCallError(
@@ -247,12 +227,8 @@ class Discovery:
                 "toolfind can find and describe it but not run it. Pick a tool served by a "
                 "connected MCP server."
             )
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise meta.ToolCallError("'arguments' must be an object.")
         timeout = self.options.call_timeout
         try:
-            # The backend pool applies call_timeout itself and may then ping or restart the
-            # backend; this outer bound only catches a pool that never returns.
             with anyio.fail_after(timeout + POOL_SLACK):
                 return await self.backends.call(tool.name, dict(arguments or {}))
         except TimeoutError:
@@ -262,12 +238,10 @@ class Discovery:
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
 
-    # -- wiring -----------------------------------------------------------------------
-
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
             self.options.server_name,
-            version=_version(),
+            version=__version__,
             title="toolfind",
             instructions=(
                 f"Use {self.options.meta_prefix}{meta.SEARCH} to find the right tool for a task, "
@@ -331,4 +305,4 @@ def _meta_to_mcp(tool: meta.MetaTool) -> types.Tool:
 
 
 def _tool_to_mcp(tool: Tool) -> types.Tool:
-    return types.Tool.model_validate(meta.mcp_definition(tool), by_name=False)
+    return types.Tool.model_validate(tool_to_format(tool, "mcp"), by_name=False)

@@ -1,7 +1,5 @@
 """Backend MCP servers, read from the config files MCP hosts already use.
 
-One reader for the four shapes users have:
-
 * Claude Desktop ``claude_desktop_config.json`` and Cursor ``mcp.json``:
   ``{"mcpServers": {"name": {"command", "args", "env"} | {"url", "headers"}}}``;
 * Claude Code ``.mcp.json``: the same, plus ``"type": "stdio" | "http" | "sse"``;
@@ -9,15 +7,11 @@ One reader for the four shapes users have:
   (``type`` required; comments and trailing commas allowed), or a ``settings.json``
   holding ``{"mcp": {"servers": {...}}}``.
 
-``${VAR}`` and ``${VAR:-default}`` (Claude Code), ``${env:VAR}``, ``${userHome}`` and
-``${workspaceFolder}`` (VS Code, Cursor) are expanded in ``command``, ``args``, ``env``,
-``url``, ``headers`` and ``cwd``. ``${input:...}`` asks the VS Code user for a value, which a
-command-line tool cannot do, so it is refused with a message saying what to write instead.
-Unknown keys are ignored, as the hosts ignore them. toolfind adds two optional keys per
-server: ``allow`` and ``deny``, lists of glob patterns over the backend's own tool names.
-
-This module imports neither the MCP SDK nor anything heavy: the CLI can validate a servers
-file without paying for the SDK.
+``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``${userHome}`` and ``${workspaceFolder}``
+are expanded in ``command``, ``args``, ``env``, ``url``, ``headers`` and ``cwd``;
+``${input:...}`` (a VS Code prompt) is refused with a message saying what to write instead. Unknown keys are ignored, as the hosts ignore them. toolfind
+adds two optional keys per server: ``allow`` and ``deny``, glob patterns over the backend's
+own tool names. No heavy imports: the CLI validates a servers file without the MCP SDK.
 """
 
 from __future__ import annotations
@@ -26,7 +20,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -56,10 +50,8 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def safe_name(text: str) -> str:
-    """``text`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``.
-
-    What MCP hosts accept in a tool name (``^[a-zA-Z0-9_-]{1,64}$``), and safe as a file stem.
-    """
+    """``text`` with every character outside ``[A-Za-z0-9_-]`` (what MCP hosts accept in a
+    tool name, and safe as a file stem) replaced by ``_``."""
     cleaned = "".join(c if c in _NAME_CHARS else "_" for c in text)
     return cleaned or "_"
 
@@ -109,10 +101,9 @@ class ServerSpec:
 
 def _strip_url(url: str) -> str:
     """The URL without userinfo, query or fragment, which may carry tokens."""
-    head, sep, rest = url.partition("://")
+    head, sep, rest = url.split("?", 1)[0].split("#", 1)[0].partition("://")
     if not sep:
-        return url.split("?", 1)[0].split("#", 1)[0]
-    rest = rest.split("?", 1)[0].split("#", 1)[0]
+        return head
     authority, slash, path = rest.partition("/")
     return f"{head}://{authority.rpartition('@')[2]}{slash}{path}"
 
@@ -120,13 +111,10 @@ def _strip_url(url: str) -> str:
 def load_servers(
     paths: Sequence[Path], environ: Mapping[str, str] | None = None
 ) -> list[ServerSpec]:
-    """Read every servers file in order; a server name defined twice keeps its first definition.
+    """Read every servers file in order; a server name defined twice keeps its first definition
+    (the later one is logged). ``environ`` supplies ``${VAR}`` values (default ``os.environ``).
 
-    ``environ`` supplies ``${VAR}`` values (default ``os.environ``). The later duplicate is
-    logged as a warning. Disabled servers are returned with ``disabled=True``.
-
-    Raises ConfigError (file, JSON path, and the fix) for a file that cannot be read or an
-    entry that is invalid.
+    Raises ConfigError (file, JSON path, and the fix) for an unreadable file or invalid entry.
     """
     env = os.environ if environ is None else environ
     specs: list[ServerSpec] = []
@@ -169,10 +157,7 @@ def read_servers_file(path: Path, environ: Mapping[str, str]) -> list[ServerSpec
                 )
         raise ConfigError(_NOT_A_SERVERS_FILE, file=str(path))
     reader = _EntryReader(path, environ, vscode=vscode)
-    specs = []
-    for name, entry in servers.items():
-        specs.append(reader.read(f"{key}.{name}", name, entry))
-    return specs
+    return [reader.read(f"{key}.{name}", name, entry) for name, entry in servers.items()]
 
 
 _NOT_A_SERVERS_FILE = (
@@ -270,7 +255,10 @@ class _EntryReader:
                 raise self.error(f"{where}.url", "must start with http:// or https://")
             headers = self._strings_map(f"{where}.headers", entry.get("headers"))
         args = self._strings_list(f"{where}.args", entry.get("args"))
-        env = self._env(where, entry)
+        env = {}
+        if entry.get("envFile") is not None:
+            env = self._env_file(f"{where}.envFile", entry["envFile"])
+        env.update(self._strings_map(f"{where}.env", entry.get("env")))
         cwd = None
         if entry.get("cwd") is not None:
             cwd = str(self.workspace / self._string(f"{where}.cwd", entry["cwd"]))
@@ -323,7 +311,7 @@ class _EntryReader:
             raise self.error(
                 where, "must be a non-empty string" if required else "must be a string"
             )
-        return self._expand(where, value)
+        return _VARIABLE.sub(lambda match: self._variable(where, match.group(1)), value)
 
     def _strings_list(self, where: str, value: Any) -> list[str]:
         if value is None:
@@ -343,13 +331,6 @@ class _EntryReader:
                 item = str(item)
             result[str(name)] = self._string(f"{where}.{name}", item)
         return result
-
-    def _env(self, where: str, entry: Mapping[str, Any]) -> dict[str, str]:
-        env: dict[str, str] = {}
-        if entry.get("envFile") is not None:
-            env.update(self._env_file(f"{where}.envFile", entry["envFile"]))
-        env.update(self._strings_map(f"{where}.env", entry.get("env")))
-        return env
 
     def _env_file(self, where: str, value: Any) -> dict[str, str]:
         """VS Code's ``envFile``: ``KEY=VALUE`` lines, ``#`` comments, optional quotes."""
@@ -381,11 +362,6 @@ class _EntryReader:
             raise self.error(where, 'must be a list of glob patterns such as ["git_*"]')
         return tuple(value)
 
-    def _expand(self, where: str, text: str) -> str:
-        if "${" not in text:
-            return text
-        return _VARIABLE.sub(lambda match: self._variable(where, match.group(1)), text)
-
     def _variable(self, where: str, inner: str) -> str:
         if inner.startswith("input:"):
             raise self.error(
@@ -406,9 +382,7 @@ class _EntryReader:
                 f"unsupported variable ${{{inner}}}; use ${{NAME}}, ${{NAME:-default}} or ${{env:NAME}}",
             )
         value = self.environ.get(name)
-        if value:
-            return value
-        if sep:
+        if sep and not value:
             return default
         if value is not None:
             return value
@@ -416,8 +390,3 @@ class _EntryReader:
             where,
             f"${{{name}}} is not set; set {name} in the environment or write ${{{name}:-default}}",
         )
-
-
-def iter_enabled(specs: Sequence[ServerSpec]) -> Iterator[ServerSpec]:
-    """The specs that are not disabled, in order."""
-    return (spec for spec in specs if not spec.disabled)

@@ -48,17 +48,6 @@ class Snapshot:
     generation: int
 
 
-def load_catalogs(
-    paths: Sequence[Path], params: ScoringParams, *, max_file_size: int, use_cache: bool
-) -> Loaded:
-    """Parse the catalogs (through the cache). Raises ToolfindError for a missing path."""
-    from toolfind.store import cache
-
-    return cache.load_index(
-        paths, params, max_file_size=max_file_size, use_cache=use_cache, warn=logger.warning
-    )
-
-
 def build_index(
     catalog: Loaded | tuple[Tool, ...],
     backend_tools: Sequence[Tool],
@@ -144,14 +133,13 @@ class LiveIndex:
         Raises:
             ToolfindError: a catalog path does not exist or cannot be read at all.
         """
-        signature = catalog_signature(self.catalogs)
+        self._signature = catalog_signature(self.catalogs)
         loaded = self._load()
         for finding in loaded.findings:
             logger.warning("skipped: %s", finding)
         index = build_index(loaded, self.backends.tools(), self.filters, self.params)
-        self._signature = signature
-        tools = tuple(loaded.index.tools)
-        self._snapshot = Snapshot(index, tools, frozenset(map(str, loaded.findings)), 1)
+        errors = frozenset(map(str, loaded.findings))
+        self._snapshot = Snapshot(index, tuple(loaded.index.tools), errors, 1)
         return self._snapshot
 
     async def reload(self, *, catalogs_changed: bool = True) -> bool:
@@ -163,33 +151,28 @@ class LiveIndex:
         async with self._lock:
             old = self.snapshot
             backend_tools = tuple(self.backends.tools())
+            catalog: Loaded | tuple[Tool, ...] = old.catalog_tools
+            errors = old.errors
             if catalogs_changed:
-                signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
-                self._signature = signature
+                self._signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
                 try:
                     loaded = await anyio.to_thread.run_sync(self._load)
                 except ToolfindError as exc:
+                    problems: list[object] = [exc]
+                else:
+                    problems = [f for f in loaded.findings if str(f) not in old.errors]
+                for problem in problems:
                     logger.error(
-                        "catalog change ignored, still serving the last good index: %s", exc
+                        "catalog change ignored, still serving the last good index: %s", problem
                     )
+                if problems:
                     return False
-                new_errors = [f for f in loaded.findings if str(f) not in old.errors]
-                if new_errors:
-                    for finding in new_errors:
-                        logger.error(
-                            "catalog change ignored, still serving the last good index: %s", finding
-                        )
-                    return False
-                index = await anyio.to_thread.run_sync(
-                    build_index, loaded, backend_tools, self.filters, self.params
-                )
-                errors = frozenset(map(str, loaded.findings))
-                new = Snapshot(index, tuple(loaded.index.tools), errors, old.generation + 1)
-            else:
-                index = await anyio.to_thread.run_sync(
-                    build_index, old.catalog_tools, backend_tools, self.filters, self.params
-                )
-                new = Snapshot(index, old.catalog_tools, old.errors, old.generation + 1)
+                catalog, errors = loaded, frozenset(map(str, loaded.findings))
+            index = await anyio.to_thread.run_sync(
+                build_index, catalog, backend_tools, self.filters, self.params
+            )
+            tools = catalog.index.tools if isinstance(catalog, Loaded) else catalog
+            new = Snapshot(index, tuple(tools), errors, old.generation + 1)
             self._snapshot = new
             logger.info("index rebuilt (generation %d, %d tools)", new.generation, len(index.tools))
         for listener in list(self._listeners):
@@ -197,17 +180,16 @@ class LiveIndex:
         return True
 
     def _load(self) -> Loaded:
-        return load_catalogs(
+        """Parse the catalogs (through the cache). Raises ToolfindError for a missing path."""
+        from toolfind.store import cache
+
+        return cache.load_index(
             self.catalogs,
             self.params,
             max_file_size=self.max_file_size,
             use_cache=self.use_cache,
+            warn=logger.warning,
         )
-
-    async def changed(self) -> bool:
-        """Whether the catalog files differ from what the current snapshot was built from."""
-        signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
-        return signature != self._signature
 
     async def watch(self, interval: float) -> None:
         """Poll forever: rebuild when catalog files or backend tools change. Cancel to stop."""
@@ -217,6 +199,7 @@ class LiveIndex:
             backends_dirty = self._backends_dirty.is_set()
             if backends_dirty:
                 self._backends_dirty = anyio.Event()
-            catalogs_dirty = await self.changed()
+            signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
+            catalogs_dirty = signature != self._signature
             if catalogs_dirty or backends_dirty:
                 await self.reload(catalogs_changed=catalogs_dirty)

@@ -10,8 +10,6 @@ import hmac
 import logging
 import socket
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.transport_security import TransportSecuritySettings
@@ -99,18 +97,6 @@ def _this_machine() -> list[str]:
     return [n for n in names if n]
 
 
-@dataclass
-class HttpHandle:
-    """A running HTTP server: where it listens, and how to stop it gracefully."""
-
-    url: str
-    port: int
-    _stop: Callable[[], None] = field(repr=False)
-
-    def stop(self) -> None:
-        self._stop()
-
-
 def bind(address: HttpAddress) -> socket.socket:
     """A listening socket for ``address`` (port 0 picks a free one)."""
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
@@ -123,12 +109,8 @@ def bind(address: HttpAddress) -> socket.socket:
     return sock
 
 
-async def run_http(
-    server: ToolfindServer,
-    options: ServeOptions,
-    ready: Callable[[HttpHandle], None] | None = None,
-) -> None:
-    """Serve streamable HTTP at ``/mcp`` until stopped (signal or ``HttpHandle.stop``)."""
+async def run_http(server: ToolfindServer, options: ServeOptions) -> None:
+    """Serve streamable HTTP at ``/mcp`` until a signal stops it."""
     import uvicorn
 
     address = options.http or HttpAddress()
@@ -151,14 +133,10 @@ async def run_http(
         # and that request fails with a read error.
         timeout_keep_alive=30,
     )
-    userver = uvicorn.Server(config)
-    handle = HttpHandle(address.url(port), port, lambda: setattr(userver, "should_exit", True))
     # One line users (and tests) can rely on, whatever the log level: where to connect.
-    sys.stderr.write(f"toolfind serve-mcp: listening on {handle.url}\n")
+    sys.stderr.write(f"toolfind serve-mcp: listening on {address.url(port)}\n")
     sys.stderr.flush()
-    if ready is not None:
-        ready(handle)
     try:
-        await userver.serve(sockets=[sock])
+        await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         sock.close()
