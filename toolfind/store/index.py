@@ -74,22 +74,12 @@ def _raise_mmap_threshold(n_docs: int) -> None:
 
 
 #: Slots holding one column each (an array when built, a memoryview when loaded).
-_COLUMNS = (
-    "_docs",
-    "_flags",
-    "_idf",
-    "_idocs",
-    "_imp",
-    "_ioffsets",
-    "_max",
-    "_ns_ids",
-    "_offsets",
-    "_pair_doc",
-    "_pair_vec",
-    "_pairs",
-    "_rank_of",
-    "_tiers",
+_COLUMNS = frozenset(
+    "_docs _flags _idf _idocs _imp _ioffsets _max _ns_ids _offsets _pair_doc _pair_vec _pairs "
+    "_rank_of _tiers".split()
 )
+#: Slots that are a choice of this process, not part of the index.
+_TRANSIENT = ("_accelerated", "_views")
 
 
 class SearchIndex:
@@ -181,18 +171,12 @@ class SearchIndex:
 
     def __getstate__(self) -> dict[str, Any]:
         """The slots, columns packed for pickle, tools as a :class:`ToolTable`."""
-        state: dict[str, Any] = {}
-        for slot in SearchIndex.__slots__:
-            value = getattr(self, slot)
-            if slot in _COLUMNS:
-                value = pack(value)
-            elif slot == "_lengths":
-                value = tuple(pack(c) for c in value)
-            elif slot == "tools" and not isinstance(value, ToolTable):
-                value = ToolTable.of(value)
-            elif slot in ("_accelerated", "_views"):
-                continue  # a choice of this process, not part of the index
-            state[slot] = value
+        state = {slot: getattr(self, slot) for slot in self.__slots__ if slot not in _TRANSIENT}
+        for slot in _COLUMNS:
+            state[slot] = pack(state[slot])
+        state["_lengths"] = tuple(map(pack, self._lengths))
+        if not isinstance(self.tools, ToolTable):
+            state["tools"] = ToolTable.of(self.tools)
         # Without zero weights the impact postings are the structural ones: store them once.
         if self._idocs is self._docs:
             state["_idocs"] = None
@@ -202,13 +186,10 @@ class SearchIndex:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._accelerated, self._views = False, None
-        for slot in SearchIndex.__slots__:
-            if slot in ("_accelerated", "_views"):
-                continue
-            value = state[slot]
-            if slot == "_lengths":
-                value = tuple(unpack(c) for c in value)
-            setattr(self, slot, unpack(value))
+        for slot in self.__slots__:
+            if slot not in _TRANSIENT:
+                setattr(self, slot, unpack(state[slot]))
+        self._lengths = tuple(map(unpack, self._lengths))
         if state["_idocs"] is None:
             self._idocs = self._docs
         if state["_ioffsets"] is None:
