@@ -314,17 +314,15 @@ class CacheStore:
                     self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
                     return None
                 payload = _load_index_file(fh, st.st_size)
+            if not _valid_payload(payload, key):
+                self.warn(
+                    f"Cache file {path} is from another toolfind version or format; rebuilding."
+                )
+                return None
+            payload["index"].check()
         except FileNotFoundError:
             return None
-        except Exception as exc:  # noqa: BLE001 - any unreadable cache is a miss, by design
-            self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
-            return None
-        if not _valid_payload(payload, key):
-            self.warn(f"Cache file {path} is from another toolfind version or format; rebuilding.")
-            return None
-        try:
-            payload["index"].check()
-        except Exception as exc:  # noqa: BLE001 - as above: a damaged index is a miss
+        except Exception as exc:  # noqa: BLE001 - any unreadable or damaged cache is a miss
             self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
             return None
         return Loaded(

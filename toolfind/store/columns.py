@@ -26,12 +26,7 @@ if TYPE_CHECKING:
     from typing import Any, overload
 
 
-__all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "column", "pack", "unpack"]
-
-
-def column(code: str, values: Iterable[Any] = ()) -> array[Any]:
-    """A new, writable column of type ``code`` (an :mod:`array` type code)."""
-    return array(code, values)
+__all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "pack", "unpack"]
 
 
 def _view(data: Any, code: str) -> Any:
@@ -68,16 +63,12 @@ class Packed:
 def pack(col: Any) -> Packed:
     """Wrap a column (an array, a memoryview or bytes) for pickling. The column itself travels,
     not a new view: the cache tells the buffers apart by ``PickleBuffer.raw().obj``."""
-    if isinstance(col, array):
-        return Packed(col.typecode, col)
-    if isinstance(col, memoryview):
-        return Packed(col.format, col)
     return Packed(memoryview(col).format, col)
 
 
 def _ends(chunks: Sequence[Any]) -> array[int]:
     """Offsets of chunks laid end to end: 0, then where each one ends."""
-    return column("Q", accumulate(map(len, chunks), initial=0))
+    return array("Q", accumulate(map(len, chunks), initial=0))
 
 
 def unpack(value: Any) -> Any:
@@ -106,7 +97,7 @@ class StringTable(Sequence[str]):
         chains: list[list[int]] = [[] for _ in range(n_buckets)]
         for i, data in enumerate(encoded):
             chains[crc32(data) % n_buckets].append(i)
-        slots = column("i", chain.from_iterable(chains))
+        slots = array("i", chain.from_iterable(chains))
         return cls(b"".join(encoded), offsets, _ends(chains), slots)
 
     def __len__(self) -> int:
@@ -154,7 +145,7 @@ class KeyedIds(Mapping[str, Sequence[int]]):
     def of(cls, mapping: Mapping[str, Iterable[int]]) -> KeyedIds:
         keys = sorted(mapping)
         groups = [sorted(set(mapping[key])) for key in keys]
-        return cls(StringTable.of(keys), _ends(groups), column("i", chain.from_iterable(groups)))
+        return cls(StringTable.of(keys), _ends(groups), array("i", chain.from_iterable(groups)))
 
     def __getitem__(self, key: str) -> Sequence[int]:
         i = self._keys.find(key)

@@ -23,6 +23,7 @@ the methods after it).
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 
@@ -42,7 +43,7 @@ from toolfind.models import (
 )
 from toolfind.store import build as builder
 from toolfind.store.build import field_terms
-from toolfind.store.columns import KeyedIds, StringTable, ToolTable, column, pack, unpack
+from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpack
 
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
@@ -139,8 +140,8 @@ class SearchIndex:
         terms = sorted(analysed.pair_lists)
         self._terms = StringTable.of(terms)
         self._pairs, self._docs, self._offsets = analysed.postings(terms)
-        self._pair_vec = column("I", analysed.pair_vec)
-        self._pair_doc = column("i", analysed.pair_doc)
+        self._pair_vec = array("I", analysed.pair_vec)
+        self._pair_doc = array("i", analysed.pair_doc)
         self._tfvecs = analysed.tf_vectors()
         self._lengths = lengths = analysed.lengths
         avg = []
@@ -149,17 +150,17 @@ class SearchIndex:
             avg.append(sum(used) / len(used) if used else 0.0)
         self._avg = tuple(avg)
         self._n = meta.n_enabled
-        self._flags = column("B", meta.flags)
+        self._flags = array("B", meta.flags)
         self._names = StringTable.of(meta.names)
         # Ties break by (name, namespace): a tool's position in that order, compared as an int.
         names, namespaces = meta.names, meta.namespaces
         by_name = sorted(range(len(tools)), key=lambda d: (names[d], namespaces[d], d))
-        self._rank_of = column("i", bytes(4 * len(by_name)))
+        self._rank_of = array("i", bytes(4 * len(by_name)))
         for position, doc in enumerate(by_name):
             self._rank_of[doc] = position
         self._namespaces = tuple(sorted(set(namespaces)))
         ns_ids = {ns: i for i, ns in enumerate(self._namespaces)}
-        self._ns_ids = column("I", map(ns_ids.__getitem__, namespaces))
+        self._ns_ids = array("I", map(ns_ids.__getitem__, namespaces))
         self._ns_keys = tuple(map(analysis.name_key, self._namespaces))
         self._keys = KeyedIds.of(meta.keys)
         self._tag_ids = KeyedIds.of(meta.tag_ids)
