@@ -20,8 +20,7 @@ One analyser serves documents and queries alike:
    English stop words; names, namespaces, parameter names, enum values and tags keep every
    word. A query made only of stop words keeps them.
 
-This module is on the warm search path: it imports only :mod:`unicodedata` and PyStemmer
-(never ``re``, ``json`` or anything from toolfind) and memoises per word.
+On the warm search path: it imports only :mod:`unicodedata` and PyStemmer, and memoises per word.
 """
 
 from __future__ import annotations
@@ -30,8 +29,7 @@ import unicodedata
 
 import Stemmer
 
-# collections.abc (and typing) cost a warm search more than this whole module: mypy reads this
-# block, Python skips it.
+# collections.abc and typing cost a warm search more than this module: only mypy reads this.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator, Sequence
@@ -127,12 +125,8 @@ _ASCII_CHARS = frozenset(map(chr, range(128)))
 
 
 def _spans(text: str) -> list[str]:
-    """NFKC, then the whitespace-free words of ``text`` (connectors still inside).
-
-    Equal to :func:`_spans_general` of the NFKC text, faster: ``str.translate`` looks up each
-    character of every call in ``_TABLE`` again, which cost more than the rest of the analysis
-    of a short text, while ``bytes.translate`` is one table lookup per byte in C.
-    """
+    """NFKC, then the whitespace-free words of ``text`` (connectors still inside): the NFKC
+    text translated by ``_TABLE`` and split, by ``bytes.translate`` (one C lookup per byte)."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
         if not text.isascii():
@@ -150,11 +144,6 @@ def _spans_mixed(text: str) -> list[str]:
         if _TABLE[ord(char)] == " ":
             text = text.replace(char, " ")
     return text.split()
-
-
-def _spans_general(text: str) -> list[str]:
-    """The words of NFKC text by the rule itself: the reference :func:`_spans` must match."""
-    return text.translate(_TABLE).split()
 
 
 def _is_cjk(cp: int) -> bool:
@@ -298,8 +287,7 @@ def _analyze_span(span: str) -> _Analysed:
 
 
 def _analyze_general(span: str) -> _Analysed:
-    """:func:`_analyze_span` of any word, uncached: the reference :func:`_analyze_ascii` must
-    match."""
+    """:func:`_analyze_span` of any word, uncached (the reference of :func:`_analyze_ascii`)."""
     every: list[str] = []
     every_surface: list[str] = []
     words: list[str] = []
@@ -344,9 +332,8 @@ def _with_content(every: list[str], surfaces: list[str]) -> _Analysed:
 def _ascii_parts(word: str) -> list[str]:
     """The parts of an ASCII word as written: :func:`split_identifier`'s, none of them CJK.
 
-    Splits at connectors with ``str`` methods. A piece of digits, or of letters in one case
-    or capitalised (``read``, ``URL``, ``Read``), has no inner boundary, so only mixed pieces
-    (``getURLs``, ``base64``) are scanned character by character.
+    A piece of digits, or of letters in one case or capitalised (``read``, ``URL``, ``Read``),
+    has no inner boundary: only mixed pieces (``getURLs``) are scanned per character.
     """
     for connector in "-./:":
         if connector in word:
@@ -382,9 +369,8 @@ def _split_ascii_piece(piece: str) -> list[str]:
 def _terms(text: str, which: int) -> list[str]:
     """Terms of ``text``: ``which`` 0 keeps stop words, 1 drops them.
 
-    The loop runs once per word of every tool's text, so it does as little as it can: one
-    subscript of a memo holding just the terms it wants (a miss, once per distinct word,
-    takes the ``except`` branch, which analyses the word and fills the memos).
+    Runs once per word of every tool's text: one subscript of a memo per word; a miss
+    analyses the word and fills the memos.
     """
     memo = _content_memo if which else _every_memo
     terms: list[str] = []
@@ -446,8 +432,7 @@ def unmatched_words(pairs: Sequence[tuple[str, str]], matched: Collection[str]) 
     """The words to report as found nowhere, given :func:`query_terms` and the matched terms.
 
     Words as the user wrote them (folded, unstemmed), without repeats. Once any term matched,
-    whole-identifier terms (holding ``_``, such as ``read_files``) are left out: their parts
-    are what the user typed, and those are reported on their own.
+    whole-identifier terms (``read_files``) are left out: their parts are reported on their own.
 
     >>> unmatched_words(query_terms("zip xyzzy"), ["zip"])
     ('xyzzy',)
@@ -462,18 +447,12 @@ def unmatched_words(pairs: Sequence[tuple[str, str]], matched: Collection[str]) 
 
 def analyze_query(text: str) -> list[str]:
     """A query's distinct terms in order of first appearance (stop words dropped unless the
-    query has nothing else). Cheap to import and to call: the fast path uses it.
+    query has nothing else).
 
     >>> analyze_query("How do I read_file?")
     ['read', 'file', 'read_file']
     """
-    every: list[str] = []
-    content: list[str] = []
-    for span in _spans(text):
-        analysed = _analyze_span(span)
-        every += analysed[0]
-        content += analysed[1]
-    return list(dict.fromkeys(content or every))
+    return [term for term, _ in query_terms(text)]
 
 
 _DROP_ASCII = {cp: None for cp in range(128) if not chr(cp).isalnum()}
@@ -522,9 +501,8 @@ def lookup_name(
        separator matches rule 2 and the part before it has the key of the tool's namespace.
 
     ``ids_for(key)`` gives the ids of the tools with that name key (names and aliases);
-    ``name_of(i)`` and ``namespace_key_of(i)`` tool i's name and namespace key (only
-    candidates are asked, so they may read lazily). Returns ascending ids; empty when nothing
-    matches.
+    ``name_of(i)`` and ``namespace_key_of(i)`` tool i's name and namespace key (asked of
+    candidates only). Returns ascending ids.
     """
     key = name_key(text)
     if not key:

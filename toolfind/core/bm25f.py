@@ -21,11 +21,9 @@ still adds a little instead of subtracting. ``avglen_f`` is the mean length of f
 tools whose field f is not empty (Lucene's choice too: sparse fields such as search hints would
 otherwise get a tiny average and punish every tool that has one).
 
-Weights are relative: :func:`effective_weights` divides them by the largest, so multiplying
-every weight by the same factor changes no score, and ``k1`` keeps its textbook meaning for the
-strongest field. Nothing here imports anything but :mod:`math`: the bulk forms that a build
-runs over every tool or posting take numpy as an argument (``xp``), and do on each value the
-very IEEE operations of the scalar form, in the same order, so both give the same bits.
+Weights are relative (:func:`effective_weights`), so ``k1`` keeps its textbook meaning for the
+strongest field. The bulk forms take numpy as an argument (``xp``) and do on each value the
+scalar form's IEEE operations in the same order: both give the same bits.
 """
 
 from __future__ import annotations
@@ -51,30 +49,20 @@ __all__ = [
 
 
 def idf(df: int, n: int) -> float:
-    """Inverse document frequency, Lucene's non-negative BM25 form.
-
-    ``ln(1 + (n - df + 0.5) / (df + 0.5))`` for a term found in ``df`` of ``n`` tools. It is
-    positive for every ``0 <= df <= n``.
-    """
+    """Lucene's non-negative BM25 idf of a term found in ``df`` of ``n`` tools."""
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
 def length_norm(length: float, avg_length: float, b: float) -> float:
-    """BM25's length normalisation ``1 - b + b * length / avg_length`` for one field.
-
-    An empty field everywhere (``avg_length == 0``) normalises to 1.
-    """
+    """BM25's length normalisation of one field (1 for a field empty everywhere)."""
     if avg_length <= 0.0:
         return 1.0
     return 1.0 - b + b * length / avg_length
 
 
 def field_scale(weight: float, length: float, avg_length: float, b: float) -> float:
-    """What one occurrence of a term in a field adds to the pseudo term frequency: ``w / B``.
-
-    ``B`` is 0 only for an empty field with ``b = 1``; such a field holds no term to scale,
-    and its scale is 0.
-    """
+    """What one occurrence of a term in a field adds to the pseudo term frequency: ``w / B``
+    (0 where ``B`` is 0: an empty field with ``b = 1``, which holds no term)."""
     norm = length_norm(length, avg_length, b)
     return weight / norm if norm else 0.0
 
@@ -130,11 +118,8 @@ def saturations(tfs: Sequence[float], k1: float, delta: float, xp: Any = None) -
 
 
 def effective_weights(weights: Mapping[str, float]) -> dict[str, float]:
-    """Field weights divided by the largest one (all zero stays all zero).
-
-    Only the ratios between weights matter: scaling every weight by the same factor gives the
-    same effective weights, hence the same scores.
-    """
+    """Field weights divided by the largest one (all zero stays all zero): only their ratios
+    matter."""
     top = max(weights.values(), default=0.0)
     if top <= 0.0:
         return dict.fromkeys(weights, 0.0)

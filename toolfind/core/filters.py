@@ -1,22 +1,13 @@
 """Which tools a namespace or tag filter keeps: one rule for search, list and serve-mcp.
 
-The rule:
-
-* Names are compared by :func:`~toolfind.core.analysis.name_key`: case, Unicode
-  compatibility forms and every character but letters and digits are ignored, so
-  ``--tag Read_Only`` selects the tag ``read-only`` and ``--namespace GitHub`` the namespace
-  ``github``. A tag value with no letter or digit (``--tag -``) selects nothing and is
-  ignored; the namespace ``""`` is the default namespace.
-* A tool's tags are its ``all_tags``: its own and those its MCP annotations imply
-  (``read-only``, ``destructive``, ...).
+* Names compare by :func:`~toolfind.core.analysis.name_key` (``--tag Read_Only`` selects the
+  tag ``read-only``); a tag value with no letter or digit selects nothing and is ignored; the
+  namespace ``""`` is the default namespace. A tool's tags are its ``all_tags`` (those its MCP
+  annotations imply included).
 * ``search`` and ``list``: ``--namespace NS`` keeps the tools of that namespace; ``--tag T``
   (repeatable) keeps the tools carrying *every* tag given.
-* serve-mcp's ``[filters]``: ``namespaces`` keeps the tools of any of them,
-  ``exclude_namespaces`` drops the tools of any of them; ``tags`` keeps the tools carrying
-  *at least one* of them, ``exclude_tags`` drops the tools carrying any of them.
-
-:class:`Rule` holds one filter; :meth:`Rule.keeps` asks it of one tool's namespace and tags,
-:meth:`Rule.over_ids` turns it into a predicate on an index's tool ids.
+* serve-mcp's ``[filters]``: ``namespaces`` and ``tags`` keep the tools of *any* of them,
+  ``exclude_namespaces`` and ``exclude_tags`` drop the tools of any of them.
 """
 
 from __future__ import annotations
@@ -35,7 +26,9 @@ def _tag_keys(tags: Iterable[str]) -> frozenset[str]:
 
 
 class Rule:
-    """A namespace and tag filter (see the module docstring for what it keeps)."""
+    """A namespace and tag filter. ``namespaces`` None keeps every namespace; the tools kept
+    carry every one of ``every_tag``, at least one of ``some_tag`` (if given), none of
+    ``exclude_tags``."""
 
     __slots__ = ("every_tag", "exclude_namespaces", "exclude_tags", "namespaces", "some_tag")
 
@@ -48,9 +41,6 @@ class Rule:
         some_tag: Iterable[str] = (),
         exclude_tags: Iterable[str] = (),
     ) -> None:
-        """``namespaces``: None keeps every namespace. The tag lists: keep the tools carrying
-        every one of ``every_tag``, at least one of ``some_tag`` (if given), none of
-        ``exclude_tags``."""
         self.namespaces = None if namespaces is None else frozenset(map(name_key, namespaces))
         self.exclude_namespaces = frozenset(map(name_key, exclude_namespaces))
         self.every_tag = _tag_keys(every_tag)
@@ -86,22 +76,15 @@ class Rule:
         namespace_key: Callable[[int], str],
         ids_with_tag: Callable[[str], Iterable[int]],
     ) -> Callable[[int], bool] | None:
-        """:meth:`keeps` as a predicate on tool ids, for an index that gives each tool's
-        namespace key (``namespace_key(id)``) and the ids of the tools carrying a tag key
-        (``ids_with_tag(key)``); None when the filter keeps every tool.
-
-        The tag part is worked out once, as sets of ids, so that the predicate costs a
-        lookup or two per tool.
-        """
+        """:meth:`keeps` as a predicate on tool ids, given each tool's namespace key and the
+        ids of the tools carrying a tag key; None when the filter keeps every tool. The tag
+        part is worked out once, as sets of ids."""
         if self.keeps_all():
             return None
-        tagged: set[int] | None = None
-        for key in self.every_tag:
-            ids = set(ids_with_tag(key))
-            tagged = ids if tagged is None else tagged & ids
+        groups = [set(ids_with_tag(key)) for key in self.every_tag]
         if self.some_tag:
-            some = set().union(*map(ids_with_tag, self.some_tag))
-            tagged = some if tagged is None else tagged & some
+            groups.append(set().union(*map(ids_with_tag, self.some_tag)))
+        tagged = set.intersection(*groups) if groups else None
         excluded = set().union(*map(ids_with_tag, self.exclude_tags))
         namespace_ok = self._namespace_ok
         check_namespace = self.namespaces is not None or bool(self.exclude_namespaces)

@@ -1,27 +1,18 @@
 """One search: a query's hits from any postings source, by the fastest exact strategy.
 
-Both front ends run this: :class:`~toolfind.store.index.SearchIndex` (the Python API, the
-Typer commands, serve-mcp) over its columns in memory, and the warm fast path over the index
-file (:class:`~toolfind.store.segment.Segment`). A *source* answers a few questions
-(:class:`Source`): a term's postings, the tools a query names, whether a tool is enabled, how
-tools order among exact hits and among ties, and whether numpy should rank a query this size.
+Both front ends run it: :class:`~toolfind.store.index.SearchIndex` over its columns in memory,
+and the warm fast path over the index file (:class:`~toolfind.store.segment.Segment`).
 
-:func:`run` is the search: the tools the query names first (``exact``, by
-``source.exact_key``: namespace then name), then the ranked tools by (-score, then
-``source.tie_key``: name, namespace, id). A tool's score adds its impacts over the query's
-distinct terms in query order, the first as it is (``0.0 + x`` would be the same float); every
-strategy below adds the same floats in the same order, so which one runs never changes a score
-by a bit, only how fast it comes:
+A tool's score adds its impacts over the query's distinct terms in query order, the first as
+it is (``0.0 + x`` would be the same float). Every strategy adds the same floats in the same
+order, so which one runs never changes a score by a bit:
 
 * a full scan (:func:`accumulate`), always right;
-* impact tiers (:func:`top_candidates`; the tiers themselves are built by
-  :mod:`toolfind.core.tiers`), when a query term has one and no weights are given;
-* MaxScore pruning (:func:`_rank_pruned`) over many postings, when the source knows each
-  term's largest impact;
-* numpy (:func:`_rank_vectorized`) when the source offers it (``SearchIndex.accelerate``).
+* impact tiers (:func:`top_candidates`, tiers built by :mod:`toolfind.core.tiers`);
+* MaxScore pruning (:func:`_rank_pruned`), when the source knows each term's largest impact;
+* numpy (:func:`_rank_vectorized`), when the source offers it (``SearchIndex.accelerate``).
 
-Imports: :mod:`toolfind.core.analysis` and the standard library's cheapest modules (heapq when
-a query gets that far; numpy only through the source): the warm path runs it.
+The warm path runs this: it imports only :mod:`toolfind.core.analysis` and cheap stdlib modules.
 """
 
 from __future__ import annotations
@@ -37,17 +28,15 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
     from typing import Any, Protocol
 
-    #: A term's impact tier: positions (ascending) in its postings of its strongest ones, and
-    #: the cut every posting left out scores below (see :mod:`toolfind.core.tiers`).
+    #: Positions (ascending) of a term's strongest postings, and the cut the others score below.
     Tier = tuple[Sequence[int], float]
-    #: A query term's postings: tool ids (ascending), the term's impact in each, its tier if it
-    #: has one, and its largest impact if the source knows it (MaxScore needs it).
+    #: Tool ids (ascending), the term's impact in each, its tier, its largest impact (or None).
     TermPostings = tuple[Sequence[int], Sequence[float], Tier | None, float | None]
     Keep = Callable[[int], bool]
     Scored = list[tuple[int, float]]
 
     class Source(Protocol):
-        """What :func:`run` asks of an index (see the module docstring)."""
+        """What :func:`run` asks of an index."""
 
         def postings(self, term: str) -> TermPostings | None: ...  # None: in no tool
         def named(self, query: str) -> Sequence[int]: ...  # analysis.lookup_name's ids
@@ -71,13 +60,11 @@ __all__ = [
 
 #: Queries reading at least this many postings use MaxScore pruning (see _rank_pruned).
 PRUNE_MIN_POSTINGS = 1024
-_PRUNE_MARGIN = 1.0 - 1e-9
 #: Queries reading at least this many postings use numpy, when the source offers it.
 VECTOR_MIN_POSTINGS = 512
-#: Tier bounds are compared with this relative margin, on the safe side of float rounding.
-_TIER_MARGIN = 1.0 - 1e-9
-#: Exact scoring by binary search costs about this many postings of a full scan, per term
-#: (measured: about 1.5 µs a search against 0.3 µs a posting).
+#: Bounds are compared with this relative margin, on the safe side of float rounding.
+_MARGIN = 1.0 - 1e-9
+#: Exact scoring by binary search costs about this many postings of a full scan, per term.
 _SEARCH_COST = 6
 #: :func:`_at_or_above_kth` estimates its cut-off from every this-many-th total.
 _SAMPLE_STRIDE = 16
@@ -94,10 +81,10 @@ def run(
     """Search ``source``: (the query terms found, the words found nowhere, the exact hits,
     the ranked hits), at most ``limit`` hits in all, each hit a (tool id, score).
 
-    ``keep`` (a filter on tool ids, see :mod:`toolfind.core.filters`) applies to both kinds of
-    hit; ``min_score`` drops ranked hits scoring less (a named tool is always kept). When no
-    query term occurs in any tool there are no hits at all. The unmatched words are
-    :func:`~toolfind.core.analysis.unmatched_words`'.
+    The tools the query names come first (by ``source.exact_key``), then the ranked ones by
+    (-score, ``source.tie_key``). ``keep`` (a filter on tool ids) applies to both kinds of
+    hit; ``min_score`` drops ranked hits scoring less. When no query term occurs in any tool
+    there are no hits at all.
     """
     pairs = query_terms(query)
     matched: list[str] = []
@@ -169,11 +156,8 @@ def score_of(doc: int, terms: Sequence[TermPostings]) -> float:
 
 def add_into(acc: dict[int, float], docs: Sequence[int], impacts: Iterable[float]) -> None:
     """``acc[d] = acc.get(d, 0.0) + s`` for each posting (a new tool gets ``s`` as it is),
-    iterated in C (3-4x a Python loop).
-
-    A term's tool ids are distinct, so each ``get`` reads the total from before this term:
-    the same float additions, in the same order, as the loop.
-    """
+    iterated in C (3-4x a Python loop): a term's ids are distinct, so the additions are the
+    loop's."""
     if acc:
         acc.update(zip(docs, map(add, map(acc.get, docs, repeat(0.0)), impacts), strict=True))
     else:
@@ -206,9 +190,8 @@ def top(
     """The k best (tool, score) of ``scores`` that ``keep`` accepts and score at least
     ``min_score``, by (-score, ``tie_key(tool)``).
 
-    The k-th best score is found among the bare scores and the tools at or above it (every
-    one tied with it, so that ``tie_key`` decides the ties) are picked in C: no Python call
-    per scored tool.
+    The tools at or above the k-th best bare score (ties included) are picked in C: no Python
+    call per scored tool.
     """
     if k <= 0 or not scores:
         return []
@@ -243,8 +226,7 @@ def top_candidates(
     k-th (the caller ranks them), among those ``keep`` accepts and not in ``skip``; None when
     the tiers cannot tell, and the caller must scan.
 
-    The threshold algorithm over impact tiers (see :mod:`toolfind.core.tiers` for what a
-    tier holds):
+    The threshold algorithm over impact tiers:
 
     1. Add up the tiers of the tiered terms and the whole lists of the others: each tool's
        partial score is a lower bound of its score (impacts are positive).
@@ -255,8 +237,6 @@ def top_candidates(
        their exact score: from the partial score itself for a tool in every tier, else by
        :func:`score_of`, so the scores are bit for bit a scan's.
     4. Otherwise (or when exact scoring would cost more than a full scan) it gives up.
-
-    ``terms`` are the query's terms in query order; at least one should have a tier.
     """
     if k <= 0:
         return None
@@ -265,15 +245,10 @@ def top_candidates(
         return None
     for doc in skip:
         partial.pop(doc, None)
-    if keep is None:
-        eligible: Collection[float] = partial.values()
-    else:
-        eligible = [s for d, s in partial.items() if keep(d)]
-    if len(eligible) < k:
+    kth = _kth(partial, k, keep, ())
+    if kth is None:
         return None
-    import heapq
-
-    theta = heapq.nlargest(k, eligible)[-1] * _TIER_MARGIN
+    theta = kth * _MARGIN
     outside = sum(cuts)
     if outside >= theta:
         return None  # a tool in no tier might still reach the k-th score
@@ -333,13 +308,11 @@ def _rank_pruned(
 ) -> Scored:
     """:func:`rank` without scanning the postings of terms that cannot change the top k.
 
-    MaxScore (Turtle and Flood, 1995) in the given term order: after each term, if the
-    k-th best partial score (a lower bound of the k-th best final score, impacts being
-    positive) exceeds the sum of the largest impacts of the terms still to come, no tool
-    that has not matched yet can reach the top k, nor can a tool whose partial score plus
-    that sum stays below it. The remaining terms then only update the surviving
-    candidates (:func:`_update_survivors`), still in term order, so scores are bit for bit
-    those of a full scan. A relative margin of 1e-9 keeps float rounding on the safe side.
+    MaxScore (Turtle and Flood, 1995) in the given term order: once the k-th best partial
+    score (a lower bound, impacts being positive) exceeds the sum of the largest impacts of
+    the terms still to come, only the tools whose partial score plus that sum reaches it can
+    make the top k. The remaining terms then only update those survivors, still in term
+    order, so scores are bit for bit a full scan's.
     """
     import heapq
 
@@ -360,9 +333,9 @@ def _rank_pruned(
         if j + 1 == n or later[j + 1] <= len(acc):
             continue  # checking would cost more than the scan it could save
         theta = _kth(acc, k, keep, skip)
-        if theta is None or rest[j + 1] >= theta * _PRUNE_MARGIN:
+        if theta is None or rest[j + 1] >= theta * _MARGIN:
             continue
-        floor = theta * _PRUNE_MARGIN - rest[j + 1]
+        floor = theta * _MARGIN - rest[j + 1]
         survivors = {
             d: score
             for d, score in acc.items()
@@ -375,7 +348,7 @@ def _rank_pruned(
             _update_survivors(survivors, terms[j2], weight)
             if len(survivors) > k:  # the k-th best partial score has grown: prune again
                 theta = heapq.nlargest(k, survivors.values())[-1]
-                floor = theta * _PRUNE_MARGIN - rest[j2 + 1]
+                floor = theta * _MARGIN - rest[j2 + 1]
                 survivors = {d: score for d, score in survivors.items() if score >= floor}
         return top(survivors, k, source.tie_key, None, min_score)
     for doc in skip:
@@ -401,7 +374,7 @@ def _update_survivors(
             survivors[d] += impacts[i] if weight is None else weight * impacts[i]
 
 
-def _kth(acc: dict[int, float], k: int, keep: Keep | None, skip: set[int]) -> float | None:
+def _kth(acc: dict[int, float], k: int, keep: Keep | None, skip: Collection[int]) -> float | None:
     """The k-th largest score of ``acc`` among the tools that may be returned, if any."""
     import heapq
 
@@ -430,12 +403,10 @@ def _rank_vectorized(
 ) -> Scored:
     """:func:`rank` with numpy, bit for bit the same.
 
-    ``bincount`` adds each posting's impact into its tool's total in array order, and the
-    postings are laid out in query order, so every total is the same sequence of float
-    additions as :func:`accumulate`'s. Impacts are positive, so the tools with a nonzero
-    total are exactly the matching ones. Only those tied with or above the k-th best (after
-    the filters) reach :func:`top`, which breaks the ties. The postings must be buffers of C
-    ints and doubles (the index's columns): numpy reads them in place.
+    ``bincount`` adds each posting's impact into its tool's total in array order, the
+    postings laid out in query order: :func:`accumulate`'s additions. Impacts are positive,
+    so a nonzero total is a matching tool. The postings must be buffers of C ints and doubles
+    (numpy reads them in place).
     """
     docs = [np.frombuffer(p[0], dtype=np.intc) for p in terms]
     parts = [np.frombuffer(p[1], dtype=np.float64) for p in terms]
@@ -460,11 +431,9 @@ def _at_or_above_kth(np: Any, totals: Any, k: int) -> tuple[Any, Any]:
     """The positions and values of the nonzero ``totals`` at or above the k-th largest (all
     the nonzero ones when fewer than k are), ties included, in ascending position order.
 
-    Partitioning all the totals (one per tool) would cost more than the rest of a query, so
-    the cut-off is found in two steps: the k-th largest of a strided sample is a lower bound
-    of the k-th largest of all (a sample has no more values above any bound than the whole),
-    so the totals at or above it hold the top k; the exact k-th largest is then taken among
-    those few.
+    Partitioning every total would cost more than the rest of a query: the k-th largest of a
+    strided sample is a lower bound of the k-th largest of all, and the exact one is taken
+    among the few totals at or above it.
     """
     sample = totals[::_SAMPLE_STRIDE]
     floor = np.partition(sample, len(sample) - k)[len(sample) - k] if k < len(sample) else 0.0

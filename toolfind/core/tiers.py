@@ -1,17 +1,12 @@
 """Impact tiers: for each common term, its strongest postings, so a query can skip the rest.
 
-A term found in many tools (``file`` in a large catalog) has a long posting list, and adding
-all of it up costs a pure-Python query most of its time (about 0.3 µs a posting: 85k of them
-for a two-word query over 100k synthetic tools). Most of those postings are too weak to
-matter. So for each term with at least :data:`MIN_POSTINGS` postings the index keeps a
-*tier*: the positions of its strongest postings (impact at least a cut-off ``cut``, about an
-eighth of them), and every posting left out of the tier scores less than ``cut``. This is the
-tiered index (or champion list) of Manning, Raghavan and Schütze, *Introduction to
-Information Retrieval* (2008), section 7.1; :func:`toolfind.core.search.top_candidates` reads
-the tiers back, exactly, in the manner of Fagin's threshold algorithm and of MaxScore.
-
-This module builds them (when an index is built or re-weighted); the warm path never imports
-it.
+Adding up a long posting list costs a pure-Python query most of its time, and most of those
+postings are too weak to matter. So each term with at least :data:`MIN_POSTINGS` postings gets
+a *tier*: the positions of its strongest postings (impact at least a cut, about an eighth of
+them); every posting left out scores less than the cut. This is the tiered index (champion
+list) of Manning, Raghavan and Schütze, *Introduction to Information Retrieval* (2008), 7.1;
+:func:`toolfind.core.search.top_candidates` reads the tiers back, exactly. The warm path never
+imports this module.
 """
 
 from __future__ import annotations
@@ -27,8 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MIN_POSTINGS", "build"]
 
-#: Terms with at least this many postings get a tier (at 10k synthetic tools the commonest
-#: words have about 4.5k; a shorter list is scanned in about a millisecond anyway).
+#: Terms with at least this many postings get a tier (a shorter list scans in about a ms).
 MIN_POSTINGS = 4096
 #: A tier holds about this share of its term's postings (more where impacts tie at the cut).
 _SHARE = 8
@@ -47,9 +41,8 @@ def build(
     positions of every tier's postings, relative to its term's first posting, end to end, and
     ``{term: (start, end, cut)}`` locating each tier among them.
 
-    A term gets no tier when its impacts tie so much that the tier would hold half its
-    postings or more (reading it would save nothing). With ``np`` (numpy) the same tiers are
-    found with it.
+    A term gets no tier when the tier would hold half its postings or more (ties at the
+    cut). With ``np`` (numpy) the same tiers are found with it.
     """
     from array import array  # a build's; the warm path never builds
 

@@ -1,11 +1,9 @@
 """Building an index: each tool's analysed fields, the postings, and their impacts.
 
 :func:`analyse` turns the enabled tools into per-term postings of (tool, tf-vector) pairs;
-:class:`Metadata` gathers what else a build needs of each tool (names, keys, tags, flags,
-category counts) in one pass; :func:`weigh` computes every posting's BM25F(+) impact for a
-set of :class:`~toolfind.models.ScoringParams` through :mod:`toolfind.core.bm25f` (with numpy
-for large catalogs, bit for bit the same), and the impact tiers
-(:mod:`toolfind.core.tiers`). :class:`~toolfind.store.index.SearchIndex` lays the result out.
+:class:`Metadata` gathers the rest of each tool in one pass; :func:`weigh` computes every
+posting's BM25F(+) impact (:mod:`toolfind.core.bm25f`; with numpy for large catalogs, bit for
+bit the same) and the impact tiers. :class:`~toolfind.store.index.SearchIndex` lays them out.
 """
 
 from __future__ import annotations
@@ -114,19 +112,13 @@ _TF_BITS = 32
 _TF_MASK = (1 << _TF_BITS) - 1
 
 
-def _posting_list() -> array[int]:
-    return array("Q")
-
-
 class Analysed:
     """What :func:`analyse` gathers, before it is laid out flat."""
 
     def __init__(self, n_docs: int) -> None:
-        # term -> its postings in tool order, each ``pair | tool << 32`` (a (tool, tf vector)
-        # pair and its tool, as one machine word). Machine words, not Python ints: laying
-        # the postings out flat (:meth:`postings`) is then a byte copy, where reading
-        # half a million scattered int objects cost a 10k build a tenth of its time.
-        self.pair_lists: defaultdict[str, array[int]] = defaultdict(_posting_list)
+        # term -> its postings in tool order, each ``pair | tool << 32`` in one machine word:
+        # laying them out flat (:meth:`postings`) is then a byte copy, not an int per posting.
+        self.pair_lists: defaultdict[str, array[int]] = defaultdict(lambda: array("Q"))
         self.vec_ids: dict[int, int] = {}  # packed per-field tf vector -> vector id
         self.pair_vec: list[int] = []
         self.pair_doc: list[int] = []
@@ -155,9 +147,9 @@ def analyse(tools: Sequence[Tool], tags: Sequence[Sequence[str]]) -> Analysed:
     """Analyse the enabled tools (``tags[doc]``: tool doc's ``all_tags``) into per-term
     postings of (tool, tf-vector) pairs.
 
-    A pair is one tool with one per-field term-frequency vector; a tool's terms share a few
-    pairs (most occur once, in one field), so scoring work per parameter set is per pair.
-    While counting, a tf vector is one int holding each field's count in its own 32 bits.
+    A tool's terms share a few pairs (most occur once, in one field), so scoring work per
+    parameter set is per pair. While counting, a tf vector is one int holding each field's
+    count in its own 32 bits.
     """
     out = Analysed(len(tools))
     pair_lists, vec_ids = out.pair_lists, out.vec_ids
@@ -209,10 +201,9 @@ def check_params(params: ScoringParams) -> None:
     for field_name, weight in params.weights.as_dict().items():
         if not weight >= 0.0 or weight == float("inf"):
             raise ConfigError(f"weight of field {field_name!r} must be a number >= 0, not {weight}")
-    if not params.k1 >= 0.0 or params.k1 == float("inf"):
-        raise ConfigError(f"k1 must be a number >= 0, not {params.k1}")
-    if not params.delta >= 0.0 or params.delta == float("inf"):
-        raise ConfigError(f"delta must be a number >= 0, not {params.delta}")
+    for name, value in (("k1", params.k1), ("delta", params.delta)):
+        if not value >= 0.0 or value == float("inf"):
+            raise ConfigError(f"{name} must be a number >= 0, not {value}")
     for field_name, b in (("default", params.default_b), *params.b):
         if field_name != "default" and field_name not in FIELDS:
             raise ConfigError(f"unknown field {field_name!r} in b; fields: {', '.join(FIELDS)}")
@@ -279,11 +270,9 @@ class Metadata:
 
 def weigh(s: Any, params: ScoringParams) -> dict[str, Any]:
     """Every posting's impact for ``params`` (the only per-params work), from the structural
-    columns of ``s`` (a SearchIndex): the new values of its slots ``_weights`` (effective),
-    ``_idf``, ``_imp``, ``_idocs``/``_ioffsets`` (the structural ``_docs``/``_offsets`` unless
-    a zero weight leaves postings with no impact, which are dropped), ``_max`` (per term) and
-    the impact tiers. The formulas are :mod:`toolfind.core.bm25f`'s; large builds use numpy if
-    installed, with the same bits."""
+    columns of ``s`` (a SearchIndex): the new values of its slots ``_weights``, ``_idf``,
+    ``_imp``, ``_idocs``/``_ioffsets`` (postings with no impact dropped), ``_max`` and the
+    impact tiers."""
     eff = bm25f.effective_weights(params.weights.as_dict())
     out: dict[str, Any] = {"_weights": tuple(eff[f] for f in FIELDS)}
     np = numpy() if len(s._docs) >= BUILD_VECTOR_MIN else None

@@ -1,19 +1,11 @@
 """Load the search index from the on-disk cache, or build it and store it there.
 
 The cache key is toolfind's version, the index format, the analysis and scoring settings and
-every catalog file's path and SHA-256. A warm run stats each file and hashes only the files
-whose (size, mtime_ns, inode) changed. Each built index is stored once, atomically, in
-``<key>.pickle`` (layout: :mod:`toolfind.store.segment`):
-
-* a pickle (protocol 5) of the whole SearchIndex's shape, followed by its columns, which pickle
-  passes out of band (PEP 574). Loading maps the file into memory and hands the columns to the
-  restricted unpickler as views of that map, so nothing is copied and a query reads only the
-  pages it needs (see :mod:`toolfind.store.columns`);
-* a small directory naming the columns the fast path reads (it never unpickles): the same
-  bytes serve both paths, so the warm path costs the cache no second copy of the index.
-
-``manifest.marshal`` remembers, per invocation context, which key answered and the stats that
-made it valid, so that the fast path needs neither hashing nor parsing to find its file.
+every catalog file's path and SHA-256; a warm run hashes only the files whose stamp changed.
+Each index is stored once, atomically, in ``<key>.pickle`` (layout: :mod:`toolfind.store.segment`):
+a protocol-5 pickle whose columns travel out of band and load as views of a memory map, plus a
+small directory of the columns the fast path reads without unpickling. ``manifest.marshal``
+remembers, per invocation context, which key answered and the stamps that keep it valid.
 
 Safety: a cache file not owned by the current user, or writable by group or others, is never
 loaded; only toolfind's own classes and plain builtins may be unpickled; any unreadable, foreign
@@ -34,9 +26,8 @@ from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
 from toolfind.store.segment import Stamp, stamp, unchanged
 
-# pickle (its `re`), pathlib, typing, dataclasses and contextlib together cost a warm index
-# command about Python's start-up again: what a build or the cache commands need is imported
-# where they need it; loading an index uses the C unpickler (_load_index_file).
+# pickle (its `re`), pathlib, typing and dataclasses cost a warm command about Python's start-up
+# again: a build's and the cache commands' imports are local; loading uses the C unpickler.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -62,10 +53,7 @@ def _no_warn(message: str) -> None:
 class Loaded:
     """An index ready to query, with what loading it found: the skipped entries, the cache key
     (empty for an uncached build), whether the cache answered, and the catalog files read.
-
-    A plain record (not a dataclass: the warm commands create one, and importing
-    :mod:`dataclasses` would cost them more than the load).
-    """
+    (Not a dataclass: the import would cost a warm command more than the load.)"""
 
     __slots__ = ("files", "findings", "from_cache", "index", "key")
 
@@ -149,10 +137,7 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     """The index an earlier invocation with the same ``run_key`` loaded (see
     ``segment.run_key``), if none of the catalog files and directories it recorded changed
     since; else None, and the caller runs :func:`load_index`, which reports any problem.
-
-    The warm path of every command: no config parsing, catalog discovery or hashing, as the
-    fast path does for ``search --json``. The run key covers everything that decides the
-    catalogs and settings (working directory, options, environment, the config file's stat).
+    The warm path of every command: no config parsing, catalog discovery or hashing.
     """
     store = CacheStore(cache_root or segment.default_cache_dir(os.environ), _no_warn)
     entry = store.read_manifest().get("runs", {}).get(run_key)
@@ -209,11 +194,8 @@ def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
 
 
 def _dir_stamps(paths: Sequence[Path]) -> list[tuple[str, int, int, int]]:
-    """Every directory under the catalog roots (and the working directory) with its stamp.
-
-    A file added to or removed from a directory changes that directory's mtime, so the fast
-    path can tell that the file list changed without walking the tree again.
-    """
+    """Every directory under the catalog roots (and the working directory) with its stamp: an
+    entry added or removed changes its directory's mtime, so no walk is needed to notice."""
     from pathlib import Path
 
     seen: set[tuple[int, int]] = set()
@@ -251,13 +233,8 @@ _UNPICKLER: list[Any] = []  # the restricted unpickler class, once made
 
 def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> Any:
     """An unpickler that loads only toolfind's own classes and plain builtins: a cache file
-    that names any other global (``os.system``, ``builtins.eval`` ...) is refused before it
-    can run.
-
-    It subclasses the C unpickler from ``_pickle`` (what ``pickle.Unpickler`` is): the
-    ``pickle`` module itself imports ``re``, which would cost a warm command more than the
-    unpickling.
-    """
+    that names any other global (``os.system`` ...) is refused before it can run. It subclasses
+    ``_pickle``'s unpickler: the ``pickle`` module imports ``re``, dear for a warm command."""
     if not _UNPICKLER:
         try:
             from _pickle import Unpickler, UnpicklingError
@@ -293,11 +270,6 @@ def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> An
     return _UNPICKLER[0](file, buffers=buffers)
 
 
-def safe_to_load(path: Path | str, st: os.stat_result | None = None) -> str | None:
-    """Why a cache file must not be read, or None when it may be."""
-    return segment.unsafe_reason(st or os.stat(path))
-
-
 class CacheStore:
     """The cache directory: reads that never raise, atomic writes that never corrupt."""
 
@@ -324,13 +296,11 @@ class CacheStore:
     def _read_marshal(self, path: str) -> Any:
         try:
             with open(path, "rb") as fh:
-                reason = safe_to_load(path, os.fstat(fh.fileno()))
+                reason = segment.unsafe_reason(os.fstat(fh.fileno()))
                 if reason:
                     self.warn(f"Ignoring cache file {path}: {reason}.")
                     return None
                 return marshal.loads(fh.read())
-        except FileNotFoundError:
-            return None
         except (OSError, EOFError, ValueError, TypeError):
             return None
 
@@ -339,22 +309,20 @@ class CacheStore:
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                reason = safe_to_load(path, st)
+                reason = segment.unsafe_reason(st)
                 if reason:
                     self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
                     return None
                 payload = _load_index_file(fh, st.st_size)
+            if not _valid_payload(payload, key):
+                self.warn(
+                    f"Cache file {path} is from another toolfind version or format; rebuilding."
+                )
+                return None
+            payload["index"].check()
         except FileNotFoundError:
             return None
-        except Exception as exc:  # noqa: BLE001 - any unreadable cache is a miss, by design
-            self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
-            return None
-        if not _valid_payload(payload, key):
-            self.warn(f"Cache file {path} is from another toolfind version or format; rebuilding.")
-            return None
-        try:
-            payload["index"].check()
-        except Exception as exc:  # noqa: BLE001 - as above: a damaged index is a miss
+        except Exception as exc:  # noqa: BLE001 - any unreadable or damaged cache is a miss
             self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
             return None
         return Loaded(
@@ -401,38 +369,25 @@ class CacheStore:
         keys: dict[Any, Any] = dict(manifest.get("keys", {}))
         if runs.get(run_key) == entry and (not inputs or keys.get(inputs) == key):
             return
-        runs.pop(run_key, None)
-        runs[run_key] = entry
-        while len(runs) > MAX_MANIFEST_RUNS:
-            runs.pop(next(iter(runs)))
+        _put_newest(runs, run_key, entry)
         shas = dict(manifest.get("shas", {}))
         shas.update({p: (*stats[p], digests[p]) for p in stats})
         if inputs:
-            keys.pop(inputs, None)
-            keys[inputs] = key
-            while len(keys) > MAX_MANIFEST_RUNS:
-                keys.pop(next(iter(keys)))
+            _put_newest(keys, inputs, key)
         new = {"format": FORMAT_VERSION, "runs": runs, "shas": shas, "keys": keys}
         self._write(self.root / MANIFEST_NAME, marshal.dumps(new))
 
-    def _ensure_dir(self) -> bool:
-        try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError as exc:
-            self._say_unwritable(exc)
-            return False
-        return True
-
     def _write(self, path: Path, data: bytes | Iterable[Any]) -> bool:
         """Write ``data`` (bytes, or buffers one after another) to ``path`` atomically: a
-        temporary file in the same directory, then ``os.replace``. Concurrent writers each
-        replace whole files, so readers only ever see a complete one."""
-        if self._unwritable or not self._ensure_dir():
+        temporary file in the same directory, then ``os.replace``, so that readers only ever
+        see a complete file."""
+        if self._unwritable:
             return False
         import tempfile  # only a build writes
 
         tmp: str | None = None
         try:
+            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.root)
             with os.fdopen(fd, "wb") as fh:
                 chunks: list[Any] = [data] if isinstance(data, bytes) else list(data)
@@ -487,13 +442,18 @@ class CacheStore:
         return removed
 
 
+def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
+    """Set ``table[key]`` as its newest entry, dropping the oldest beyond the manifest's bound."""
+    table.pop(key, None)
+    table[key] = value
+    while len(table) > MAX_MANIFEST_RUNS:
+        table.pop(next(iter(table)))
+
+
 def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
     """The chunks of an index file (see :mod:`toolfind.store.segment`): header, the directory,
-    the pickle, its buffers.
-
-    Every column is written once, as a pickle buffer; the directory says which buffers the
-    fast path reads. Raises ValueError or TypeError for an index that cannot be stored.
-    """
+    the pickle, its buffers (every column once). Raises ValueError or TypeError for an index
+    that cannot be stored."""
     import pickle
 
     class Pickler(pickle.Pickler):
@@ -533,12 +493,9 @@ def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
 
 
 def _load_index_file(fh: Any, size: int) -> Any:
-    """Unpickle an index file, its buffers as views of a read-only map of the file.
-
-    A file without the magic is read as a plain pickle (buffers in line). Raises on anything
-    malformed: parts outside the file, a bad header, a directory the fast path could not
-    read (so that a rebuild repairs it), a refused global.
-    """
+    """Unpickle an index file, its buffers as views of a read-only map of the file (a file
+    without the magic as a plain pickle). Raises on anything malformed, a directory the fast
+    path could not read included (so that a rebuild repairs it)."""
     if fh.read(len(segment.MAGIC)) != segment.MAGIC:
         fh.seek(0)
         return _restricted_unpickler(io.BytesIO(fh.read())).load()

@@ -1,19 +1,10 @@
 """Flat storage for the search index: typed columns, string tables and tool records.
 
-A cached index is one file that toolfind maps into memory instead of reading it. Its arrays
-travel out of band (pickle protocol 5, PEP 574): the pickle itself holds only the index's
-shape, each column is a range of the file, and a query touches only the pages it reads. So
-loading costs about as much at 100k tools as at 100, and the memory a loaded index adds is
-what its queries have read, not every tool it holds.
-
-* A column is an :class:`array.array` while an index is built and a :class:`memoryview` cast
-  to the same type code once loaded. Both are read the same way: index, slice, iterate,
-  :func:`bisect.bisect_left`.
-* :class:`StringTable` is a column of strings: their UTF-8 bytes end to end, plus offsets.
-* :class:`KeyedIds` maps strings (sorted) to ascending ids, for names and tags.
-* :class:`ToolTable` holds the tools, each one marshalled on its own and decoded on first use.
-
-Everything here pickles through classes of this module and builtins only, so the cache's
+A cached index's arrays travel out of band (pickle protocol 5, PEP 574) and load as ranges of a
+memory-mapped file, so loading costs about as much at 100k tools as at 100 and a query touches
+only the pages it reads. A column is an :class:`array.array` while an index is built and a
+:class:`memoryview` of the same type code once loaded: both index, slice, iterate and bisect
+alike. Everything here pickles through this module's classes and builtins only, so the cache's
 restricted unpickler can allow exactly this module.
 """
 
@@ -29,18 +20,13 @@ from zlib import crc32
 from toolfind.models import Source, Tool
 from toolfind.store.segment import find_string
 
-# typing costs a warm command a good part of its start-up: only the type checker reads it.
+# typing costs a warm command a good part of its start-up: only mypy reads this.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, overload
 
 
-__all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "column", "pack", "unpack"]
-
-
-def column(code: str, values: Iterable[Any] = ()) -> array[Any]:
-    """A new, writable column of type ``code`` (an :mod:`array` type code)."""
-    return array(code, values)
+__all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "pack", "unpack"]
 
 
 def _view(data: Any, code: str) -> Any:
@@ -54,11 +40,8 @@ def _view(data: Any, code: str) -> Any:
 
 
 class Packed:
-    """A column on its way through pickle: its type code and its bytes.
-
-    With protocol 5 the bytes go out of band (a :class:`pickle.PickleBuffer`, which the cache
-    writes after the pickle and maps back in); older protocols copy them in line.
-    """
+    """A column on its way through pickle: its type code and its bytes (out of band with
+    protocol 5, in line before)."""
 
     __slots__ = ("code", "data")
 
@@ -78,21 +61,14 @@ class Packed:
 
 
 def pack(col: Any) -> Packed:
-    """Wrap a column (an array, a memoryview or bytes) for pickling.
-
-    The column itself travels (no new view of it), so the cache can tell which pickle buffer
-    holds which column (``PickleBuffer.raw().obj`` is the column).
-    """
-    if isinstance(col, array):
-        return Packed(col.typecode, col)
-    if isinstance(col, memoryview):
-        return Packed(col.format, col)
+    """Wrap a column (an array, a memoryview or bytes) for pickling. The column itself travels,
+    not a new view: the cache tells the buffers apart by ``PickleBuffer.raw().obj``."""
     return Packed(memoryview(col).format, col)
 
 
 def _ends(chunks: Sequence[Any]) -> array[int]:
     """Offsets of chunks laid end to end: 0, then where each one ends."""
-    return column("Q", accumulate(map(len, chunks), initial=0))
+    return array("Q", accumulate(map(len, chunks), initial=0))
 
 
 def unpack(value: Any) -> Any:
@@ -102,11 +78,8 @@ def unpack(value: Any) -> Any:
 
 class StringTable(Sequence[str]):
     """Strings stored as one UTF-8 blob and ``len + 1`` offsets; ``table[i]`` decodes one.
-
-    :meth:`find` looks a string up through a hash table (CRC-32 of its UTF-8 bytes into
-    ``len`` buckets, stored as two more columns): a couple of decodes, not the ~17 a binary
-    search over 100k strings would take.
-    """
+    :meth:`find` hashes (CRC-32 into ``len`` buckets, two more columns): a couple of
+    comparisons where a binary search over 100k strings takes ~17 decodes."""
 
     __slots__ = ("_blob", "_buckets", "_offsets", "_slots")
 
@@ -124,7 +97,7 @@ class StringTable(Sequence[str]):
         chains: list[list[int]] = [[] for _ in range(n_buckets)]
         for i, data in enumerate(encoded):
             chains[crc32(data) % n_buckets].append(i)
-        slots = column("i", chain.from_iterable(chains))
+        slots = array("i", chain.from_iterable(chains))
         return cls(b"".join(encoded), offsets, _ends(chains), slots)
 
     def __len__(self) -> int:
@@ -150,9 +123,8 @@ class StringTable(Sequence[str]):
         return find_string(text, self._blob, self._offsets, self._buckets, self._slots)
 
     def columns(self) -> tuple[Any, Any, Any, Any]:
-        """Its columns: the UTF-8 blob, the offsets (``Q``), the hash buckets (``Q``: where each
-        bucket's slots start) and the slots (``i``: string positions). The index file's warm
-        reader (:mod:`toolfind.store.segment`) looks strings up in them from the file."""
+        """The UTF-8 blob, the offsets (``Q``), the buckets (``Q``: where each bucket's slots
+        start) and the slots (``i``: string positions)."""
         return (self._blob, self._offsets, self._buckets, self._slots)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
@@ -173,7 +145,7 @@ class KeyedIds(Mapping[str, Sequence[int]]):
     def of(cls, mapping: Mapping[str, Iterable[int]]) -> KeyedIds:
         keys = sorted(mapping)
         groups = [sorted(set(mapping[key])) for key in keys]
-        return cls(StringTable.of(keys), _ends(groups), column("i", chain.from_iterable(groups)))
+        return cls(StringTable.of(keys), _ends(groups), array("i", chain.from_iterable(groups)))
 
     def __getitem__(self, key: str) -> Sequence[int]:
         i = self._keys.find(key)
@@ -223,8 +195,7 @@ def _record(tool: Tool) -> tuple[Any, ...]:
 
 
 class _ThawedTool:
-    """``Tool``'s slots without its frozen ``__setattr__``: :func:`_tool` fills a tool in as
-    one of these, then makes it a ``Tool`` (same slots, so the object may change class)."""
+    """``Tool``'s slots without its frozen ``__setattr__`` (same slots: it may become one)."""
 
     __slots__ = vars(Tool)["__slots__"]
 
@@ -236,12 +207,9 @@ class _ThawedSource:
 
 
 def _tool(record: tuple[Any, ...]) -> Tool:
-    """The tool :func:`_record` wrote: its fields in ``Tool``'s order, the source a tuple.
-
-    Without ``Tool.__init__``, which sets each field through ``object.__setattr__`` (frozen):
-    a quarter of the time (measured: 0.2 us against 0.9 us), and ``list`` decodes every tool
-    of the index.
-    """
+    """The tool :func:`_record` wrote (its fields in ``Tool``'s order, the source a tuple),
+    filled in as a thawed tool that then becomes a ``Tool``: a quarter of ``Tool.__init__``'s
+    cost, which ``list`` pays per tool."""
     tool: Any = object.__new__(_ThawedTool)
     (
         tool.name,
@@ -271,11 +239,8 @@ def _tool(record: tuple[Any, ...]) -> Tool:
 
 
 class ToolTable(Sequence[Tool]):
-    """The tools of a loaded index, each decoded on first use and then kept.
-
-    A search prints ten tools; decoding all 100k to print ten would cost more than the search.
-    Kept tools keep their identity, so ``id(index.tools[i])`` is stable.
-    """
+    """The tools of a loaded index, each decoded on first use and then kept (so
+    ``id(index.tools[i])`` is stable)."""
 
     __slots__ = ("_blob", "_decoded", "_offsets")
 
@@ -316,16 +281,8 @@ class ToolTable(Sequence[Tool]):
             yield self[i]
 
     def decode_all(self, *, freeze: bool = False) -> None:
-        """Decode every tool not decoded yet, with the cyclic garbage collector paused.
-
-        Decoding keeps every dict and list it makes, and a collector left on walks them again
-        and again as they pile up (measured: 10k tools decode in 0.16 s, 0.09 s paused). With
-        ``freeze`` everything alive then moves to the collector's permanent generation
-        (``gc.freeze``), so that later collections skip the tools too (printing 10k of them:
-        0.13 s -> 0.08 s): for a process that ends once it has used them, as a command does,
-        never for one that lives on, such as a server (cyclic garbage alive at that moment
-        would never be collected).
-        """
+        """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`;
+        ``freeze`` only for a process that ends once it has used them, never a server)."""
         with collector_paused(freeze=freeze):
             for i, tool in enumerate(self._decoded):
                 if tool is None:
@@ -340,19 +297,13 @@ class ToolTable(Sequence[Tool]):
 
 
 class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused(...):``
-    """Run a build, or the decoding of every tool, with the cyclic garbage collector off.
+    """Run a build, or the decoding of every tool, with the cyclic garbage collector off:
+    both make millions of small acyclic objects that a collector would re-walk as they pile
+    up. It is turned back on, as it was, whatever happens.
 
-    Both allocate millions of small objects (dicts, lists, tuples) and free almost none, and
-    they form no cycles; left on, the collector keeps re-walking all of them as they pile up
-    (measured: a tenth of a 10k build; 10k tools decode in 0.16 s, 0.09 s paused). It is
-    turned back on, as it was, whatever happens.
-
-    With ``freeze``, every object alive is first moved to the collector's permanent
-    generation (``gc.freeze``): else the first allocation after ``gc.enable`` walks all the
-    millions allocated meanwhile, still in the youngest generation (measured: 0.26 s after a
-    10k build), and later collections walk them again. Frozen objects are still freed by
-    reference counting; only a reference cycle that was garbage at this moment stays
-    uncollected, and an index holds none.
+    With ``freeze`` every object alive first moves to the permanent generation (``gc.freeze``),
+    so no later collection walks them again. Frozen objects are still freed by reference
+    counting; only a cycle that was garbage at this moment stays uncollected.
     """
 
     def __init__(self, *, freeze: bool) -> None:
@@ -370,7 +321,6 @@ class collector_paused:  # noqa: N801 - used as a function: ``with collector_pau
 
 
 def decode_for_printing(tools: Sequence[Tool]) -> None:
-    """Decode every tool of a loaded index for a command that prints them and ends (see
-    :meth:`ToolTable.decode_all`); a freshly built index's tools are decoded already."""
+    """Decode every tool of a loaded index for a command that prints them and ends."""
     if isinstance(tools, ToolTable):
         tools.decode_all(freeze=True)

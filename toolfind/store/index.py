@@ -1,38 +1,29 @@
 """The search index: analysed tools, their BM25F(+) impacts, and every question asked of them.
 
-Layout: flat columns (see :mod:`toolfind.store.columns`: arrays while building, memoryviews over
-the cache file once loaded, so a loaded index costs what its queries read) and a few small
-builtins:
+Layout: flat columns (:mod:`toolfind.store.columns`) and a few small builtins:
 
-* ``_terms`` holds every term, sorted: a term's id is its position (found by binary search).
-* Postings are flat, term-major arrays (CSR): the postings of term ``t`` sit at
-  ``_offsets[t]:_offsets[t + 1]`` in ``_docs`` (ascending tool ids) and ``_pairs``. A pair is
-  one tool with one per-field term-frequency vector (``_pair_doc``, ``_pair_vec``, an id into
-  ``_tfvecs``, the distinct vectors: a few hundred small tuples); a tool's terms share a few
-  pairs, so recomputing impacts for new parameters costs per pair, then one pass per posting.
-* ``_lengths[f][doc]`` is the analysed length of field ``f``; ``_avg[f]`` its mean over the
-  tools where the field is not empty.
-* Per tool: ``_names`` (a string table), ``_flags`` (enabled, deferred), ``_ns_ids`` (into
-  ``_namespaces``), ``_rank_of`` (position by name, for ties); ``_keys`` and ``_tag_ids`` map
-  name keys and tag keys to tool ids. ``tools`` is a tuple once built and a lazily decoded
-  :class:`~toolfind.store.columns.ToolTable` once loaded. Categories are counted at build time.
-* For the current :class:`ScoringParams`, ``_imp`` holds each posting's impact (see
-  :mod:`toolfind.core.bm25f`), aligned with ``_idocs``/``_ioffsets`` (the same arrays as the
-  structural ones unless a zero weight leaves postings with no impact, which are dropped).
+* ``_terms`` holds every term, sorted; a term's id is its position.
+* Postings are flat, term-major arrays (CSR): term ``t``'s sit at ``_offsets[t]:_offsets[t + 1]``
+  in ``_docs`` (ascending tool ids) and ``_pairs``. A pair is one tool with one per-field
+  term-frequency vector (``_pair_doc``, ``_pair_vec`` into ``_tfvecs``, the distinct vectors),
+  so re-weighting costs per pair, then one pass per posting.
+* ``_lengths[f][doc]`` is field ``f``'s analysed length; ``_avg[f]`` its mean over the tools
+  where the field is not empty.
+* Per tool: ``_names``, ``_flags`` (enabled, deferred), ``_ns_ids`` (into ``_namespaces``),
+  ``_rank_of`` (position by name, for ties); ``_keys`` and ``_tag_ids`` map name and tag keys
+  to tool ids. ``tools`` is a tuple once built, a lazily decoded ``ToolTable`` once loaded.
+* For the current :class:`ScoringParams`, ``_imp`` holds each posting's impact, aligned with
+  ``_idocs``/``_ioffsets`` (the structural arrays unless a zero weight drops postings).
 
-Disabled tools keep their doc id (their position in ``tools``) but get no postings, so they
-count in no statistic and no search can return them; ``resolve`` still finds them.
-
-The index is built by :mod:`toolfind.store.build` and searched by
-:mod:`toolfind.core.search`, for which it is a postings source (:meth:`SearchIndex.postings`
-and the methods after it). A search scores a tool by adding its impacts over the query's
-distinct terms in query order, starting from the first term's impact (``0.0 + x``); any other
-reader of :meth:`impacts` that adds the same floats in the same order gets bit-identical
-scores.
+Disabled tools keep their doc id but get no postings: they count in no statistic and no search
+returns them; ``resolve`` still finds them. The index is built by :mod:`toolfind.store.build`
+and is a postings source for :mod:`toolfind.core.search` (:meth:`SearchIndex.postings` and
+the methods after it).
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 
@@ -52,7 +43,7 @@ from toolfind.models import (
 )
 from toolfind.store import build as builder
 from toolfind.store.build import field_terms
-from toolfind.store.columns import KeyedIds, StringTable, ToolTable, column, pack, unpack
+from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpack
 
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
@@ -60,6 +51,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolfind.core.search import TermPostings
+    from toolfind.models import MatchKind
 
 
 __all__ = ["INDEX_FORMAT", "SearchIndex", "field_terms"]
@@ -75,75 +67,24 @@ _IMPORT_PAYS_BACK = 1_000_000
 def _raise_mmap_threshold(n_docs: int) -> None:
     """Let the arrays of a numpy query come from the heap, not from fresh memory maps.
 
-    glibc's malloc serves a block at or over its mmap threshold (128 KiB at first) with a new
-    mapping, whose pages the kernel faults in and zeroes on every use: a query's arrays (a
-    total per tool, the postings read) are that size, and mapping them cost a 100k-tool query
-    2.5 ms where the arithmetic takes 0.4. Freeing a mapped block raises the threshold to its
-    size (glibc's dynamic threshold, up to 32 MiB), so one block larger than those arrays,
-    allocated and freed here, keeps them on the heap. Elsewhere it is one allocation, freed.
+    Freeing one mapped block larger than a query's arrays raises glibc's dynamic mmap
+    threshold to its size, so those arrays stop being mapped (and page-faulted) per query.
     """
     block = bytes(min(max(4 << 20, 64 * n_docs), 31 << 20))  # calloc: no page is touched
     del block
 
 
 #: Slots holding one column each (an array when built, a memoryview when loaded).
-_COLUMNS = (
-    "_docs",
-    "_flags",
-    "_idf",
-    "_idocs",
-    "_imp",
-    "_ioffsets",
-    "_max",
-    "_ns_ids",
-    "_offsets",
-    "_pair_doc",
-    "_pair_vec",
-    "_pairs",
-    "_rank_of",
-    "_tiers",
+_COLUMNS = frozenset(
+    "_docs _flags _idf _idocs _imp _ioffsets _max _ns_ids _offsets _pair_doc _pair_vec _pairs "
+    "_rank_of _tiers".split()
 )
+#: Slots that are a choice of this process, not part of the index.
+_TRANSIENT = ("_accelerated", "_views")
 
 
 class SearchIndex:
     """BM25F(+) index over a sequence of tools; see the module docstring for the layout."""
-
-    __slots__ = (
-        "_accelerated",
-        "_aliases",
-        "_avg",
-        "_categories",
-        "_docs",
-        "_flags",
-        "_idf",
-        "_idocs",
-        "_imp",
-        "_ioffsets",
-        "_keys",
-        "_lengths",
-        "_max",
-        "_n",
-        "_names",
-        "_namespaces",
-        "_ns_ids",
-        "_ns_keys",
-        "_offsets",
-        "_pair_doc",
-        "_pair_vec",
-        "_pairs",
-        "_rank_of",
-        "_tag_ids",
-        "_terms",
-        "_tfvecs",
-        "_tier_of",
-        "_tiers",
-        "_views",
-        "_weights",
-        "format",
-        "params",
-        "settings",
-        "tools",
-    )
 
     tools: Sequence[Tool]
     params: ScoringParams
@@ -179,8 +120,7 @@ class SearchIndex:
     _weights: tuple[float, ...]
     _accelerated: bool
     _views: tuple[memoryview, memoryview, memoryview] | None
-
-    # ------------------------------------------------------------------ building
+    __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
 
     @classmethod
     def build(cls, tools: Sequence[Tool], params: ScoringParams | None = None) -> SearchIndex:
@@ -200,8 +140,8 @@ class SearchIndex:
         terms = sorted(analysed.pair_lists)
         self._terms = StringTable.of(terms)
         self._pairs, self._docs, self._offsets = analysed.postings(terms)
-        self._pair_vec = column("I", analysed.pair_vec)
-        self._pair_doc = column("i", analysed.pair_doc)
+        self._pair_vec = array("I", analysed.pair_vec)
+        self._pair_doc = array("i", analysed.pair_doc)
         self._tfvecs = analysed.tf_vectors()
         self._lengths = lengths = analysed.lengths
         avg = []
@@ -210,17 +150,17 @@ class SearchIndex:
             avg.append(sum(used) / len(used) if used else 0.0)
         self._avg = tuple(avg)
         self._n = meta.n_enabled
-        self._flags = column("B", meta.flags)
+        self._flags = array("B", meta.flags)
         self._names = StringTable.of(meta.names)
         # Ties break by (name, namespace): a tool's position in that order, compared as an int.
         names, namespaces = meta.names, meta.namespaces
         by_name = sorted(range(len(tools)), key=lambda d: (names[d], namespaces[d], d))
-        self._rank_of = column("i", bytes(4 * len(by_name)))
+        self._rank_of = array("i", bytes(4 * len(by_name)))
         for position, doc in enumerate(by_name):
             self._rank_of[doc] = position
         self._namespaces = tuple(sorted(set(namespaces)))
         ns_ids = {ns: i for i, ns in enumerate(self._namespaces)}
-        self._ns_ids = column("I", map(ns_ids.__getitem__, namespaces))
+        self._ns_ids = array("I", map(ns_ids.__getitem__, namespaces))
         self._ns_keys = tuple(map(analysis.name_key, self._namespaces))
         self._keys = KeyedIds.of(meta.keys)
         self._tag_ids = KeyedIds.of(meta.tag_ids)
@@ -230,23 +170,14 @@ class SearchIndex:
         self._apply(params)
         return self
 
-    # ------------------------------------------------------------------ pickling
-
     def __getstate__(self) -> dict[str, Any]:
-        """The slots, columns packed for pickle (out of band with protocol 5: see
-        :mod:`toolfind.store.columns`), tools as a :class:`ToolTable`."""
-        state: dict[str, Any] = {}
-        for slot in SearchIndex.__slots__:
-            value = getattr(self, slot)
-            if slot in _COLUMNS:
-                value = pack(value)
-            elif slot == "_lengths":
-                value = tuple(pack(c) for c in value)
-            elif slot == "tools" and not isinstance(value, ToolTable):
-                value = ToolTable.of(value)
-            elif slot in ("_accelerated", "_views"):
-                continue  # a choice of this process, not part of the index
-            state[slot] = value
+        """The slots, columns packed for pickle, tools as a :class:`ToolTable`."""
+        state = {slot: getattr(self, slot) for slot in self.__slots__ if slot not in _TRANSIENT}
+        for slot in _COLUMNS:
+            state[slot] = pack(state[slot])
+        state["_lengths"] = tuple(map(pack, self._lengths))
+        if not isinstance(self.tools, ToolTable):
+            state["tools"] = ToolTable.of(self.tools)
         # Without zero weights the impact postings are the structural ones: store them once.
         if self._idocs is self._docs:
             state["_idocs"] = None
@@ -256,21 +187,17 @@ class SearchIndex:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._accelerated, self._views = False, None
-        for slot in SearchIndex.__slots__:
-            if slot in ("_accelerated", "_views"):
-                continue
-            value = state[slot]
-            if slot == "_lengths":
-                value = tuple(unpack(c) for c in value)
-            setattr(self, slot, unpack(value))
+        for slot in self.__slots__:
+            if slot not in _TRANSIENT:
+                setattr(self, slot, unpack(state[slot]))
+        self._lengths = tuple(map(unpack, self._lengths))
         if state["_idocs"] is None:
             self._idocs = self._docs
         if state["_ioffsets"] is None:
             self._ioffsets = self._offsets
 
     def check(self) -> None:
-        """Raise ValueError unless the columns agree in length (a cheap sanity check of an
-        index read from disk; see :mod:`toolfind.store.cache`)."""
+        """Raise ValueError unless the columns agree in length (an index read from disk)."""
         n = len(self.tools)
         per_tool = (self._flags, self._rank_of, self._names, self._ns_ids, *self._lengths)
         n_terms = len(self._terms)
@@ -295,10 +222,7 @@ class SearchIndex:
             raise ValueError("the index's columns disagree")
 
     def with_params(self, params: ScoringParams) -> SearchIndex:
-        """The same analysed tools scored with other parameters (no re-analysis).
-
-        Raises ConfigError like :meth:`build`.
-        """
+        """The same analysed tools scored with other parameters; raises like :meth:`build`."""
         builder.check_params(params)
         other = SearchIndex.__new__(SearchIndex)
         for slot in SearchIndex.__slots__:
@@ -324,17 +248,11 @@ class SearchIndex:
         return out
 
     def name_keys(self) -> dict[str, list[int]]:
-        """:func:`analysis.name_key` of every name and alias -> tool ids (ascending).
-
-        With ``[t.name for t in tools]`` and the namespace keys this is all
-        :func:`analysis.lookup_name` needs to apply ``show``'s rules.
-        """
+        """:func:`analysis.name_key` of every name and alias -> tool ids (ascending)."""
         return {k: list(v) for k, v in self._keys.pairs()}
 
     def __len__(self) -> int:
         return len(self.tools)
-
-    # ------------------------------------------------------------------ names
 
     def exact_ids(self, query: str) -> list[int]:
         """Ids of the tools ``query`` names by ``show``'s rules (disabled ones included)."""
@@ -354,8 +272,6 @@ class SearchIndex:
         """
         return self.tools[self._resolve_id(name)]
 
-    get = resolve
-
     def _resolve_id(self, name: str) -> int:
         ids = self.exact_ids(name)
         if len(ids) == 1:
@@ -363,6 +279,8 @@ class SearchIndex:
         if ids:
             raise AmbiguousName(name, sorted(self.tools[i].qualified_name for i in ids))
         raise ToolNotFound(name, self._suggest(name))
+
+    get = resolve
 
     def _suggest(self, name: str) -> list[str]:
         import difflib  # only on the error path
@@ -376,8 +294,6 @@ class SearchIndex:
         wanted = name.casefold()
         close = difflib.get_close_matches(wanted, list(pool), n=3, cutoff=0.6)
         return [pool[c] for c in close]
-
-    # ------------------------------------------------------------------ search
 
     def _filter(self, namespace: str | None, tags: Sequence[str]) -> Any:
         """A predicate on tool ids for ``--namespace`` and ``--tag`` (the rule of
@@ -400,12 +316,9 @@ class SearchIndex:
         """The tools best matching ``query``: named tools first (``match="exact"``, by
         namespace then name), then the rest by (-score, name, namespace); at most ``limit``.
 
-        ``namespace`` and ``tags`` keep the tools :mod:`toolfind.core.filters` says they
-        select (of that namespace, carrying every tag given); ``min_score`` drops ranked hits
-        scoring less (a named tool is always kept). ``explain`` fills each hit's
-        ``explanation``. When no query term occurs in any enabled tool there are no hits at
-        all. ``unmatched_terms`` lists the query's words found in no tool, as written
-        (case-folded, not stemmed; see :func:`analysis.unmatched_words`).
+        ``namespace`` and ``tags`` filter by :mod:`toolfind.core.filters`' rule; ``min_score``
+        drops ranked hits scoring less; ``explain`` fills each hit's ``explanation``. See
+        :func:`toolfind.core.search.run` for the rest.
         """
         tag_list = [tags] if isinstance(tags, str) else list(tags or ())
         keep = self._filter(namespace, tag_list)
@@ -414,27 +327,16 @@ class SearchIndex:
         )
         found = [(self._terms.find(term), term) for term in matched] if explain else []
         term_ids = [(term, t) for t, term in found if t is not None]
-        tools = self.tools
-        hits = [(d, s, "exact") for d, s in exact] + [(d, s, "ranked") for d, s in ranked]
-        return SearchResult(
-            query,
-            tuple(
-                Hit(
-                    tools[d],
-                    score,
-                    "exact" if kind == "exact" else "ranked",
-                    self._explain(d, term_ids) if explain else (),
-                )
-                for d, score, kind in hits
-            ),
-            unmatched,
-        )
 
-    # ------------------------------------------------------------------ as a search source
+        def hit(doc: int, score: float, match: MatchKind) -> Hit:
+            explanation = self._explain(doc, term_ids) if explain else ()
+            return Hit(self.tools[doc], score, match, explanation)
+
+        hits = [hit(d, s, "exact") for d, s in exact] + [hit(d, s, "ranked") for d, s in ranked]
+        return SearchResult(query, tuple(hits), unmatched)
 
     def postings(self, term: str) -> TermPostings | None:
-        """The term's postings for :func:`toolfind.core.search.run`: tool ids, impacts (views
-        of the columns, not copies), tier and largest impact; None for a term of no tool."""
+        """The term's postings for :func:`toolfind.core.search.run` (views, not copies)."""
         t = self._terms.find(term)
         if t is None:
             return None
@@ -473,10 +375,10 @@ class SearchIndex:
         return self._rank_of[doc]
 
     def numpy(self, postings: int) -> Any:
-        """numpy once :meth:`accelerate` turned it on (which a query over
-        ``_IMPORT_PAYS_BACK`` postings or more does by itself), else None."""
+        """numpy once :meth:`accelerate` turned it on (a query over ``_IMPORT_PAYS_BACK``
+        postings does so itself), else None."""
         if postings >= _IMPORT_PAYS_BACK and not self._accelerated:
-            self.accelerate()  # even one such query pays numpy's import back, if installed
+            self.accelerate()
         return builder.numpy() if self._accelerated else None
 
     def _posting(self, doc: int, t: int) -> int:
@@ -487,15 +389,9 @@ class SearchIndex:
 
     def accelerate(self) -> bool:
         """Score queries over many postings with numpy from now on, if it is installed
-        (``pip install 'toolfind[fast]'``); returns whether it is.
-
-        Worth it in a process that answers many queries (the Python API, ``serve-mcp``):
-        importing numpy costs about twice Python's start-up, once; then a query over tens of
-        thousands of postings takes a fraction of a millisecond instead of several. Results
-        are bit for bit those of the pure-Python path. The command line does not call this:
-        one query per process would not pay the import back, except a query over a million
-        postings or more, which calls this itself.
-        """
+        (``pip install 'toolfind[fast]'``); returns whether it is. Results are bit for bit
+        the pure-Python path's. Worth it in a process that answers many queries (the API,
+        ``serve-mcp``): the import costs about twice Python's start-up, once."""
         if builder.numpy() is None:
             return False
         if not self._accelerated:
@@ -514,13 +410,9 @@ class SearchIndex:
     def _explain(
         self, doc: int, matched: Sequence[tuple[str, int]]
     ) -> tuple[TermContribution, ...]:
-        """Each matched term's share of the hit's score, split across the fields it occurs in.
-
-        A term's impact ``idf * ((k1+1) tf~ / (k1 + tf~) + delta)`` is divided among its
-        fields in proportion to their parts ``tf_f * w_f / B_f`` of ``tf~``, so idf, the
-        saturation and the BM25+ delta are all attributed pro rata: the contributions of a
-        hit add up to its score (up to float rounding).
-        """
+        """Each matched term's share of the hit's score, split across its fields in
+        proportion to their parts ``tf_f * w_f / B_f`` of ``tf~``: the contributions of a hit
+        add up to its score (up to float rounding)."""
         scales = self._scales([column[doc] for column in self._lengths])
         out: list[TermContribution] = []
         for term, t in matched:
@@ -549,16 +441,12 @@ class SearchIndex:
                 )
         return tuple(out)
 
-    # ------------------------------------------------------------------ similar, browse
-
     def similar(self, name: str, limit: int = 5) -> list[Similar]:
         """Tools sharing weighted terms with the tool ``name`` names (itself excluded).
 
         The tool's own terms form the query, each weighted by its saturated pseudo term
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)``; another tool scores the sum of
-        weight x impact over the terms they share, added in order of the most a term can
-        add (weight x its largest impact, descending; then by term), which lets MaxScore
-        pruning skip most postings of common words. ``shared_terms`` lists those terms, most
+        weight x impact over the terms they share. ``shared_terms`` lists those terms, most
         contributing first. Raises like :meth:`resolve`.
         """
         doc = self._resolve_id(name)

@@ -5,23 +5,15 @@ A cached index is one file, ``<key>.pickle``::
     MAGIC (8 bytes) | part count (u64) | (offset, length) of each part (u64 pairs) | parts
 
 all integers of the header little-endian, every part 8-aligned. Part 0 is the *directory*
-(marshalled builtins), part 1 the pickle of the whole index (what the Typer path and the Python
-API load; see :mod:`toolfind.store.cache`), then the pickle's out-of-band buffers: the index's
-columns (:mod:`toolfind.store.columns`), each a part. The directory names the parts that hold the
-columns a warm ``search --json`` / ``show --json`` reads (the terms' string table, their
-impact postings and tiers, the name keys, the names, the marshalled tool records), with their
-item type, plus the load warnings and where each term's tier lies. So :class:`Segment` answers
-by reading the query terms' postings and one record per printed tool, straight from the
-columns the index itself uses: nothing is stored twice, and writing the cache costs the pickle
-and a directory of a few hundred bytes (a few KiB with many impact tiers).
+(marshalled builtins), part 1 the pickle of the whole index (see :mod:`toolfind.store.cache`),
+then the pickle's out-of-band buffers: the index's columns, each a part. The directory names
+the parts holding the columns a warm ``search --json`` / ``show --json`` reads (:data:`COLUMNS`),
+with their item type, plus the load warnings and the impact tiers' places. So :class:`Segment`
+reads the index's own columns: nothing is stored twice.
 
-The tool records are ``columns.ToolTable``'s (marshalled once per tool, for both paths); the
-few a query prints are read through :class:`ToolRecord`, a ``Tool``-like view, and printed by
-the very functions the Typer path uses (``output.wire``, ``output.tool_formats``,
-``output.wire``' encoder).
-
-This module imports only the standard library's cheapest parts; what writing needs (and
-``toolfind.shapes``, for a record's tags) is imported when needed.
+The few records a query prints are read through :class:`ToolRecord`, a ``Tool``-like view,
+and printed by the functions the Typer path uses. This module imports only the cheapest
+stdlib modules.
 """
 
 from __future__ import annotations
@@ -32,8 +24,7 @@ import stat
 import sys
 from zlib import crc32  # columns.StringTable's hash
 
-# typing costs as much to import as a warm search may take (it pulls in re and collections);
-# mypy reads this block, Python skips it.
+# typing costs as much to import as a warm search may take: only mypy reads this.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -54,11 +45,8 @@ DIRECTORY_PART, PICKLE_PART = 0, 1
 
 
 def default_cache_dir(environ: Any) -> str:
-    """``$TOOLFIND_CACHE_DIR``, else the platform's per-user cache directory.
-
-    Spelled out here rather than taken from platformdirs, which costs more to import than a warm
-    search may: these are the locations platformdirs' ``user_cache_dir("toolfind")`` gives.
-    """
+    """``$TOOLFIND_CACHE_DIR``, else the platform's per-user cache directory: platformdirs'
+    ``user_cache_dir("toolfind")``, spelled out (platformdirs costs a warm search too much)."""
     explicit = environ.get("TOOLFIND_CACHE_DIR")
     if explicit:
         return str(explicit)
@@ -83,16 +71,8 @@ def unsafe_reason(st: os.stat_result) -> str | None:
     return None
 
 
-# -- file stamps -------------------------------------------------------------------------------
-#
-# What toolfind records of a catalog file or directory to tell later, without reading it,
-# whether it changed: ``(size, mtime_ns, inode)``. An edit changes the size or the modification
-# time, a file replaced by another (an atomic save, a checkout) changes the inode, and a
-# directory's modification time changes when an entry is added, removed or renamed. The cache
-# records them for every catalog file and directory it indexed (the warm paths check them
-# before trusting a cached index); serve-mcp polls them to know when to rebuild.
-
-#: ``(size, mtime_ns, inode)``.
+#: What tells, without reading it, whether a catalog file or directory changed:
+#: ``(size, mtime_ns, inode)`` (an edit, a replacement, an entry added or removed).
 Stamp = tuple[int, int, int]
 
 #: The stamp of a path that cannot be stat'ed (missing, unreadable).
@@ -121,9 +101,7 @@ def unchanged(recorded: Iterable[tuple[str, int, int, int]] | None) -> bool:
 
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Names this invocation's context: everything that decides which catalogs and settings
-    apply (working directory, ``--catalog`` and ``--weight`` options, the environment, the
-    config file's stat). The slow path records its index under this key; the fast path looks
-    it up without parsing anything."""
+    apply (working directory, options, environment, the config file's stat)."""
     environ = os.environ
     cwd = os.getcwd()
     config = environ.get("TOOLFIND_CONFIG") or os.path.join(cwd, "toolfind.toml")
@@ -145,13 +123,7 @@ def unmatched_hint(terms: list[str]) -> str:
     return "No tool mentions: " + ", ".join(terms) if terms else ""
 
 
-# -- tool records -----------------------------------------------------------------------------
-#
-# A record is ``columns.ToolTable``'s marshalled tuple of a tool's fields, in this order (a
-# test checks it against ``columns``). :class:`ToolRecord` reads one as a ``Tool`` is read, so
-# the warm path prints it through ``output.wire`` and ``output.tool_formats``, the functions
-# every other path prints through, without making a ``Tool`` (nor importing the models).
-
+# A tool record is ``columns.ToolTable``'s marshalled tuple of a tool's fields, in this order.
 (
     NAME,
     DESCRIPTION,
@@ -180,9 +152,8 @@ class SourceRecord(tuple):  # type: ignore[type-arg]
 
 
 class ToolRecord(tuple):  # type: ignore[type-arg]
-    """A read-only, ``models.Tool``-like view of a stored tool record (:data:`NAME` and the
-    fields after it): what ``output.wire`` and ``output.tool_formats`` read of a tool, without
-    making one (nor importing the models)."""
+    """A read-only, ``models.Tool``-like view of a stored tool record, without making a tool
+    (nor importing the models)."""
 
     __slots__ = ()
     name = property(lambda self: self[NAME])
@@ -211,9 +182,6 @@ class ToolRecord(tuple):  # type: ignore[type-arg]
         return all_tags(self[TAGS], self[ANNOTATIONS])
 
 
-# -- writing ------------------------------------------------------------------------------------
-
-
 def layout(parts: Sequence[Any]) -> list[Any]:
     """The chunks of an index file holding ``parts`` (bytes-like): the header, then each part
     8-aligned. Write them one after another; nothing is copied."""
@@ -238,15 +206,10 @@ def layout(parts: Sequence[Any]) -> list[Any]:
 def directory(
     index: Any, tools: Any, findings: Iterable[Any], part_of: Callable[[Any], int]
 ) -> bytes:
-    """The directory of an index file (see the module docstring).
-
-    ``tools`` is the ``columns.ToolTable`` pickled with ``index``; ``part_of(column)`` gives
-    the part a column was written as (raising KeyError for one that was not). A few hundred
-    bytes, plus about 20 per impact tier (a few KiB at 100k tools: one tier per very common
-    word); never per tool: the warm path reads the index's own columns.
-    """
+    """The directory of an index file: ``tools`` is the ``columns.ToolTable`` pickled with
+    ``index``; ``part_of(column)`` the part a column was written as. Never per tool."""
     columns = {
-        name: (part_of(column), _type_code(column))
+        name: (part_of(column), memoryview(column).format)  # the item type
         for name, column in _fast_columns(index, tools).items()
     }
     return marshal.dumps(
@@ -262,37 +225,17 @@ def directory(
 
 
 #: The columns the warm path reads, by name (see :func:`_fast_columns`).
-COLUMNS = (
-    "terms.blob",
-    "terms.offsets",
-    "terms.buckets",
-    "terms.slots",
-    "ioffsets",
-    "idocs",
-    "imp",
-    "tiers",
-    "keys.blob",
-    "keys.offsets",
-    "keys.buckets",
-    "keys.slots",
-    "keys.groups",
-    "keys.ids",
-    "names.blob",
-    "names.offsets",
-    "tools.blob",
-    "tools.offsets",
+COLUMNS = tuple(
+    "terms.blob terms.offsets terms.buckets terms.slots ioffsets idocs imp tiers keys.blob "
+    "keys.offsets keys.buckets keys.slots keys.groups keys.ids names.blob names.offsets "
+    "tools.blob tools.offsets".split()
 )
 
 
 def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
-    """The index's columns that the warm path reads, by name.
-
-    The terms (a ``columns.StringTable``) and, per term, the tools it occurs in and its
-    impact in each (``SearchIndex.impacts``' postings: ``_ioffsets``, ``_idocs``, ``_imp``);
-    the name keys (a ``columns.KeyedIds``: what ``analysis.lookup_name`` calls ``keys``);
-    the names; the tool records. These are the SearchIndex's private slots, read here
-    because the file stores them once for both paths.
-    """
+    """The index's columns that the warm path reads, by name: the terms, the impact postings
+    and tiers, the name keys, the names, the tool records (SearchIndex's private slots: the
+    file stores them once for both paths)."""
     keys = index._keys.columns()
     found = {
         "terms": index._terms.columns(),
@@ -318,25 +261,16 @@ def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
     return out
 
 
-def _type_code(column: Any) -> str:
-    """The item type of a column: an array's type code, a memoryview's format, "B" for bytes."""
-    code = getattr(column, "typecode", None) or getattr(column, "format", "B")
-    return str(code)
-
-
 def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
-    """Per tool whose native ``show`` document carries keys of its original entry (its
-    unknown keys, when the entry was written in the native shape: ``shapes.carried_keys``):
-    those keys, in the entry's order. Usually no tool has any.
-
-    One C-level pass collects every key of every entry (a few milliseconds at 10k tools);
-    only when some key is one that no format manages are the entries holding one examined.
+    """Per tool whose native ``show`` document carries keys of its original entry
+    (``shapes.carried_keys``): those keys, in the entry's order. Usually no tool has any.
     """
     from operator import attrgetter
 
     from toolfind.shapes import MANAGED, carried_keys
 
     originals = list(map(attrgetter("original"), tools))
+    # one C-level pass over every key: only entries holding an unmanaged key are examined
     if MANAGED.issuperset(set().union(*filter(None, originals))):
         return {}
     out: dict[int, tuple[str, ...]] = {}
@@ -346,9 +280,6 @@ def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
             if extra:
                 out[i] = extra
     return out
-
-
-# -- reading -------------------------------------------------------------------------------------
 
 
 def read_spans(fh: Any, size: int) -> list[tuple[int, int]]:
@@ -389,30 +320,24 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         if length % size:
             raise ValueError(f"column {name} is not whole items")
         columns[name] = (offset, length // size, code, size)
-    warnings, extras, tier_of = found["warnings"], found["extras"], found["tier_of"]
-    if not isinstance(warnings, tuple) or not isinstance(extras, dict):
-        raise ValueError("index file directory is malformed")
-    if not isinstance(tier_of, dict) or any(
-        not 0 <= start <= end <= columns["tiers"][1] for start, end, _ in tier_of.values()
+    tier_of = found["tier_of"]
+    if (
+        not isinstance(found["warnings"], tuple)
+        or not isinstance(found["extras"], dict)
+        or not isinstance(tier_of, dict)
+        or any(not 0 <= a <= b <= columns["tiers"][1] for a, b, _ in tier_of.values())
     ):
         raise ValueError("index file directory is malformed")
-    return {
-        "columns": columns,
-        "warnings": warnings,
-        "extras": extras,
-        "tier_of": tier_of,
-        "tools": found["tools"],
-    }
+    found["columns"] = columns
+    return found
 
 
 def find_string(text: str, blob: Any, offsets: Any, buckets: Any, slots: Any) -> int | None:
     """The position of ``text`` in a string table (``columns.StringTable``'s columns), or None.
 
-    The strings' UTF-8 bytes lie end to end in ``blob``, string i at
-    ``offsets[i]:offsets[i + 1]``; the string whose bytes' CRC-32 is h modulo
-    ``len(buckets) - 1`` is among ``slots[buckets[h]:buckets[h + 1]]``. The columns need only
-    ``len`` and slices (two items at a time), so the warm path reads them from the file on
-    demand (:class:`Segment`) and the index from memory, through this one lookup.
+    String i's UTF-8 bytes are ``blob[offsets[i]:offsets[i + 1]]``; the string whose bytes'
+    CRC-32 is h modulo ``len(buckets) - 1`` is among ``slots[buckets[h]:buckets[h + 1]]``.
+    Only ``len`` and slices are needed: :class:`Segment` reads the columns from the file.
     """
     data = text.encode("utf-8", "surrogatepass")
     h = crc32(data) % (len(buckets) - 1)
@@ -442,12 +367,9 @@ class _Column:
 
 
 class Segment:
-    """The warm path's view of an open index file: reads only what a query needs.
-
-    It is a search source (``toolfind.core.search.Source``): the warm ``search --json`` runs
-    the one search over it. Raises ValueError (or OSError, EOFError, TypeError, KeyError) for
-    a file that is not an index file of this format.
-    """
+    """The warm path's view of an open index file, a search source: reads only what a query
+    needs. Raises ValueError (or OSError, EOFError, TypeError, KeyError) for a file that is
+    not an index file of this format."""
 
     def __init__(self, fh: Any, size: int) -> None:
         self.fh = fh
@@ -485,8 +407,7 @@ class Segment:
         return find_string(text, *columns)
 
     def postings(self, term: str) -> TermPostings | None:
-        """The ids of the tools ``term`` occurs in (ascending), its impact in each (exactly as
-        ``SearchIndex.impacts`` gives them), its impact tier if it has one, and no largest
+        """The term's postings, as ``SearchIndex.postings`` gives them but with no largest
         impact (the file does not store it); None for a term of no tool."""
         t = self._find("terms", term)
         if t is None:
