@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
-from toolfind.errors import ConfigError, ToolfindError
+from toolfind.errors import ConfigError
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
 from toolfind.models import FIELDS, Finding, ScoringParams, SearchResult, Similar, Tool
 
@@ -307,21 +307,11 @@ def _doc_ids(index: RankingIndex) -> dict[int, int]:
 
 
 def _ranked(index: RankingIndex, query: str, limit: int, doc_of: Mapping[int, int]) -> list[int]:
-    """Doc ids of the hits for a query, in order (exact-name hits first, as search gives)."""
-    out = []
-    for hit in index.search(query, limit).hits:
-        doc = doc_of.get(id(hit.tool))
-        if doc is None:  # a with_params copy may hold equal tools that are not the same objects
-            doc = _slow_doc(index, hit.tool)
-        out.append(doc)
-    return out[:limit]
+    """Doc ids of the hits for a query, in order (exact-name hits first, as search gives).
 
-
-def _slow_doc(index: RankingIndex, tool: Tool) -> int:
-    for i, t in enumerate(index.tools):
-        if t.name == tool.name and t.namespace == tool.namespace:
-            return i
-    raise ToolfindError(f"search returned {tool.qualified_name!r}, which is not in the index")
+    ``with_params`` copies share the tool objects, so a hit's tool is found by identity.
+    """
+    return [doc_of[id(hit.tool)] for hit in index.search(query, limit).hits]
 
 
 def _unretrieved(index: RankingIndex, outcomes: Sequence[QueryOutcome]) -> tuple[Tool, ...]:
@@ -494,24 +484,19 @@ def tune(
     )
 
 
-def _used_fields(tools: Sequence[Tool]) -> list[str]:
-    used = {"name"}
-    for t in tools:
-        if t.namespace:
-            used.add("namespace")
-        if t.description.strip():
-            used.add("description")
-        if t.parameters.get("properties"):
-            used.add("params")
-        if t.all_tags:
-            used.add("tags")
-        if t.search_hint.strip():
-            used.add("search_hint")
-    return [f for f in FIELDS if f in used]
+#: Whether a tool has text in a field (``name`` always has).
+_HAS_FIELD: dict[str, Callable[[Tool], object]] = {
+    "name": lambda t: True,
+    "namespace": lambda t: t.namespace,
+    "description": lambda t: t.description.strip(),
+    "params": lambda t: t.parameters.get("properties"),
+    "tags": lambda t: t.all_tags,
+    "search_hint": lambda t: t.search_hint.strip(),
+}
 
 
 def _coordinates(tools: Sequence[Tool], *, tune_delta: bool) -> list[tuple[str, tuple[float, ...]]]:
-    used = _used_fields(tools)
+    used = [f for f in FIELDS if any(map(_HAS_FIELD[f], tools))]
     coords = [(f"weight.{f}", WEIGHT_GRID) for f in used]
     coords += [(f"b.{f}", B_GRID) for f in used]
     coords.append(("k1", K1_GRID))
@@ -568,11 +553,10 @@ def findability(
         report = evaluate(index, queries, worst=0)
     issues: list[FindabilityIssue] = []
     missed_ids = {id(t) for t in report.missed}
-    best: dict[int, tuple[int | None, str]] = {}
+    best: dict[int, tuple[int | None, str]] = {}  # doc -> its best rank, for the first query
     for o in report.outcomes:
         for doc, rank in zip(o.query.relevant_ids, o.ranks, strict=True):
-            prev = best.get(doc)
-            if prev is None or (rank is not None and (prev[0] is None or rank < prev[0])):
+            if doc not in best or (rank or math.inf) < (best[doc][0] or math.inf):
                 best[doc] = (rank, o.query.query)
     doc_of = _doc_ids(index)
     for tool in report.missed:
@@ -622,16 +606,10 @@ def indistinct_pairs(
     if not pairs:
         return []
     idf = _idf(index)
-    vectors: dict[int, dict[str, float]] = {}
-
-    def vector(doc: int) -> dict[str, float]:
-        if doc not in vectors:
-            vectors[doc] = _content_vector(index.tools[doc], idf)
-        return vectors[doc]
-
+    vectors = {doc: _content_vector(index.tools[doc], idf) for pair in pairs for doc in pair}
     issues = []
     for a, b in pairs:
-        va, vb = vector(a), vector(b)
+        va, vb = vectors[a], vectors[b]
         cos = _cosine(va, vb)
         if cos < min_similarity:
             continue

@@ -22,29 +22,15 @@ from toolfind.output.wire import clean_text, dumps
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
-    from typing import Any, Protocol, TypeAlias
+    from typing import Any, TypeAlias
 
     from toolfind.models import Category, Finding, SearchResult, Similar, Tool
 
     #: A table cell or a line: text, or pieces of text some of which are styled.
     Cell: TypeAlias = str | Sequence[str | "Styled"]
-
-    class Output(Protocol):
-        """Where a command's human output goes: Rich on a terminal, plain text elsewhere."""
-
-        def line(self, text: Cell = "") -> None: ...
-
-        def table(
-            self,
-            headers: Sequence[str],
-            rows: Sequence[Sequence[Cell]],
-            *,
-            title: str | None = None,
-            show_header: bool = True,
-        ) -> None: ...
-
-        def json(self, text: str) -> None:
-            """Print a JSON document as :func:`wire.dumps` wrote it."""
+    #: Where a command's human output goes: Rich on a terminal, plain text elsewhere. Both
+    #: take the same lines, tables (headers, rows of cells, title) and JSON text.
+    Output: TypeAlias = "RichOutput | PlainOutput"
 
 
 class Styled:
@@ -79,10 +65,6 @@ def _out() -> Output:
     return RichOutput() if use_rich() else PlainOutput(sys.stdout)
 
 
-def _tags(tags: Sequence[str]) -> str:
-    return ", ".join(tags)
-
-
 # -- the commands' output ----------------------------------------------------------------------
 
 
@@ -104,35 +86,27 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
                 name,
                 f"{wire.score(hit.score):.3f}",
                 clean_text(hit.tool.summary, 160),
-                _tags(hit.tool.all_tags),
+                ", ".join(hit.tool.all_tags),
             ]
         )
     out.table(("#", "tool", "score", "description", "tags"), rows)
-    if explain:
-        for hit in result.hits:
-            explanation(hit.tool.qualified_name, hit.score, hit.explanation, out)
-
-
-def explanation(
-    name: str, total: float, contributions: Sequence[Any], out: Output | None = None
-) -> None:
-    rows = [
-        [
-            c.term,
-            c.field,
-            f"{c.tf:g}",
-            f"{c.idf:.4f}",
-            f"{c.length_norm:.4f}",
-            f"{c.weight:g}",
-            f"{c.score:.4f}",
+    if not explain:
+        return
+    for hit in result.hits:
+        rows = [
+            [
+                c.term,
+                c.field,
+                f"{c.tf:g}",
+                f"{c.idf:.4f}",
+                f"{c.length_norm:.4f}",
+                f"{c.weight:g}",
+                f"{c.score:.4f}",
+            ]
+            for c in hit.explanation
         ]
-        for c in contributions
-    ]
-    (out or _out()).table(
-        ("term", "field", "tf", "idf", "length norm", "weight", "score"),
-        rows,
-        title=f"{name}: {total:.4f}",
-    )
+        headers = ("term", "field", "tf", "idf", "length norm", "weight", "score")
+        out.table(headers, rows, title=f"{hit.tool.qualified_name}: {hit.score:.4f}")
 
 
 def tools(rows: Sequence[Tool]) -> None:
@@ -147,7 +121,7 @@ def tools(rows: Sequence[Tool]) -> None:
                 tool.name,
                 tool.namespace,
                 clean_text(tool.summary, 160),
-                _tags(tool.all_tags),
+                ", ".join(tool.all_tags),
                 "yes" if tool.defer else "",
             ]
             for tool in rows
@@ -196,7 +170,7 @@ def categories(items: Sequence[Category]) -> None:
     out = _out()
     out.table(
         ("namespace", "tools", "deferred", "top tags"),
-        [[c.name, str(c.tool_count), str(c.deferred_count), _tags(c.tags)] for c in items],
+        [[c.name, str(c.tool_count), str(c.deferred_count), ", ".join(c.tags)] for c in items],
     )
     out.line(f"{len(items)} namespaces, {sum(c.tool_count for c in items)} tools")
 
@@ -242,8 +216,7 @@ _METRIC_HEADERS = ("queries", "MRR@10", "R@1", "R@5", "R@10", "NDCG@10")
 def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
     out = _out()
     rows = [_metrics_row("all", report.overall)]
-    for name, metrics in sorted(report.splits.items()):
-        rows.append(_metrics_row(name or "-", metrics))
+    rows += [_metrics_row(name or "-", m) for name, m in sorted(report.splits.items())]
     out.table(("split", *_METRIC_HEADERS), rows, title="Ranking quality (%)")
     if report.worst:
         worst: list[list[Cell]] = []
@@ -409,8 +382,7 @@ def table_lines(
     widths = [0] * count
     for cells in ([head] if head is not None else []) + body:
         for i, (_, width) in enumerate(cells):
-            if width > widths[i]:
-                widths[i] = width
+            widths[i] = max(widths[i], width)
 
     def rule(chars: str) -> str:
         left, horizontal, divider, right = chars[0], chars[1], chars[2], chars[3]
