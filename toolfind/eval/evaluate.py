@@ -1,7 +1,6 @@
 """Measure and tune ranking against labelled queries: eval, tune and findability lint.
 
-Pure: no I/O, no printing. The CLI loads the queries (``queries.py``), calls one function
-here and renders the returned report.
+Pure: no I/O, no printing; the CLI loads the queries and renders the returned report.
 
 Metrics are the usual tool-retrieval ones over the top 10 hits ``search`` returns (exact-name
 hits first, as a user sees them), averaged over queries:
@@ -28,20 +27,13 @@ from toolfind.models import FIELDS, Finding, ScoringParams, SearchResult, Simila
 #: Metric names in display order (the keys of ``Metrics.as_dict``).
 METRICS: tuple[str, ...] = ("mrr@10", "recall@1", "recall@5", "recall@10", "ndcg@10")
 #: Short labels for tables.
-METRIC_LABELS: dict[str, str] = {
-    "mrr@10": "MRR@10",
-    "recall@1": "R@1",
-    "recall@5": "R@5",
-    "recall@10": "R@10",
-    "ndcg@10": "NDCG@10",
-}
+METRIC_LABELS = dict(zip(METRICS, ("MRR@10", "R@1", "R@5", "R@10", "NDCG@10"), strict=True))
+#: Names a metric may be given by (case-folded): its own, its label, ``mrr`` and ``ndcg``.
 _ALIASES: dict[str, str] = {
     **{m: m for m in METRICS},
+    **{label.casefold(): m for m, label in METRIC_LABELS.items()},
     "mrr": "mrr@10",
     "ndcg": "ndcg@10",
-    "r@1": "recall@1",
-    "r@5": "recall@5",
-    "r@10": "recall@10",
 }
 CUTOFF = 10
 
@@ -288,15 +280,17 @@ def evaluate(
     splits = {name: Metrics.mean(rows) for name, rows in by_split.items()}
     k = METRICS.index(key)
     ordered = sorted(outcomes, key=lambda o: (o.values[k], o.values[0], o.query.labelled.entry))
-    worst_outcomes = tuple(o for o in ordered if o.values[k] < 1.0)[:worst]
+    retrieved = {doc for o in outcomes for doc in o.top}
+    labelled = {doc for o in outcomes for doc in o.query.relevant_ids}
+    found = {doc for o in outcomes for doc in o.query.relevant_ids if doc in o.top}
     return EvalReport(
         params=index.params,
         overall=overall,
         splits=splits,
         outcomes=tuple(outcomes),
-        worst=worst_outcomes,
-        unretrieved=_unretrieved(index, outcomes),
-        missed=_missed(index, outcomes),
+        worst=tuple(o for o in ordered if o.values[k] < 1.0)[:worst],
+        unretrieved=tuple(t for i, t in enumerate(index.tools) if t.enabled and i not in retrieved),
+        missed=tuple(index.tools[i] for i in sorted(labelled - found)),
         depth=limit,
         failures=tuple(check_thresholds(overall, thresholds)),
     )
@@ -312,20 +306,6 @@ def _ranked(index: RankingIndex, query: str, limit: int, doc_of: Mapping[int, in
     ``with_params`` copies share the tool objects, so a hit's tool is found by identity.
     """
     return [doc_of[id(hit.tool)] for hit in index.search(query, limit).hits]
-
-
-def _unretrieved(index: RankingIndex, outcomes: Sequence[QueryOutcome]) -> tuple[Tool, ...]:
-    found = {doc for o in outcomes for doc in o.top}
-    return tuple(t for i, t in enumerate(index.tools) if t.enabled and i not in found)
-
-
-def _missed(index: RankingIndex, outcomes: Sequence[QueryOutcome]) -> tuple[Tool, ...]:
-    labelled: set[int] = set()
-    found: set[int] = set()
-    for o in outcomes:
-        labelled.update(o.query.relevant_ids)
-        found.update(doc for doc in o.query.relevant_ids if doc in o.top)
-    return tuple(index.tools[i] for i in sorted(labelled - found))
 
 
 def mean_metrics(index: RankingIndex, queries: Sequence[JudgedQuery]) -> Metrics:
@@ -605,7 +585,10 @@ def indistinct_pairs(
     ]
     if not pairs:
         return []
-    idf = _idf(index)
+    from toolfind.core.bm25f import idf as idf_of
+
+    n = sum(1 for t in index.tools if t.enabled)
+    idf = {term: idf_of(len(docs), n) for term, (docs, _) in index.impacts().items()}
     vectors = {doc: _content_vector(index.tools[doc], idf) for pair in pairs for doc in pair}
     issues = []
     for a, b in pairs:
@@ -629,13 +612,6 @@ def indistinct_pairs(
             )
         )
     return issues
-
-
-def _idf(index: RankingIndex) -> dict[str, float]:
-    from toolfind.core.bm25f import idf
-
-    n = sum(1 for t in index.tools if t.enabled)
-    return {term: idf(len(docs), n) for term, (docs, _) in index.impacts().items()}
 
 
 def _content_vector(tool: Tool, idf: Mapping[str, float]) -> dict[str, float]:

@@ -1,11 +1,9 @@
 """Human output: tables and text for a person. The only module that imports rich.
 
-On a terminal Rich draws the output. Anywhere else (a pipe, a file, a test runner) the same
-tables are drawn here without Rich, whose import and layout cost a table command about three
-times Python's start-up: the same box characters and cells, at their natural width, never
-wrapped or cut; a table that fits in 80 columns prints byte for byte what Rich prints into a
-pipe. The switch follows Rich's rules: ``TTY_COMPATIBLE=1`` or a non-empty ``FORCE_COLOR``
-choose Rich, ``TTY_COMPATIBLE=0`` never. Progress goes to stderr, and only on a terminal.
+On a terminal Rich draws the output. Anywhere else the same tables are drawn here without
+Rich (whose import costs more than the command): the same box characters and cells, at their
+natural width, never wrapped or cut; a table that fits in 80 columns prints byte for byte what
+Rich prints into a pipe. The switch follows Rich's rules (:func:`use_rich`).
 """
 
 from __future__ import annotations
@@ -44,7 +42,8 @@ class Styled:
 
 
 def use_rich(environ: Mapping[str, str] | None = None, stdout: Any = None) -> bool:
-    """True when Rich should draw stdout: Rich's own test for a terminal."""
+    """True when Rich should draw stdout, by Rich's own rules: ``TTY_COMPATIBLE=1`` or a
+    non-empty ``FORCE_COLOR`` say yes, ``TTY_COMPATIBLE=0`` no, else whether it is a tty."""
     environ = os.environ if environ is None else environ
     stdout = sys.stdout if stdout is None else stdout
     compatible = environ.get("TTY_COMPATIBLE", "")
@@ -158,8 +157,7 @@ def similar(name: str, items: Sequence[Similar]) -> None:
 
 
 def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
-    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown): plain text
-    for a system prompt, never through Rich."""
+    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown), never Rich."""
     if tools:  # one write, not one a tool
         pattern = "- **{}**: {}" if markdown else "{}: {}"
         lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
@@ -193,8 +191,7 @@ def mapping(title: str, data: dict[str, Any]) -> None:
 
 
 def spinner(message: str) -> Any:
-    """A spinner on stderr, started; the caller stops it. (The CLI starts one only when work
-    has already taken a while, and only on a terminal, so pipes and CI logs stay clean.)"""
+    """A spinner on stderr, started; the caller stops it."""
     from rich.console import Console
 
     status = Console(stderr=True).status(message)
@@ -365,8 +362,7 @@ class PlainOutput:
         self.file.write("\n".join(lines) + "\n")
 
     def json(self, text: str) -> None:
-        # What Rich's print_json prints: the document indented by 2, non-ASCII as is, which
-        # is how wire.dumps wrote it (re-encoding it would change nothing but the time spent).
+        # wire.dumps already wrote what Rich's print_json prints (indent 2, non-ASCII as is).
         self.file.write(text + "\n")
 
 
@@ -427,11 +423,8 @@ def _plain(cell: Cell) -> str:
 
 
 def _clean(text: str) -> str:
-    """Text as Rich shows it: its control characters left out, tabs as spaces.
-
-    Not a sanitiser (tool text is cleaned by ``wire.clean_text`` before it gets here):
-    what Rich itself does to any text it prints, so that plain output matches Rich's.
-    """
+    """Text as Rich shows it: its control characters left out, tabs as spaces (not a
+    sanitiser: ``wire.clean_text`` cleans tool text before it gets here)."""
     if text.isascii() and text.isprintable():
         return text
     return text.translate(_STRIP).expandtabs(8)
