@@ -74,10 +74,9 @@ class Run:
 def for_run(
     catalogs: Sequence[str | Path] = (), weights: Sequence[str] | Mapping[str, float] = ()
 ) -> Run:
-    """The run's config (``toolfind.toml``, see :func:`load_config`), its catalogs (``catalogs``
-    if any, else as :func:`resolve_catalogs` finds them) and its scoring settings: the
-    config's, with the field weights ``weights`` overrides, ``--weight FIELD=W`` options or a
-    mapping (the Python API's ``{"name": 5}``). Raises ConfigError."""
+    """The run's config, its catalogs (``catalogs``, else :func:`resolve_catalogs`) and its
+    scoring settings: the config's, with ``weights`` (``--weight FIELD=W`` options or the
+    Python API's ``{"name": 5}``) overriding. Raises ConfigError."""
     config = load_config()
     params = config.params
     if isinstance(weights, Mapping):
@@ -245,7 +244,6 @@ def _unknown_field(name: str) -> str:
 def _per_field(
     table: Mapping[str, Any], key: str, file: str | None, convert: Callable[..., float]
 ) -> dict[str, float]:
-    """``{field: convert(value)}`` for a table keyed by :data:`FIELDS`; raises ConfigError."""
     values: dict[str, float] = {}
     for name, value in table.items():
         if name not in FIELDS:

@@ -28,12 +28,8 @@ _FORMATS = {".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl", ".ndjson": "json
 
 @dataclass(frozen=True, slots=True)
 class LabelledQuery:
-    """One labelled query: the text, the tools it should find, and where it came from.
-
-    ``relevant`` holds the names as written in the file (any spelling ``show`` accepts);
-    ``entry`` is the 1-based position in the file and ``line`` its line where known, so
-    later errors (an unknown tool name) can point back at it.
-    """
+    """One labelled query: the text, the tools it should find (as written: any spelling
+    ``show`` accepts), and where it came from (1-based ``entry``, ``line`` where known)."""
 
     query: str
     relevant: tuple[str, ...]
@@ -76,8 +72,7 @@ class NameResolver(Protocol):
 def load_queries(path: Path | str, *, max_bytes: int = MAX_BYTES) -> list[LabelledQuery]:
     """Read a labelled-queries file (YAML, JSON list or JSON Lines, by :data:`_FORMATS`).
 
-    Raises ``ToolfindError`` for a missing, unreadable, oversized or malformed file and for
-    any bad entry (naming the file, line where known, and entry).
+    Raises ``ToolfindError`` for a missing, unreadable, oversized or malformed file or entry.
     """
     p = Path(path)
     name = str(path)
