@@ -401,78 +401,82 @@ def clean_text(text: str, limit: int | None = None) -> str:
 
 # -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------
 
-
-def _object(properties: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    """An object schema; a property given as a type name (or names) is ``{"type": it}``."""
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {k: v if isinstance(v, dict) else {"type": v} for k, v in properties.items()},
-    }
-    if required:
-        schema["required"] = list(required)
-    return schema
-
-
 STRINGS_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
-_HIT_SCHEMA = _object(
-    {
-        "name": "string",
-        "namespace": "string",
-        "description": "string",
-        "score": "number",
+_SOURCE_SCHEMA = {
+    "type": "object",
+    "properties": {"file": {"type": ["string", "null"]}, "pointer": {"type": ["string", "null"]}},
+}
+_HIT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
         "match": {"type": "string", "enum": ["exact", "ranked"]},
-        "deferred": "boolean",
+        "deferred": {"type": "boolean"},
         "tags": STRINGS_SCHEMA,
-        "source": _object({"file": ["string", "null"], "pointer": ["string", "null"]}),
+        "source": _SOURCE_SCHEMA,
         "schema": {"type": "object", "description": "The tool's input JSON Schema."},
     },
-    HIT_KEYS,
-)
-SEARCH_SCHEMA = _object(
-    {
-        "query": "string",
+    "required": list(HIT_KEYS),
+}
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string"},
         "hits": {"type": "array", "items": _HIT_SCHEMA},
-        "unmatched_terms": STRINGS_SCHEMA | {"description": "Query terms found in no tool."},
+        "unmatched_terms": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Query terms found in no tool.",
+        },
     },
-    SEARCH_KEYS,
-)
-_SIMILAR_SCHEMA = _object(
-    {
-        "name": "string",
-        "namespace": "string",
-        "description": "string",
-        "score": "number",
+    "required": list(SEARCH_KEYS),
+}
+_SIMILAR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "namespace": {"type": "string"},
+        "description": {"type": "string"},
+        "score": {"type": "number"},
         "shared_terms": STRINGS_SCHEMA,
     },
-    SIMILAR_KEYS,
-)
-SIMILAR_TOOLS_SCHEMA = _object(
-    {
+    "required": list(SIMILAR_KEYS),
+}
+SIMILAR_TOOLS_SCHEMA = {
+    "type": "object",
+    "properties": {
         "name": {"type": "string", "description": "The tool the others are similar to."},
-        "namespace": "string",
+        "namespace": {"type": "string"},
         "similar": {"type": "array", "items": _SIMILAR_SCHEMA},
     },
-    SIMILAR_TOOLS_KEYS,
-)
-_CATEGORY_SCHEMA = _object(
-    {
-        "name": "string",
-        "tool_count": "integer",
-        "deferred_count": "integer",
-        "tags": STRINGS_SCHEMA,
-        "available": {
-            "type": "boolean",
-            "description": "Backend servers only: false while the server is down.",
+    "required": list(SIMILAR_TOOLS_KEYS),
+}
+CATEGORIES_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "categories": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "tool_count": {"type": "integer"},
+                    "deferred_count": {"type": "integer"},
+                    "tags": STRINGS_SCHEMA,
+                    "available": {
+                        "type": "boolean",
+                        "description": "Backend servers only: false while the server is down.",
+                    },
+                    "detail": {"type": "string", "description": "Why a backend is unavailable."},
+                },
+                "required": list(CATEGORY_KEYS),
+            },
         },
-        "detail": {"type": "string", "description": "Why a backend is unavailable."},
+        "total_categories": {"type": "integer"},
+        "total_tools": {"type": "integer"},
     },
-    CATEGORY_KEYS,
-)
-CATEGORIES_SCHEMA = _object(
-    {
-        "categories": {"type": "array", "items": _CATEGORY_SCHEMA},
-        "total_categories": "integer",
-        "total_tools": "integer",
-    },
-    CATEGORIES_KEYS,
-)
+    "required": list(CATEGORIES_KEYS),
+}
