@@ -7,7 +7,7 @@ start-up); the fast path reuses what a slow run recorded in the cache manifest i
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -74,10 +74,9 @@ class Run:
 def for_run(
     catalogs: Sequence[str | Path] = (), weights: Sequence[str] | Mapping[str, float] = ()
 ) -> Run:
-    """The run's config (``toolfind.toml``, see :func:`load_config`), its catalogs (``catalogs``
-    if any, else as :func:`resolve_catalogs` finds them) and its scoring settings: the
-    config's, with the field weights ``weights`` overrides, ``--weight FIELD=W`` options or a
-    mapping (the Python API's ``{"name": 5}``). Raises ConfigError."""
+    """The run's config, its catalogs (``catalogs``, else :func:`resolve_catalogs`) and its
+    scoring settings: the config's, with ``weights`` (``--weight FIELD=W`` options or the
+    Python API's ``{"name": 5}``) overriding. Raises ConfigError."""
     config = load_config()
     params = config.params
     if isinstance(weights, Mapping):
@@ -125,10 +124,7 @@ def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     """Turn a parsed ``toolfind.toml`` into a Config. Raises ConfigError."""
     file = str(path)
-    unknown = sorted(set(data) - _KNOWN_KEYS)
-    if unknown:
-        known = ", ".join(sorted(_KNOWN_KEYS))
-        raise ConfigError(f"unknown key {unknown[0]!r}; known keys: {known}", file=file)
+    _check_keys(data, _KNOWN_KEYS, file)
     base = path.parent
     params = ScoringParams()
     if "weights" in data:
@@ -154,14 +150,7 @@ def parse_weights(
     raw: Any, *, file: str | None = None, base: FieldWeights | None = None
 ) -> FieldWeights:
     """Weights from a mapping of field name to number; a partial set overrides only those."""
-    table = _table(raw, "weights", file)
-    values: dict[str, float] = {}
-    for key, value in table.items():
-        if key not in FIELDS:
-            raise ConfigError(
-                f"unknown field {key!r}; fields are {', '.join(FIELDS)}", file=file, path="weights"
-            )
-        values[key] = _number(value, f"weights.{key}", file)
+    values = _per_field(_table(raw, "weights", file), "weights", file, _number)
     return (base or FieldWeights()).with_overrides(values)
 
 
@@ -174,9 +163,7 @@ def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWei
         if not sep:
             raise ConfigError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
         if key not in FIELDS:
-            raise ConfigError(
-                f"--weight {option!r}: unknown field {key!r}; fields are {', '.join(FIELDS)}"
-            )
+            raise ConfigError(f"--weight {option!r}: {_unknown_field(key)}")
         try:
             number = float(value)
         except ValueError:
@@ -190,13 +177,7 @@ def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWei
 def with_b(params: ScoringParams, raw: Any, *, file: str | None = None) -> ScoringParams:
     """Apply ``b``: one number for every field, or a table of per-field values."""
     if isinstance(raw, Mapping):
-        per_field: dict[str, float] = dict(params.b)
-        for key, value in raw.items():
-            if key not in FIELDS:
-                raise ConfigError(
-                    f"unknown field {key!r}; fields are {', '.join(FIELDS)}", file=file, path="b"
-                )
-            per_field[key] = _unit(value, f"b.{key}", file)
+        per_field = dict(params.b) | _per_field(raw, "b", file, _unit)
         return replace(params, b=tuple(sorted(per_field.items())))
     return replace(params, default_b=_unit(raw, "b", file), b=())
 
@@ -256,6 +237,30 @@ def packaged_catalogs() -> Path:
     return bundled if bundled.is_dir() else here.parent / "catalogs"
 
 
+def _unknown_field(name: str) -> str:
+    return f"unknown field {name!r}; fields are {', '.join(FIELDS)}"
+
+
+def _per_field(
+    table: Mapping[str, Any], key: str, file: str | None, convert: Callable[..., float]
+) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for name, value in table.items():
+        if name not in FIELDS:
+            raise ConfigError(_unknown_field(name), file=file, path=key)
+        values[name] = convert(value, f"{key}.{name}", file)
+    return values
+
+
+def _check_keys(
+    table: Mapping[str, Any], known: frozenset[str], file: str | None, path: str | None = None
+) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        listed = ", ".join(sorted(known))
+        raise ConfigError(f"unknown key {unknown[0]!r}; known keys: {listed}", file=file, path=path)
+
+
 def _table(raw: Any, key: str, file: str | None) -> Mapping[str, Any]:
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{key} must be a table", file=file)
@@ -285,13 +290,7 @@ def _string_list(raw: Any, key: str, file: str | None) -> list[str]:
 
 def _parse_filters(raw: Any, file: str | None) -> Filters:
     table = _table(raw, "filters", file)
-    unknown = sorted(set(table) - _FILTER_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"unknown key {unknown[0]!r}; known keys: {', '.join(sorted(_FILTER_KEYS))}",
-            file=file,
-            path="filters",
-        )
+    _check_keys(table, _FILTER_KEYS, file, "filters")
     return Filters(**{k: tuple(_string_list(v, f"filters.{k}", file)) for k, v in table.items()})
 
 
@@ -315,10 +314,9 @@ def write_params(path: Path, params: ScoringParams) -> Path | None:
     except tomlkit.exceptions.TOMLKitError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=str(path)) from None
     weights = tomlkit.table()
+    b_table = tomlkit.inline_table()
     for key, value in params.weights.as_dict().items():
         weights[key] = value
-    b_table = tomlkit.inline_table()
-    for key in FIELDS:
         b_table[key] = params.b_for(key)
     document["k1"] = params.k1
     document["b"] = b_table

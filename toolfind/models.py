@@ -1,15 +1,11 @@
 """The data toolfind works with: frozen dataclasses, no I/O, no third-party imports.
 
 The classes are ``@dataclass(frozen=True, slots=True)`` in every observable way (fields,
-``dataclasses.fields``/``replace``/``astuple``, ``__init__`` signature, equality, hash, repr,
-pickling, FrozenInstanceError) but are declared with :func:`_frozen_dataclass`, which does not
-import :mod:`dataclasses`: that module compiles every method it generates from source text on
-each import, and pulls in :mod:`inspect` and :mod:`typing`, more than Python's own start-up
-for a command that loads an index. So each class writes its ``__init__`` out (compiled once,
-into the ``.pyc``) and shares one ``__eq__``, ``__hash__``, ``__repr__``, frozen
-``__setattr__``/``__delattr__`` and pickling pair driven by its fields;
-``__dataclass_fields__`` is made by :mod:`dataclasses` itself the first time anything asks.
-The emulation is private to this module: other modules use :mod:`dataclasses`.
+``dataclasses.fields``/``replace``, signature, equality, hash, repr, pickling,
+FrozenInstanceError) but are declared with :func:`_frozen_dataclass`, which does not import
+:mod:`dataclasses` (it compiles its generated methods from source on each import and pulls in
+inspect and typing): each class writes its ``__init__`` out, compiled once into the ``.pyc``.
+Other modules use :mod:`dataclasses`.
 """
 
 from __future__ import annotations
@@ -78,12 +74,9 @@ def _frozen_dataclass(cls: type[_T]) -> type[_T]:
     """``@dataclass(frozen=True, slots=True)`` for a class that writes its own ``__init__``.
 
     The ``__init__`` takes the fields in order with their defaults (:data:`_FACTORY` for a
-    ``default_factory``) and sets them with ``object.__setattr__``. ``__eq__``, ``__hash__`` and
-    ``__repr__`` behave as the generated ones do: equal when of the same class with equal
-    compared fields (else NotImplemented), the hash of those fields' tuple,
-    ``Name(field=value!r, ...)`` over the repr fields, ``...`` on recursion. Assigning or
-    deleting any attribute raises ``dataclasses.FrozenInstanceError``. Every model compares
-    and hashes two fields or more, so ``attrgetter`` gives their tuple, in C.
+    ``default_factory``) and sets them with ``object.__setattr__``; the other methods behave
+    as the generated ones do, driven by the field options. Every model compares and hashes
+    two fields or more, so ``attrgetter`` gives their tuple, in C.
     """
     own = cls.__dict__
     names = tuple(own.get("__annotations__", {}))

@@ -1,12 +1,9 @@
 """What a tool entry looks like: the knowledge that reading a catalog and writing a tool share.
 
-The format names and the keys each uses, which keys of an entry are toolfind's own, how an
-entry's shape is told (:func:`detect_entry`), which keys of an original entry are carried over
-when a tool is written back in its own shape (:func:`carried_keys`), the Gemini schema
-conversion both directions check against (:func:`schema_from_gemini`), and the tags MCP
-annotations imply (:func:`all_tags`). ``catalog.formats`` reads entries with it;
-``output.tool_formats`` writes them; ``models.Tool`` and the warm path's tool records take
-their tags from it.
+The format names and their keys, how an entry's shape is told (:func:`detect_entry`), which
+keys of an original entry are carried over when a tool is written back in its own shape
+(:func:`carried_keys`), the Gemini schema conversion (:func:`schema_from_gemini`) and the tags
+MCP annotations imply (:func:`all_tags`).
 
 The shapes an entry can have (``detect_entry``):
 
@@ -83,29 +80,12 @@ _GEMINI_BUILTINS: Final = frozenset(
 _NATIVE_ONLY_KEYS: Final = (*METADATA_KEYS, "output_schema")
 #: Entry keys whose value is a JSON Schema (input or output), in any format.
 SCHEMA_KEYS: Final = frozenset(
-    {
-        "parameters",
-        "input_schema",
-        "inputSchema",
-        "outputSchema",
-        "output_schema",
-        "parametersJsonSchema",
-        "response",
-        "responseJsonSchema",
-    }
+    "parameters input_schema inputSchema outputSchema output_schema parametersJsonSchema"
+    " response responseJsonSchema".split()
 )
 #: Keys read or written by some format: never copied as "unknown" extras on write-back.
-MANAGED: Final = frozenset(
-    {
-        "type",
-        "function",
-        "name",
-        "title",
-        "description",
-        "annotations",
-        *SCHEMA_KEYS,
-        *METADATA_KEYS,
-    }
+MANAGED: Final = SCHEMA_KEYS.union(
+    METADATA_KEYS, ("type", "function", "name", "title", "description", "annotations")
 )
 
 

@@ -54,14 +54,11 @@ def main(
 def app_for(args: Sequence[str]) -> typer.Typer:
     """The app to run ``args`` with: the full app, or a copy holding only the command they name.
 
-    Typer turns every registered command of an app into a click command on every run, which
-    costs more than most commands' own work. When ``args`` start with a command's name (its
-    group's name first for ``cache path`` and the like) the copy holds that command alone, with
-    the same settings and the same top-level callback, so its help, usage errors and exit codes
-    are the full app's. Anything else -- no arguments, ``--help``, an unknown name, a group
-    without a known subcommand -- gets the full app, whose output lists or suggests the other
-    commands. With ``--version`` first no command is needed at all: its eager callback prints
-    and exits before a command is looked up.
+    Typer turns every registered command into a click command on every run, which costs more
+    than most commands' own work. The copy keeps the settings and top-level callback, so help,
+    usage errors and exit codes are the full app's; anything that names no command (``--help``,
+    an unknown name) gets the full app, which lists or suggests the others. ``--version`` needs
+    no command: its eager callback prints and exits first.
     """
     if args and args[0] == "--version":
         return _with_only(app, commands=[], groups=[])

@@ -16,10 +16,8 @@ import typer
 
 from toolfind.errors import ToolfindError
 
-# Start-up cost is part of every command's cost, so this module imports only what every
-# command needs (typer already loads enum, pathlib and typing). Everything else -- json, the
-# data model behind ``wire``, the config, the cache, the index, rich -- is imported inside the
-# commands that use it: ``toolfind cache path`` must not pay for a search.
+# Only what every command needs is imported here; the rest inside the commands that use it:
+# ``toolfind cache path`` must not pay for a search.
 
 app = typer.Typer(
     name="toolfind",
@@ -91,8 +89,7 @@ def reports_errors(func: F) -> F:
 
 
 def _render() -> Any:
-    """The renderer, imported only when a command prints for a human (it imports Rich only
-    for a terminal)."""
+    """The renderer, imported only when a command prints for a human."""
     from toolfind.output import render
 
     return render
@@ -151,8 +148,7 @@ def _load(
 def _progress(message: str, after: float = 1.0) -> Iterator[None]:
     """A spinner on stderr once the work inside has taken ``after`` seconds; on a terminal only.
 
-    Rich is imported by the timer, when the spinner starts: a load from the cache takes a few
-    milliseconds, and importing Rich would cost more than the load.
+    Rich is imported by the timer: a load from the cache costs less than importing Rich.
     """
     if not sys.stderr.isatty():
         yield

@@ -38,11 +38,8 @@ def run(argv: Sequence[str]) -> int | None:
 class Grammar:
     """What the fast path accepts of one command: its flags, its options taking a value
     (repeatable or not), whether it takes one NAME/QUERY argument, and its ``-k`` default
-    (None: no ``-k``). Every command takes ``-c/--catalog PATH`` (repeatable).
-
-    The Typer command accepts all of it with the same meaning (tests/test_fast.py checks each
-    option against the Typer app, and that both read any argv the fast path takes alike).
-    """
+    (None: no ``-k``). Every command takes ``-c/--catalog PATH`` (repeatable). The Typer
+    command reads all of it alike (tests/test_fast.py checks each option)."""
 
     __slots__ = ("flags", "limit", "takes_name", "valued")
 

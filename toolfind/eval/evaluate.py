@@ -1,7 +1,6 @@
 """Measure and tune ranking against labelled queries: eval, tune and findability lint.
 
-Pure: no I/O, no printing. The CLI loads the queries (``queries.py``), calls one function
-here and renders the returned report.
+Pure: no I/O, no printing; the CLI loads the queries and renders the returned report.
 
 Metrics are the usual tool-retrieval ones over the top 10 hits ``search`` returns (exact-name
 hits first, as a user sees them), averaged over queries:
@@ -21,27 +20,20 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
-from toolfind.errors import ConfigError, ToolfindError
+from toolfind.errors import ConfigError
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
 from toolfind.models import FIELDS, Finding, ScoringParams, SearchResult, Similar, Tool
 
 #: Metric names in display order (the keys of ``Metrics.as_dict``).
 METRICS: tuple[str, ...] = ("mrr@10", "recall@1", "recall@5", "recall@10", "ndcg@10")
 #: Short labels for tables.
-METRIC_LABELS: dict[str, str] = {
-    "mrr@10": "MRR@10",
-    "recall@1": "R@1",
-    "recall@5": "R@5",
-    "recall@10": "R@10",
-    "ndcg@10": "NDCG@10",
-}
+METRIC_LABELS = dict(zip(METRICS, ("MRR@10", "R@1", "R@5", "R@10", "NDCG@10"), strict=True))
+#: Names a metric may be given by (case-folded): its own, its label, ``mrr`` and ``ndcg``.
 _ALIASES: dict[str, str] = {
     **{m: m for m in METRICS},
+    **{label.casefold(): m for m, label in METRIC_LABELS.items()},
     "mrr": "mrr@10",
     "ndcg": "ndcg@10",
-    "r@1": "recall@1",
-    "r@5": "recall@5",
-    "r@10": "recall@10",
 }
 CUTOFF = 10
 
@@ -288,15 +280,17 @@ def evaluate(
     splits = {name: Metrics.mean(rows) for name, rows in by_split.items()}
     k = METRICS.index(key)
     ordered = sorted(outcomes, key=lambda o: (o.values[k], o.values[0], o.query.labelled.entry))
-    worst_outcomes = tuple(o for o in ordered if o.values[k] < 1.0)[:worst]
+    retrieved = {doc for o in outcomes for doc in o.top}
+    labelled = {doc for o in outcomes for doc in o.query.relevant_ids}
+    found = {doc for o in outcomes for doc in o.query.relevant_ids if doc in o.top}
     return EvalReport(
         params=index.params,
         overall=overall,
         splits=splits,
         outcomes=tuple(outcomes),
-        worst=worst_outcomes,
-        unretrieved=_unretrieved(index, outcomes),
-        missed=_missed(index, outcomes),
+        worst=tuple(o for o in ordered if o.values[k] < 1.0)[:worst],
+        unretrieved=tuple(t for i, t in enumerate(index.tools) if t.enabled and i not in retrieved),
+        missed=tuple(index.tools[i] for i in sorted(labelled - found)),
         depth=limit,
         failures=tuple(check_thresholds(overall, thresholds)),
     )
@@ -307,35 +301,11 @@ def _doc_ids(index: RankingIndex) -> dict[int, int]:
 
 
 def _ranked(index: RankingIndex, query: str, limit: int, doc_of: Mapping[int, int]) -> list[int]:
-    """Doc ids of the hits for a query, in order (exact-name hits first, as search gives)."""
-    out = []
-    for hit in index.search(query, limit).hits:
-        doc = doc_of.get(id(hit.tool))
-        if doc is None:  # a with_params copy may hold equal tools that are not the same objects
-            doc = _slow_doc(index, hit.tool)
-        out.append(doc)
-    return out[:limit]
+    """Doc ids of the hits for a query, in order (exact-name hits first, as search gives).
 
-
-def _slow_doc(index: RankingIndex, tool: Tool) -> int:
-    for i, t in enumerate(index.tools):
-        if t.name == tool.name and t.namespace == tool.namespace:
-            return i
-    raise ToolfindError(f"search returned {tool.qualified_name!r}, which is not in the index")
-
-
-def _unretrieved(index: RankingIndex, outcomes: Sequence[QueryOutcome]) -> tuple[Tool, ...]:
-    found = {doc for o in outcomes for doc in o.top}
-    return tuple(t for i, t in enumerate(index.tools) if t.enabled and i not in found)
-
-
-def _missed(index: RankingIndex, outcomes: Sequence[QueryOutcome]) -> tuple[Tool, ...]:
-    labelled: set[int] = set()
-    found: set[int] = set()
-    for o in outcomes:
-        labelled.update(o.query.relevant_ids)
-        found.update(doc for doc in o.query.relevant_ids if doc in o.top)
-    return tuple(index.tools[i] for i in sorted(labelled - found))
+    ``with_params`` copies share the tool objects, so a hit's tool is found by identity.
+    """
+    return [doc_of[id(hit.tool)] for hit in index.search(query, limit).hits]
 
 
 def mean_metrics(index: RankingIndex, queries: Sequence[JudgedQuery]) -> Metrics:
@@ -494,24 +464,19 @@ def tune(
     )
 
 
-def _used_fields(tools: Sequence[Tool]) -> list[str]:
-    used = {"name"}
-    for t in tools:
-        if t.namespace:
-            used.add("namespace")
-        if t.description.strip():
-            used.add("description")
-        if t.parameters.get("properties"):
-            used.add("params")
-        if t.all_tags:
-            used.add("tags")
-        if t.search_hint.strip():
-            used.add("search_hint")
-    return [f for f in FIELDS if f in used]
+#: Whether a tool has text in a field (``name`` always has).
+_HAS_FIELD: dict[str, Callable[[Tool], object]] = {
+    "name": lambda t: True,
+    "namespace": lambda t: t.namespace,
+    "description": lambda t: t.description.strip(),
+    "params": lambda t: t.parameters.get("properties"),
+    "tags": lambda t: t.all_tags,
+    "search_hint": lambda t: t.search_hint.strip(),
+}
 
 
 def _coordinates(tools: Sequence[Tool], *, tune_delta: bool) -> list[tuple[str, tuple[float, ...]]]:
-    used = _used_fields(tools)
+    used = [f for f in FIELDS if any(map(_HAS_FIELD[f], tools))]
     coords = [(f"weight.{f}", WEIGHT_GRID) for f in used]
     coords += [(f"b.{f}", B_GRID) for f in used]
     coords.append(("k1", K1_GRID))
@@ -568,11 +533,10 @@ def findability(
         report = evaluate(index, queries, worst=0)
     issues: list[FindabilityIssue] = []
     missed_ids = {id(t) for t in report.missed}
-    best: dict[int, tuple[int | None, str]] = {}
+    best: dict[int, tuple[int | None, str]] = {}  # doc -> its best rank, for the first query
     for o in report.outcomes:
         for doc, rank in zip(o.query.relevant_ids, o.ranks, strict=True):
-            prev = best.get(doc)
-            if prev is None or (rank is not None and (prev[0] is None or rank < prev[0])):
+            if doc not in best or (rank or math.inf) < (best[doc][0] or math.inf):
                 best[doc] = (rank, o.query.query)
     doc_of = _doc_ids(index)
     for tool in report.missed:
@@ -621,17 +585,14 @@ def indistinct_pairs(
     ]
     if not pairs:
         return []
-    idf = _idf(index)
-    vectors: dict[int, dict[str, float]] = {}
+    from toolfind.core.bm25f import idf as idf_of
 
-    def vector(doc: int) -> dict[str, float]:
-        if doc not in vectors:
-            vectors[doc] = _content_vector(index.tools[doc], idf)
-        return vectors[doc]
-
+    n = sum(1 for t in index.tools if t.enabled)
+    idf = {term: idf_of(len(docs), n) for term, (docs, _) in index.impacts().items()}
+    vectors = {doc: _content_vector(index.tools[doc], idf) for pair in pairs for doc in pair}
     issues = []
     for a, b in pairs:
-        va, vb = vector(a), vector(b)
+        va, vb = vectors[a], vectors[b]
         cos = _cosine(va, vb)
         if cos < min_similarity:
             continue
@@ -651,13 +612,6 @@ def indistinct_pairs(
             )
         )
     return issues
-
-
-def _idf(index: RankingIndex) -> dict[str, float]:
-    from toolfind.core.bm25f import idf
-
-    n = sum(1 for t in index.tools if t.enabled)
-    return {term: idf(len(docs), n) for term, (docs, _) in index.impacts().items()}
 
 
 def _content_vector(tool: Tool, idf: Mapping[str, float]) -> dict[str, float]:

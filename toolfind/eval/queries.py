@@ -28,12 +28,8 @@ _FORMATS = {".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl", ".ndjson": "json
 
 @dataclass(frozen=True, slots=True)
 class LabelledQuery:
-    """One labelled query: the text, the tools it should find, and where it came from.
-
-    ``relevant`` holds the names as written in the file (any spelling ``show`` accepts);
-    ``entry`` is the 1-based position in the file and ``line`` its line where known, so
-    later errors (an unknown tool name) can point back at it.
-    """
+    """One labelled query: the text, the tools it should find (as written: any spelling
+    ``show`` accepts), and where it came from (1-based ``entry``, ``line`` where known)."""
 
     query: str
     relevant: tuple[str, ...]
@@ -76,8 +72,7 @@ class NameResolver(Protocol):
 def load_queries(path: Path | str, *, max_bytes: int = MAX_BYTES) -> list[LabelledQuery]:
     """Read a labelled-queries file (YAML, JSON list or JSON Lines, by :data:`_FORMATS`).
 
-    Raises ``ToolfindError`` for a missing, unreadable, oversized or malformed file and for
-    any bad entry (naming the file, line where known, and entry).
+    Raises ``ToolfindError`` for a missing, unreadable, oversized or malformed file or entry.
     """
     p = Path(path)
     name = str(path)
@@ -132,8 +127,7 @@ def resolve_queries(index: NameResolver, queries: Sequence[LabelledQuery]) -> li
 
     Raises ``ToolfindError`` naming the entry for an unknown or ambiguous tool name.
     """
-    doc_ids = {id(tool): i for i, tool in enumerate(index.tools)}
-    keyed = {_key(tool): i for i, tool in enumerate(index.tools)}
+    doc_ids = {id(tool): i for i, tool in enumerate(index.tools)}  # resolve returns one of them
     judged: list[JudgedQuery] = []
     for q in queries:
         ids: list[int] = []
@@ -145,25 +139,16 @@ def resolve_queries(index: NameResolver, queries: Sequence[LabelledQuery]) -> li
                     exc.message,
                     file=q.file or None,
                     line=q.line,
-                    path=f"{_where(q)}: relevant[{j}]",
+                    path=f"{_where(q.entry, q.id)}: relevant[{j}]",
                 ) from None
-            doc = doc_ids.get(id(tool), keyed.get(_key(tool)))
-            if doc is None:  # pragma: no cover - resolve returns one of index.tools
-                raise ToolfindError(
-                    f"{name!r} resolved to a tool outside the index", path=_where(q)
-                )
-            if doc not in ids:
-                ids.append(doc)
+            if doc_ids[id(tool)] not in ids:
+                ids.append(doc_ids[id(tool)])
         judged.append(JudgedQuery(q, tuple(ids)))
     return judged
 
 
-def _key(tool: Tool) -> tuple[str, str]:
-    return (tool.namespace, tool.name)
-
-
-def _where(q: LabelledQuery) -> str:
-    return f"entry {q.entry} (id {q.id!r})" if q.id != str(q.entry) else f"entry {q.entry}"
+def _where(entry: int, qid: str) -> str:
+    return f"entry {entry} (id {qid!r})" if qid != str(entry) else f"entry {entry}"
 
 
 def _sniff(text: str) -> str:
@@ -245,8 +230,7 @@ def _entry(entry: Any, n: int, file: str, line: int | None, seen: dict[str, int]
     if not isinstance(entry, Mapping):
         raise bad(f"expected a mapping with 'query' and 'relevant', got {_kind(entry)}")
     qid = _entry_id(entry.get("id"), n, bad)
-    if qid != str(n):
-        where = f"entry {n} (id {qid!r})"
+    where = _where(n, qid)
     query = entry.get("query")
     if query is None:
         raise bad("query: required key missing")

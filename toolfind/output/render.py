@@ -1,11 +1,9 @@
 """Human output: tables and text for a person. The only module that imports rich.
 
-On a terminal Rich draws the output. Anywhere else (a pipe, a file, a test runner) the same
-tables are drawn here without Rich, whose import and layout cost a table command about three
-times Python's start-up: the same box characters and cells, at their natural width, never
-wrapped or cut; a table that fits in 80 columns prints byte for byte what Rich prints into a
-pipe. The switch follows Rich's rules: ``TTY_COMPATIBLE=1`` or a non-empty ``FORCE_COLOR``
-choose Rich, ``TTY_COMPATIBLE=0`` never. Progress goes to stderr, and only on a terminal.
+On a terminal Rich draws the output. Anywhere else the same tables are drawn here without
+Rich (whose import costs more than the command): the same box characters and cells, at their
+natural width, never wrapped or cut; a table that fits in 80 columns prints byte for byte what
+Rich prints into a pipe. The switch follows Rich's rules (:func:`use_rich`).
 """
 
 from __future__ import annotations
@@ -22,29 +20,15 @@ from toolfind.output.wire import clean_text, dumps
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
-    from typing import Any, Protocol, TypeAlias
+    from typing import Any, TypeAlias
 
     from toolfind.models import Category, Finding, SearchResult, Similar, Tool
 
     #: A table cell or a line: text, or pieces of text some of which are styled.
     Cell: TypeAlias = str | Sequence[str | "Styled"]
-
-    class Output(Protocol):
-        """Where a command's human output goes: Rich on a terminal, plain text elsewhere."""
-
-        def line(self, text: Cell = "") -> None: ...
-
-        def table(
-            self,
-            headers: Sequence[str],
-            rows: Sequence[Sequence[Cell]],
-            *,
-            title: str | None = None,
-            show_header: bool = True,
-        ) -> None: ...
-
-        def json(self, text: str) -> None:
-            """Print a JSON document as :func:`wire.dumps` wrote it."""
+    #: Where a command's human output goes: Rich on a terminal, plain text elsewhere. Both
+    #: take the same lines, tables (headers, rows of cells, title) and JSON text.
+    Output: TypeAlias = "RichOutput | PlainOutput"
 
 
 class Styled:
@@ -58,7 +42,8 @@ class Styled:
 
 
 def use_rich(environ: Mapping[str, str] | None = None, stdout: Any = None) -> bool:
-    """True when Rich should draw stdout: Rich's own test for a terminal."""
+    """True when Rich should draw stdout, by Rich's own rules: ``TTY_COMPATIBLE=1`` or a
+    non-empty ``FORCE_COLOR`` say yes, ``TTY_COMPATIBLE=0`` no, else whether it is a tty."""
     environ = os.environ if environ is None else environ
     stdout = sys.stdout if stdout is None else stdout
     compatible = environ.get("TTY_COMPATIBLE", "")
@@ -77,10 +62,6 @@ def use_rich(environ: Mapping[str, str] | None = None, stdout: Any = None) -> bo
 def _out() -> Output:
     # Chosen per call, writing to the sys.stdout of the moment (tests capture it).
     return RichOutput() if use_rich() else PlainOutput(sys.stdout)
-
-
-def _tags(tags: Sequence[str]) -> str:
-    return ", ".join(tags)
 
 
 # -- the commands' output ----------------------------------------------------------------------
@@ -104,35 +85,27 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
                 name,
                 f"{wire.score(hit.score):.3f}",
                 clean_text(hit.tool.summary, 160),
-                _tags(hit.tool.all_tags),
+                ", ".join(hit.tool.all_tags),
             ]
         )
     out.table(("#", "tool", "score", "description", "tags"), rows)
-    if explain:
-        for hit in result.hits:
-            explanation(hit.tool.qualified_name, hit.score, hit.explanation, out)
-
-
-def explanation(
-    name: str, total: float, contributions: Sequence[Any], out: Output | None = None
-) -> None:
-    rows = [
-        [
-            c.term,
-            c.field,
-            f"{c.tf:g}",
-            f"{c.idf:.4f}",
-            f"{c.length_norm:.4f}",
-            f"{c.weight:g}",
-            f"{c.score:.4f}",
+    if not explain:
+        return
+    for hit in result.hits:
+        rows = [
+            [
+                c.term,
+                c.field,
+                f"{c.tf:g}",
+                f"{c.idf:.4f}",
+                f"{c.length_norm:.4f}",
+                f"{c.weight:g}",
+                f"{c.score:.4f}",
+            ]
+            for c in hit.explanation
         ]
-        for c in contributions
-    ]
-    (out or _out()).table(
-        ("term", "field", "tf", "idf", "length norm", "weight", "score"),
-        rows,
-        title=f"{name}: {total:.4f}",
-    )
+        headers = ("term", "field", "tf", "idf", "length norm", "weight", "score")
+        out.table(headers, rows, title=f"{hit.tool.qualified_name}: {hit.score:.4f}")
 
 
 def tools(rows: Sequence[Tool]) -> None:
@@ -147,7 +120,7 @@ def tools(rows: Sequence[Tool]) -> None:
                 tool.name,
                 tool.namespace,
                 clean_text(tool.summary, 160),
-                _tags(tool.all_tags),
+                ", ".join(tool.all_tags),
                 "yes" if tool.defer else "",
             ]
             for tool in rows
@@ -184,8 +157,7 @@ def similar(name: str, items: Sequence[Similar]) -> None:
 
 
 def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
-    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown): plain text
-    for a system prompt, never through Rich."""
+    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown), never Rich."""
     if tools:  # one write, not one a tool
         pattern = "- **{}**: {}" if markdown else "{}: {}"
         lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
@@ -196,7 +168,7 @@ def categories(items: Sequence[Category]) -> None:
     out = _out()
     out.table(
         ("namespace", "tools", "deferred", "top tags"),
-        [[c.name, str(c.tool_count), str(c.deferred_count), _tags(c.tags)] for c in items],
+        [[c.name, str(c.tool_count), str(c.deferred_count), ", ".join(c.tags)] for c in items],
     )
     out.line(f"{len(items)} namespaces, {sum(c.tool_count for c in items)} tools")
 
@@ -219,8 +191,7 @@ def mapping(title: str, data: dict[str, Any]) -> None:
 
 
 def spinner(message: str) -> Any:
-    """A spinner on stderr, started; the caller stops it. (The CLI starts one only when work
-    has already taken a while, and only on a terminal, so pipes and CI logs stay clean.)"""
+    """A spinner on stderr, started; the caller stops it."""
     from rich.console import Console
 
     status = Console(stderr=True).status(message)
@@ -242,8 +213,7 @@ _METRIC_HEADERS = ("queries", "MRR@10", "R@1", "R@5", "R@10", "NDCG@10")
 def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
     out = _out()
     rows = [_metrics_row("all", report.overall)]
-    for name, metrics in sorted(report.splits.items()):
-        rows.append(_metrics_row(name or "-", metrics))
+    rows += [_metrics_row(name or "-", m) for name, m in sorted(report.splits.items())]
     out.table(("split", *_METRIC_HEADERS), rows, title="Ranking quality (%)")
     if report.worst:
         worst: list[list[Cell]] = []
@@ -392,8 +362,7 @@ class PlainOutput:
         self.file.write("\n".join(lines) + "\n")
 
     def json(self, text: str) -> None:
-        # What Rich's print_json prints: the document indented by 2, non-ASCII as is, which
-        # is how wire.dumps wrote it (re-encoding it would change nothing but the time spent).
+        # wire.dumps already wrote what Rich's print_json prints (indent 2, non-ASCII as is).
         self.file.write(text + "\n")
 
 
@@ -409,8 +378,7 @@ def table_lines(
     widths = [0] * count
     for cells in ([head] if head is not None else []) + body:
         for i, (_, width) in enumerate(cells):
-            if width > widths[i]:
-                widths[i] = width
+            widths[i] = max(widths[i], width)
 
     def rule(chars: str) -> str:
         left, horizontal, divider, right = chars[0], chars[1], chars[2], chars[3]
@@ -455,11 +423,8 @@ def _plain(cell: Cell) -> str:
 
 
 def _clean(text: str) -> str:
-    """Text as Rich shows it: its control characters left out, tabs as spaces.
-
-    Not a sanitiser (tool text is cleaned by ``wire.clean_text`` before it gets here):
-    what Rich itself does to any text it prints, so that plain output matches Rich's.
-    """
+    """Text as Rich shows it: its control characters left out, tabs as spaces (not a
+    sanitiser: ``wire.clean_text`` cleans tool text before it gets here)."""
     if text.isascii() and text.isprintable():
         return text
     return text.translate(_STRIP).expandtabs(8)

@@ -1,7 +1,6 @@
 """What toolfind writes for programs: every ``--json`` and MCP result shape (the one place
 JSON keys are spelled; changing one is a CHANGELOG entry), the one JSON encoder (:func:`dumps`)
-and the one text sanitiser (:func:`clean_text`). The CLI, the Python API and serve-mcp all
-share these records; they read only a tool's attributes (``ToolLike``).
+and the one text sanitiser (:func:`clean_text`), shared by the CLI, the API and serve-mcp.
 
 The warm fast path imports this module for every ``search --json``: it imports nothing at load
 (unicodedata when a text needs it), and is one module because each costs a warm command ~0.1 ms.
@@ -261,9 +260,8 @@ def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]])
 
 # -- encoding ----------------------------------------------------------------------------------
 #
-# No json import: importing it (and its ``re``) costs a warm command half of Python's start-up,
-# and with an indent json encodes in Python anyway. A value this writer does not know goes to
-# json, which handles or reports it as it always did.
+# No json import: it (and its ``re``) costs a warm command half of Python's start-up, and with
+# an indent json encodes in Python anyway. A value this writer does not know goes to json.
 
 _ESCAPES = {
     '"': '\\"',
@@ -285,9 +283,8 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
     ``json.dumps(document, ensure_ascii=False)``, byte for byte.
 
-    Writes dicts, lists, tuples (arrays, as json writes them), str, int, float, bool and None
-    itself; anything else (or a cycle) is left to json, which raises TypeError or ValueError
-    where it always did.
+    Anything but dicts, lists, tuples, str, int, float, bool and None (or a cycle) is left to
+    json, which raises TypeError or ValueError where it always did.
     """
     out: list[str] = []
     try:
@@ -373,12 +370,10 @@ def _scalar(value: Any) -> str:
 
 # -- text ----------------------------------------------------------------------------------------
 #
-# A tool's description, summary and title come from catalogs and backend servers toolfind does
-# not control. Characters a reader does not see can still carry instructions to a model
-# (Unicode tag characters spell text invisibly) or make text read differently from what it is
-# (bidi overrides reorder it, zero-width characters split words); control characters can act
-# on a terminal. :func:`clean_text` removes them all, the same way everywhere: in ``--json``
-# records, in tables, in what serve-mcp lists and returns.
+# Tool text comes from catalogs and servers toolfind does not control. Characters a reader does
+# not see can still carry instructions to a model (tag characters spell text invisibly) or make
+# text read differently (bidi overrides, zero-width characters); controls can act on a terminal.
+# :func:`clean_text` removes them all, the same way in records, tables and serve-mcp.
 
 #: Unicode categories removed: controls (Cc; newline and tab kept), format characters (Cf:
 #: zero-width, bidi controls, tag characters, soft hyphen, BOM), private use (Co), surrogates
