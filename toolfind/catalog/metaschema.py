@@ -1,9 +1,8 @@
 """What a parameter or output schema may say, decided without jsonschema: one walk.
 
 ``schema_strings`` holds every keyword of a schema to its rule in the JSON Schema meta-schemas
-(Draft 2020-12 and Draft 7: ``_KEYWORD_RULES``), refuses nesting deeper than
-``MAX_SCHEMA_DEPTH``, and counts the schema's strings (for the loader's repeated-key check),
-in one walk. It answers only "certainly valid" (the count) or "cannot tell" (-1): "cannot
+(Draft 2020-12 and Draft 7), refuses nesting deeper than ``MAX_SCHEMA_DEPTH``, and counts the
+schema's strings (for the loader's repeated-key check), in one walk. It answers only "certainly valid" (the count) or "cannot tell" (-1): "cannot
 tell" goes to ``validate``, where jsonschema decides and words the message, so every finding
 is still jsonschema's own. The walk covers the common keywords and leaves everything unusual
 to jsonschema; it must never accept what jsonschema refuses (tests/test_metaschema.py).
@@ -16,11 +15,8 @@ from collections.abc import Mapping
 # typing costs `show` (formats reads entries with these rules) more than the walk.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
     from typing import Any, Final
-
-    #: A keyword's rule: whether its value certainly passes the meta-schemas.
-    KeywordRule = Callable[[Any], bool]
 
 #: Deepest nesting (objects and arrays) allowed in a parameter or output schema: deeper is a
 #: hard error ("schema is nested deeper than 64 levels").
@@ -67,7 +63,6 @@ _SUBSCHEMA_ONE: Final = frozenset(
         "contentSchema",
     }
 )
-_FREE_TEXT: Final = frozenset({"description", "title", "$comment", "pattern", "$ref", "format"})
 _COUNTS: Final = frozenset(
     {
         "minLength",
@@ -81,102 +76,49 @@ _COUNTS: Final = frozenset(
     }
 )
 _BOUNDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-
 _SIMPLE_TYPES: Final = frozenset(
     {"array", "boolean", "integer", "null", "number", "object", "string"}
 )
-_STRING_TYPE: Final = frozenset({str})
 
-
-def _rule_text(value: Any) -> bool:
-    return type(value) is str
-
-
-def _rule_flag(value: Any) -> bool:
-    return type(value) is bool
-
-
-def _rule_count(value: Any) -> bool:
-    return type(value) is int and value >= 0
-
-
-def _rule_number(value: Any) -> bool:
-    return type(value) is int or type(value) is float
-
-
-def _rule_positive(value: Any) -> bool:
-    return (type(value) is int or type(value) is float) and value > 0
-
-
-def _rule_array(value: Any) -> bool:
-    return type(value) is list
-
-
-def _rule_anything(value: Any) -> bool:
-    return True
-
-
-def _rule_types(value: Any) -> bool:
-    """A simple type, or a non-empty array of distinct simple types."""
-    if type(value) is str:
-        return value in _SIMPLE_TYPES
-    return _distinct_strings(value) and len(value) > 0 and _SIMPLE_TYPES.issuperset(value)
-
-
-def _rule_subschema(value: Any) -> bool:
-    return type(value) is bool or type(value) is dict
-
-
-def _rule_subschema_map(value: Any) -> bool:
-    return type(value) is dict
-
-
-def _rule_subschema_list(value: Any) -> bool:
-    return type(value) is list and len(value) > 0
-
-
-def _distinct_strings(value: Any) -> bool:
-    return (
-        type(value) is list
-        and _STRING_TYPE.issuperset(map(type, value))  # all strings, checked in C
-        and len(set(value)) == len(value)
-    )
-
-
-#: The rule of each keyword the walk decides. Each is the keyword's rule in both the Draft
-#: 2020-12 and the Draft 7 meta-schemas, or stricter; a keyword of only one of them (a
-#: ``$defs`` under Draft 7, say) is still held to its rule, as ``validate._shallow`` holds it.
-_KEYWORD_RULES: Final[Mapping[str, KeywordRule]] = {
-    **dict.fromkeys(
-        ("description", "title", "$comment", "pattern", "format", "$ref", "$schema"), _rule_text
-    ),
-    **dict.fromkeys(("contentEncoding", "contentMediaType"), _rule_text),
-    "type": _rule_types,
-    "required": _distinct_strings,
-    "enum": _rule_array,
-    "examples": _rule_array,
-    "const": _rule_anything,
-    "default": _rule_anything,
-    **dict.fromkeys(_SUBSCHEMA_MAPS - {"dependencies"}, _rule_subschema_map),
-    **dict.fromkeys(_SUBSCHEMA_LISTS - {"items"}, _rule_subschema_list),
-    **dict.fromkeys(_SUBSCHEMA_ONE, _rule_subschema),
-    **dict.fromkeys(_COUNTS, _rule_count),
-    **dict.fromkeys(_BOUNDS, _rule_number),
-    "multipleOf": _rule_positive,
-    **dict.fromkeys(("uniqueItems", "readOnly", "writeOnly", "deprecated"), _rule_flag),
-}
+# The walk holds each keyword below to its rule in both the Draft 2020-12 and the Draft 7
+# meta-schemas, or a stricter one; a keyword of only one of them (a ``$defs`` under Draft 7,
+# say) is still held to its rule, as ``validate._shallow`` holds it.
+#: Keywords whose value is a string.
+_TEXT_KEYWORDS: Final = frozenset(
+    {"description", "title", "$comment", "pattern", "format", "$ref", "$schema"}
+    | {"contentEncoding", "contentMediaType"}
+)
+#: Keywords whose value is a boolean (a subschema may be one too).
+_FLAG_KEYWORDS: Final = frozenset({"uniqueItems", "readOnly", "writeOnly", "deprecated"})
+#: Keywords that take any value (whose nesting alone matters), and any array.
+_VALUE_KEYWORDS: Final = frozenset({"const", "default"})
+_ARRAY_KEYWORDS: Final = frozenset({"enum", "examples"})
+#: Maps and non-empty arrays of subschemas (``items`` may be one subschema, ``dependencies``
+#: an array too: both left to jsonschema then).
+_SCHEMA_MAP_KEYWORDS: Final = _SUBSCHEMA_MAPS - {"dependencies"}
+_SCHEMA_LIST_KEYWORDS: Final = _SUBSCHEMA_LISTS - {"items"}
 #: Every keyword either meta-schema (with its vocabularies) constrains. Those without a rule
-#: above (``$id``, ``$anchor``, ``dependencies``, ...) are left to jsonschema; any other key
+#: here (``$id``, ``$anchor``, ``dependencies``, ...) are left to jsonschema; any other key
 #: is no keyword, and the meta-schemas accept any value for it.
 META_KEYWORDS: Final = frozenset(
     {
-        *_KEYWORD_RULES,
+        *_TEXT_KEYWORDS,
+        *_FLAG_KEYWORDS,
+        *_VALUE_KEYWORDS,
+        *_ARRAY_KEYWORDS,
+        *_SUBSCHEMA_MAPS,
+        *_SUBSCHEMA_LISTS,
+        *_SUBSCHEMA_ONE,
+        *_COUNTS,
+        *_BOUNDS,
+        "type",
+        "required",
+        "multipleOf",
         "$id",
         "$anchor",
         "$dynamicRef",
         "$dynamicAnchor",
         "$vocabulary",
-        "dependencies",
         "dependentRequired",
         "$recursiveAnchor",
         "$recursiveRef",
@@ -193,14 +135,6 @@ RULED_DIALECTS: Final = frozenset(
         "http://json-schema.org/draft-07/schema#",
     }
 )
-
-
-_TEXT_KEYWORDS: Final = frozenset(k for k, rule in _KEYWORD_RULES.items() if rule is _rule_text)
-_SCHEMA_MAP_KEYWORDS: Final = _SUBSCHEMA_MAPS - {"dependencies"}
-_SCHEMA_LIST_KEYWORDS: Final = _SUBSCHEMA_LISTS - {"items"}
-#: Keywords that take any value (whose nesting alone matters), and any array.
-_VALUE_KEYWORDS: Final = frozenset({"const", "default"})
-_ARRAY_KEYWORDS: Final = frozenset({"enum", "examples"})
 #: Keywords the walk holds to a rule for a value of some type, and leaves to jsonschema (by
 #: answering "cannot tell") for any other.
 _RULED_OBJECT_KEYWORDS: Final = META_KEYWORDS - _VALUE_KEYWORDS
@@ -212,7 +146,7 @@ _NO_TEXT_KEYWORDS: Final = _RULED_OBJECT_KEYWORDS - _TEXT_KEYWORDS - {"type"}
 _DEEPEST_NODE: Final = MAX_SCHEMA_DEPTH - 2
 #: ``_SIMPLE_TYPES`` as a tuple: ``in`` compares, so an unhashable value is just not in it.
 _SIMPLE_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "object", "array", "null")
-_DICT_TYPE: Final = frozenset({dict})
+_STRING_TYPE: Final = frozenset({str})
 
 
 def schema_strings(schema: dict[str, Any]) -> int:
@@ -265,10 +199,16 @@ def _schema_strings(node: dict[str, Any], depth: int) -> int:
 
 def _scalar_keyword(key: str, value: Any) -> bool:
     """``_schema_strings`` for a value that is no string, object or array."""
-    rule = _KEYWORD_RULES.get(key)
-    if rule is None:
-        return key not in META_KEYWORDS
-    return rule(value)
+    kind = type(value)
+    if key in _COUNTS:
+        return kind is int and value >= 0
+    if key in _BOUNDS:
+        return kind is int or kind is float
+    if key == "multipleOf":
+        return (kind is int or kind is float) and value > 0
+    if key in _FLAG_KEYWORDS or key in _SUBSCHEMA_ONE:
+        return kind is bool
+    return key in _VALUE_KEYWORDS or key not in META_KEYWORDS
 
 
 def _schema_object_strings(key: str, value: dict[str, Any], depth: int) -> int:
@@ -287,7 +227,8 @@ def _schema_list_strings(key: str, value: list[Any], depth: int) -> int:
     if key in _SCHEMA_LIST_KEYWORDS:
         return _subschemas_strings(value, depth + 2) if value else -1
     if key == "type":
-        return len(value) if _rule_types(value) else -1
+        ok = value and _distinct_strings(value) and _SIMPLE_TYPES.issuperset(value)
+        return len(value) if ok else -1
     if key in _RULED_ARRAY_KEYWORDS:
         return -1
     return value_strings(value, depth + 1)
@@ -338,3 +279,8 @@ def value_strings(value: dict[str, Any] | list[Any], depth: int) -> int:
                 return -1
             strings += count
     return strings
+
+
+def _distinct_strings(value: list[Any]) -> bool:
+    # All strings (checked in C), none repeated.
+    return _STRING_TYPE.issuperset(map(type, value)) and len(set(value)) == len(value)

@@ -15,7 +15,6 @@ from typing import Any, Final
 from toolfind.catalog.metaschema import (
     _BOUNDS,
     _COUNTS,
-    _FREE_TEXT,
     _SUBSCHEMA_LISTS,
     _SUBSCHEMA_MAPS,
     _SUBSCHEMA_ONE,
@@ -35,6 +34,7 @@ _SCHEMA_FILES: Final = {
     "native": "native-catalog.schema.json",
 }
 _NATIVE_TOOL_REF: Final = "urn:toolfind:schema:native-catalog#/$defs/tool"
+_FREE_TEXT: Final = frozenset({"description", "title", "$comment", "pattern", "$ref", "format"})
 
 
 # --- schema checks (jsonschema) --------------------------------------------------------------
