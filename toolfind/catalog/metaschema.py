@@ -10,13 +10,8 @@ to jsonschema; it must never accept what jsonschema refuses (tests/test_metasche
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-# typing costs `show` (formats reads entries with these rules) more than the walk.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Any, Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 #: Deepest nesting (objects and arrays) allowed in a parameter or output schema: deeper is a
 #: hard error ("schema is nested deeper than 64 levels").

@@ -19,21 +19,16 @@ accepts, read the same (tests/test_rules.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from toolfind.catalog.metaschema import schema_strings, value_strings
 from toolfind.catalog.paths import Fail, describe_char, invisible_chars, short_repr
 from toolfind.models import Source, Tool
 from toolfind.shapes import METADATA_KEYS
 
-# typing costs `show` more than the rules: only the type checker reads it.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any, Final
-
-    #: A kind's check: the number of strings in a value it certainly accepts, else -1.
-    Check = Callable[[Any], int]
+#: A kind's check: the number of strings in a value it certainly accepts, else -1.
+Check = Callable[[Any], int]
 
 #: Hard limits: an entry over them is an error (skipped), not a warning.
 MAX_NAME_LENGTH: Final = 256
