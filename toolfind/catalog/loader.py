@@ -3,11 +3,10 @@
 ``load`` never raises for bad input: every problem becomes a ``Finding`` naming the file,
 line, JSON path and what is wrong, and everything else still loads.
 
-Loading a large catalog is mostly reading entries, so the common case has a fast path: a JSON
-document is parsed by ``json.loads`` alone, and its repeated keys are found by counting its
-strings (``parse._Doc.quotes``) against those the loader meets; a well-formed entry is read
-and checked in one pass (``rules``). Anything either cannot vouch for goes the general way
-(``formats.tool_from_entry``, then ``validate``), which decides and words every finding.
+The common case has a fast path (``load_unchecked``): a JSON document parsed by ``json.loads``
+alone, each well-formed entry read and checked in one pass (``rules.read_tool``). Anything it
+cannot vouch for goes the general way (``formats.tool_from_entry``, then ``validate``), which
+decides and words every finding.
 """
 
 from __future__ import annotations
@@ -154,11 +153,22 @@ class _FileLoader:
         except CatalogError as exc:
             line = doc.locate(())
             self.findings.append(Finding(self.file, line, exc.path or "", "error", exc.message))
-            self.error_duplicates(doc)
-            return
-        spoiled = self.error_duplicates(doc)
-        if spoiled is None:
-            return
+            entries = []
+        for parts, key, line in doc.duplicates:
+            self.error(f"duplicate key {short_repr(key)}", line, parts)
+        # A duplicate key spoils the innermost entry holding it; outside every entry (the
+        # file's structure is in doubt), the whole file.
+        pointers = [pointer for pointer, _, _ in entries]
+        spoiled = set()
+        for parts, _, _ in doc.duplicates:
+            owner = max(
+                (p for p in pointers if tuple(parts[: len(pointer_parts(p))]) == pointer_parts(p)),
+                key=len,
+                default=None,
+            )
+            if owner is None:
+                return
+            spoiled.add(owner)
         for pointer, entry, defaults in entries:
             if pointer in spoiled:
                 continue
@@ -169,28 +179,6 @@ class _FileLoader:
             else:
                 line = None
             self.load_entry(entry, defaults, Source(self.file, pointer, line), doc)
-
-    def error_duplicates(self, doc: _Doc) -> set[str] | None:
-        """Report duplicate keys; the pointers of entries they spoil, None if the file is spoiled."""
-        spoiled: set[str] = set()
-        for parts, key, line in doc.duplicates:
-            self.error(f"duplicate key {short_repr(key)}", line, parts)
-        if not doc.duplicates:
-            return spoiled
-        try:
-            pointers = [pointer for pointer, _, _ in formats.list_entries(doc.value)]
-        except CatalogError:
-            return None
-        for parts, _, _ in doc.duplicates:
-            owner = max(
-                (p for p in pointers if tuple(parts[: len(pointer_parts(p))]) == pointer_parts(p)),
-                key=len,
-                default=None,
-            )
-            if owner is None:  # outside every entry: the file's structure is in doubt
-                return None
-            spoiled.add(owner)
-        return spoiled
 
     def load_entry(
         self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
@@ -268,10 +256,12 @@ def load(
                 tools.append(tool)
                 continue
             assert tool.source is not None and winner.source is not None
+            first_at = winner.source
+            where = f"{first_at.file}:{first_at.line}" if first_at.line else first_at.file
             findings.append(
                 _finding(
                     tool.source.file,
-                    f"duplicate tool {tool.qualified_name!r}: {_where(winner.source)} was "
+                    f"duplicate tool {tool.qualified_name!r}: {where} was "
                     "loaded first and wins; this one is skipped",
                     "warning",
                     line=tool.source.line,
@@ -282,7 +272,3 @@ def load(
 
 
 _tool_key: Final = attrgetter("namespace", "name")
-
-
-def _where(source: Source) -> str:
-    return f"{source.file}:{source.line}" if source.line else source.file
