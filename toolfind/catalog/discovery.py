@@ -20,17 +20,9 @@ from toolfind.models import Finding
 CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 
 
-# --- discovery ---------------------------------------------------------------------------
-
-
 def discover(paths: Sequence[Path]) -> list[Path]:
-    """Catalog files under ``paths``: files as given, directories searched recursively.
-
-    Directories yield their ``.json``, ``.yaml``, ``.yml`` and ``.jsonl`` files, sorted, and
-    skip hidden entries (names starting with ``.``); each directory is visited once, so
-    symlink loops end. Only regular files are returned, each once. Raises ``CatalogError``
-    when a path does not exist.
-    """
+    """Catalog files under ``paths``, each once (see the module); raises ``CatalogError``
+    when a path does not exist."""
     return _discover(paths)[0]
 
 

@@ -134,7 +134,7 @@ class _FileLoader:
                 break
             source = Source(file, pointer, line)
             count = -1
-            if type(entry) is dict:  # load_entry's fast path, without a call
+            if type(entry) is dict:  # as in load_doc
                 shape = defaults.get("shape") or quick_shape(entry)
                 count = read_tool(entry, shape, defaults, namespace, source, loaded)
             if count < 0:
@@ -178,17 +178,12 @@ class _FileLoader:
                 line = doc.locate(pointer_parts(pointer))
             else:
                 line = None
-            self.load_entry(entry, defaults, Source(self.file, pointer, line), doc)
-
-    def load_entry(
-        self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
-    ) -> None:
-        """Load one entry: the fast way when it can tell, else the general way."""
-        if type(entry) is dict:
-            shape = defaults.get("shape") or _quick_shape(entry)
-            if read_tool(entry, shape, defaults, self.namespace, source, self.tools) >= 0:
-                return
-        self.load_general(entry, defaults, source, doc)
+            source = Source(self.file, pointer, line)
+            if type(entry) is dict:  # the fast way when it can tell, else the general way
+                shape = defaults.get("shape") or _quick_shape(entry)
+                if read_tool(entry, shape, defaults, self.namespace, source, self.tools) >= 0:
+                    continue
+            self.load_general(entry, defaults, source, doc)
 
     def load_general(
         self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc

@@ -148,14 +148,10 @@ def schema_strings(schema: dict[str, Any]) -> int:
     """The strings in ``schema`` (keys included) when it certainly passes the meta-schema its
     ``$schema`` names (Draft 2020-12 or Draft 7) and ``too_deep`` does not refuse it; else
     -1 ("cannot tell")."""
-    if "$schema" in schema and not _ruled_dialect(schema["$schema"]):
+    declared = schema.get("$schema")  # None: the default, 2020-12
+    if declared is not None and not (type(declared) is str and declared in RULED_DIALECTS):
         return -1
     return _schema_strings(schema, 0)
-
-
-def _ruled_dialect(declared: Any) -> bool:
-    """Whether a ``$schema`` value lets the walk decide (None: the default)."""
-    return declared is None or (type(declared) is str and declared in RULED_DIALECTS)
 
 
 def _schema_strings(node: dict[str, Any], depth: int) -> int:

@@ -17,6 +17,7 @@ import os
 import stat
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
@@ -245,44 +246,27 @@ _DEEP_DOCUMENT: Final = 500
 
 
 def _refuse_lone_surrogates(text: str, value: Any, locate: Locate) -> None:
+    """Refuse the first unpaired surrogate in a key or string: json accepts ``"\\ud800"``, but
+    no such string can be written as UTF-8, so printing it would crash every command."""
     # Only an escape can make a lone surrogate; "\\" first, as one character is found fastest.
-    if "\\" in text and ("\\ud" in text or "\\uD" in text):
-        bad = _lone_surrogate(value)
-        if bad is not None:
-            raise _Problem(
-                f"invalid JSON: the string at {json_path(bad[0]) or '$'} has the unpaired "
-                f"surrogate \\u{ord(bad[1]):04x}; strings must be valid Unicode",
-                locate(bad[0]),
-            )
-
-
-def _lone_surrogate(doc: Any) -> tuple[tuple[PathPart, ...], str] | None:
-    """The path and character of the first unpaired surrogate in a key or string, or None.
-
-    json accepts ``"\\ud800"``, but no such string can be written as UTF-8: printing it
-    would crash every command that shows the tool.
-    """
-    stack: list[tuple[Any, tuple[PathPart, ...]]] = [(doc, ())]
+    if "\\" not in text or ("\\ud" not in text and "\\uD" not in text):
+        return
+    stack: list[tuple[Any, tuple[PathPart, ...]]] = [(value, ())]
     while stack:
-        value, parts = stack.pop()
-        items: Iterable[tuple[PathPart, Any]]
-        if isinstance(value, str):
-            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
-            if bad is not None:
-                return parts, bad
-            continue
-        if isinstance(value, dict):
-            for key in value:
-                bad = next((c for c in key if "\ud800" <= c <= "\udfff"), None)
-                if bad is not None:
-                    return (*parts, key), bad
-            items = value.items()
-        elif isinstance(value, list):
-            items = enumerate(value)
+        node, parts = stack.pop()
+        if isinstance(node, str):
+            strings = [(parts, node)]
         else:
-            continue
-        stack.extend(reversed([(v, (*parts, k)) for k, v in items]))  # document order
-    return None
+            strings = [((*parts, key), key) for key in node] if isinstance(node, dict) else []
+            stack.extend(reversed([(v, (*parts, k)) for k, v in _json_children(node)]))
+        for at, string in strings:  # a dict's keys before its values: document order
+            bad = next((c for c in string if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                raise _Problem(
+                    f"invalid JSON: the string at {json_path(at) or '$'} has the unpaired "
+                    f"surrogate \\u{ord(bad):04x}; strings must be valid Unicode",
+                    locate(at),
+                )
 
 
 def _offset_outside_strings(text: str, token: str) -> int | None:
@@ -391,11 +375,7 @@ def _parse_yaml(text: str) -> _Doc:
         loader.dispose()
     if value is None:
         raise _Problem("file is empty")
-
-    def locate(parts: Sequence[PathPart]) -> int | None:
-        return node_line(root, parts)
-
-    doc = _Doc(value, locate)
+    doc = _Doc(value, partial(node_line, root))
     if loader.duplicates:
         where = _paths_of(root, {id(node) for node, _ in loader.duplicates}, node_children)
         for node, key_node in loader.duplicates:

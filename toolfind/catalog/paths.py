@@ -119,10 +119,4 @@ def finding(
     line: int | None = None,
     parts: Sequence[PathPart] = (),
 ) -> Finding:
-    return Finding(
-        file=str(path),
-        line=line,
-        path=json_path(parts),
-        severity=severity,
-        message=message,
-    )
+    return Finding(str(path), line, json_path(parts), severity, message)

@@ -147,20 +147,18 @@ _OUTPUT_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "mcp": ("outputSchema",),
     "gemini": ("responseJsonSchema", "response"),
 }
-_PARAMETERS: Final = ("parameters",)
-_OUTPUT_SCHEMA: Final = ("output_schema",)
 
 
 def input_key(shape: str, body: Mapping[str, Any]) -> str:
     """The key of ``body`` (an entry, or an OpenAI tool's function) that holds the input schema."""
-    keys = _INPUT_KEYS.get(shape, _PARAMETERS)
+    keys = _INPUT_KEYS.get(shape, ("parameters",))
     return next((key for key in keys if key in body), keys[-1])
 
 
 def output_key(shape: str, body: Mapping[str, Any]) -> str:
     """The key of ``body`` that holds the output schema (read for every shape; checked
     against the meta-schema only where the shape's schema lists it)."""
-    keys = _OUTPUT_KEYS.get(shape, _OUTPUT_SCHEMA)
+    keys = _OUTPUT_KEYS.get(shape, ("output_schema",))
     return next((key for key in keys if key in body), keys[-1])
 
 
