@@ -17,9 +17,6 @@ MCP_NAME_CHARS: Final = frozenset(
 )
 
 
-# --- lint --------------------------------------------------------------------------------
-
-
 def lint(result: LoadResult) -> list[Finding]:
     """Warnings about loaded tools, for ``toolfind validate``.
 

@@ -43,9 +43,6 @@ _DICT_TYPE: Final = frozenset({dict})
 _quick_shape: Final = formats.quick_shape
 
 
-# --- loading -----------------------------------------------------------------------------
-
-
 def _stem_namespace(path: Path) -> str:
     """The namespace a file gives tools that name none: its stem, made a valid namespace."""
     stem = "".join("_" if c.isspace() or c in "/:" or not c.isprintable() else c for c in path.stem)

@@ -43,37 +43,17 @@ _SUBSCHEMA_MAPS: Final = frozenset(
 )
 _SUBSCHEMA_LISTS: Final = frozenset({"prefixItems", "allOf", "anyOf", "oneOf", "items"})
 _SUBSCHEMA_ONE: Final = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "additionalItems",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
+    {"items", "additionalProperties", "additionalItems", "contains", "propertyNames"}
+    | {"not", "if", "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
 )
 _COUNTS: Final = frozenset(
-    {
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "minContains",
-        "maxContains",
-    }
+    {"minLength", "maxLength", "minItems", "maxItems", "minContains", "maxContains"}
+    | {"minProperties", "maxProperties"}
 )
 _BOUNDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-_SIMPLE_TYPES: Final = frozenset(
-    {"array", "boolean", "integer", "null", "number", "object", "string"}
-)
+#: As a tuple, ``in`` compares, so an unhashable value is just not in it.
+_SIMPLE_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "object", "array", "null")
+_SIMPLE_TYPES: Final = frozenset(_SIMPLE_TYPE_NAMES)
 
 # The walk holds each keyword below to its rule in both the Draft 2020-12 and the Draft 7
 # meta-schemas, or a stricter one; a keyword of only one of them (a ``$defs`` under Draft 7,
@@ -96,28 +76,10 @@ _SCHEMA_LIST_KEYWORDS: Final = _SUBSCHEMA_LISTS - {"items"}
 #: here (``$id``, ``$anchor``, ``dependencies``, ...) are left to jsonschema; any other key
 #: is no keyword, and the meta-schemas accept any value for it.
 META_KEYWORDS: Final = frozenset(
-    {
-        *_TEXT_KEYWORDS,
-        *_FLAG_KEYWORDS,
-        *_VALUE_KEYWORDS,
-        *_ARRAY_KEYWORDS,
-        *_SUBSCHEMA_MAPS,
-        *_SUBSCHEMA_LISTS,
-        *_SUBSCHEMA_ONE,
-        *_COUNTS,
-        *_BOUNDS,
-        "type",
-        "required",
-        "multipleOf",
-        "$id",
-        "$anchor",
-        "$dynamicRef",
-        "$dynamicAnchor",
-        "$vocabulary",
-        "dependentRequired",
-        "$recursiveAnchor",
-        "$recursiveRef",
-    }
+    {*_TEXT_KEYWORDS, *_FLAG_KEYWORDS, *_VALUE_KEYWORDS, *_ARRAY_KEYWORDS, *_COUNTS, *_BOUNDS}
+    | {*_SUBSCHEMA_MAPS, *_SUBSCHEMA_LISTS, *_SUBSCHEMA_ONE, "type", "required", "multipleOf"}
+    | {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "dependentRequired"}
+    | {"$recursiveAnchor", "$recursiveRef"}
 )
 #: ``$schema`` values naming the meta-schemas the rules follow: Draft 2020-12 (also the
 #: default of ``validate._meta_validator``) and Draft 7 (which MCP servers built with zod
@@ -139,8 +101,6 @@ _NO_TEXT_KEYWORDS: Final = _RULED_OBJECT_KEYWORDS - _TEXT_KEYWORDS - {"type"}
 #: The deepest a schema object may be for the walk to decide (one level short of what
 #: ``too_deep`` allows for its direct children: the walk never looks further).
 _DEEPEST_NODE: Final = MAX_SCHEMA_DEPTH - 2
-#: ``_SIMPLE_TYPES`` as a tuple: ``in`` compares, so an unhashable value is just not in it.
-_SIMPLE_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "object", "array", "null")
 _STRING_TYPE: Final = frozenset({str})
 
 

@@ -69,8 +69,7 @@ def _read(path: Path, limit: int) -> bytes:
             raise _Problem(f"not a regular file ({_file_kind(st)}); skipped")
         if st.st_size > limit:
             raise _Problem(_too_big(f"{st.st_size:,}", limit))
-        # Sized to the file: read(limit + 1) allocates a limit-sized buffer for every file,
-        # which made a directory of 100,000 small files take seconds longer to load.
+        # Sized to the file: read(limit + 1) would allocate a limit-sized buffer per file.
         want = st.st_size + 1
         try:
             data = f.read(want)

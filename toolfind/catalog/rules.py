@@ -25,7 +25,6 @@ from typing import Any, Final
 from toolfind.catalog.metaschema import schema_strings, value_strings
 from toolfind.catalog.paths import Fail, describe_char, invisible_chars, short_repr
 from toolfind.models import Source, Tool
-from toolfind.shapes import METADATA_KEYS
 
 #: A kind's check: the number of strings in a value it certainly accepts, else -1.
 Check = Callable[[Any], int]
@@ -373,13 +372,6 @@ def fits_shape(entry: Any, shape: str) -> bool:
 
 # --- the fast path: a well-formed entry read and checked in one pass -------------------------
 
-_NO_METADATA: Final[Mapping[str, Any]] = {
-    "namespace": None,
-    "search_hint": "",
-    "defer": False,
-    "enabled": True,
-}
-
 
 def read_tool(
     entry: dict[str, Any],
@@ -401,9 +393,8 @@ def read_tool(
         return -1
     body = entry["function"] if shape == "openai" else entry
     parameters = body.get(input_key(shape, body))
-    meta: Mapping[str, Any] = _NO_METADATA if entry.keys().isdisjoint(METADATA_KEYS) else entry
     file_tags = defaults.get("tags", ())
-    tags = meta.get("tags") or ()
+    tags = entry.get("tags") or ()
     if tags or file_tags:
         tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
     tools.append(
@@ -411,13 +402,13 @@ def read_tool(
             body["name"],
             body.get("description") or "",
             {"type": "object", "properties": {}} if parameters is None else parameters,
-            meta.get("namespace") or defaults.get("namespace") or namespace,
+            entry.get("namespace") or defaults.get("namespace") or namespace,
             tags,
-            meta.get("search_hint", ""),
-            meta.get("defer", False),
-            meta.get("enabled", True),
+            entry.get("search_hint", ""),
+            entry.get("defer", False),
+            entry.get("enabled", True),
             body.get("annotations") or {},
-            tuple(meta.get("aliases", ())),
+            tuple(entry.get("aliases", ())),
             body.get("title"),
             body.get(output_key(shape, body)),
             source,
