@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from toolfind.models import Severity
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
-_DICT_TYPE: Final = frozenset({dict})
 _quick_shape: Final = formats.quick_shape
 
 
@@ -117,7 +116,7 @@ class _FileLoader:
         if (
             type(value) is list
             and len(value) == len(entries)
-            and _DICT_TYPE.issuperset(map(type, value))
+            and formats._DICT_TYPE.issuperset(map(type, value))
         ):
             # A list of entry objects (the common case; if some were Gemini `tools` items
             # instead, their keys go uncounted, and too few strings only cost a second parse).
@@ -215,13 +214,11 @@ def load(
 ) -> LoadResult:
     """Load every tool under ``paths`` (files or directories, see ``discover``).
 
-    Bad files and entries become ``Finding``s (errors; skipped built-in tools and
-    duplicates are warnings) and everything else still loads. A tool whose
+    Skipped built-in tools and duplicates are warnings, other findings errors. A tool whose
     (namespace, name) was already loaded is skipped: the first in load order wins (paths in
     the order given, files within a directory sorted). ``check_schemas`` runs the packaged
-    JSON Schemas and the JSON Schema meta-schema over every entry (the expensive part; the
-    checks needed to build a correct ``Tool`` always run). ``LoadResult.files`` lists every
-    catalog file found, loaded or not.
+    JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
+    ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
 
     Raises ``CatalogError`` only when a path does not exist.
     """

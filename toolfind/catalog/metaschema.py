@@ -22,16 +22,13 @@ _SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def too_deep(value: Any, limit: int = MAX_SCHEMA_DEPTH) -> bool:
-    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep.
-
-    Recursion stops at ``limit``, so a hostile 10,000-level schema costs ``limit`` frames.
-    A child of a plain JSON scalar type (most of them) is passed over after one set lookup.
-    """
+    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep (recursion stops
+    at ``limit``: a hostile 10,000-level schema costs ``limit`` frames)."""
     if limit <= 0:
         return True
     children = value.values() if type(value) is dict or isinstance(value, Mapping) else value
     for child in children:
-        if type(child) in _SCALAR_TYPES:
+        if type(child) in _SCALAR_TYPES:  # most: passed over after one set lookup
             continue
         if isinstance(child, dict | list) and too_deep(child, limit - 1):
             return True

@@ -165,10 +165,8 @@ def _placeholder(kind: str, value: Any) -> Any:
 
 
 def _placeholders(values: list[Any], kind: type, placeholder: Any) -> list[Any]:
-    """``[placeholder]`` for a non-empty list of distinct ``kind`` values, else ``values``.
-
-    The schemas ask of such lists only the item type, non-emptiness and uniqueness.
-    """
+    """``[placeholder]`` for a non-empty list of distinct ``kind`` values (the schemas ask no
+    more of such lists), else ``values``."""
     if not values or not all(type(v) is kind for v in values):
         return values
     if kind is str and len(set(values)) != len(values):
@@ -177,12 +175,9 @@ def _placeholders(values: list[Any], kind: type, placeholder: Any) -> list[Any]:
 
 
 def _shallow(node: Mapping[str, Any]) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    """A schema node as the meta-schema sees it, and its subschemas (checked on their own).
-
-    Subschemas become ``{}``, and free text, property names, numbers and other per-tool
-    values become placeholders that the meta-schema accepts or refuses exactly as it would
-    the originals.
-    """
+    """A schema node as the meta-schema sees it, and its subschemas (checked on their own):
+    subschemas become ``{}``, and per-tool values placeholders that the meta-schema accepts or
+    refuses exactly as it would the originals."""
     out: dict[str, Any] = {}
     children: list[Mapping[str, Any]] = []
 
