@@ -1,12 +1,11 @@
 """Catalog I/O: find catalog files, parse them, check their entries, read them into tools.
 
-The public API is ``discover``, ``load``, ``lint`` and ``file_digest``; each is imported from
-its module on first use, so that importing ``toolfind.catalog.formats`` (``show`` writes tools
-out with it) costs no more than that module.
+The public API is ``discover``, ``load``, ``lint`` and ``file_digest``, each imported from its
+module on first use: a warm run only discovers and hashes files, and need not import readers.
 
-Modules, one job each: ``discovery`` (find files), ``parse`` (bytes to JSON values, safely),
-``paths`` (JSON paths and message text), ``formats`` (entry shapes, reading an entry),
-``rules`` (the entry rules), ``metaschema`` (parameter schemas, without jsonschema),
+Modules, one job each: ``discovery`` (find files), ``parse`` (bytes to JSON values, safely;
+``safe_yaml`` for YAML), ``paths`` (JSON paths and message text), ``formats`` (reading an
+entry), ``rules`` (the entry rules), ``metaschema`` (parameter schemas, without jsonschema),
 ``validate`` (jsonschema: exact verdicts and messages), ``loader`` (files to tools and
 findings), ``linter`` (``validate``'s warnings).
 """

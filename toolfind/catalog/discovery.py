@@ -20,17 +20,9 @@ from toolfind.models import Finding
 CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 
 
-# --- discovery ---------------------------------------------------------------------------
-
-
 def discover(paths: Sequence[Path]) -> list[Path]:
-    """Catalog files under ``paths``: files as given, directories searched recursively.
-
-    Directories yield their ``.json``, ``.yaml``, ``.yml`` and ``.jsonl`` files, sorted, and
-    skip hidden entries (names starting with ``.``); each directory is visited once, so
-    symlink loops end. Only regular files are returned, each once. Raises ``CatalogError``
-    when a path does not exist.
-    """
+    """Catalog files under ``paths``, each once (see the module); raises ``CatalogError``
+    when a path does not exist."""
     return _discover(paths)[0]
 
 
@@ -71,8 +63,7 @@ def _discover(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
 def _walk(
     root: Path, root_st: os.stat_result, seen_dirs: set[tuple[int, int]], findings: list[Finding]
 ) -> list[tuple[Path, os.stat_result]]:
-    # Plain strings, not Path operations, per entry: a directory of 100,000 files is walked
-    # on every cold start, and pathlib made that walk several times slower.
+    # Plain strings, not Path operations, per entry: pathlib is several times slower here.
     found: list[tuple[tuple[str, ...], Path, os.stat_result]] = []
     seen_dirs.add((root_st.st_dev, root_st.st_ino))
     stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]  # iterative: no deep recursion

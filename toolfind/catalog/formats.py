@@ -1,33 +1,18 @@
 """Tool-schema formats, reading: list a document's entries and read each into a ``Tool``.
 
-Pure data conversion: no I/O, no third-party imports (``catalog`` parses files and runs the
-JSON Schema checks; this module only needs what it takes to build a correct ``Tool``).
-
-Shapes an entry can have (``detect_entry``):
-
-- ``openai``: ``{"type": "function", "function": {name, description, parameters, strict}}``
-- ``openai-responses``: ``{"type": "function", name, description, parameters}``
-- ``anthropic``: ``{name, description, input_schema}``
-- ``mcp``: ``{name, title, description, inputSchema, outputSchema, annotations}``
-- ``gemini``: a function declaration whose ``parameters`` use the OpenAPI subset (upper-case
-  types) or that carries ``parametersJsonSchema`` / ``responseJsonSchema``
-- ``native``: ``{name, description, parameters}`` plus toolfind metadata keys
-- ``function``: a bare ``{name, description, parameters}``
-- ``builtin``: a provider's built-in tool (``{"type": "web_search"}``, ``{"googleSearch": {}}``)
-  that has no schema to index
-
-Any shape may carry the toolfind metadata keys (``namespace``, ``tags``, ``search_hint``,
-``defer``, ``enabled``, ``aliases``) at its top level.
-
-Shapes are told apart, and Gemini schemas converted, by :mod:`toolfind.shapes` (shared with
-``output.tool_formats``, which writes tools back out).
+Pure data conversion: no I/O, no third-party imports. The shapes an entry can have, how they
+are told apart (``detect_entry``) and the Gemini schema conversion are :mod:`toolfind.shapes`'
+(shared with ``output.tool_formats``, which writes tools back out). Any shape may carry the
+toolfind metadata keys (``namespace``, ``tags``, ``search_hint``, ``defer``, ``enabled``,
+``aliases``) at its top level.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import repeat
 from operator import contains
+from typing import Any, Final
 
 from toolfind.catalog.metaschema import MAX_SCHEMA_DEPTH, too_deep
 from toolfind.catalog.paths import EntryError, Fail, PathPart, json_path, json_pointer, short_repr
@@ -43,15 +28,9 @@ from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
 from toolfind.shapes import METADATA_KEYS, detect_entry, schema_from_gemini
 
-# typing costs `show` more than the conversion: only the type checker reads it.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any, Final
-
-    Entries = list[tuple[str, Any, Mapping[str, Any]]]
-
+Entries = list[tuple[str, Any, Mapping[str, Any]]]
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
-# Keys that make an otherwise bare function a native entry.
+_DICT_TYPE: Final = frozenset({dict})
 
 #: Keys of an entry without a "type" that decide nothing else in detect_entry.
 _FUNCTION_KEYS: Final = frozenset({"name", "description", "parameters", "title", "annotations"})
@@ -120,8 +99,8 @@ def _list_doc(doc: Any, prefix: tuple[PathPart, ...]) -> Entries:
             f"{short_repr(items)} is not of type 'array'", path=json_path((*prefix, key))
         )
     defaults = {
-        "namespace": _file_namespace(doc, prefix),
-        "tags": _file_tags(doc, prefix),
+        "namespace": _file_value(doc, prefix, "namespace", check_namespace, None),
+        "tags": _file_value(doc, prefix, "tags", check_tags, ()),
         "shape": "gemini" if key in _GEMINI_LISTS else None,
     }
     return _list_items(items, (*prefix, key), defaults)
@@ -145,7 +124,9 @@ def _list_items(
         return list(zip(map(at.__add__, map(repr, range(len(items)))), items, repeat(defaults)))
     found: Entries = []
     for i, item in enumerate(items):
-        nested = _gemini_list_key(item)
+        # A `tools` item of a Gemini request carries a list of declarations.
+        is_map = isinstance(item, Mapping)
+        nested = next((k for k in _GEMINI_LISTS if k in item), None) if is_map else None
         if nested is None:
             found.append((at + str(i), item, defaults))
             continue
@@ -158,32 +139,17 @@ def _list_items(
     return found
 
 
-_DICT_TYPE: Final = frozenset({dict})
-
-
-def _gemini_list_key(item: Any) -> str | None:
-    """The Gemini declarations key ``item`` carries (a ``tools`` item of a request), or None."""
-    if type(item) is dict or isinstance(item, Mapping):
-        for key in _GEMINI_LISTS:
-            if key in item:
-                return key
-    return None
-
-
-def _file_namespace(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> str | None:
-    if "namespace" not in doc:
-        return None
-    return check_namespace(
-        doc["namespace"], lambda m, p: CatalogError(m, path=json_path((*prefix, "namespace", *p)))
-    )
-
-
-def _file_tags(doc: Mapping[str, Any], prefix: tuple[PathPart, ...]) -> tuple[str, ...]:
-    if "tags" not in doc:
-        return ()
-    return check_tags(
-        doc["tags"], lambda m, p: CatalogError(m, path=json_path((*prefix, "tags", *p)))
-    )
+def _file_value(
+    doc: Mapping[str, Any],
+    prefix: tuple[PathPart, ...],
+    key: str,
+    check: Callable[[Any, Fail], Any],
+    default: Any,
+) -> Any:
+    """The file-level ``key`` of a document, checked; ``default`` when it has none."""
+    if key not in doc:
+        return default
+    return check(doc[key], lambda m, p: CatalogError(m, path=json_path((*prefix, key, *p))))
 
 
 def _kind(value: Any) -> str:
@@ -281,7 +247,10 @@ def tool_from_entry(
     parameters = read.schema(body, pkey, base)
     if parameters is not None and shape == "gemini" and pkey == "parameters":
         parameters = schema_from_gemini(parameters)
-    output_schema = _read_output_schema(read, body, shape)
+    okey = output_key(shape, body)
+    output_schema = read.schema(body, okey, ())
+    if output_schema is not None and shape == "gemini" and okey == "response":
+        output_schema = schema_from_gemini(output_schema)
     annotations = read.schema(body, "annotations", base)
     meta = _read_metadata(read, entry, namespace, tags)
     return Tool(
@@ -295,16 +264,6 @@ def tool_from_entry(
         original=entry,
         **meta,
     )
-
-
-def _read_output_schema(
-    read: _Reader, body: Mapping[str, Any], shape: str
-) -> Mapping[str, Any] | None:
-    key = output_key(shape, body)
-    schema = read.schema(body, key, ())
-    if schema is not None and shape == "gemini" and key == "response":
-        return schema_from_gemini(schema)
-    return schema
 
 
 def _read_metadata(

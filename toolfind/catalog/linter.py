@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 from toolfind.catalog.paths import PathPart, describe_char, invisible_chars, pointer_parts
 from toolfind.catalog.paths import finding as _finding
@@ -17,9 +17,6 @@ MCP_NAME_CHARS: Final = frozenset(
 )
 
 
-# --- lint --------------------------------------------------------------------------------
-
-
 def lint(result: LoadResult) -> list[Finding]:
     """Warnings about loaded tools, for ``toolfind validate``.
 
@@ -28,10 +25,7 @@ def lint(result: LoadResult) -> list[Finding]:
     bidi controls, Unicode tag characters) in descriptions. Duplicate names are reported by
     ``load`` (it decides which one wins). Never raises.
     """
-    findings: list[Finding] = []
-    for tool in result.tools:
-        findings.extend(_lint_tool(tool))
-    return findings
+    return [finding for tool in result.tools for finding in _lint_tool(tool)]
 
 
 def _lint_tool(tool: Tool) -> Iterable[Finding]:
@@ -59,37 +53,25 @@ def _lint_tool(tool: Tool) -> Iterable[Finding]:
             f"{name} is a name MCP hosts reject (allowed: ^[a-zA-Z0-9_-]{{1,64}}$)",
             (*body, "name"),
         )
-    for at, text in _descriptions(tool, (*body, "description"), (*body, *params_at)):
+    properties = tool.parameters.get("properties")
+    params = list(properties.items()) if isinstance(properties, Mapping) else []
+    descriptions = [((*body, "description"), tool.description)] + [
+        ((*body, *params_at, "properties", param, "description"), schema["description"])
+        for param, schema in params
+        if isinstance(schema, Mapping) and isinstance(schema.get("description"), str)
+    ]
+    for at, text in descriptions:
         for index, char in invisible_chars(text)[:1]:
             yield warn(
                 f"description contains the invisible or control character "
                 f"{describe_char(char)} at index {index}",
                 at,
             )
-    properties = tool.parameters.get("properties")
-    if isinstance(properties, Mapping):
-        for param, schema in properties.items():
-            if (
-                isinstance(schema, Mapping)
-                and "$ref" not in schema
-                and not _text(schema.get("description"))
-            ):
+    for param, schema in params:
+        if isinstance(schema, Mapping) and "$ref" not in schema:
+            description = schema.get("description")
+            if not (isinstance(description, str) and description.strip()):
                 yield warn(
                     f"parameter {param!r} of {name} has no description",
                     (*body, *params_at, "properties", param),
                 )
-
-
-def _descriptions(
-    tool: Tool, description_at: tuple[PathPart, ...], params_at: tuple[PathPart, ...]
-) -> Iterable[tuple[tuple[PathPart, ...], str]]:
-    yield description_at, tool.description
-    properties = tool.parameters.get("properties")
-    if isinstance(properties, Mapping):
-        for param, schema in properties.items():
-            if isinstance(schema, Mapping) and isinstance(schema.get("description"), str):
-                yield (*params_at, "properties", param, "description"), schema["description"]
-
-
-def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""

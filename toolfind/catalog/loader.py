@@ -3,11 +3,10 @@
 ``load`` never raises for bad input: every problem becomes a ``Finding`` naming the file,
 line, JSON path and what is wrong, and everything else still loads.
 
-Loading a large catalog is mostly reading entries, so the common case has a fast path: a JSON
-document is parsed by ``json.loads`` alone, and its repeated keys are found by counting its
-strings (``parse._Doc.quotes``) against those the loader meets; a well-formed entry is read
-and checked in one pass (``rules``). Anything either cannot vouch for goes the general way
-(``formats.tool_from_entry``, then ``validate``), which decides and words every finding.
+The common case has a fast path (``load_unchecked``): a JSON document parsed by ``json.loads``
+alone, each well-formed entry read and checked in one pass (``rules.read_tool``). Anything it
+cannot vouch for goes the general way (``formats.tool_from_entry``, then ``validate``), which
+decides and words every finding.
 """
 
 from __future__ import annotations
@@ -40,11 +39,7 @@ if TYPE_CHECKING:
     from toolfind.models import Severity
 
 DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
-_DICT_TYPE: Final = frozenset({dict})
 _quick_shape: Final = formats.quick_shape
-
-
-# --- loading -----------------------------------------------------------------------------
 
 
 def _stem_namespace(path: Path) -> str:
@@ -121,7 +116,7 @@ class _FileLoader:
         if (
             type(value) is list
             and len(value) == len(entries)
-            and _DICT_TYPE.issuperset(map(type, value))
+            and formats._DICT_TYPE.issuperset(map(type, value))
         ):
             # A list of entry objects (the common case; if some were Gemini `tools` items
             # instead, their keys go uncounted, and too few strings only cost a second parse).
@@ -135,7 +130,7 @@ class _FileLoader:
                 break
             source = Source(file, pointer, line)
             count = -1
-            if type(entry) is dict:  # load_entry's fast path, without a call
+            if type(entry) is dict:  # as in load_doc
                 shape = defaults.get("shape") or quick_shape(entry)
                 count = read_tool(entry, shape, defaults, namespace, source, loaded)
             if count < 0:
@@ -154,11 +149,22 @@ class _FileLoader:
         except CatalogError as exc:
             line = doc.locate(())
             self.findings.append(Finding(self.file, line, exc.path or "", "error", exc.message))
-            self.error_duplicates(doc)
-            return
-        spoiled = self.error_duplicates(doc)
-        if spoiled is None:
-            return
+            entries = []
+        for parts, key, line in doc.duplicates:
+            self.error(f"duplicate key {short_repr(key)}", line, parts)
+        # A duplicate key spoils the innermost entry holding it; outside every entry (the
+        # file's structure is in doubt), the whole file.
+        pointers = [pointer for pointer, _, _ in entries]
+        spoiled = set()
+        for parts, _, _ in doc.duplicates:
+            owner = max(
+                (p for p in pointers if tuple(parts[: len(pointer_parts(p))]) == pointer_parts(p)),
+                key=len,
+                default=None,
+            )
+            if owner is None:
+                return
+            spoiled.add(owner)
         for pointer, entry, defaults in entries:
             if pointer in spoiled:
                 continue
@@ -168,39 +174,12 @@ class _FileLoader:
                 line = doc.locate(pointer_parts(pointer))
             else:
                 line = None
-            self.load_entry(entry, defaults, Source(self.file, pointer, line), doc)
-
-    def error_duplicates(self, doc: _Doc) -> set[str] | None:
-        """Report duplicate keys; the pointers of entries they spoil, None if the file is spoiled."""
-        spoiled: set[str] = set()
-        for parts, key, line in doc.duplicates:
-            self.error(f"duplicate key {short_repr(key)}", line, parts)
-        if not doc.duplicates:
-            return spoiled
-        try:
-            pointers = [pointer for pointer, _, _ in formats.list_entries(doc.value)]
-        except CatalogError:
-            return None
-        for parts, _, _ in doc.duplicates:
-            owner = max(
-                (p for p in pointers if tuple(parts[: len(pointer_parts(p))]) == pointer_parts(p)),
-                key=len,
-                default=None,
-            )
-            if owner is None:  # outside every entry: the file's structure is in doubt
-                return None
-            spoiled.add(owner)
-        return spoiled
-
-    def load_entry(
-        self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
-    ) -> None:
-        """Load one entry: the fast way when it can tell, else the general way."""
-        if type(entry) is dict:
-            shape = defaults.get("shape") or _quick_shape(entry)
-            if read_tool(entry, shape, defaults, self.namespace, source, self.tools) >= 0:
-                return
-        self.load_general(entry, defaults, source, doc)
+            source = Source(self.file, pointer, line)
+            if type(entry) is dict:  # the fast way when it can tell, else the general way
+                shape = defaults.get("shape") or _quick_shape(entry)
+                if read_tool(entry, shape, defaults, self.namespace, source, self.tools) >= 0:
+                    continue
+            self.load_general(entry, defaults, source, doc)
 
     def load_general(
         self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
@@ -235,13 +214,11 @@ def load(
 ) -> LoadResult:
     """Load every tool under ``paths`` (files or directories, see ``discover``).
 
-    Bad files and entries become ``Finding``s (errors; skipped built-in tools and
-    duplicates are warnings) and everything else still loads. A tool whose
+    Skipped built-in tools and duplicates are warnings, other findings errors. A tool whose
     (namespace, name) was already loaded is skipped: the first in load order wins (paths in
     the order given, files within a directory sorted). ``check_schemas`` runs the packaged
-    JSON Schemas and the JSON Schema meta-schema over every entry (the expensive part; the
-    checks needed to build a correct ``Tool`` always run). ``LoadResult.files`` lists every
-    catalog file found, loaded or not.
+    JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
+    ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
 
     Raises ``CatalogError`` only when a path does not exist.
     """
@@ -268,10 +245,12 @@ def load(
                 tools.append(tool)
                 continue
             assert tool.source is not None and winner.source is not None
+            first_at = winner.source
+            where = f"{first_at.file}:{first_at.line}" if first_at.line else first_at.file
             findings.append(
                 _finding(
                     tool.source.file,
-                    f"duplicate tool {tool.qualified_name!r}: {_where(winner.source)} was "
+                    f"duplicate tool {tool.qualified_name!r}: {where} was "
                     "loaded first and wins; this one is skipped",
                     "warning",
                     line=tool.source.line,
@@ -282,7 +261,3 @@ def load(
 
 
 _tool_key: Final = attrgetter("namespace", "name")
-
-
-def _where(source: Source) -> str:
-    return f"{source.file}:{source.line}" if source.line else source.file

@@ -1,9 +1,8 @@
 """What a parameter or output schema may say, decided without jsonschema: one walk.
 
 ``schema_strings`` holds every keyword of a schema to its rule in the JSON Schema meta-schemas
-(Draft 2020-12 and Draft 7: ``_KEYWORD_RULES``), refuses nesting deeper than
-``MAX_SCHEMA_DEPTH``, and counts the schema's strings (for the loader's repeated-key check),
-in one walk. It answers only "certainly valid" (the count) or "cannot tell" (-1): "cannot
+(Draft 2020-12 and Draft 7), refuses nesting deeper than ``MAX_SCHEMA_DEPTH``, and counts the
+schema's strings (for the loader's repeated-key check), in one walk. It answers only "certainly valid" (the count) or "cannot tell" (-1): "cannot
 tell" goes to ``validate``, where jsonschema decides and words the message, so every finding
 is still jsonschema's own. The walk covers the common keywords and leaves everything unusual
 to jsonschema; it must never accept what jsonschema refuses (tests/test_metaschema.py).
@@ -11,16 +10,8 @@ to jsonschema; it must never accept what jsonschema refuses (tests/test_metasche
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-# typing costs `show` (formats reads entries with these rules) more than the walk.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-    from typing import Any, Final
-
-    #: A keyword's rule: whether its value certainly passes the meta-schemas.
-    KeywordRule = Callable[[Any], bool]
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 #: Deepest nesting (objects and arrays) allowed in a parameter or output schema: deeper is a
 #: hard error ("schema is nested deeper than 64 levels").
@@ -31,16 +22,13 @@ _SCALAR_TYPES: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def too_deep(value: Any, limit: int = MAX_SCHEMA_DEPTH) -> bool:
-    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep.
-
-    Recursion stops at ``limit``, so a hostile 10,000-level schema costs ``limit`` frames.
-    A child of a plain JSON scalar type (most of them) is passed over after one set lookup.
-    """
+    """Whether ``value`` nests objects/arrays more than ``limit`` levels deep (recursion stops
+    at ``limit``: a hostile 10,000-level schema costs ``limit`` frames)."""
     if limit <= 0:
         return True
     children = value.values() if type(value) is dict or isinstance(value, Mapping) else value
     for child in children:
-        if type(child) in _SCALAR_TYPES:
+        if type(child) in _SCALAR_TYPES:  # most: passed over after one set lookup
             continue
         if isinstance(child, dict | list) and too_deep(child, limit - 1):
             return True
@@ -52,135 +40,43 @@ _SUBSCHEMA_MAPS: Final = frozenset(
 )
 _SUBSCHEMA_LISTS: Final = frozenset({"prefixItems", "allOf", "anyOf", "oneOf", "items"})
 _SUBSCHEMA_ONE: Final = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "additionalItems",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "contentSchema",
-    }
+    {"items", "additionalProperties", "additionalItems", "contains", "propertyNames"}
+    | {"not", "if", "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
 )
-_FREE_TEXT: Final = frozenset({"description", "title", "$comment", "pattern", "$ref", "format"})
 _COUNTS: Final = frozenset(
-    {
-        "minLength",
-        "maxLength",
-        "minItems",
-        "maxItems",
-        "minProperties",
-        "maxProperties",
-        "minContains",
-        "maxContains",
-    }
+    {"minLength", "maxLength", "minItems", "maxItems", "minContains", "maxContains"}
+    | {"minProperties", "maxProperties"}
 )
 _BOUNDS: Final = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
+#: As a tuple, ``in`` compares, so an unhashable value is just not in it.
+_SIMPLE_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "object", "array", "null")
+_SIMPLE_TYPES: Final = frozenset(_SIMPLE_TYPE_NAMES)
 
-_SIMPLE_TYPES: Final = frozenset(
-    {"array", "boolean", "integer", "null", "number", "object", "string"}
+# The walk holds each keyword below to its rule in both the Draft 2020-12 and the Draft 7
+# meta-schemas, or a stricter one; a keyword of only one of them (a ``$defs`` under Draft 7,
+# say) is still held to its rule, as ``validate._shallow`` holds it.
+#: Keywords whose value is a string.
+_TEXT_KEYWORDS: Final = frozenset(
+    {"description", "title", "$comment", "pattern", "format", "$ref", "$schema"}
+    | {"contentEncoding", "contentMediaType"}
 )
-_STRING_TYPE: Final = frozenset({str})
-
-
-def _rule_text(value: Any) -> bool:
-    return type(value) is str
-
-
-def _rule_flag(value: Any) -> bool:
-    return type(value) is bool
-
-
-def _rule_count(value: Any) -> bool:
-    return type(value) is int and value >= 0
-
-
-def _rule_number(value: Any) -> bool:
-    return type(value) is int or type(value) is float
-
-
-def _rule_positive(value: Any) -> bool:
-    return (type(value) is int or type(value) is float) and value > 0
-
-
-def _rule_array(value: Any) -> bool:
-    return type(value) is list
-
-
-def _rule_anything(value: Any) -> bool:
-    return True
-
-
-def _rule_types(value: Any) -> bool:
-    """A simple type, or a non-empty array of distinct simple types."""
-    if type(value) is str:
-        return value in _SIMPLE_TYPES
-    return _distinct_strings(value) and len(value) > 0 and _SIMPLE_TYPES.issuperset(value)
-
-
-def _rule_subschema(value: Any) -> bool:
-    return type(value) is bool or type(value) is dict
-
-
-def _rule_subschema_map(value: Any) -> bool:
-    return type(value) is dict
-
-
-def _rule_subschema_list(value: Any) -> bool:
-    return type(value) is list and len(value) > 0
-
-
-def _distinct_strings(value: Any) -> bool:
-    return (
-        type(value) is list
-        and _STRING_TYPE.issuperset(map(type, value))  # all strings, checked in C
-        and len(set(value)) == len(value)
-    )
-
-
-#: The rule of each keyword the walk decides. Each is the keyword's rule in both the Draft
-#: 2020-12 and the Draft 7 meta-schemas, or stricter; a keyword of only one of them (a
-#: ``$defs`` under Draft 7, say) is still held to its rule, as ``validate._shallow`` holds it.
-_KEYWORD_RULES: Final[Mapping[str, KeywordRule]] = {
-    **dict.fromkeys(
-        ("description", "title", "$comment", "pattern", "format", "$ref", "$schema"), _rule_text
-    ),
-    **dict.fromkeys(("contentEncoding", "contentMediaType"), _rule_text),
-    "type": _rule_types,
-    "required": _distinct_strings,
-    "enum": _rule_array,
-    "examples": _rule_array,
-    "const": _rule_anything,
-    "default": _rule_anything,
-    **dict.fromkeys(_SUBSCHEMA_MAPS - {"dependencies"}, _rule_subschema_map),
-    **dict.fromkeys(_SUBSCHEMA_LISTS - {"items"}, _rule_subschema_list),
-    **dict.fromkeys(_SUBSCHEMA_ONE, _rule_subschema),
-    **dict.fromkeys(_COUNTS, _rule_count),
-    **dict.fromkeys(_BOUNDS, _rule_number),
-    "multipleOf": _rule_positive,
-    **dict.fromkeys(("uniqueItems", "readOnly", "writeOnly", "deprecated"), _rule_flag),
-}
+#: Keywords whose value is a boolean (a subschema may be one too).
+_FLAG_KEYWORDS: Final = frozenset({"uniqueItems", "readOnly", "writeOnly", "deprecated"})
+#: Keywords that take any value (whose nesting alone matters), and any array.
+_VALUE_KEYWORDS: Final = frozenset({"const", "default"})
+_ARRAY_KEYWORDS: Final = frozenset({"enum", "examples"})
+#: Maps and non-empty arrays of subschemas (``items`` may be one subschema, ``dependencies``
+#: an array too: both left to jsonschema then).
+_SCHEMA_MAP_KEYWORDS: Final = _SUBSCHEMA_MAPS - {"dependencies"}
+_SCHEMA_LIST_KEYWORDS: Final = _SUBSCHEMA_LISTS - {"items"}
 #: Every keyword either meta-schema (with its vocabularies) constrains. Those without a rule
-#: above (``$id``, ``$anchor``, ``dependencies``, ...) are left to jsonschema; any other key
+#: here (``$id``, ``$anchor``, ``dependencies``, ...) are left to jsonschema; any other key
 #: is no keyword, and the meta-schemas accept any value for it.
 META_KEYWORDS: Final = frozenset(
-    {
-        *_KEYWORD_RULES,
-        "$id",
-        "$anchor",
-        "$dynamicRef",
-        "$dynamicAnchor",
-        "$vocabulary",
-        "dependencies",
-        "dependentRequired",
-        "$recursiveAnchor",
-        "$recursiveRef",
-    }
+    {*_TEXT_KEYWORDS, *_FLAG_KEYWORDS, *_VALUE_KEYWORDS, *_ARRAY_KEYWORDS, *_COUNTS, *_BOUNDS}
+    | {*_SUBSCHEMA_MAPS, *_SUBSCHEMA_LISTS, *_SUBSCHEMA_ONE, "type", "required", "multipleOf"}
+    | {"$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "dependentRequired"}
+    | {"$recursiveAnchor", "$recursiveRef"}
 )
 #: ``$schema`` values naming the meta-schemas the rules follow: Draft 2020-12 (also the
 #: default of ``validate._meta_validator``) and Draft 7 (which MCP servers built with zod
@@ -193,14 +89,6 @@ RULED_DIALECTS: Final = frozenset(
         "http://json-schema.org/draft-07/schema#",
     }
 )
-
-
-_TEXT_KEYWORDS: Final = frozenset(k for k, rule in _KEYWORD_RULES.items() if rule is _rule_text)
-_SCHEMA_MAP_KEYWORDS: Final = _SUBSCHEMA_MAPS - {"dependencies"}
-_SCHEMA_LIST_KEYWORDS: Final = _SUBSCHEMA_LISTS - {"items"}
-#: Keywords that take any value (whose nesting alone matters), and any array.
-_VALUE_KEYWORDS: Final = frozenset({"const", "default"})
-_ARRAY_KEYWORDS: Final = frozenset({"enum", "examples"})
 #: Keywords the walk holds to a rule for a value of some type, and leaves to jsonschema (by
 #: answering "cannot tell") for any other.
 _RULED_OBJECT_KEYWORDS: Final = META_KEYWORDS - _VALUE_KEYWORDS
@@ -210,23 +98,17 @@ _NO_TEXT_KEYWORDS: Final = _RULED_OBJECT_KEYWORDS - _TEXT_KEYWORDS - {"type"}
 #: The deepest a schema object may be for the walk to decide (one level short of what
 #: ``too_deep`` allows for its direct children: the walk never looks further).
 _DEEPEST_NODE: Final = MAX_SCHEMA_DEPTH - 2
-#: ``_SIMPLE_TYPES`` as a tuple: ``in`` compares, so an unhashable value is just not in it.
-_SIMPLE_TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "object", "array", "null")
-_DICT_TYPE: Final = frozenset({dict})
+_STRING_TYPE: Final = frozenset({str})
 
 
 def schema_strings(schema: dict[str, Any]) -> int:
     """The strings in ``schema`` (keys included) when it certainly passes the meta-schema its
     ``$schema`` names (Draft 2020-12 or Draft 7) and ``too_deep`` does not refuse it; else
     -1 ("cannot tell")."""
-    if "$schema" in schema and not _ruled_dialect(schema["$schema"]):
+    declared = schema.get("$schema")  # None: the default, 2020-12
+    if declared is not None and not (type(declared) is str and declared in RULED_DIALECTS):
         return -1
     return _schema_strings(schema, 0)
-
-
-def _ruled_dialect(declared: Any) -> bool:
-    """Whether a ``$schema`` value lets the walk decide (None: the default)."""
-    return declared is None or (type(declared) is str and declared in RULED_DIALECTS)
 
 
 def _schema_strings(node: dict[str, Any], depth: int) -> int:
@@ -265,10 +147,16 @@ def _schema_strings(node: dict[str, Any], depth: int) -> int:
 
 def _scalar_keyword(key: str, value: Any) -> bool:
     """``_schema_strings`` for a value that is no string, object or array."""
-    rule = _KEYWORD_RULES.get(key)
-    if rule is None:
-        return key not in META_KEYWORDS
-    return rule(value)
+    kind = type(value)
+    if key in _COUNTS:
+        return kind is int and value >= 0
+    if key in _BOUNDS:
+        return kind is int or kind is float
+    if key == "multipleOf":
+        return (kind is int or kind is float) and value > 0
+    if key in _FLAG_KEYWORDS or key in _SUBSCHEMA_ONE:
+        return kind is bool
+    return key in _VALUE_KEYWORDS or key not in META_KEYWORDS
 
 
 def _schema_object_strings(key: str, value: dict[str, Any], depth: int) -> int:
@@ -287,7 +175,8 @@ def _schema_list_strings(key: str, value: list[Any], depth: int) -> int:
     if key in _SCHEMA_LIST_KEYWORDS:
         return _subschemas_strings(value, depth + 2) if value else -1
     if key == "type":
-        return len(value) if _rule_types(value) else -1
+        ok = value and _distinct_strings(value) and _SIMPLE_TYPES.issuperset(value)
+        return len(value) if ok else -1
     if key in _RULED_ARRAY_KEYWORDS:
         return -1
     return value_strings(value, depth + 1)
@@ -338,3 +227,8 @@ def value_strings(value: dict[str, Any] | list[Any], depth: int) -> int:
                 return -1
             strings += count
     return strings
+
+
+def _distinct_strings(value: list[Any]) -> bool:
+    # All strings (checked in C), none repeated.
+    return _STRING_TYPE.issuperset(map(type, value)) and len(set(value)) == len(value)

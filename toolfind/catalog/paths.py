@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from toolfind.errors import CatalogError
 from toolfind.models import Finding, Source
 
-# typing costs `show` more than the conversion: only the type checker reads it.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
 
     from toolfind.models import Severity
 
@@ -121,10 +119,4 @@ def finding(
     line: int | None = None,
     parts: Sequence[PathPart] = (),
 ) -> Finding:
-    return Finding(
-        file=str(path),
-        line=line,
-        path=json_path(parts),
-        severity=severity,
-        message=message,
-    )
+    return Finding(str(path), line, json_path(parts), severity, message)

@@ -2,40 +2,32 @@
 
 ``SHAPES`` is the one table: per entry shape, the kind of value each key must hold and the
 keys it requires. The packaged JSON Schemas (``toolfind/schemas/``, published for editors and
-used by ``validate`` to word messages) say the same, key by key and limit by limit
-(tests/test_rules.py holds them to the table). Everything else is derived from it:
+used by ``validate`` to word messages) say the same (tests/test_rules.py). Derived from it:
 
 - ``read_tool`` (the loader's fast path) checks and reads a well-formed entry in one pass and
   counts its strings, or answers "cannot tell" (-1): then the general path (``formats``,
   then ``validate``) decides and words every finding;
 - ``fits_shape`` tells ``validate`` that an entry certainly passes its packaged schema, so
   jsonschema is imported only for the rest;
-- ``input_key`` / ``output_key`` say where each shape keeps its schemas (read by ``formats``,
-  checked by ``validate``, pointed at by ``linter``).
+- ``input_key`` / ``output_key`` say where each shape keeps its schemas.
 
-The checks that reading an entry makes, with their messages (``check_name``,
-``check_namespace``, ``check_tags``, the limits), are here too. Each kind's check below is at
-least as strict as both those checks and the packaged schema, so an entry ``read_tool``
-accepts is one the general path accepts, read the same (tests/test_rules.py).
+The checks reading makes, with their messages (``check_name``, ``check_namespace``,
+``check_tags``, the limits), are here too. Each kind's check is at least as strict as both
+those and the packaged schema, so an entry ``read_tool`` accepts is one the general path
+accepts, read the same (tests/test_rules.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from toolfind.catalog.metaschema import schema_strings, value_strings
 from toolfind.catalog.paths import Fail, describe_char, invisible_chars, short_repr
 from toolfind.models import Source, Tool
-from toolfind.shapes import METADATA_KEYS
 
-# typing costs `show` more than the rules: only the type checker reads it.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any, Final
-
-    #: A kind's check: the number of strings in a value it certainly accepts, else -1.
-    Check = Callable[[Any], int]
+#: A kind's check: the number of strings in a value it certainly accepts, else -1.
+Check = Callable[[Any], int]
 
 #: Hard limits: an entry over them is an error (skipped), not a warning.
 MAX_NAME_LENGTH: Final = 256
@@ -154,20 +146,18 @@ _OUTPUT_KEYS: Final[Mapping[str, tuple[str, ...]]] = {
     "mcp": ("outputSchema",),
     "gemini": ("responseJsonSchema", "response"),
 }
-_PARAMETERS: Final = ("parameters",)
-_OUTPUT_SCHEMA: Final = ("output_schema",)
 
 
 def input_key(shape: str, body: Mapping[str, Any]) -> str:
     """The key of ``body`` (an entry, or an OpenAI tool's function) that holds the input schema."""
-    keys = _INPUT_KEYS.get(shape, _PARAMETERS)
+    keys = _INPUT_KEYS.get(shape, ("parameters",))
     return next((key for key in keys if key in body), keys[-1])
 
 
 def output_key(shape: str, body: Mapping[str, Any]) -> str:
     """The key of ``body`` that holds the output schema (read for every shape; checked
     against the meta-schema only where the shape's schema lists it)."""
-    keys = _OUTPUT_KEYS.get(shape, _OUTPUT_SCHEMA)
+    keys = _OUTPUT_KEYS.get(shape, ("output_schema",))
     return next((key for key in keys if key in body), keys[-1])
 
 
@@ -262,22 +252,12 @@ def _description(value: Any) -> int:
     return 1 if type(value) is str and len(value) <= MAX_DESCRIPTION_LENGTH else -1
 
 
-def _description_or_null(value: Any) -> int:
-    return 0 if value is None else _description(value)
-
-
 def _flag(value: Any) -> int:
     return 0 if type(value) is bool else -1
 
 
-def _flag_or_null(value: Any) -> int:
-    return 0 if value is None or type(value) is bool else -1
-
-
-def _object_or_null(value: Any) -> int:
-    if value is None:
-        return 0
-    return value_strings(value, 0) if type(value) is dict else -1
+def _or_null(check: Check) -> Check:
+    return lambda value: 0 if value is None else check(value)
 
 
 def _schema(value: Any) -> int:
@@ -304,16 +284,16 @@ def _other(value: Any, depth: int = 0) -> int:
 
 
 def _object_strings(
-    obj: dict[str, Any], checks: Mapping[str, Check], required: frozenset[str]
+    obj: dict[str, Any], checks: Mapping[str, Check], required: frozenset[str], depth: int = 0
 ) -> int:
     """The strings in ``obj`` when it has the ``required`` keys and every value passes its
-    key's check (keys without one are only counted); else -1."""
+    key's check (keys without one are only counted, as nested ``depth`` levels); else -1."""
     if not obj.keys() >= required:
         return -1
     strings = len(obj)
     for key, value in obj.items():
         check = checks.get(key)
-        count = _other(value) if check is None else check(value)
+        count = _other(value, depth) if check is None else check(value)
         if count < 0:
             return -1
         strings += count
@@ -324,14 +304,7 @@ def _annotations(value: Any) -> int:
     # Nested as deep as reading allows (annotations are read like a schema).
     if type(value) is not dict:
         return -1
-    strings = len(value)
-    for key, item in value.items():
-        check = _ANNOTATION_CHECKS.get(key)
-        count = _other(item, 1) if check is None else check(item)
-        if count < 0:
-            return -1
-        strings += count
-    return strings
+    return _object_strings(value, _ANNOTATION_CHECKS, frozenset(), 1)
 
 
 _KINDS: Final[dict[str, Check]] = {
@@ -341,10 +314,10 @@ _KINDS: Final[dict[str, Check]] = {
     "tags": _tags,
     "text": _text,
     "description": _description,
-    "description?": _description_or_null,
+    "description?": _or_null(_description),
     "flag": _flag,
-    "flag?": _flag_or_null,
-    "object?": _object_or_null,
+    "flag?": _or_null(_flag),
+    "object?": _or_null(lambda value: value_strings(value, 0) if type(value) is dict else -1),
     "schema": _schema,
     "annotations": _annotations,
     "=function": _constant("function"),
@@ -356,44 +329,35 @@ _ANNOTATION_CHECKS: Final = {key: _KINDS[kind] for key, kind in ANNOTATIONS.item
 _READ_ANYWAY: Final = {"title": "text", "annotations": "annotations"}
 
 
-def _checks(
-    rules: Mapping[str, str], kinds: Mapping[str, Check], function: Check
-) -> dict[str, Check]:
-    return {key: function if kind == "function" else kinds[kind] for key, kind in rules.items()}
+def _checks(rules: Mapping[str, str], kinds: Mapping[str, Check]) -> dict[str, Check]:
+    return {key: kinds[kind] for key, kind in rules.items()}
 
 
-def _fits_function(value: Any) -> int:
-    return _object_strings(value, _FITS_FUNCTION, FUNCTION[1]) if type(value) is dict else -1
+def _function_check(checks: Mapping[str, Check]) -> Check:
+    """The check of an OpenAI tool's ``function`` whose keys ``checks`` check."""
+    return lambda value: _object_strings(value, checks, FUNCTION[1]) if type(value) is dict else -1
 
 
-def _read_function(value: Any) -> int:
-    return _object_strings(value, _READ_FUNCTION, FUNCTION[1]) if type(value) is dict else -1
+def _read_rules(shape: str, rules: Mapping[str, str]) -> Mapping[str, str]:
+    """The fast path's rules for a body of ``shape``: the schema's, those of what reading
+    takes anyway, and the meta-schema walk for its schemas."""
+    return {**_READ_ANYWAY, output_key(shape, {}): "schema", **rules}
 
 
 #: The checks the packaged schemas make (a "schema" is just an object to them).
 _FITS_KINDS: Final = {**_KINDS, "schema": _any_object}
-_FITS: Final = {
-    shape: _checks(rules, _FITS_KINDS, _fits_function) for shape, (rules, _) in SHAPES.items()
-}
-_FITS_FUNCTION: Final = _checks(FUNCTION[0], _FITS_KINDS, _fits_function)
-
-
-def _read_rules(shape: str, rules: Mapping[str, str]) -> dict[str, Check]:
-    """The fast path's checks for a body of ``shape``: the schema's, those of what reading
-    takes anyway, and the meta-schema walk for its schemas."""
-    read = {**_READ_ANYWAY, output_key(shape, {}): "schema", **rules}
-    return _checks(read, _KINDS, _read_function)
-
-
+_FITS_KINDS["function"] = _function_check(_checks(FUNCTION[0], _FITS_KINDS))
+_FITS: Final = {shape: _checks(rules, _FITS_KINDS) for shape, (rules, _) in SHAPES.items()}
 #: The fast path's checks per shape (Gemini's schemas are converted when read: not here).
+_READ_KINDS: Final = {
+    **_KINDS,
+    "function": _function_check(_checks(_read_rules("openai", FUNCTION[0]), _KINDS)),
+}
 _READ: Final = {
-    shape: _checks(rules, _KINDS, _read_function)
-    if shape == "openai"
-    else _read_rules(shape, rules)
+    shape: _checks(rules if shape == "openai" else _read_rules(shape, rules), _READ_KINDS)
     for shape, (rules, _) in SHAPES.items()
     if shape != "gemini"
 }
-_READ_FUNCTION: Final = _read_rules("openai", FUNCTION[0])
 
 
 def fits_shape(entry: Any, shape: str) -> bool:
@@ -407,13 +371,6 @@ def fits_shape(entry: Any, shape: str) -> bool:
 
 
 # --- the fast path: a well-formed entry read and checked in one pass -------------------------
-
-_NO_METADATA: Final[Mapping[str, Any]] = {
-    "namespace": None,
-    "search_hint": "",
-    "defer": False,
-    "enabled": True,
-}
 
 
 def read_tool(
@@ -436,9 +393,8 @@ def read_tool(
         return -1
     body = entry["function"] if shape == "openai" else entry
     parameters = body.get(input_key(shape, body))
-    meta: Mapping[str, Any] = _NO_METADATA if entry.keys().isdisjoint(METADATA_KEYS) else entry
     file_tags = defaults.get("tags", ())
-    tags = meta.get("tags") or ()
+    tags = entry.get("tags") or ()
     if tags or file_tags:
         tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
     tools.append(
@@ -446,13 +402,13 @@ def read_tool(
             body["name"],
             body.get("description") or "",
             {"type": "object", "properties": {}} if parameters is None else parameters,
-            meta.get("namespace") or defaults.get("namespace") or namespace,
+            entry.get("namespace") or defaults.get("namespace") or namespace,
             tags,
-            meta.get("search_hint", ""),
-            meta.get("defer", False),
-            meta.get("enabled", True),
+            entry.get("search_hint", ""),
+            entry.get("defer", False),
+            entry.get("enabled", True),
             body.get("annotations") or {},
-            tuple(meta.get("aliases", ())),
+            tuple(entry.get("aliases", ())),
             body.get("title"),
             body.get(output_key(shape, body)),
             source,

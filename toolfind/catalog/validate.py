@@ -15,7 +15,6 @@ from typing import Any, Final
 from toolfind.catalog.metaschema import (
     _BOUNDS,
     _COUNTS,
-    _FREE_TEXT,
     _SUBSCHEMA_LISTS,
     _SUBSCHEMA_MAPS,
     _SUBSCHEMA_ONE,
@@ -25,19 +24,8 @@ from toolfind.catalog.paths import EntryError, PathPart, printable, short_repr
 from toolfind.catalog.rules import FUNCTION, SHAPES, fits_shape, input_key, output_key
 from toolfind.models import Source, Tool
 
-_SCHEMA_FILES: Final = {
-    "openai": "openai.schema.json",
-    "openai-responses": "openai-responses.schema.json",
-    "function": "function.schema.json",
-    "anthropic": "anthropic.schema.json",
-    "mcp": "mcp.schema.json",
-    "gemini": "gemini.schema.json",
-    "native": "native-catalog.schema.json",
-}
 _NATIVE_TOOL_REF: Final = "urn:toolfind:schema:native-catalog#/$defs/tool"
-
-
-# --- schema checks (jsonschema) --------------------------------------------------------------
+_FREE_TEXT: Final = frozenset({"description", "title", "$comment", "pattern", "$ref", "format"})
 
 _validators: dict[str, Any] = {}
 
@@ -51,16 +39,16 @@ def _shape_validator(shape: str) -> Any:
     from jsonschema import Draft202012Validator
     from referencing import Registry, Resource
 
-    folder = files("toolfind") / "schemas"
     schemas = [
-        json.loads((folder / name).read_text(encoding="utf-8"))
-        for name in set(_SCHEMA_FILES.values())
+        json.loads(file.read_text(encoding="utf-8"))
+        for file in (files("toolfind") / "schemas").iterdir()
+        if file.name.endswith(".schema.json")
     ]
     # No `retrieve`: an unknown reference fails instead of being fetched.
     registry: Registry[Any] = Registry().with_resources(
         (schema["$id"], Resource.from_contents(schema)) for schema in schemas
     )
-    for name in _SCHEMA_FILES:
+    for name in SHAPES:
         ref = _NATIVE_TOOL_REF if name == "native" else f"urn:toolfind:schema:{name}"
         _validators[name] = Draft202012Validator({"$ref": ref}, registry=registry)
     return _validators[shape]
@@ -131,12 +119,9 @@ def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Sou
             raise EntryError(problem[1], source, (*at, *problem[0]))
 
 
-# Validating with jsonschema costs ~0.4 ms per entry and ~7 ms per schema against the
-# 2020-12 meta-schema: far too slow for a 10,000-tool cold build. So validity is decided on
-# reduced copies that keep everything the schemas constrain and drop what they do not
-# (free text, names already checked by formats, subschemas checked on their own), and is
-# memoised: catalogs repeat the same shapes over and over. Only an invalid entry is then
-# validated in full, for its message.
+# jsonschema is slow per entry and schema: validity is decided on reduced copies (what the
+# schemas constrain, per-tool values as placeholders), memoised, as catalogs repeat the same
+# shapes; only an invalid entry is validated in full, for its message.
 _memo: dict[tuple[str, str], bool] = {}
 _MEMO_LIMIT: Final = 100_000
 
@@ -180,10 +165,8 @@ def _placeholder(kind: str, value: Any) -> Any:
 
 
 def _placeholders(values: list[Any], kind: type, placeholder: Any) -> list[Any]:
-    """``[placeholder]`` for a non-empty list of distinct ``kind`` values, else ``values``.
-
-    The schemas ask of such lists only the item type, non-emptiness and uniqueness.
-    """
+    """``[placeholder]`` for a non-empty list of distinct ``kind`` values (the schemas ask no
+    more of such lists), else ``values``."""
     if not values or not all(type(v) is kind for v in values):
         return values
     if kind is str and len(set(values)) != len(values):
@@ -192,12 +175,9 @@ def _placeholders(values: list[Any], kind: type, placeholder: Any) -> list[Any]:
 
 
 def _shallow(node: Mapping[str, Any]) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
-    """A schema node as the meta-schema sees it, and its subschemas (checked on their own).
-
-    Subschemas become ``{}``, and free text, property names, numbers and other per-tool
-    values become placeholders that the meta-schema accepts or refuses exactly as it would
-    the originals.
-    """
+    """A schema node as the meta-schema sees it, and its subschemas (checked on their own):
+    subschemas become ``{}``, and per-tool values placeholders that the meta-schema accepts or
+    refuses exactly as it would the originals."""
     out: dict[str, Any] = {}
     children: list[Mapping[str, Any]] = []
 
