@@ -376,3 +376,44 @@ def fast(
     """The loader's fast path for one entry: ``rules.read_tool`` of its quick shape."""
     shape = defaults.get("shape") or quick_shape(entry)
     return rules.read_tool(entry, shape, defaults, namespace, source, made)
+
+
+# --- one rich tool and reading helpers, for the format tests ----------------------------
+
+SRC = Source("cat.json", "/tools/0", 3)
+PARAMS = {
+    "type": "object",
+    "properties": {"path": {"type": "string", "description": "File to read."}},
+    "required": ["path"],
+}
+
+
+def read(entry: Any, namespace: str = "ns", tags: tuple[str, ...] = (), **kw: Any) -> Tool:
+    return formats.tool_from_entry(entry, namespace=namespace, tags=tags, source=SRC, **kw)
+
+
+def carried(tool: Tool, fmt: str) -> dict[str, Any]:
+    return {name: getattr(tool, name) for name in shapes.CARRIES[fmt]}
+
+
+RICH = Tool(
+    name="read_file",
+    description="Read a file. Returns its text.",
+    parameters={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Path."},
+            "encoding": {"type": ["string", "null"], "enum": ["utf-8", "latin-1"]},
+        },
+        "required": ["path"],
+    },
+    namespace="files",
+    tags=("read", "fs"),
+    search_hint="cat open",
+    defer=True,
+    enabled=False,
+    annotations={"readOnlyHint": True, "title": "Read"},
+    aliases=("cat",),
+    title="Read File",
+    output_schema={"type": "object", "properties": {"text": {"type": "string"}}},
+)
