@@ -4,7 +4,7 @@ The composer refuses recursive aliases, alias expansion beyond ``MAX_YAML_ALIAS_
 ("billion laughs") and nesting beyond ``MAX_YAML_DEPTH``; the constructor makes every mapping
 key a string, records duplicate keys, and refuses NaN/infinity and every tag that is not
 plain JSON data (Python tags, !!binary, !!set, ...); timestamps stay strings. Only ``parse``
-imports this module, and only to parse YAML (see docs/CONTRACTS.md).
+imports this module, and only to parse YAML (see docs/ARCHITECTURE.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Each entry is checked against the packaged JSON Schema of its shape (``toolfind/schemas/``),
 and each parameter and output schema against the JSON Schema meta-schema its ``$schema``
 names (Draft 2020-12 when it names none); no ``$ref`` is ever fetched. jsonschema costs a lot
-to import (see docs/CONTRACTS.md): it is imported only for what the rules cannot vouch for.
+to import (see docs/ARCHITECTURE.md): it is imported only for what the rules cannot vouch for.
 """
 
 from __future__ import annotations
