@@ -128,10 +128,7 @@ class Metrics:
         if not rows:
             return cls()
         n = len(rows)
-        mrr, r1, r5, r10, ndcg = (
-            math.fsum(row[i] for row in rows) / n for i in range(len(METRICS))
-        )
-        return cls(mrr, r1, r5, r10, ndcg, count=n)
+        return cls(*(math.fsum(row[i] for row in rows) / n for i in range(len(METRICS))), count=n)
 
     def as_dict(self) -> dict[str, float]:
         return dict(zip(METRICS, self.values(), strict=True))
@@ -151,10 +148,7 @@ class Metrics:
 
 
 def metric_name(text: str) -> str:
-    """The canonical name of a metric (case-insensitive; ``r@5`` = ``recall@5``).
-
-    Raises ``ConfigError`` listing the known metrics.
-    """
+    """The canonical name of a metric (``r@5`` = ``recall@5``). Raises ``ConfigError``."""
     key = text.strip().casefold()
     if key not in _ALIASES:
         raise ConfigError(f"unknown metric {text!r}; use one of {', '.join(METRICS)}")
@@ -176,10 +170,7 @@ class Threshold:
 
 
 def parse_threshold(text: str) -> Threshold:
-    """Parse ``ndcg@10=0.8`` (metric names case-insensitive; the value in 0..1).
-
-    Raises ``ConfigError`` with the expected form.
-    """
+    """Parse ``ndcg@10=0.8`` (the value in 0..1). Raises ``ConfigError`` with the expected form."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip() or not value.strip():
         raise ConfigError(f"--fail-under {text!r}: expected METRIC=VALUE, e.g. ndcg@10=0.8")
