@@ -265,6 +265,7 @@ def _print(args: Args, items: Any) -> None:
         return
     from toolfind.output import wire
 
+    document: Any
     if command == "search":
         document = wire.search_record(items, include_schema="--schema" in args.flags)
     elif command == "show":
