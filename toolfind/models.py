@@ -1,11 +1,8 @@
 """The data toolfind works with: frozen dataclasses, no I/O, no third-party imports.
 
-The classes are ``@dataclass(frozen=True, slots=True)`` in every observable way (fields,
-``dataclasses.fields``/``replace``, signature, equality, hash, repr, pickling,
-FrozenInstanceError) but are declared with :func:`_frozen_dataclass`, which does not import
-:mod:`dataclasses` (it compiles its generated methods from source on each import and pulls in
-inspect and typing): each class writes its ``__init__`` out, compiled once into the ``.pyc``.
-Other modules use :mod:`dataclasses`.
+The classes are ``@dataclass(frozen=True, slots=True)`` in every observable way, declared with
+:func:`_frozen_dataclass` so as not to import :mod:`dataclasses` (which compiles its methods
+from source on each import): each class writes its ``__init__`` out, compiled into the ``.pyc``.
 """
 
 from __future__ import annotations
@@ -71,12 +68,10 @@ def _field(
 
 @dataclass_transform(frozen_default=True, field_specifiers=(_field,))
 def _frozen_dataclass(cls: type[_T]) -> type[_T]:
-    """``@dataclass(frozen=True, slots=True)`` for a class that writes its own ``__init__``.
+    """``@dataclass(frozen=True, slots=True)`` for a class that writes its own ``__init__``
+    (the fields in order with their defaults, :data:`_FACTORY` for a ``default_factory``).
 
-    The ``__init__`` takes the fields in order with their defaults (:data:`_FACTORY` for a
-    ``default_factory``) and sets them with ``object.__setattr__``; the other methods behave
-    as the generated ones do, driven by the field options. Every model compares and hashes
-    two fields or more, so ``attrgetter`` gives their tuple, in C.
+    Every model compares and hashes two fields or more, so ``attrgetter`` gives their tuple.
     """
     own = cls.__dict__
     names = tuple(own.get("__annotations__", {}))
@@ -145,9 +140,8 @@ def _frozen(message: str) -> Exception:
 
 
 class _DataclassInfo:
-    """``__dataclass_fields__`` and ``__dataclass_params__`` of a :func:`_frozen_dataclass`, made
-    by :mod:`dataclasses` on first access (from a stand-in class with the same annotations and
-    field options) and then stored on the class in place of this descriptor."""
+    """``__dataclass_fields__`` and ``__dataclass_params__``, made by :mod:`dataclasses` from a
+    stand-in class on first access, then stored on the class in place of this descriptor."""
 
     def __init__(self, cls: type, specs: dict[str, _FieldSpec], name: str) -> None:
         self.cls = cls
@@ -263,8 +257,7 @@ class Tool:
 
     @property
     def all_tags(self) -> tuple[str, ...]:
-        """The catalog's tags then the annotation tags, without repeats, in order
-        (``shapes.all_tags``)."""
+        """The catalog's tags then the annotation tags, without repeats, in order."""
         return all_tags(self.tags, self.annotations)
 
     @property

@@ -102,14 +102,27 @@ def _emit(document: Any) -> None:
 
 
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
-    """Load the index for a command, printing load warnings on stderr."""
+    """Load the index for a command (from the cache, else config, catalogs and a build),
+    printing load warnings on stderr."""
     from toolfind.store import segment
     from toolfind.store.cache import load_recorded
 
     run_key = segment.run_key(tuple(catalogs or ()), tuple(weights or ()))
     loaded = None if no_cache else load_recorded(run_key)
     if loaded is None:
-        loaded = _load(catalogs, no_cache, weights, run_key)
+        from toolfind.config import for_run
+        from toolfind.store.cache import load_index
+
+        run = for_run(catalogs or (), weights or ())
+        with _progress("Building the search index…"):
+            loaded = load_index(
+                run.paths,
+                run.params,
+                max_file_size=run.max_file_size,
+                use_cache=not no_cache,
+                run_key=run_key,
+                warn=_warn,
+            )
     for finding in loaded.findings:
         _warn(f"Warning: skipped {finding}")
     return loaded.index
@@ -120,28 +133,6 @@ def _decode_all(index: Any) -> None:
     from toolfind.store.columns import decode_for_printing
 
     decode_for_printing(index.tools)
-
-
-def _load(
-    catalogs: list[str] | None,
-    no_cache: bool,
-    weights: list[str] | None,
-    run_key: tuple[str, ...],
-) -> Any:
-    """:func:`_open`'s full path: config, catalogs, then the cache or a build."""
-    from toolfind.config import for_run
-    from toolfind.store.cache import load_index
-
-    run = for_run(catalogs or (), weights or ())
-    with _progress("Building the search index…"):
-        return load_index(
-            run.paths,
-            run.params,
-            max_file_size=run.max_file_size,
-            use_cache=not no_cache,
-            run_key=run_key,
-            warn=_warn,
-        )
 
 
 @contextmanager

@@ -200,16 +200,11 @@ def _run_on_index(args: Args) -> int | None:
         items, hint = _answer(loaded.index, args)
     except ToolfindError:
         return None  # a miss or an ambiguity: the Typer path explains it
-    json_flag = "--json" in args.flags
-    text = _json_text(args.command, items, "--schema" in args.flags) if json_flag else None
     for finding in loaded.findings:
         sys.stderr.write(f"Warning: skipped {finding}\n")
     if hint:
         sys.stderr.write(hint + "\n")
-    if text is not None:
-        sys.stdout.write(text + "\n")
-    else:
-        _render(args, items)
+    _print(args, items)
     sys.stdout.flush()
     return 0
 
@@ -249,40 +244,38 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
     return result, segment.unmatched_hint(list(result.unmatched_terms))
 
 
-def _render(args: Args, items: Any) -> None:
-    """Print ``items`` for a human, as the Typer command does."""
-    from toolfind.output import render
+def _print(args: Args, items: Any) -> None:
+    """Print ``items`` as the Typer command does: its ``--json`` document, or for a human."""
+    command = args.command
+    if "--json" not in args.flags:
+        from toolfind.output import render
 
-    if args.command == "search":
-        render.search(items, explain="--explain" in args.flags)
-    elif args.command == "list":
-        render.tools(items)
-    elif args.command == "show":
-        render.tool(*items)
-    elif args.command == "similar":
-        render.similar(args.name, items)
-    elif args.command == "categories":
-        render.categories(items)
-    else:
-        render.summaries(items)
-
-
-def _json_text(command: str, items: Any, schema: bool) -> str:
-    """The ``--json`` document of an index command, as the Typer command builds it."""
+        if command == "search":
+            render.search(items, explain="--explain" in args.flags)
+        elif command == "show":
+            render.tool(*items)
+        elif command == "similar":
+            render.similar(args.name, items)
+        elif command == "list":
+            render.tools(items)
+        elif command == "categories":
+            render.categories(items)
+        else:
+            render.summaries(items)
+        return
     from toolfind.output import wire
-    from toolfind.output.wire import dumps
 
+    document: Any
     if command == "search":
-        return dumps(wire.search_record(items, include_schema=schema))
-    if command == "show":
-        return dumps(items[1])
-    if command == "categories":
-        return dumps(wire.categories_record(items))
-    if command == "list":
-        return dumps([wire.tool_row(t) for t in items])
-    if command == "summaries":
-        return dumps([wire.summary_record(t) for t in items])
-    return dumps([wire.similar_record(s) for s in items])
+        document = wire.search_record(items, include_schema="--schema" in args.flags)
+    elif command == "show":
+        document = items[1]
+    elif command == "categories":
+        document = wire.categories_record(items)
+    else:
+        record = {"list": wire.tool_row, "summaries": wire.summary_record}
+        document = [record.get(command, wire.similar_record)(item) for item in items]
+    sys.stdout.write(wire.dumps(document) + "\n")
 
 
 def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:

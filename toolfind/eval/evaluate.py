@@ -128,9 +128,7 @@ class Metrics:
         if not rows:
             return cls()
         n = len(rows)
-        mrr, r1, r5, r10, ndcg = (
-            math.fsum(row[i] for row in rows) / n for i in range(len(METRICS))
-        )
+        mrr, r1, r5, r10, ndcg = (math.fsum(row[i] for row in rows) / n for i in range(5))
         return cls(mrr, r1, r5, r10, ndcg, count=n)
 
     def as_dict(self) -> dict[str, float]:
@@ -151,10 +149,7 @@ class Metrics:
 
 
 def metric_name(text: str) -> str:
-    """The canonical name of a metric (case-insensitive; ``r@5`` = ``recall@5``).
-
-    Raises ``ConfigError`` listing the known metrics.
-    """
+    """The canonical name of a metric (``r@5`` = ``recall@5``). Raises ``ConfigError``."""
     key = text.strip().casefold()
     if key not in _ALIASES:
         raise ConfigError(f"unknown metric {text!r}; use one of {', '.join(METRICS)}")
@@ -176,10 +171,7 @@ class Threshold:
 
 
 def parse_threshold(text: str) -> Threshold:
-    """Parse ``ndcg@10=0.8`` (metric names case-insensitive; the value in 0..1).
-
-    Raises ``ConfigError`` with the expected form.
-    """
+    """Parse ``ndcg@10=0.8`` (the value in 0..1). Raises ``ConfigError`` with the expected form."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip() or not value.strip():
         raise ConfigError(f"--fail-under {text!r}: expected METRIC=VALUE, e.g. ndcg@10=0.8")
@@ -250,10 +242,8 @@ def evaluate(
 ) -> EvalReport:
     """Run every labelled query through ``index.search`` and measure the ranking.
 
-    ``params`` scores with other settings (``index.with_params``); ``depth`` is how far
-    down relevant tools are looked for (ranks below it are reported as None); ``worst``
-    queries are those lowest on ``metric``. ``thresholds`` are checked on the overall
-    metrics and their failures returned in ``failures``.
+    ``depth`` is how far down relevant tools are looked for (ranks below it are None);
+    ``worst`` queries are those lowest on ``metric``.
     """
     key = metric_name(metric)
     if params is not None and params != index.params:
@@ -261,7 +251,6 @@ def evaluate(
     doc_of = _doc_ids(index)
     limit = max(depth, CUTOFF)
     outcomes = []
-    total = len(queries)
     for n, q in enumerate(queries, 1):
         ranked = _ranked(index, q.query, limit, doc_of)
         relevant = set(q.relevant_ids)
@@ -271,7 +260,7 @@ def evaluate(
             QueryOutcome(q, tuple(ranked[:CUTOFF]), ranks, query_metrics(ranked, relevant))
         )
         if progress is not None:
-            progress(n, total)
+            progress(n, len(queries))
     overall = Metrics.mean([o.values for o in outcomes])
     by_split: dict[str, list[tuple[float, ...]]] = {}
     for o in outcomes:
@@ -301,10 +290,8 @@ def _doc_ids(index: RankingIndex) -> dict[int, int]:
 
 
 def _ranked(index: RankingIndex, query: str, limit: int, doc_of: Mapping[int, int]) -> list[int]:
-    """Doc ids of the hits for a query, in order (exact-name hits first, as search gives).
-
-    ``with_params`` copies share the tool objects, so a hit's tool is found by identity.
-    """
+    """Doc ids of the hits for a query, in order (``with_params`` copies share the tool
+    objects, so a hit's tool is found by identity)."""
     return [doc_of[id(hit.tool)] for hit in index.search(query, limit).hits]
 
 
@@ -355,12 +342,9 @@ def split_queries(
 ) -> tuple[list[JudgedQuery], list[JudgedQuery]]:
     """Divide queries into (train, held-out).
 
-    With ``holdout`` (a fraction in (0, 1)): a seeded random split, whatever the ``split``
-    fields say. Otherwise by the ``split`` field: ``train_split`` (default ``train``) trains,
-    every other query is held out. Queries without any ``split`` and no ``holdout`` get a
-    seeded random 30 % held out.
-
-    Raises ``ConfigError`` for a bad fraction or a training split no query is in.
+    With ``holdout`` (a fraction in (0, 1)): a seeded random split. Otherwise ``train_split``
+    (default ``train``) trains and every other split is held out; queries without any
+    ``split`` get a seeded random 30 % held out. Raises ``ConfigError``.
     """
     if not queries:
         raise ConfigError("no labelled queries to tune on")
@@ -403,14 +387,11 @@ def tune(
     """Choose field weights, per-field b, k1 (and delta) that maximise ``metric`` on training queries.
 
     Coordinate ascent (as in Metzler and Croft, "Linear feature-based models for information
-    retrieval", 2007): for each setting in a fixed order, try every value of its grid (field
-    weights on a log scale) with the others held, keep the best strictly better one; repeat
-    for up to ``rounds`` rounds or until a round changes nothing. Only scoring changes, so
-    every trial reuses the analysed index through ``index.with_params``. Fields no tool uses
-    are left alone. Deterministic: the grid order is fixed and ``seed`` only draws the
-    random holdout.
-
-    Raises ``ConfigError`` for an unknown metric or an impossible split.
+    retrieval", 2007): for each setting in a fixed order, try every value of its grid with
+    the others held, keep the best strictly better one; repeat for up to ``rounds`` rounds or
+    until a round changes nothing. Every trial reuses the analysed index through
+    ``index.with_params``. Fields no tool uses are left alone. Deterministic: ``seed`` only
+    draws the random holdout. Raises ``ConfigError``.
     """
     key = metric_name(metric)
     k = METRICS.index(key)
@@ -640,10 +621,8 @@ def findability_findings(
     file: str = "",
     min_similarity: float = 0.9,
 ) -> list[Finding]:
-    """``findability`` as lint warnings for ``validate --queries``, one ``Finding`` each.
-
-    A finding points at the tool's catalog entry (its source), or at the queries ``file``
-    for a tool without one; the message ends with the suggestion.
+    """``findability`` as lint warnings for ``validate --queries``, one ``Finding`` each, at
+    the tool's catalog entry (or the queries ``file`` for a tool without a source).
 
     Raises ``ToolfindError`` naming the entry for a relevant name that matches no tool.
     """
