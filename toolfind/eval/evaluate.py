@@ -49,7 +49,7 @@ Progress = Callable[[int, int], None]
 
 
 class RankingIndex(Protocol):
-    """What evaluation needs from ``SearchIndex`` (see docs/CONTRACTS.md)."""
+    """What evaluation needs from ``SearchIndex`` (see docs/ARCHITECTURE.md)."""
 
     @property
     def tools(self) -> Sequence[Tool]: ...
