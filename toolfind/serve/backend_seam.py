@@ -1,22 +1,7 @@
 """The `Backends` seam where real MCP servers plug in behind serve-mcp, and its status type.
 
-Contract for implementers:
-
-- ``tools()`` is a cheap synchronous snapshot kept current by the backends' own tasks. Each
-  Tool's ``name`` is the exposed (namespaced, sanitised) name, ``namespace`` the server name,
-  ``source`` is ``Source(file="mcp://<server>")``, ``aliases`` holds the backend's own name
-  and ``original`` the entry as sent. A backend that crashed keeps its last tools listed
-  (``status`` says it is unavailable); calling one of them restarts it.
-- ``call(name, arguments)`` takes the exposed name and returns the backend's
-  ``CallToolResult`` unchanged. It raises `toolfind.errors.BackendError` when the backend is
-  down, crashed, timed out or refused; serve-mcp makes that a tool error, never a protocol error.
-- ``set_listener`` registers a callback for any change of the tool list; serve-mcp then
-  re-reads ``tools()``, rebuilds the index off the request path and notifies its clients.
-- The object is an async context manager that starts (concurrently, with a start-up timeout)
-  and stops every backend. serve-mcp enters it once, before the first client connects, and
-  leaves it from the same task.
-
-Imported by ``toolfind.serve`` at import time: no MCP SDK or anyio at module level.
+The contract for implementers is in `Backends`. Imported by ``toolfind.serve`` at import
+time: no MCP SDK or anyio at module level.
 """
 
 from __future__ import annotations
@@ -46,7 +31,12 @@ class BackendStatus:
 
 
 class Backends(Protocol):
-    """Live MCP servers whose tools serve-mcp indexes and whose calls it forwards."""
+    """Live MCP servers whose tools serve-mcp indexes and whose calls it forwards.
+
+    An async context manager that starts (concurrently, with a start-up timeout) and stops
+    every backend; serve-mcp enters it once, before the first client connects, and leaves it
+    from the same task.
+    """
 
     async def __aenter__(self) -> Self: ...
 
@@ -58,19 +48,30 @@ class Backends(Protocol):
     ) -> None: ...
 
     def tools(self) -> Sequence[Tool]:
-        """Every tool the backends offer (exposed names), as last listed."""
+        """A cheap snapshot of every tool, kept current by the backends' own tasks.
+
+        Each Tool's ``name`` is the exposed (namespaced, sanitised) name, ``namespace`` the
+        server name, ``source`` is ``Source(file="mcp://<server>")``, ``aliases`` holds the
+        backend's own name and ``original`` the entry as sent. A backend that crashed keeps
+        its last tools listed (``status`` says it is unavailable); calling one restarts it.
+        """
 
     def serves(self, name: str) -> bool:
         """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
-        """Forward a call. Raises BackendError when the backend cannot answer."""
+        """Forward a call by exposed name; the backend's ``CallToolResult`` comes back unchanged.
+
+        Raises BackendError when the backend is down, crashed, timed out or refused;
+        serve-mcp makes that a tool error, never a protocol error.
+        """
 
     def status(self) -> Mapping[str, BackendStatus]:
         """Each backend by server name."""
 
     def set_listener(self, listener: Callable[[], None]) -> None:
-        """Register the callback to run (on the event loop) when any backend's tools changed."""
+        """Run ``listener`` (on the event loop) when any backend's tools change; serve-mcp
+        then re-reads ``tools()``, rebuilds the index off the request path and notifies."""
 
 
 class NoBackends:

@@ -15,17 +15,6 @@ from toolfind.models import Source, Tool
 from toolfind.output.wire import clean_text
 from toolfind.serve.servers_config import safe_name
 
-__all__ = [
-    "MAX_DESCRIPTION",
-    "MAX_NAME",
-    "Listed",
-    "assign_names",
-    "check_tool",
-    "clean_descriptions",
-    "exposed_name",
-    "to_tool",
-]
-
 #: MCP hosts reject tool names longer than this.
 MAX_NAME = 64
 #: Backend descriptions are untrusted text shown to a model: capped, invisible characters removed.

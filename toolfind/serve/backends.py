@@ -23,7 +23,6 @@ from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_to
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
 if TYPE_CHECKING:
-    import anyio
     from mcp.client.session import IncomingMessage
     from mcp.shared._stream_protocols import ReadStream
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
@@ -98,7 +97,6 @@ class _Attempt:
         self.dispatcher: JSONRPCDispatcher[Any] | None = None
         self.version = ""
         self.settled = False
-        self.was_up = False
         self.reason: str | None = None
 
 
@@ -132,35 +130,27 @@ class _Backend:
 
 
 class _WatchedReadStream:
-    """A transport's read stream that sets ``closed`` when the backend's side ends."""
+    """A transport's read stream that sets the attempt's ``closed`` (and wakes its ``changed``
+    waiter) when the dispatcher closes it.
 
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], closed: anyio.Event) -> None:
+    The dispatcher iterates inside ``async with`` the stream, so EOF, an error and a
+    cancellation all end in `aclose`; the rest (iteration, ``last_context``) is the inner
+    stream's.
+    """
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], attempt: _Attempt) -> None:
         self._inner = inner
-        self._closed = closed
+        self._attempt = attempt
 
-    @property
-    def last_context(self) -> Any:
-        return getattr(self._inner, "last_context", None)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
-    async def receive(self) -> SessionMessage | Exception:
-        try:
-            return await self._inner.receive()
-        except Exception:
-            self._closed.set()
-            raise
-
-    def __aiter__(self) -> _WatchedReadStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self._inner.__anext__()
-        except Exception:  # StopAsyncIteration included: the end of the stream
-            self._closed.set()
-            raise
+    def __aiter__(self) -> ReadStream[SessionMessage | Exception]:
+        return self._inner.__aiter__()
 
     async def aclose(self) -> None:
-        self._closed.set()
+        self._attempt.closed.set()
+        self._attempt.changed.set()
         await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
@@ -231,7 +221,7 @@ class BackendPool:
         try:
             async with anyio.create_task_group() as starters:
                 for backend in self._backends:
-                    starters.start_soon(self._start_locked, backend)
+                    starters.start_soon(self._start, backend)  # no call can race: unlocked
         except BaseException:  # cancelled (Ctrl-C) while starting: stop what started, then go
             await self.aclose()
             raise
@@ -378,10 +368,6 @@ class BackendPool:
                 raise BackendError(f"server {backend.name!r} is unavailable: {backend.reason}")
             return backend.live
 
-    async def _start_locked(self, backend: _Backend) -> None:
-        async with backend.lock:
-            await self._start(backend)
-
     async def _start(self, backend: _Backend) -> None:
         import anyio
 
@@ -391,15 +377,13 @@ class BackendPool:
         with anyio.move_on_after(self.start_timeout):
             await attempt.ready.wait()
         if not attempt.ready.is_set():
-            attempt.reason = f"did not start within {self.start_timeout:g} s"
-            attempt.scope.cancel()
-            self._down(backend, attempt, attempt.reason)
+            self._lost(backend, attempt, f"did not start within {self.start_timeout:g} s")
 
     async def _run(self, backend: _Backend, attempt: _Attempt) -> None:
         """Own one connection for its whole life: connect, list, watch for changes, close."""
         from mcp.client.session import ClientSession
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-        from mcp_types import Implementation
+        from mcp_types import Implementation, ToolListChangedNotification
 
         from toolfind import __version__
 
@@ -409,11 +393,15 @@ class BackendPool:
                 async with AsyncExitStack() as stack:
                     read, write = await stack.enter_async_context(self._transport(backend.spec))
                     dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
-                        _WatchedReadStream(read, attempt.closed), write
+                        _WatchedReadStream(read, attempt), write
                     )
 
                     async def on_message(message: IncomingMessage) -> None:
-                        self._on_message(backend, attempt, message)
+                        if isinstance(message, ToolListChangedNotification):
+                            attempt.changed.set()
+                        elif isinstance(message, Exception):
+                            described = backend.redact(_describe(message))
+                            logger.debug("server %r: transport error: %s", backend.name, described)
 
                     session = ClientSession(
                         dispatcher=dispatcher,
@@ -431,7 +419,7 @@ class BackendPool:
             reason = _describe(exc)
         if attempt.scope.cancelled_caught and attempt.reason is None:
             reason = "stopped"
-        self._down(backend, attempt, attempt.reason or backend.redact(reason))
+        self._down(backend, attempt, attempt.reason or reason)  # _down redacts
 
     @asynccontextmanager
     async def _transport(self, spec: ServerSpec) -> AsyncIterator[Any]:
@@ -463,30 +451,13 @@ class BackendPool:
             ):
                 yield streams
 
-    def _on_message(self, backend: _Backend, attempt: _Attempt, message: IncomingMessage) -> None:
-        from mcp_types import ToolListChangedNotification
-
-        if isinstance(message, ToolListChangedNotification):
-            attempt.changed.set()
-        elif isinstance(message, Exception):
-            logger.debug(
-                "server %r: transport error: %s", backend.name, backend.redact(_describe(message))
-            )
-
     async def _watch(self, backend: _Backend, attempt: _Attempt) -> None:
         """Until the backend's side closes: re-read its tools whenever it says they changed."""
         import anyio
         from mcp.shared.exceptions import MCPError
 
-        while not attempt.closed.is_set():
-            async with anyio.create_task_group() as waiters:
-
-                async def wait_for(event: anyio.Event) -> None:
-                    await event.wait()
-                    waiters.cancel_scope.cancel()
-
-                waiters.start_soon(wait_for, attempt.closed)
-                waiters.start_soon(wait_for, attempt.changed)
+        while True:
+            await attempt.changed.wait()  # the read stream's end sets it too
             if attempt.closed.is_set():
                 return
             # A fresh event before re-reading: a change announced meanwhile is not lost.
@@ -505,7 +476,7 @@ class BackendPool:
     async def _list_tools(self, backend: _Backend, attempt: _Attempt) -> tuple[Listed, ...]:
         """The whole tools/list (every page), each tool checked on its own."""
         entries: list[Any] = []
-        cursor: str | None = None
+        cursor: Any = None
         seen: set[str] = set()
         for _ in range(MAX_PAGES):
             raw = await self._request(
@@ -515,16 +486,15 @@ class BackendPool:
             if not isinstance(page, list):
                 raise BackendError("its tools/list result has no list of tools")
             entries.extend(page)
-            next_cursor = raw.get("nextCursor")
-            if next_cursor is None or len(entries) >= MAX_TOOLS_PER_SERVER:
+            cursor = raw.get("nextCursor")
+            if cursor is None or len(entries) >= MAX_TOOLS_PER_SERVER:
                 break
-            if not isinstance(next_cursor, str) or next_cursor in seen:
+            if not isinstance(cursor, str) or cursor in seen:
                 backend.warn_once(
                     f"server {backend.name!r}: tools/list repeats a cursor; read the pages before it only"
                 )
                 break
-            seen.add(next_cursor)
-            cursor = next_cursor
+            seen.add(cursor)
         else:
             backend.warn_once(
                 f"server {backend.name!r}: tools/list has more than {MAX_PAGES} pages; read the first {MAX_PAGES}"
@@ -556,7 +526,6 @@ class BackendPool:
         if backend.reason != "not started":
             logger.warning("server %r is available again", backend.name)
         backend.live = attempt
-        attempt.was_up = True
         backend.failures = 0
         backend.retry_at = 0.0
         backend.reason = ""
@@ -574,12 +543,13 @@ class BackendPool:
         attempt.settled = True
         if attempt is not backend.current or self._closing:
             return
+        was_up = backend.live is attempt
         backend.live = None
         reason = backend.redact(reason)
         previous = backend.reason
         backend.reason = reason
         now = anyio.current_time()
-        if attempt.was_up:
+        if was_up:
             # It ran before: the next call restarts it at once.
             backend.failures = 0
             backend.retry_at = now
@@ -624,12 +594,8 @@ class BackendPool:
         self._routes = routes
         if key != self._key:
             self._key = key
-            if self._started and not self._closing:
-                self._notify()
-
-    def _notify(self) -> None:
-        if self._listener is not None:
-            try:
-                self._listener()
-            except Exception:  # a listener's bug must not stop the backend's task
-                logger.exception("the tools-changed listener failed")
+            if self._started and not self._closing and self._listener is not None:
+                try:
+                    self._listener()
+                except Exception:  # a listener's bug must not stop the backend's task
+                    logger.exception("the tools-changed listener failed")

@@ -95,10 +95,9 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
         f" ({shown})" if shown else ""
     )
     p = prefix
-    return [
-        MetaTool(
+    table = (
+        (
             SEARCH,
-            p + SEARCH,
             "Search tools",
             f"Find tools by what they do, ranked by relevance (BM25F). Searches {scope}. "
             f"Describe the task in a few words ('compress a file', 'create calendar event'). "
@@ -129,9 +128,8 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             ),
             wire.SEARCH_SCHEMA,
         ),
-        MetaTool(
+        (
             SIMILAR,
-            p + SIMILAR,
             "Similar tools",
             "List tools related to a given tool (shared terms explain each), to find an "
             "alternative or a companion tool.",
@@ -144,25 +142,22 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             ),
             wire.SIMILAR_TOOLS_SCHEMA,
         ),
-        MetaTool(
+        (
             CATEGORIES,
-            p + CATEGORIES,
             "Tool categories",
             "List the namespaces with their tool counts, deferred counts and commonest tags.",
             _arguments({}),
             wire.CATEGORIES_SCHEMA,
         ),
-        MetaTool(
+        (
             GET,
-            p + GET,
             "Get tool",
             "Get one tool's full definition (description and input schema) by name.",
             _arguments({"name": _NAME_ARG}, "name"),
             GET_OUTPUT,
         ),
-        MetaTool(
+        (
             CALL,
-            p + CALL,
             "Call tool",
             "Call a tool found by search, by name, with its arguments (an object matching "
             "its input schema). Only tools served by a connected MCP server can run.",
@@ -174,8 +169,11 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
                 "name",
             ),
             CALL_OUTPUT,
-            read_only=False,
         ),
+    )
+    return [
+        MetaTool(key, p + key, title, description, inputs, outputs, read_only=key != CALL)
+        for key, title, description, inputs, outputs in table
     ]
 
 
@@ -282,12 +280,10 @@ def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     return wire.similar_tools_record(tool, index.similar(tool.qualified_name, limit))
 
 
-def categories(index: Any, backends: Mapping[str, Any]) -> dict[str, Any]:
-    """Namespaces with counts; a backend server's namespace also says whether it is available
-    (a server that never started has no tools, so it is listed with none)."""
-    return wire.categories_record(index.categories(), backends)
-
-
 def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """The tool as an MCP ``Tool`` object (what ``show --format mcp --json`` prints)."""
     return tool_to_format(resolve(index, text_argument(args, "name", required=True) or ""), "mcp")
+
+
+#: The meta-tools that only read the index (categories also needs the backends' status).
+HANDLERS = {SEARCH: search, SIMILAR: similar, GET: get_tool}

@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -136,8 +136,8 @@ def write_catalog(server: str, tools: Sequence[Mapping[str, Any]], target: Path)
     try:
         if old_text is not None:
             backup = target.with_name(target.name + ".bak")
-            _atomic_copy(target, backup)
-        _atomic_write(target, text)
+            _atomic_replace(backup, partial(shutil.copy2, target))
+        _atomic_replace(target, partial(_write_text, text=text))
     except OSError as exc:
         raise CatalogError(f"cannot write: {exc.strerror or exc}", file=str(target)) from None
     return report("written", backup=str(backup) if backup else None)
@@ -170,24 +170,19 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def _write_text(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
-def _atomic_copy(source: Path, target: Path) -> None:
+def _atomic_replace(target: Path, fill: Callable[[str], object]) -> None:
+    """``fill`` a temporary file next to ``target``, then rename it over ``target``."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     try:
-        shutil.copy2(source, tmp)
+        fill(tmp)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -32,7 +32,7 @@ from toolfind import __version__
 from toolfind.errors import BackendError
 from toolfind.models import Tool
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.output.wire import dumps
+from toolfind.output.wire import categories_record, dumps
 from toolfind.serve import meta
 from toolfind.serve.backend_seam import Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
@@ -193,14 +193,9 @@ class Discovery:
             return await self.forward(tool, arguments)
         args = meta.check_arguments(metatool, arguments)
         if metatool.key == meta.CATEGORIES:
-            return record_result(meta.categories(index, self.backends.status()))
+            return record_result(categories_record(index.categories(), self.backends.status()))
         if metatool.key != meta.CALL:
-            handler = {
-                meta.SEARCH: meta.search,
-                meta.SIMILAR: meta.similar,
-                meta.GET: meta.get_tool,
-            }
-            return record_result(handler[metatool.key](index, args))
+            return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name", required=True) or ""
         if target in listing.meta:
             raise meta.ToolCallError(

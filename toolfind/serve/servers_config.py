@@ -117,22 +117,18 @@ def load_servers(
     Raises ConfigError (file, JSON path, and the fix) for an unreadable file or invalid entry.
     """
     env = os.environ if environ is None else environ
-    specs: list[ServerSpec] = []
     seen: dict[str, ServerSpec] = {}
     for path in paths:
         for spec in read_servers_file(Path(path), env):
-            first = seen.get(spec.name)
-            if first is not None:
+            first = seen.setdefault(spec.name, spec)
+            if first is not spec:
                 logger.warning(
                     "%s: server %r is already defined in %s; the first definition wins",
                     spec.origin,
                     spec.name,
                     first.origin,
                 )
-                continue
-            seen[spec.name] = spec
-            specs.append(spec)
-    return specs
+    return list(seen.values())
 
 
 def read_servers_file(path: Path, environ: Mapping[str, str]) -> list[ServerSpec]:
@@ -187,39 +183,20 @@ def _parse(path: Path) -> Any:
             ) from None
 
 
+#: A string (kept), a comment (its newlines kept, so line numbers hold) or a trailing comma.
+_JSONC = re.compile(r'"(?:\\.|[^"\\])*"?|//[^\n]*|/\*(?:.*?\*/|.*)|,(?=[ \t\r\n]*[}\]])', re.S)
+
+
 def _strip_jsonc(text: str) -> str:
     """JSON with comments and trailing commas as plain JSON; line numbers are kept."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
-        elif text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            end = n if j < 0 else j + 2
-            out.append("\n" * text.count("\n", i, end))
-            i = end
-        elif c == ",":
-            j = i + 1
-            while j < n and text[j] in " \t\r\n":
-                j += 1
-            if j < n and text[j] in "}]":
-                out.append(" ")
-            else:
-                out.append(c)
-            i += 1
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+
+    def replace(match: re.Match[str]) -> str:
+        found = match.group()
+        if found[0] == '"':
+            return found
+        return " " if found == "," else "\n" * found.count("\n")
+
+    return _JSONC.sub(replace, text)
 
 
 class _EntryReader:

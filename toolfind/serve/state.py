@@ -133,8 +133,7 @@ class LiveIndex:
         Raises:
             ToolfindError: a catalog path does not exist or cannot be read at all.
         """
-        self._signature = catalog_signature(self.catalogs)
-        loaded = self._load()
+        loaded = self._read()
         for finding in loaded.findings:
             logger.warning("skipped: %s", finding)
         index = build_index(loaded, self.backends.tools(), self.filters, self.params)
@@ -154,9 +153,8 @@ class LiveIndex:
             catalog: Loaded | tuple[Tool, ...] = old.catalog_tools
             errors = old.errors
             if catalogs_changed:
-                self._signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
                 try:
-                    loaded = await anyio.to_thread.run_sync(self._load)
+                    loaded = await anyio.to_thread.run_sync(self._read)
                 except ToolfindError as exc:
                     problems: list[object] = [exc]
                 else:
@@ -179,10 +177,13 @@ class LiveIndex:
             await listener(old, new)
         return True
 
-    def _load(self) -> Loaded:
-        """Parse the catalogs (through the cache). Raises ToolfindError for a missing path."""
+    def _read(self) -> Loaded:
+        """Note the catalogs' signature, then parse them (through the cache).
+
+        Raises ToolfindError for a missing path."""
         from toolfind.store import cache
 
+        self._signature = catalog_signature(self.catalogs)
         return cache.load_index(
             self.catalogs,
             self.params,
