@@ -65,11 +65,9 @@ _MEMO_LIMIT = 200_000
 _STEMMER = Stemmer.Stemmer("english")
 _stem_memo: dict[str, str] = {}
 _Analysed = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-_span_memo: dict[str, _Analysed] = {}
-# _span_memo's first two fields on their own, for the hot loop of :func:`_terms`.
+# Per word, the terms :func:`_terms` gives: every one, and the ones not stop words.
 _every_memo: dict[str, tuple[str, ...]] = {}
 _content_memo: dict[str, tuple[str, ...]] = {}
-_fold_memo: dict[str, str] = {}
 
 
 def _stem(word: str) -> str:
@@ -239,17 +237,12 @@ def _fold(part: str) -> str:
     """Case-fold a part: ``casefold`` then NFKC, repeated to a fixed point."""
     if part.isascii():
         return part.lower()
-    folded = _fold_memo.get(part)
-    if folded is None:
-        folded = part
-        for _ in range(4):
-            nxt = unicodedata.normalize("NFKC", folded.casefold())
-            if nxt == folded:
-                break
-            folded = nxt
-        if len(_fold_memo) >= _MEMO_LIMIT:
-            _fold_memo.clear()
-        _fold_memo[part] = folded
+    folded = part
+    for _ in range(4):
+        nxt = unicodedata.normalize("NFKC", folded.casefold())
+        if nxt == folded:
+            break
+        folded = nxt
     return folded
 
 
@@ -270,20 +263,9 @@ def _bigrams(run: str) -> list[str]:
 
 
 def _analyze_span(span: str) -> _Analysed:
-    """Of one word, memoised: every term, the terms that are not stop words, and the
-    surface form (folded, unstemmed) each of them comes from, in the same order."""
-    cached = _span_memo.get(span)
-    if cached is not None:
-        return cached
-    result = _analyze_ascii(span) if span.isascii() else _analyze_general(span)
-    if len(_span_memo) >= _MEMO_LIMIT:
-        _span_memo.clear()
-        _every_memo.clear()
-        _content_memo.clear()
-    _span_memo[span] = result
-    _every_memo[span] = result[0]
-    _content_memo[span] = result[1]
-    return result
+    """Of one word: every term, the terms that are not stop words, and the surface form
+    (folded, unstemmed) each of them comes from, in the same order."""
+    return _analyze_ascii(span) if span.isascii() else _analyze_general(span)
 
 
 def _analyze_general(span: str) -> _Analysed:
@@ -370,7 +352,7 @@ def _terms(text: str, which: int) -> list[str]:
     """Terms of ``text``: ``which`` 0 keeps stop words, 1 drops them.
 
     Runs once per word of every tool's text: one subscript of a memo per word; a miss
-    analyses the word and fills the memos.
+    analyses the word and fills both memos.
     """
     memo = _content_memo if which else _every_memo
     terms: list[str] = []
@@ -378,7 +360,12 @@ def _terms(text: str, which: int) -> list[str]:
         try:
             terms += memo[span]
         except KeyError:
-            terms += _analyze_span(span)[which]
+            analysed = _analyze_span(span)
+            if len(_every_memo) >= _MEMO_LIMIT:
+                _every_memo.clear()
+                _content_memo.clear()
+            _every_memo[span], _content_memo[span] = analysed[0], analysed[1]
+            terms += analysed[which]
     return terms
 
 
