@@ -244,7 +244,7 @@ def test_foreign_or_shared_pickle_is_never_loaded(
     planted = cache.load_index([other], use_cache=False)
     store = cache.CacheStore(isolated, lambda _: None)
     store.write_index(first.key, cache.Loaded(planted.index, (), first.key, False))
-    path = store.path(first.key, ".pickle")
+    path = store.root / f"{first.key}.pickle"
     how(path)
     loaded, said = load(cat)
     assert not loaded.from_cache and names(loaded) == names(first)

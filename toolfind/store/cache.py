@@ -115,7 +115,7 @@ def load_index(
         with collector_paused(freeze=True):
             return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
-    store = CacheStore(cache_root or segment.default_cache_dir(os.environ), warn)
+    store = CacheStore(cache_root, warn)
     manifest = store.read_manifest()
     stats = {str(p): stamp(p) for p in files}
     digests = _digests(stats, manifest.get("shas", {}))
@@ -139,7 +139,7 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     since; else None, and the caller runs :func:`load_index`, which reports any problem.
     The warm path of every command: no config parsing, catalog discovery or hashing.
     """
-    store = CacheStore(cache_root or segment.default_cache_dir(os.environ), _no_warn)
+    store = CacheStore(cache_root)
     entry = store.read_manifest().get("runs", {}).get(run_key)
     if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
         return None
@@ -196,18 +196,14 @@ def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
 def _dir_stamps(paths: Sequence[Path]) -> list[tuple[str, int, int, int]]:
     """Every directory under the catalog roots (and the working directory) with its stamp: an
     entry added or removed changes its directory's mtime, so no walk is needed to notice."""
-    from pathlib import Path
-
     seen: set[tuple[int, int]] = set()
     out = [(".", *stamp("."))]
     for root in paths:
-        out.extend((str(d), *stamp(d)) for d in _walk_dirs(Path(root), seen))
+        out.extend((d, *stamp(d)) for d in _walk_dirs(os.fspath(root), seen))
     return out
 
 
-def _walk_dirs(root: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
-    from pathlib import Path
-
+def _walk_dirs(root: str, seen: set[tuple[int, int]]) -> Iterator[str]:
     try:
         st = os.stat(root)
     except OSError:
@@ -223,7 +219,7 @@ def _walk_dirs(root: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
     for entry in children:
         try:
             if entry.is_dir():
-                yield from _walk_dirs(Path(entry.path), seen)
+                yield from _walk_dirs(entry.path, seen)
         except OSError:
             continue
 
@@ -273,8 +269,10 @@ def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> An
 class CacheStore:
     """The cache directory: reads that never raise, atomic writes that never corrupt."""
 
-    def __init__(self, root: Path | str, warn: Warn) -> None:
-        self._root = os.fspath(root)  # reads use the text: pathlib is imported to write
+    def __init__(self, root: Path | str | None, warn: Warn = _no_warn) -> None:
+        """``root`` None: :func:`segment.default_cache_dir`."""
+        # reads use the text: pathlib is imported to write
+        self._root = os.fspath(root or segment.default_cache_dir(os.environ))
         self.warn = warn
         self._unwritable = False
 
@@ -284,25 +282,21 @@ class CacheStore:
 
         return Path(self._root)
 
-    def path(self, key: str, suffix: str) -> Path:
-        return self.root / f"{key}{suffix}"
-
     def read_manifest(self) -> dict[str, Any]:
-        data = self._read_marshal(os.path.join(self._root, MANIFEST_NAME))
-        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
-            return {"format": FORMAT_VERSION, "runs": {}, "shas": {}}
-        return data
-
-    def _read_marshal(self, path: str) -> Any:
+        path = os.path.join(self._root, MANIFEST_NAME)
+        data = None
         try:
             with open(path, "rb") as fh:
                 reason = segment.unsafe_reason(os.fstat(fh.fileno()))
                 if reason:
                     self.warn(f"Ignoring cache file {path}: {reason}.")
-                    return None
-                return marshal.loads(fh.read())
+                else:
+                    data = marshal.loads(fh.read())
         except (OSError, EOFError, ValueError, TypeError):
-            return None
+            pass
+        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
+            return {"format": FORMAT_VERSION, "runs": {}, "shas": {}}
+        return data
 
     def read_index(self, key: str) -> Loaded | None:
         path = os.path.join(self._root, f"{key}.pickle")
@@ -347,7 +341,7 @@ class CacheStore:
         except (ValueError, TypeError) as exc:  # a value marshal cannot store: no cache
             self.warn(f"Cannot cache this index ({exc}); working without a cache.")
             return
-        self._write(self.path(key, ".pickle"), parts)
+        self._write(self.root / f"{key}.pickle", parts)
 
     def remember_run(
         self,
@@ -377,12 +371,12 @@ class CacheStore:
         new = {"format": FORMAT_VERSION, "runs": runs, "shas": shas, "keys": keys}
         self._write(self.root / MANIFEST_NAME, marshal.dumps(new))
 
-    def _write(self, path: Path, data: bytes | Iterable[Any]) -> bool:
+    def _write(self, path: Path, data: bytes | Iterable[Any]) -> None:
         """Write ``data`` (bytes, or buffers one after another) to ``path`` atomically: a
         temporary file in the same directory, then ``os.replace``, so that readers only ever
         see a complete file."""
         if self._unwritable:
-            return False
+            return
         import tempfile  # only a build writes
 
         tmp: str | None = None
@@ -396,24 +390,18 @@ class CacheStore:
                 fh.flush()
             os.replace(tmp, path)
             tmp = None
-            return True
         except OSError as exc:
-            self._say_unwritable(exc)
-            return False
+            self._unwritable = True  # said once: later writes are skipped
+            reason = exc.strerror or type(exc).__name__
+            self.warn(
+                f"Cache directory {self.root} is not writable ({reason}); working without a cache."
+            )
         finally:
             if tmp is not None:
                 try:
                     os.unlink(tmp)
                 except OSError:
                     pass
-
-    def _say_unwritable(self, exc: OSError) -> None:
-        if not self._unwritable:
-            self._unwritable = True
-            reason = exc.strerror or type(exc).__name__
-            self.warn(
-                f"Cache directory {self.root} is not writable ({reason}); working without a cache."
-            )
 
     def own_files(self) -> list[tuple[str, int]]:
         """toolfind's own files in the cache directory, by name, with their sizes in bytes
