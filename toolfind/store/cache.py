@@ -240,15 +240,8 @@ def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> An
         builtins = frozenset(
             {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
         )
-        modules = frozenset(
-            {
-                "toolfind.models",
-                "toolfind.store.index",
-                "toolfind.core.bm25f",
-                "toolfind.core.analysis",
-                "toolfind.store.columns",
-            }
-        )
+        # the modules whose classes an index pickles (see ``_index_file_parts``)
+        modules = frozenset({"toolfind.models", "toolfind.store.index", "toolfind.store.columns"})
 
         class RestrictedUnpickler(Unpickler):
             def find_class(self, module: str, name: str) -> Any:

@@ -15,10 +15,11 @@ import marshal
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain
+from operator import attrgetter
 from zlib import crc32
 
 from toolfind.models import Source, Tool
-from toolfind.store.segment import find_string
+from toolfind.store.segment import SOURCE, find_string
 
 # typing costs a warm command a good part of its start-up: only mypy reads this.
 TYPE_CHECKING = False
@@ -174,24 +175,18 @@ class KeyedIds(Mapping[str, Sequence[int]]):
         return (KeyedIds, (self._keys, pack(self._offsets), pack(self._ids)))
 
 
+#: A tool's fields in its record's order (``segment.NAME`` and the fields after it).
+_FIELDS = attrgetter(
+    *"name description parameters namespace tags search_hint defer enabled annotations aliases "
+    "title output_schema source original".split()
+)
+
+
 def _record(tool: Tool) -> tuple[Any, ...]:
+    record = list(_FIELDS(tool))
     source = tool.source
-    return (
-        tool.name,
-        tool.description,
-        tool.parameters,
-        tool.namespace,
-        tool.tags,
-        tool.search_hint,
-        tool.defer,
-        tool.enabled,
-        tool.annotations,
-        tool.aliases,
-        tool.title,
-        tool.output_schema,
-        None if source is None else (source.file, source.pointer, source.line),
-        tool.original,
-    )
+    record[SOURCE] = None if source is None else (source.file, source.pointer, source.line)
+    return tuple(record)
 
 
 class _ThawedTool:
