@@ -20,6 +20,10 @@ import mmap
 import os
 import stat
 
+# _pickle's unpickler: the `pickle` module imports `re`, dear for a warm command (every
+# importer of this module unpickles an index or builds one).
+from _pickle import Unpickler, UnpicklingError
+
 from toolfind.errors import CacheError
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
@@ -224,39 +228,27 @@ def _walk_dirs(root: str, seen: set[tuple[int, int]]) -> Iterator[str]:
             continue
 
 
-_UNPICKLER: list[Any] = []  # the restricted unpickler class, once made
+class _RestrictedUnpickler(Unpickler):
+    """Loads only toolfind's own classes and plain builtins: a cache file that names any other
+    global (``os.system`` ...) is refused before it can run."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _BUILTINS:
+            return super().find_class(module, name)
+        if module == "array" and name in ("array", "_array_reconstructor"):
+            return super().find_class(module, name)
+        if module in _MODULES:
+            obj = super().find_class(module, name)
+            if isinstance(obj, type) and obj.__module__ == module:
+                return obj
+        raise UnpicklingError(f"global {module}.{name} is not allowed in a toolfind cache")
 
 
-def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> Any:
-    """An unpickler that loads only toolfind's own classes and plain builtins: a cache file
-    that names any other global (``os.system`` ...) is refused before it can run. It subclasses
-    ``_pickle``'s unpickler: the ``pickle`` module imports ``re``, dear for a warm command."""
-    if not _UNPICKLER:
-        try:
-            from _pickle import Unpickler, UnpicklingError
-        except ImportError:  # pragma: no cover - an interpreter without the C accelerator
-            from pickle import Unpickler, UnpicklingError
-
-        builtins = frozenset(
-            {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
-        )
-        # the modules whose classes an index pickles (see ``_index_file_parts``)
-        modules = frozenset({"toolfind.models", "toolfind.store.index", "toolfind.store.columns"})
-
-        class RestrictedUnpickler(Unpickler):
-            def find_class(self, module: str, name: str) -> Any:
-                if module == "builtins" and name in builtins:
-                    return super().find_class(module, name)
-                if module == "array" and name in ("array", "_array_reconstructor"):
-                    return super().find_class(module, name)
-                if module in modules:
-                    obj = super().find_class(module, name)
-                    if isinstance(obj, type) and obj.__module__ == module:
-                        return obj
-                raise UnpicklingError(f"global {module}.{name} is not allowed in a toolfind cache")
-
-        _UNPICKLER.append(RestrictedUnpickler)
-    return _UNPICKLER[0](file, buffers=buffers)
+_BUILTINS = frozenset(
+    {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
+)
+#: The modules whose classes an index pickles (see :func:`_index_file_parts`).
+_MODULES = frozenset({"toolfind.models", "toolfind.store.index", "toolfind.store.columns"})
 
 
 class CacheStore:
@@ -479,13 +471,13 @@ def _load_index_file(fh: Any, size: int) -> Any:
     path could not read included (so that a rebuild repairs it)."""
     if fh.read(len(segment.MAGIC)) != segment.MAGIC:
         fh.seek(0)
-        return _restricted_unpickler(io.BytesIO(fh.read())).load()
+        return _RestrictedUnpickler(io.BytesIO(fh.read())).load()
     spans = segment.read_spans(fh, size)
     view = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
     parts = [view[start : start + length] for start, length in spans]
     segment.read_directory(parts[segment.DIRECTORY_PART], spans)
     pickled, buffers = parts[segment.PICKLE_PART], parts[segment.PICKLE_PART + 1 :]
-    return _restricted_unpickler(io.BytesIO(pickled), buffers=buffers).load()
+    return _RestrictedUnpickler(io.BytesIO(pickled), buffers=buffers).load()
 
 
 def _valid_payload(payload: Any, key: str) -> bool:
