@@ -32,7 +32,7 @@ import Stemmer
 # collections.abc and typing cost a warm search more than this module: only mypy reads this.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
 __all__ = [
     "SETTINGS",
@@ -461,19 +461,6 @@ def name_key(text: str) -> str:
 QUALIFIERS: tuple[str, ...] = ("/", ":", "__", ".")
 
 
-def _qualified_splits(text: str) -> Iterator[tuple[str, str]]:
-    """Every (namespace, tool) reading of ``text`` at one of the qualifier separators."""
-    seen: set[tuple[str, str]] = set()
-    for sep in QUALIFIERS:
-        start = text.find(sep)
-        while start > 0:
-            split = (text[:start], text[start + len(sep) :])
-            if split[1] and split not in seen:
-                seen.add(split)
-                yield split
-            start = text.find(sep, start + 1)
-
-
 def lookup_name(
     text: str,
     ids_for: Callable[[str], Sequence[int]],
@@ -501,9 +488,12 @@ def lookup_name(
     if candidates:
         return candidates
     found: set[int] = set()
-    for ns_part, tool_part in _qualified_splits(text):
-        ns_key = name_key(ns_part)
-        for i in ids_for(name_key(tool_part)):
-            if ns_key and namespace_key_of(i) == ns_key:
-                found.add(i)
+    for sep in QUALIFIERS:  # every (namespace, tool) reading of ``text``
+        start = text.find(sep)
+        while start > 0:
+            ns_key = name_key(text[:start])
+            tool_key = name_key(text[start + len(sep) :])
+            if ns_key and tool_key:
+                found.update(i for i in ids_for(tool_key) if namespace_key_of(i) == ns_key)
+            start = text.find(sep, start + 1)
     return sorted(found)

@@ -246,13 +246,13 @@ class SearchIndex:
 
     def exact_ids(self, query: str) -> list[int]:
         """Ids of the tools ``query`` names by ``show``'s rules (disabled ones included)."""
-        ns_ids, ns_keys = self._ns_ids, self._ns_keys
+        ns_ids, ns_keys, keys = self._ns_ids, self._ns_keys, self._keys
         return analysis.lookup_name(
-            query, self._tool_ids, self._names.__getitem__, lambda d: ns_keys[ns_ids[d]]
+            query,
+            lambda key: keys.get(key, ()),
+            self._names.__getitem__,
+            lambda d: ns_keys[ns_ids[d]],
         )
-
-    def _tool_ids(self, key: str) -> Sequence[int]:
-        return self._keys.get(key, ())
 
     def resolve(self, name: str) -> Tool:
         """The one tool ``name`` names: exact name, then name key or alias, then ``ns/tool``.
