@@ -116,7 +116,7 @@ def load_index(
     files = catalog.discover(paths)
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
-        with collector_paused(freeze=True):
+        with collector_paused():
             return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
     store = CacheStore(cache_root, warn)
@@ -129,7 +129,7 @@ def load_index(
     key = known if isinstance(known, str) else cache_key(fingerprint, digests)
     loaded = store.read_index(key)
     if loaded is None:
-        with collector_paused(freeze=True):
+        with collector_paused():
             loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:

@@ -275,10 +275,9 @@ class ToolTable(Sequence[Tool]):
         for i in range(len(self._decoded)):
             yield self[i]
 
-    def decode_all(self, *, freeze: bool = False) -> None:
-        """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`;
-        ``freeze`` only for a process that ends once it has used them, never a server)."""
-        with collector_paused(freeze=freeze):
+    def decode_all(self) -> None:
+        """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`)."""
+        with collector_paused():
             for i, tool in enumerate(self._decoded):
                 if tool is None:
                     self[i]
@@ -291,18 +290,15 @@ class ToolTable(Sequence[Tool]):
         return (ToolTable, (pack(self._blob), pack(self._offsets)))
 
 
-class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused(...):``
+class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused():``
     """Run a build, or the decoding of every tool, with the cyclic garbage collector off:
     both make millions of small acyclic objects that a collector would re-walk as they pile
     up. It is turned back on, as it was, whatever happens.
 
-    With ``freeze`` every object alive first moves to the permanent generation (``gc.freeze``),
-    so no later collection walks them again. Frozen objects are still freed by reference
-    counting; only a cycle that was garbage at this moment stays uncollected.
+    Every object alive then moves to the permanent generation (``gc.freeze``), so no later
+    collection walks them again. Frozen objects are still freed by reference counting; only a
+    cycle that was garbage at this moment stays uncollected.
     """
-
-    def __init__(self, *, freeze: bool) -> None:
-        self.freeze = freeze
 
     def __enter__(self) -> None:
         self.was_enabled = gc.isenabled()
@@ -310,12 +306,11 @@ class collector_paused:  # noqa: N801 - used as a function: ``with collector_pau
 
     def __exit__(self, *exc_info: object) -> None:
         if self.was_enabled:
-            if self.freeze:
-                gc.freeze()
+            gc.freeze()
             gc.enable()
 
 
 def decode_for_printing(tools: Sequence[Tool]) -> None:
     """Decode every tool of a loaded index for a command that prints them and ends."""
     if isinstance(tools, ToolTable):
-        tools.decode_all(freeze=True)
+        tools.decode_all()
