@@ -344,7 +344,7 @@ def analysis_experiments(data: Path, params: ScoringParams, progress: Callable[[
     for name, patch in _variants().items():
         for k, v in saved.items():
             setattr(analysis, k, v)
-        for memo in (analysis._span_memo, analysis._stem_memo):
+        for memo in (analysis._every_memo, analysis._content_memo, analysis._stem_memo):
             memo.clear()
         patch()
         index = build_index(seal.tools, params)
@@ -353,7 +353,8 @@ def analysis_experiments(data: Path, params: ScoringParams, progress: Callable[[
         progress(f"  {name}: NDCG@10 {pct(rows[-1][1].ndcg_at_10)}")
     for k, v in saved.items():
         setattr(analysis, k, v)
-    analysis._span_memo.clear()
+    analysis._every_memo.clear()
+    analysis._content_memo.clear()
     analysis._stem_memo.clear()
     base = rows[0][1]
     lines = [

@@ -260,7 +260,6 @@ def test_the_word_memos_are_cleared_together(monkeypatch: pytest.MonkeyPatch) ->
     words = [f"w{i}ord" for i in range(10)]
     for word in words:
         assert analyze_identifier(word) == list(analysis._analyze_general(word)[0])
-    assert len(analysis._span_memo) <= 3
-    assert analysis._span_memo.keys() == analysis._every_memo.keys()
-    assert analysis._span_memo.keys() == analysis._content_memo.keys()
+    assert len(analysis._every_memo) <= 3
+    assert analysis._every_memo.keys() == analysis._content_memo.keys()
     assert analyze_prose(" ".join(words)) == [t for w in words for t in analyze_prose(w)]

@@ -240,10 +240,10 @@ def test_with_params_equals_a_fresh_build_with_those_params(index: SearchIndex) 
 def test_with_params_does_not_analyse_again(
     index: SearchIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(tool: Tool) -> tuple[list[str], ...]:
+    def boom(tool: Tool, tags: object = None) -> tuple[list[str], ...]:
         raise AssertionError("re-analysed")
 
-    monkeypatch.setattr(build, "_field_terms", boom)
+    monkeypatch.setattr(build, "field_terms", boom)
     assert index.with_params(ScoringParams(k1=1.0)).search("zip").hits
 
 

@@ -32,7 +32,7 @@ import Stemmer
 # collections.abc and typing cost a warm search more than this module: only mypy reads this.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator, Sequence
+    from collections.abc import Callable, Collection, Sequence
 
 __all__ = [
     "SETTINGS",
@@ -65,11 +65,9 @@ _MEMO_LIMIT = 200_000
 _STEMMER = Stemmer.Stemmer("english")
 _stem_memo: dict[str, str] = {}
 _Analysed = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-_span_memo: dict[str, _Analysed] = {}
-# _span_memo's first two fields on their own, for the hot loop of :func:`_terms`.
+# Per word, the terms :func:`_terms` gives: every one, and the ones not stop words.
 _every_memo: dict[str, tuple[str, ...]] = {}
 _content_memo: dict[str, tuple[str, ...]] = {}
-_fold_memo: dict[str, str] = {}
 
 
 def _stem(word: str) -> str:
@@ -239,17 +237,12 @@ def _fold(part: str) -> str:
     """Case-fold a part: ``casefold`` then NFKC, repeated to a fixed point."""
     if part.isascii():
         return part.lower()
-    folded = _fold_memo.get(part)
-    if folded is None:
-        folded = part
-        for _ in range(4):
-            nxt = unicodedata.normalize("NFKC", folded.casefold())
-            if nxt == folded:
-                break
-            folded = nxt
-        if len(_fold_memo) >= _MEMO_LIMIT:
-            _fold_memo.clear()
-        _fold_memo[part] = folded
+    folded = part
+    for _ in range(4):
+        nxt = unicodedata.normalize("NFKC", folded.casefold())
+        if nxt == folded:
+            break
+        folded = nxt
     return folded
 
 
@@ -270,20 +263,9 @@ def _bigrams(run: str) -> list[str]:
 
 
 def _analyze_span(span: str) -> _Analysed:
-    """Of one word, memoised: every term, the terms that are not stop words, and the
-    surface form (folded, unstemmed) each of them comes from, in the same order."""
-    cached = _span_memo.get(span)
-    if cached is not None:
-        return cached
-    result = _analyze_ascii(span) if span.isascii() else _analyze_general(span)
-    if len(_span_memo) >= _MEMO_LIMIT:
-        _span_memo.clear()
-        _every_memo.clear()
-        _content_memo.clear()
-    _span_memo[span] = result
-    _every_memo[span] = result[0]
-    _content_memo[span] = result[1]
-    return result
+    """Of one word: every term, the terms that are not stop words, and the surface form
+    (folded, unstemmed) each of them comes from, in the same order."""
+    return _analyze_ascii(span) if span.isascii() else _analyze_general(span)
 
 
 def _analyze_general(span: str) -> _Analysed:
@@ -370,7 +352,7 @@ def _terms(text: str, which: int) -> list[str]:
     """Terms of ``text``: ``which`` 0 keeps stop words, 1 drops them.
 
     Runs once per word of every tool's text: one subscript of a memo per word; a miss
-    analyses the word and fills the memos.
+    analyses the word and fills both memos.
     """
     memo = _content_memo if which else _every_memo
     terms: list[str] = []
@@ -378,7 +360,12 @@ def _terms(text: str, which: int) -> list[str]:
         try:
             terms += memo[span]
         except KeyError:
-            terms += _analyze_span(span)[which]
+            analysed = _analyze_span(span)
+            if len(_every_memo) >= _MEMO_LIMIT:
+                _every_memo.clear()
+                _content_memo.clear()
+            _every_memo[span], _content_memo[span] = analysed[0], analysed[1]
+            terms += analysed[which]
     return terms
 
 
@@ -474,19 +461,6 @@ def name_key(text: str) -> str:
 QUALIFIERS: tuple[str, ...] = ("/", ":", "__", ".")
 
 
-def _qualified_splits(text: str) -> Iterator[tuple[str, str]]:
-    """Every (namespace, tool) reading of ``text`` at one of the qualifier separators."""
-    seen: set[tuple[str, str]] = set()
-    for sep in QUALIFIERS:
-        start = text.find(sep)
-        while start > 0:
-            split = (text[:start], text[start + len(sep) :])
-            if split[1] and split not in seen:
-                seen.add(split)
-                yield split
-            start = text.find(sep, start + 1)
-
-
 def lookup_name(
     text: str,
     ids_for: Callable[[str], Sequence[int]],
@@ -514,9 +488,12 @@ def lookup_name(
     if candidates:
         return candidates
     found: set[int] = set()
-    for ns_part, tool_part in _qualified_splits(text):
-        ns_key = name_key(ns_part)
-        for i in ids_for(name_key(tool_part)):
-            if ns_key and namespace_key_of(i) == ns_key:
-                found.add(i)
+    for sep in QUALIFIERS:  # every (namespace, tool) reading of ``text``
+        start = text.find(sep)
+        while start > 0:
+            ns_key = name_key(text[:start])
+            tool_key = name_key(text[start + len(sep) :])
+            if ns_key and tool_key:
+                found.update(i for i in ids_for(tool_key) if namespace_key_of(i) == ns_key)
+            start = text.find(sep, start + 1)
     return sorted(found)

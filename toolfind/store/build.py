@@ -80,18 +80,16 @@ def _param_texts(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
 _NESTED = ("items", "additionalProperties", "anyOf", "oneOf", "allOf")
 
 
-def field_terms(tool: Tool) -> tuple[list[str], ...]:
+def field_terms(tool: Tool, tags: Sequence[str] | None = None) -> tuple[list[str], ...]:
     """The analysed terms of each of a tool's fields, in :data:`~toolfind.models.FIELDS` order.
 
     name: the name and aliases; namespace; description: the title and description;
     params: parameter names and enum values (identifiers) and their descriptions, nested
-    properties included; tags: ``all_tags`` (annotation tags included); search_hint.
+    properties included; tags: ``all_tags`` (annotation tags included; a build passes them,
+    computed once); search_hint.
     """
-    return _field_terms(tool, tool.all_tags)
-
-
-def _field_terms(tool: Tool, tags: Sequence[str]) -> tuple[list[str], ...]:
-    """:func:`field_terms`, given the tool's ``all_tags`` (computed once per build)."""
+    if tags is None:
+        tags = tool.all_tags
     ident, prose = analysis.analyze_identifier, analysis.analyze_prose
     name = ident(" ".join((tool.name, *tool.aliases)) if tool.aliases else tool.name)
     description = prose(f"{tool.title} {tool.description}" if tool.title else tool.description)
@@ -161,7 +159,7 @@ def analyse(tools: Sequence[Tool], tags: Sequence[Sequence[str]]) -> Analysed:
         tool_bits = doc << 32
         counts: dict[str, int] = {}
         get = counts.get
-        for fi, terms in enumerate(_field_terms(tool, tags[doc])):
+        for fi, terms in enumerate(field_terms(tool, tags[doc])):
             if terms:
                 out.lengths[fi][doc] = len(terms)
                 unit = units[fi]

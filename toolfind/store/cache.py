@@ -20,6 +20,10 @@ import mmap
 import os
 import stat
 
+# _pickle's unpickler: the `pickle` module imports `re`, dear for a warm command (every
+# importer of this module unpickles an index or builds one).
+from _pickle import Unpickler, UnpicklingError
+
 from toolfind.errors import CacheError
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
@@ -112,10 +116,10 @@ def load_index(
     files = catalog.discover(paths)
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
-        with collector_paused(freeze=True):
+        with collector_paused():
             return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
-    store = CacheStore(cache_root or segment.default_cache_dir(os.environ), warn)
+    store = CacheStore(cache_root, warn)
     manifest = store.read_manifest()
     stats = {str(p): stamp(p) for p in files}
     digests = _digests(stats, manifest.get("shas", {}))
@@ -125,7 +129,7 @@ def load_index(
     key = known if isinstance(known, str) else cache_key(fingerprint, digests)
     loaded = store.read_index(key)
     if loaded is None:
-        with collector_paused(freeze=True):
+        with collector_paused():
             loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:
@@ -139,7 +143,7 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     since; else None, and the caller runs :func:`load_index`, which reports any problem.
     The warm path of every command: no config parsing, catalog discovery or hashing.
     """
-    store = CacheStore(cache_root or segment.default_cache_dir(os.environ), _no_warn)
+    store = CacheStore(cache_root)
     entry = store.read_manifest().get("runs", {}).get(run_key)
     if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
         return None
@@ -196,18 +200,14 @@ def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
 def _dir_stamps(paths: Sequence[Path]) -> list[tuple[str, int, int, int]]:
     """Every directory under the catalog roots (and the working directory) with its stamp: an
     entry added or removed changes its directory's mtime, so no walk is needed to notice."""
-    from pathlib import Path
-
     seen: set[tuple[int, int]] = set()
     out = [(".", *stamp("."))]
     for root in paths:
-        out.extend((str(d), *stamp(d)) for d in _walk_dirs(Path(root), seen))
+        out.extend((d, *stamp(d)) for d in _walk_dirs(os.fspath(root), seen))
     return out
 
 
-def _walk_dirs(root: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
-    from pathlib import Path
-
+def _walk_dirs(root: str, seen: set[tuple[int, int]]) -> Iterator[str]:
     try:
         st = os.stat(root)
     except OSError:
@@ -223,58 +223,41 @@ def _walk_dirs(root: Path, seen: set[tuple[int, int]]) -> Iterator[Path]:
     for entry in children:
         try:
             if entry.is_dir():
-                yield from _walk_dirs(Path(entry.path), seen)
+                yield from _walk_dirs(entry.path, seen)
         except OSError:
             continue
 
 
-_UNPICKLER: list[Any] = []  # the restricted unpickler class, once made
+class _RestrictedUnpickler(Unpickler):
+    """Loads only toolfind's own classes and plain builtins: a cache file that names any other
+    global (``os.system`` ...) is refused before it can run."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _BUILTINS:
+            return super().find_class(module, name)
+        if module == "array" and name in ("array", "_array_reconstructor"):
+            return super().find_class(module, name)
+        if module in _MODULES:
+            obj = super().find_class(module, name)
+            if isinstance(obj, type) and obj.__module__ == module:
+                return obj
+        raise UnpicklingError(f"global {module}.{name} is not allowed in a toolfind cache")
 
 
-def _restricted_unpickler(file: Any, buffers: Iterable[Any] | None = None) -> Any:
-    """An unpickler that loads only toolfind's own classes and plain builtins: a cache file
-    that names any other global (``os.system`` ...) is refused before it can run. It subclasses
-    ``_pickle``'s unpickler: the ``pickle`` module imports ``re``, dear for a warm command."""
-    if not _UNPICKLER:
-        try:
-            from _pickle import Unpickler, UnpicklingError
-        except ImportError:  # pragma: no cover - an interpreter without the C accelerator
-            from pickle import Unpickler, UnpicklingError
-
-        builtins = frozenset(
-            {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
-        )
-        modules = frozenset(
-            {
-                "toolfind.models",
-                "toolfind.store.index",
-                "toolfind.core.bm25f",
-                "toolfind.core.analysis",
-                "toolfind.store.columns",
-            }
-        )
-
-        class RestrictedUnpickler(Unpickler):
-            def find_class(self, module: str, name: str) -> Any:
-                if module == "builtins" and name in builtins:
-                    return super().find_class(module, name)
-                if module == "array" and name in ("array", "_array_reconstructor"):
-                    return super().find_class(module, name)
-                if module in modules:
-                    obj = super().find_class(module, name)
-                    if isinstance(obj, type) and obj.__module__ == module:
-                        return obj
-                raise UnpicklingError(f"global {module}.{name} is not allowed in a toolfind cache")
-
-        _UNPICKLER.append(RestrictedUnpickler)
-    return _UNPICKLER[0](file, buffers=buffers)
+_BUILTINS = frozenset(
+    {"set", "frozenset", "dict", "list", "tuple", "bytearray", "complex", "slice"}
+)
+#: The modules whose classes an index pickles (see :func:`_index_file_parts`).
+_MODULES = frozenset({"toolfind.models", "toolfind.store.index", "toolfind.store.columns"})
 
 
 class CacheStore:
     """The cache directory: reads that never raise, atomic writes that never corrupt."""
 
-    def __init__(self, root: Path | str, warn: Warn) -> None:
-        self._root = os.fspath(root)  # reads use the text: pathlib is imported to write
+    def __init__(self, root: Path | str | None, warn: Warn = _no_warn) -> None:
+        """``root`` None: :func:`segment.default_cache_dir`."""
+        # reads use the text: pathlib is imported to write
+        self._root = os.fspath(root or segment.default_cache_dir(os.environ))
         self.warn = warn
         self._unwritable = False
 
@@ -284,25 +267,21 @@ class CacheStore:
 
         return Path(self._root)
 
-    def path(self, key: str, suffix: str) -> Path:
-        return self.root / f"{key}{suffix}"
-
     def read_manifest(self) -> dict[str, Any]:
-        data = self._read_marshal(os.path.join(self._root, MANIFEST_NAME))
-        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
-            return {"format": FORMAT_VERSION, "runs": {}, "shas": {}}
-        return data
-
-    def _read_marshal(self, path: str) -> Any:
+        path = os.path.join(self._root, MANIFEST_NAME)
+        data = None
         try:
             with open(path, "rb") as fh:
                 reason = segment.unsafe_reason(os.fstat(fh.fileno()))
                 if reason:
                     self.warn(f"Ignoring cache file {path}: {reason}.")
-                    return None
-                return marshal.loads(fh.read())
+                else:
+                    data = marshal.loads(fh.read())
         except (OSError, EOFError, ValueError, TypeError):
-            return None
+            pass
+        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
+            return {"format": FORMAT_VERSION, "runs": {}, "shas": {}}
+        return data
 
     def read_index(self, key: str) -> Loaded | None:
         path = os.path.join(self._root, f"{key}.pickle")
@@ -347,7 +326,7 @@ class CacheStore:
         except (ValueError, TypeError) as exc:  # a value marshal cannot store: no cache
             self.warn(f"Cannot cache this index ({exc}); working without a cache.")
             return
-        self._write(self.path(key, ".pickle"), parts)
+        self._write(self.root / f"{key}.pickle", parts)
 
     def remember_run(
         self,
@@ -377,12 +356,12 @@ class CacheStore:
         new = {"format": FORMAT_VERSION, "runs": runs, "shas": shas, "keys": keys}
         self._write(self.root / MANIFEST_NAME, marshal.dumps(new))
 
-    def _write(self, path: Path, data: bytes | Iterable[Any]) -> bool:
+    def _write(self, path: Path, data: bytes | Iterable[Any]) -> None:
         """Write ``data`` (bytes, or buffers one after another) to ``path`` atomically: a
         temporary file in the same directory, then ``os.replace``, so that readers only ever
         see a complete file."""
         if self._unwritable:
-            return False
+            return
         import tempfile  # only a build writes
 
         tmp: str | None = None
@@ -396,24 +375,18 @@ class CacheStore:
                 fh.flush()
             os.replace(tmp, path)
             tmp = None
-            return True
         except OSError as exc:
-            self._say_unwritable(exc)
-            return False
+            self._unwritable = True  # said once: later writes are skipped
+            reason = exc.strerror or type(exc).__name__
+            self.warn(
+                f"Cache directory {self.root} is not writable ({reason}); working without a cache."
+            )
         finally:
             if tmp is not None:
                 try:
                     os.unlink(tmp)
                 except OSError:
                     pass
-
-    def _say_unwritable(self, exc: OSError) -> None:
-        if not self._unwritable:
-            self._unwritable = True
-            reason = exc.strerror or type(exc).__name__
-            self.warn(
-                f"Cache directory {self.root} is not writable ({reason}); working without a cache."
-            )
 
     def own_files(self) -> list[tuple[str, int]]:
         """toolfind's own files in the cache directory, by name, with their sizes in bytes
@@ -498,13 +471,13 @@ def _load_index_file(fh: Any, size: int) -> Any:
     path could not read included (so that a rebuild repairs it)."""
     if fh.read(len(segment.MAGIC)) != segment.MAGIC:
         fh.seek(0)
-        return _restricted_unpickler(io.BytesIO(fh.read())).load()
+        return _RestrictedUnpickler(io.BytesIO(fh.read())).load()
     spans = segment.read_spans(fh, size)
     view = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
     parts = [view[start : start + length] for start, length in spans]
     segment.read_directory(parts[segment.DIRECTORY_PART], spans)
     pickled, buffers = parts[segment.PICKLE_PART], parts[segment.PICKLE_PART + 1 :]
-    return _restricted_unpickler(io.BytesIO(pickled), buffers=buffers).load()
+    return _RestrictedUnpickler(io.BytesIO(pickled), buffers=buffers).load()
 
 
 def _valid_payload(payload: Any, key: str) -> bool:

@@ -15,10 +15,11 @@ import marshal
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain
+from operator import attrgetter
 from zlib import crc32
 
 from toolfind.models import Source, Tool
-from toolfind.store.segment import find_string
+from toolfind.store.segment import SOURCE, find_string
 
 # typing costs a warm command a good part of its start-up: only mypy reads this.
 TYPE_CHECKING = False
@@ -174,24 +175,18 @@ class KeyedIds(Mapping[str, Sequence[int]]):
         return (KeyedIds, (self._keys, pack(self._offsets), pack(self._ids)))
 
 
+#: A tool's fields in its record's order (``segment.NAME`` and the fields after it).
+_FIELDS = attrgetter(
+    *"name description parameters namespace tags search_hint defer enabled annotations aliases "
+    "title output_schema source original".split()
+)
+
+
 def _record(tool: Tool) -> tuple[Any, ...]:
+    record = list(_FIELDS(tool))
     source = tool.source
-    return (
-        tool.name,
-        tool.description,
-        tool.parameters,
-        tool.namespace,
-        tool.tags,
-        tool.search_hint,
-        tool.defer,
-        tool.enabled,
-        tool.annotations,
-        tool.aliases,
-        tool.title,
-        tool.output_schema,
-        None if source is None else (source.file, source.pointer, source.line),
-        tool.original,
-    )
+    record[SOURCE] = None if source is None else (source.file, source.pointer, source.line)
+    return tuple(record)
 
 
 class _ThawedTool:
@@ -280,10 +275,9 @@ class ToolTable(Sequence[Tool]):
         for i in range(len(self._decoded)):
             yield self[i]
 
-    def decode_all(self, *, freeze: bool = False) -> None:
-        """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`;
-        ``freeze`` only for a process that ends once it has used them, never a server)."""
-        with collector_paused(freeze=freeze):
+    def decode_all(self) -> None:
+        """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`)."""
+        with collector_paused():
             for i, tool in enumerate(self._decoded):
                 if tool is None:
                     self[i]
@@ -296,18 +290,15 @@ class ToolTable(Sequence[Tool]):
         return (ToolTable, (pack(self._blob), pack(self._offsets)))
 
 
-class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused(...):``
+class collector_paused:  # noqa: N801 - used as a function: ``with collector_paused():``
     """Run a build, or the decoding of every tool, with the cyclic garbage collector off:
     both make millions of small acyclic objects that a collector would re-walk as they pile
     up. It is turned back on, as it was, whatever happens.
 
-    With ``freeze`` every object alive first moves to the permanent generation (``gc.freeze``),
-    so no later collection walks them again. Frozen objects are still freed by reference
-    counting; only a cycle that was garbage at this moment stays uncollected.
+    Every object alive then moves to the permanent generation (``gc.freeze``), so no later
+    collection walks them again. Frozen objects are still freed by reference counting; only a
+    cycle that was garbage at this moment stays uncollected.
     """
-
-    def __init__(self, *, freeze: bool) -> None:
-        self.freeze = freeze
 
     def __enter__(self) -> None:
         self.was_enabled = gc.isenabled()
@@ -315,12 +306,11 @@ class collector_paused:  # noqa: N801 - used as a function: ``with collector_pau
 
     def __exit__(self, *exc_info: object) -> None:
         if self.was_enabled:
-            if self.freeze:
-                gc.freeze()
+            gc.freeze()
             gc.enable()
 
 
 def decode_for_printing(tools: Sequence[Tool]) -> None:
     """Decode every tool of a loaded index for a command that prints them and ends."""
     if isinstance(tools, ToolTable):
-        tools.decode_all(freeze=True)
+        tools.decode_all()

@@ -64,16 +64,6 @@ INDEX_FORMAT = 3
 _IMPORT_PAYS_BACK = 1_000_000
 
 
-def _raise_mmap_threshold(n_docs: int) -> None:
-    """Let the arrays of a numpy query come from the heap, not from fresh memory maps.
-
-    Freeing one mapped block larger than a query's arrays raises glibc's dynamic mmap
-    threshold to its size, so those arrays stop being mapped (and page-faulted) per query.
-    """
-    block = bytes(min(max(4 << 20, 64 * n_docs), 31 << 20))  # calloc: no page is touched
-    del block
-
-
 #: Slots holding one column each (an array when built, a memoryview when loaded).
 _COLUMNS = frozenset(
     "_docs _flags _idf _idocs _imp _ioffsets _max _ns_ids _offsets _pair_doc _pair_vec _pairs "
@@ -256,13 +246,13 @@ class SearchIndex:
 
     def exact_ids(self, query: str) -> list[int]:
         """Ids of the tools ``query`` names by ``show``'s rules (disabled ones included)."""
-        ns_ids, ns_keys = self._ns_ids, self._ns_keys
+        ns_ids, ns_keys, keys = self._ns_ids, self._ns_keys, self._keys
         return analysis.lookup_name(
-            query, self._tool_ids, self._names.__getitem__, lambda d: ns_keys[ns_ids[d]]
+            query,
+            lambda key: keys.get(key, ()),
+            self._names.__getitem__,
+            lambda d: ns_keys[ns_ids[d]],
         )
-
-    def _tool_ids(self, key: str) -> Sequence[int]:
-        return self._keys.get(key, ())
 
     def resolve(self, name: str) -> Tool:
         """The one tool ``name`` names: exact name, then name key or alias, then ``ns/tool``.
@@ -395,7 +385,10 @@ class SearchIndex:
         if builder.numpy() is None:
             return False
         if not self._accelerated:
-            _raise_mmap_threshold(len(self.tools))
+            # Freeing one mapped block larger than a query's arrays raises glibc's mmap
+            # threshold to its size: those arrays then come from the heap, not from fresh,
+            # page-faulted maps per query. (calloc: no page of the block is touched.)
+            bytes(min(max(4 << 20, 64 * len(self.tools)), 31 << 20))
         self._accelerated = True
         return True
 

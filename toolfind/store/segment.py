@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 MAGIC = b"TFIDX\x03\n\x00"
 #: Bump on any change to the directory or to what the reader expects of the columns and
 #: records: the cache key includes it, so a file another version wrote is never read.
-FORMAT = 6
+FORMAT = 7
 _U64 = 8
 #: More parts than this is a damaged header (an index has a few dozen).
 MAX_PARTS = 1 << 16
@@ -215,7 +215,6 @@ def directory(
     return marshal.dumps(
         {
             "format": FORMAT,
-            "tools": len(tools),
             "columns": columns,
             "extras": _native_extras(index.tools),
             "tier_of": index._tier_of,
