@@ -278,22 +278,33 @@ def _variants() -> dict[str, Callable[[], None]]:
 
         return patch
 
+    def keep_terms(text: str, wanted: Callable[[str, bool], bool]) -> Any:
+        """``_analyze_span``'s four tuples (terms, content terms, and the surface form of
+        each) with only the terms ``wanted(term, is_content)`` keeps."""
+        every, content, every_forms, content_forms = original_span(text)
+        kept = [(t, f) for t, f in zip(every, every_forms, strict=True) if wanted(t, False)]
+        kept_content = [
+            (t, f) for t, f in zip(content, content_forms, strict=True) if wanted(t, True)
+        ]
+        return (
+            tuple(t for t, _ in kept),
+            tuple(t for t, _ in kept_content),
+            tuple(f for _, f in kept),
+            tuple(f for _, f in kept_content),
+        )
+
     def no_compound() -> None:
-        def span(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-            every, content = original_span(text)
-            return (
-                tuple(t for t in every if "_" not in t),
-                tuple(t for t in content if "_" not in t),
-            )
+        def span(text: str) -> Any:
+            return keep_terms(text, lambda term, _: "_" not in term)
 
         analysis._analyze_span = span  # type: ignore[assignment]
 
     def min_len(n: int) -> Callable[[], None]:
         def patch() -> None:
-            def span(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-                every, content = original_span(text)
-                keep = tuple(t for t in content if len(t) >= n or not t.isascii())
-                return every, keep
+            def span(text: str) -> Any:
+                return keep_terms(
+                    text, lambda term, content: not content or len(term) >= n or not term.isascii()
+                )
 
             analysis._analyze_span = span  # type: ignore[assignment]
 
