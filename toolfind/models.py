@@ -36,49 +36,34 @@ _set = object.__setattr__
 
 
 class _Factory:
+    """The default of an ``__init__`` parameter whose field has a ``default_factory``: "not
+    given, call ``make``" (never one mutable default shared by every instance)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
     def __repr__(self) -> str:
         return "<factory>"  # how dataclasses shows such a default in the signature
 
 
-#: The default of an ``__init__`` parameter whose field has a ``default_factory``: "not given,
-#: make a fresh value" (never one mutable default shared by every instance).
-_FACTORY: Any = _Factory()
-
-
-_MISSING: Any = object()
-
-
-class _FieldSpec(dict[str, object]):
-    """The options :func:`_field` declares for one field, as ``dataclasses.field`` names them."""
-
-
-def _field(
-    *,
-    default: Any = _MISSING,
-    default_factory: Callable[[], Any] = _MISSING,
-    compare: bool = True,
-    hash: bool | None = None,
-    repr: bool = True,
-) -> Any:
+def _field(*, compare: bool = True, hash: bool | None = None, repr: bool = True) -> Any:
     """``dataclasses.field`` for a :func:`_frozen_dataclass` (the options the models use)."""
-    return _FieldSpec(
-        default=default, default_factory=default_factory, compare=compare, hash=hash, repr=repr
-    )
+    return {"compare": compare, "hash": hash, "repr": repr}
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(_field,))
 def _frozen_dataclass(cls: type[_T]) -> type[_T]:
     """``@dataclass(frozen=True, slots=True)`` for a class that writes its own ``__init__``
-    (the fields in order with their defaults, :data:`_FACTORY` for a ``default_factory``).
-
+    (the fields in order with their defaults, a :class:`_Factory` for a ``default_factory``):
+    the defaults are read from that ``__init__``, the other options from a field's ``_field``.
     Every model compares and hashes two fields or more, so ``attrgetter`` gives their tuple.
     """
     own = cls.__dict__
-    names = tuple(own.get("__annotations__", {}))
-    specs: dict[str, _FieldSpec] = {}
-    for name in names:
-        value = own.get(name, _MISSING)
-        specs[name] = value if type(value) is _FieldSpec else _field(default=value)
+    names = tuple(own["__annotations__"])
+    defaults = own["__init__"].__defaults__ or ()
+    specs = {name: own.get(name) or _field() for name in names}
+    for name, default in zip(names[len(names) - len(defaults) :], defaults, strict=True):
+        specs[name]["default"] = default
     body = {k: v for k, v in own.items() if k not in specs and k not in ("__dict__", "__weakref__")}
     body["__slots__"] = names
     metaclass: Any = type(cls)
@@ -143,7 +128,7 @@ class _DataclassInfo:
     """``__dataclass_fields__`` and ``__dataclass_params__``, made by :mod:`dataclasses` from a
     stand-in class on first access, then stored on the class in place of this descriptor."""
 
-    def __init__(self, cls: type, specs: dict[str, _FieldSpec], name: str) -> None:
+    def __init__(self, cls: type, specs: dict[str, dict[str, Any]], name: str) -> None:
         self.cls = cls
         self.specs = specs
         self.name = name
@@ -158,7 +143,9 @@ class _DataclassInfo:
             "__qualname__": cls.__qualname__,
         }
         for name, spec in self.specs.items():
-            options: dict[str, Any] = {k: v for k, v in spec.items() if v is not _MISSING}
+            options = dict(spec)
+            if type(options.get("default")) is _Factory:
+                options["default_factory"] = options.pop("default").make
             body[name] = dataclasses.field(**options)
         stand_in: Any = dataclasses.dataclass(frozen=True, init=False, repr=False, eq=False)(
             type(cls.__name__, (), body)
@@ -173,6 +160,8 @@ def _empty_schema() -> dict[str, Any]:
     return {"type": "object", "properties": {}}
 
 
+_EMPTY_SCHEMA: Any = _Factory(_empty_schema)
+_NEW_DICT: Any = _Factory(dict)
 _DEFAULT_B: tuple[tuple[str, float], ...] = (("description", 0.9), ("name", 0.5), ("params", 0.9))
 
 
@@ -186,8 +175,8 @@ class Source:
     """Where a tool came from: the catalog file and the JSON pointer of its entry."""
 
     file: str
-    pointer: str = ""
-    line: int | None = None
+    pointer: str
+    line: int | None
 
     def __init__(self, file: str, pointer: str = "", line: int | None = None) -> None:
         _set(self, "file", file)
@@ -209,31 +198,31 @@ class Tool:
     """
 
     name: str
-    description: str = ""
-    parameters: Mapping[str, Any] = _field(default_factory=_empty_schema)
-    namespace: str = ""
-    tags: tuple[str, ...] = ()
-    search_hint: str = ""
-    defer: bool = False
-    enabled: bool = True
-    annotations: Mapping[str, Any] = _field(default_factory=dict)
-    aliases: tuple[str, ...] = ()
-    title: str | None = None
-    output_schema: Mapping[str, Any] | None = None
-    source: Source | None = _field(default=None, compare=False)
-    original: Mapping[str, Any] | None = _field(default=None, compare=False, repr=False)
+    description: str
+    parameters: Mapping[str, Any]
+    namespace: str
+    tags: tuple[str, ...]
+    search_hint: str
+    defer: bool
+    enabled: bool
+    annotations: Mapping[str, Any]
+    aliases: tuple[str, ...]
+    title: str | None
+    output_schema: Mapping[str, Any] | None
+    source: Source | None = _field(compare=False)
+    original: Mapping[str, Any] | None = _field(compare=False, repr=False)
 
     def __init__(
         self,
         name: str,
         description: str = "",
-        parameters: Mapping[str, Any] = _FACTORY,
+        parameters: Mapping[str, Any] = _EMPTY_SCHEMA,
         namespace: str = "",
         tags: tuple[str, ...] = (),
         search_hint: str = "",
         defer: bool = False,
         enabled: bool = True,
-        annotations: Mapping[str, Any] = _FACTORY,
+        annotations: Mapping[str, Any] = _NEW_DICT,
         aliases: tuple[str, ...] = (),
         title: str | None = None,
         output_schema: Mapping[str, Any] | None = None,
@@ -242,13 +231,13 @@ class Tool:
     ) -> None:
         _set(self, "name", name)
         _set(self, "description", description)
-        _set(self, "parameters", _empty_schema() if parameters is _FACTORY else parameters)
+        _set(self, "parameters", _empty_schema() if parameters is _EMPTY_SCHEMA else parameters)
         _set(self, "namespace", namespace)
         _set(self, "tags", tags)
         _set(self, "search_hint", search_hint)
         _set(self, "defer", defer)
         _set(self, "enabled", enabled)
-        _set(self, "annotations", {} if annotations is _FACTORY else annotations)
+        _set(self, "annotations", {} if annotations is _NEW_DICT else annotations)
         _set(self, "aliases", aliases)
         _set(self, "title", title)
         _set(self, "output_schema", output_schema)
@@ -282,12 +271,12 @@ class FieldWeights:
     Its fields are :data:`FIELDS`, in that order."""
 
     # Chosen by `toolfind tune` on seal-tools `dev` only (README, "How the defaults were chosen").
-    name: float = 4.0
-    namespace: float = 1.0
-    description: float = 2.0
-    params: float = 0.25
-    tags: float = 0.5
-    search_hint: float = 2.0
+    name: float
+    namespace: float
+    description: float
+    params: float
+    tags: float
+    search_hint: float
 
     def __init__(
         self,
@@ -317,6 +306,9 @@ class FieldWeights:
         return FieldWeights(**(values | {k: float(v) for k, v in overrides.items()}))
 
 
+_NEW_WEIGHTS: Any = _Factory(FieldWeights)
+
+
 @_frozen_dataclass
 class ScoringParams:
     """Everything that changes scores but not the analysed index: weights, k1, b, delta.
@@ -325,21 +317,21 @@ class ScoringParams:
     ``default_b``.
     """
 
-    weights: FieldWeights = _field(default_factory=FieldWeights)
-    k1: float = 5.0
-    default_b: float = 0.75
-    b: tuple[tuple[str, float], ...] = _DEFAULT_B
-    delta: float = 0.5
+    weights: FieldWeights
+    k1: float
+    default_b: float
+    b: tuple[tuple[str, float], ...]
+    delta: float
 
     def __init__(
         self,
-        weights: FieldWeights = _FACTORY,
+        weights: FieldWeights = _NEW_WEIGHTS,
         k1: float = 5.0,
         default_b: float = 0.75,
         b: tuple[tuple[str, float], ...] = _DEFAULT_B,
         delta: float = 0.5,
     ) -> None:
-        _set(self, "weights", FieldWeights() if weights is _FACTORY else weights)
+        _set(self, "weights", FieldWeights() if weights is _NEW_WEIGHTS else weights)
         _set(self, "k1", k1)
         _set(self, "default_b", default_b)
         _set(self, "b", b)
@@ -361,8 +353,8 @@ class Hit:
 
     tool: Tool
     score: float
-    match: MatchKind = "ranked"
-    explanation: tuple[TermContribution, ...] = ()
+    match: MatchKind
+    explanation: tuple[TermContribution, ...]
 
     def __init__(
         self,
@@ -422,7 +414,7 @@ class SearchResult:
 
     query: str
     hits: tuple[Hit, ...]
-    unmatched_terms: tuple[str, ...] = ()
+    unmatched_terms: tuple[str, ...]
 
     def __init__(
         self, query: str, hits: tuple[Hit, ...], unmatched_terms: tuple[str, ...] = ()
@@ -502,8 +494,8 @@ class LoadResult:
     """Tools read from catalogs, plus what was skipped or worth a warning."""
 
     tools: tuple[Tool, ...]
-    findings: tuple[Finding, ...] = ()
-    files: tuple[str, ...] = ()
+    findings: tuple[Finding, ...]
+    files: tuple[str, ...]
 
     def __init__(
         self,
