@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,29 +46,6 @@ class Snapshot:
     catalog_tools: tuple[Tool, ...]
     errors: frozenset[str]
     generation: int
-
-
-def build_index(
-    catalog: Loaded | tuple[Tool, ...],
-    backend_tools: Sequence[Tool],
-    filters: Filters,
-    params: ScoringParams,
-) -> Any:
-    """The SearchIndex over the allowed catalog and backend tools.
-
-    Filtering before indexing makes the filter one predicate for every path: a tool the
-    filters deny is not listed, not found by search, not resolvable and not callable.
-    """
-    from toolfind.store.index import SearchIndex
-
-    tools = catalog.index.tools if isinstance(catalog, Loaded) else catalog
-    if isinstance(catalog, Loaded) and filters == Filters() and not backend_tools:
-        index = catalog.index  # the cached index already answers exactly this
-    else:
-        allowed = [t for t in (*tools, *backend_tools) if tool_allowed(filters, t)]
-        index = SearchIndex.build(allowed, params)
-    index.accelerate()  # a server answers many queries: numpy pays for its import
-    return index
 
 
 def catalog_signature(paths: Sequence[Path]) -> Signature:
@@ -136,9 +113,7 @@ class LiveIndex:
         loaded = self._read()
         for finding in loaded.findings:
             logger.warning("skipped: %s", finding)
-        index = build_index(loaded, self.backends.tools(), self.filters, self.params)
-        errors = frozenset(map(str, loaded.findings))
-        self._snapshot = Snapshot(index, tuple(loaded.index.tools), errors, 1)
+        self._snapshot = self._build(loaded, self.backends.tools(), loaded.findings, 1)
         return self._snapshot
 
     async def reload(self, *, catalogs_changed: bool = True) -> bool:
@@ -151,7 +126,7 @@ class LiveIndex:
             old = self.snapshot
             backend_tools = tuple(self.backends.tools())
             catalog: Loaded | tuple[Tool, ...] = old.catalog_tools
-            errors = old.errors
+            errors: Collection[object] = old.errors
             if catalogs_changed:
                 try:
                     loaded = await anyio.to_thread.run_sync(self._read)
@@ -165,17 +140,40 @@ class LiveIndex:
                     )
                 if problems:
                     return False
-                catalog, errors = loaded, frozenset(map(str, loaded.findings))
-            index = await anyio.to_thread.run_sync(
-                build_index, catalog, backend_tools, self.filters, self.params
+                catalog, errors = loaded, loaded.findings
+            new = await anyio.to_thread.run_sync(
+                self._build, catalog, backend_tools, errors, old.generation + 1
             )
-            tools = catalog.index.tools if isinstance(catalog, Loaded) else catalog
-            new = Snapshot(index, tuple(tools), errors, old.generation + 1)
             self._snapshot = new
-            logger.info("index rebuilt (generation %d, %d tools)", new.generation, len(index.tools))
+            logger.info(
+                "index rebuilt (generation %d, %d tools)", new.generation, len(new.index.tools)
+            )
         for listener in list(self._listeners):
             await listener(old, new)
         return True
+
+    def _build(
+        self,
+        catalog: Loaded | tuple[Tool, ...],
+        backend_tools: Sequence[Tool],
+        errors: Collection[object],
+        generation: int,
+    ) -> Snapshot:
+        """The snapshot over the allowed catalog and backend tools.
+
+        Filtering before indexing makes the filter one predicate for every path: a tool the
+        filters deny is not listed, not found by search, not resolvable and not callable.
+        """
+        from toolfind.store.index import SearchIndex
+
+        tools = tuple(catalog.index.tools if isinstance(catalog, Loaded) else catalog)
+        if isinstance(catalog, Loaded) and self.filters == Filters() and not backend_tools:
+            index = catalog.index  # the cached index already answers exactly this
+        else:
+            allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
+            index = SearchIndex.build(allowed, self.params)
+        index.accelerate()  # a server answers many queries: numpy pays for its import
+        return Snapshot(index, tools, frozenset(map(str, errors)), generation)
 
     def _read(self) -> Loaded:
         """Note the catalogs' signature, then parse them (through the cache).
