@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.catalog_support import PARAMS, SRC, documents, read
-from toolfind.catalog import formats, metaschema, paths
-from toolfind.catalog.formats import iter_entries
+from tests.catalog_support import PARAMS, SRC, read
+from toolfind.catalog import metaschema
+from toolfind.catalog.formats import list_entries
 from toolfind.catalog.paths import EntryError, json_pointer, pointer_parts
 from toolfind.errors import CatalogError
 from toolfind.output.tool_formats import tool_to_format
@@ -21,7 +21,7 @@ from toolfind.shapes import FORMATS
 
 
 def pointers(doc: Any) -> list[str]:
-    return [pointer for pointer, _, _ in iter_entries(doc)]
+    return [pointer for pointer, _, _ in list_entries(doc)]
 
 
 @pytest.mark.parametrize(
@@ -43,17 +43,17 @@ def pointers(doc: Any) -> list[str]:
         ({"namespace": "x", "tools": []}, []),
     ],
 )
-def test_iter_entries_finds_entries_in_every_document_shape(doc: Any, expected: list[str]) -> None:
+def test_list_entries_finds_entries_in_every_document_shape(doc: Any, expected: list[str]) -> None:
     assert pointers(doc) == expected
 
 
-def test_iter_entries_gives_file_defaults_of_a_native_catalog() -> None:
-    [(_, _, defaults)] = iter_entries({"namespace": "web", "tags": ["net"], "tools": [{}]})
+def test_list_entries_gives_file_defaults_of_a_native_catalog() -> None:
+    [(_, _, defaults)] = list_entries({"namespace": "web", "tags": ["net"], "tools": [{}]})
     assert defaults == {"namespace": "web", "tags": ("net",), "shape": None}
 
 
-def test_iter_entries_marks_gemini_declarations_as_gemini() -> None:
-    [(_, _, defaults)] = iter_entries({"tools": [{"functionDeclarations": [{"name": "a"}]}]})
+def test_list_entries_marks_gemini_declarations_as_gemini() -> None:
+    [(_, _, defaults)] = list_entries({"tools": [{"functionDeclarations": [{"name": "a"}]}]})
     assert defaults["shape"] == "gemini"
 
 
@@ -74,9 +74,9 @@ def test_iter_entries_marks_gemini_declarations_as_gemini() -> None:
         ({"tags": "x", "tools": []}, "tags: 'x' is not of type 'array'"),
     ],
 )
-def test_iter_entries_rejects_documents_without_a_usable_shape(doc: Any, message: str) -> None:
+def test_list_entries_rejects_documents_without_a_usable_shape(doc: Any, message: str) -> None:
     with pytest.raises(CatalogError) as caught:
-        list(iter_entries(doc))
+        list_entries(doc)
     assert str(caught.value) == message
 
 
@@ -146,7 +146,7 @@ def test_reading_a_gemini_declaration_converts_the_openapi_schema() -> None:
 
 
 def test_reading_a_gemini_declaration_with_lower_case_types_in_a_declaration_list() -> None:
-    [(pointer, entry, defaults)] = iter_entries(
+    [(pointer, entry, defaults)] = list_entries(
         {
             "functionDeclarations": [
                 {
@@ -327,7 +327,7 @@ entries = st.dictionaries(entry_keys, json_values, max_size=6)
 @given(doc=entries | st.lists(entries, max_size=3) | json_values)
 def test_reading_any_value_raises_nothing_but_catalog_error(doc: Any) -> None:
     try:
-        found = list(iter_entries(doc))
+        found = list_entries(doc)
     except CatalogError:
         return
     for _, entry, defaults in found:
@@ -381,7 +381,7 @@ def test_a_schema_nested_exactly_64_levels_is_accepted() -> None:
 @given(doc=entries | st.lists(entries | st.lists(entries, max_size=2), max_size=3) | json_values)
 def test_entry_pointers_are_the_json_pointers_of_the_entries(doc: Any) -> None:
     try:
-        found = list(iter_entries(doc))
+        found = list_entries(doc)
     except CatalogError:
         return
     for pointer, entry, _ in found:
@@ -390,25 +390,3 @@ def test_entry_pointers_are_the_json_pointers_of_the_entries(doc: Any) -> None:
             value = value[part]
         assert value is entry
         assert json_pointer(pointer_parts(pointer)) == pointer
-
-
-# --- list_entries ------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(doc=documents)
-def test_list_entries_lists_what_iter_entries_yields(doc: Any) -> None:
-    try:
-        expected = list(formats.iter_entries(doc))
-    except formats.CatalogError as exc:
-        with pytest.raises(formats.CatalogError) as raised:
-            formats.list_entries(doc)
-        assert (raised.value.message, raised.value.path) == (exc.message, exc.path)
-        return
-    found = formats.list_entries(doc)
-    assert found == expected
-    assert all(a[1] is b[1] for a, b in zip(found, expected, strict=True))
-    assert [p for p, _, _ in found] == [
-        paths.json_pointer(paths.pointer_parts(p)) for p, _, _ in found
-    ]

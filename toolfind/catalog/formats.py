@@ -9,7 +9,7 @@ toolfind metadata keys (``namespace``, ``tags``, ``search_hint``, ``defer``, ``e
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import repeat
 from operator import contains
 from typing import Any, Final
@@ -52,7 +52,7 @@ def quick_shape(entry: dict[str, Any]) -> str:
     return detect_entry(entry)
 
 
-def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+def list_entries(doc: Any) -> Entries:
     """Every tool entry in a parsed document: ``(json_pointer, entry, defaults)``.
 
     Accepts a list of entries, ``{"tools": [...]}`` (OpenAI request body, MCP tools/list
@@ -60,15 +60,10 @@ def iter_entries(doc: Any) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
     response ``{"result": {...}}``, Gemini ``{"functionDeclarations": [...]}`` (also inside
     ``tools``), or a single tool. ``defaults`` holds the file-level ``namespace`` (or None),
     ``tags`` (a tuple) and ``shape`` (the shape the container implies, or None). An entry
-    is yielded as found, even when it is not an object: ``tool_from_entry`` reports that.
+    is listed as found, even when it is not an object: ``tool_from_entry`` reports that.
 
     Raises ``CatalogError`` (with ``path``) when the document itself has no usable shape.
     """
-    yield from list_entries(doc)
-
-
-def list_entries(doc: Any) -> Entries:
-    """``list(iter_entries(doc))``, made at once (a cold build lists thousands of entries)."""
     return _list_doc(doc, ())
 
 
@@ -218,7 +213,7 @@ def tool_from_entry(
     """Read one entry (any shape) into a ``Tool``.
 
     ``namespace`` applies when the entry names none; ``tags`` (the file's) come before the
-    entry's own. ``shape`` forces a shape (``iter_entries``' ``defaults["shape"]``);
+    entry's own. ``shape`` forces a shape (``list_entries``' ``defaults["shape"]``);
     otherwise ``detect_entry`` decides. Raises ``EntryError`` (a ``CatalogError`` with file,
     line and the JSON path inside the entry in ``parts``) for a bad entry.
     """
