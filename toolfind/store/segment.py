@@ -22,6 +22,7 @@ import marshal
 import os
 import stat
 import sys
+from operator import itemgetter
 from zlib import crc32  # columns.StringTable's hash
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
@@ -123,52 +124,32 @@ def unmatched_hint(terms: list[str]) -> str:
     return "No tool mentions: " + ", ".join(terms) if terms else ""
 
 
-# A tool record is ``columns.ToolTable``'s marshalled tuple of a tool's fields, in this order.
-(
-    NAME,
-    DESCRIPTION,
-    PARAMETERS,
-    NAMESPACE,
-    TAGS,
-    SEARCH_HINT,
-    DEFER,
-    ENABLED,
-    ANNOTATIONS,
-    ALIASES,
-    TITLE,
-    OUTPUT_SCHEMA,
-    SOURCE,
-    ORIGINAL,
-) = range(14)
+#: A tool record: ``columns.ToolTable``'s marshalled tuple of a tool's fields, in
+#: ``models.Tool``'s order (the source as a tuple).
+FIELDS = tuple(
+    "name description parameters namespace tags search_hint defer enabled annotations aliases "
+    "title output_schema source original".split()
+)
+NAME, NAMESPACE, ENABLED, SOURCE = map(FIELDS.index, ("name", "namespace", "enabled", "source"))
 
 
 class SourceRecord(tuple):  # type: ignore[type-arg]
     """A stored tool's source, ``(file, pointer, line)``, read as ``models.Source`` is."""
 
     __slots__ = ()
-    file = property(lambda self: self[0])
-    pointer = property(lambda self: self[1])
-    line = property(lambda self: self[2])
+    file = property(itemgetter(0))
+    pointer = property(itemgetter(1))
+    line = property(itemgetter(2))
 
 
 class ToolRecord(tuple):  # type: ignore[type-arg]
     """A read-only, ``models.Tool``-like view of a stored tool record, without making a tool
-    (nor importing the models)."""
+    (nor importing the models): a property per field of :data:`FIELDS`."""
 
     __slots__ = ()
-    name = property(lambda self: self[NAME])
-    description = property(lambda self: self[DESCRIPTION])
-    parameters = property(lambda self: self[PARAMETERS])
-    namespace = property(lambda self: self[NAMESPACE])
-    tags = property(lambda self: self[TAGS])
-    search_hint = property(lambda self: self[SEARCH_HINT])
-    defer = property(lambda self: self[DEFER])
-    enabled = property(lambda self: self[ENABLED])
-    annotations = property(lambda self: self[ANNOTATIONS])
-    aliases = property(lambda self: self[ALIASES])
-    title = property(lambda self: self[TITLE])
-    output_schema = property(lambda self: self[OUTPUT_SCHEMA])
-    original = property(lambda self: self[ORIGINAL])
+    if TYPE_CHECKING:
+
+        def __getattr__(self, field: str) -> Any: ...
 
     @property
     def source(self) -> SourceRecord | None:
@@ -179,7 +160,12 @@ class ToolRecord(tuple):  # type: ignore[type-arg]
     def all_tags(self) -> tuple[str, ...]:
         from toolfind.shapes import all_tags  # not at import: show never needs it
 
-        return all_tags(self[TAGS], self[ANNOTATIONS])
+        return all_tags(self.tags, self.annotations)
+
+
+for _i, _field in enumerate(FIELDS):
+    if _field != "source":
+        setattr(ToolRecord, _field, property(itemgetter(_i)))
 
 
 def layout(parts: Sequence[Any]) -> list[Any]:
