@@ -100,6 +100,43 @@ def unchanged(recorded: Iterable[tuple[str, int, int, int]] | None) -> bool:
         return False
 
 
+#: The cache directory's record of which index answered each invocation (written by
+#: :mod:`toolfind.store.cache`).
+MANIFEST_NAME = "manifest.marshal"
+#: The cache's format, the manifest's and the index files': bump on a change to either, and
+#: old files become misses. 3: one file per index.
+CACHE_FORMAT = 3
+
+
+def read_manifest(root: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The manifest of the cache directory ``root``; an empty one for a file that is missing,
+    unreadable, unsafe (said through ``warn``) or of another format."""
+    path = os.path.join(root, MANIFEST_NAME)
+    data = None
+    try:
+        with open(path, "rb") as fh:
+            reason = unsafe_reason(os.fstat(fh.fileno()))
+            if reason is None:
+                data = marshal.loads(fh.read())
+            elif warn is not None:
+                warn(f"Ignoring cache file {path}: {reason}.")
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+        return {"format": CACHE_FORMAT, "runs": {}, "shas": {}}
+    return data
+
+
+def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
+    """The key of the index an earlier invocation with this ``run_key`` loaded, if none of
+    the catalog files and directories it recorded changed since."""
+    entry = read_manifest(root).get("runs", {}).get(run_key)
+    if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
+        return None
+    key = entry.get("key")
+    return key if isinstance(key, str) else None
+
+
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Names this invocation's context: everything that decides which catalogs and settings
     apply (working directory, options, environment, the config file's stat)."""
