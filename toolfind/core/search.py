@@ -46,18 +46,6 @@ if TYPE_CHECKING:
         def numpy(self, postings: int) -> Any: ...  # numpy for a query this size, or None
 
 
-__all__ = [
-    "PRUNE_MIN_POSTINGS",
-    "VECTOR_MIN_POSTINGS",
-    "accumulate",
-    "add_into",
-    "rank",
-    "run",
-    "score_of",
-    "top",
-    "top_candidates",
-]
-
 #: Queries reading at least this many postings use MaxScore pruning (see _accumulate_pruned).
 PRUNE_MIN_POSTINGS = 1024
 #: Queries reading at least this many postings use numpy, when the source offers it.

@@ -23,8 +23,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Analysed", "Metadata", "analyse", "check_params", "field_terms", "numpy", "weigh"]
-
 #: Nested parameter schemas deeper than this are not indexed; neither are more nodes than
 #: _MAX_PARAM_NODES per tool (a hostile schema must not make indexing slow).
 _MAX_PARAM_DEPTH = 6

@@ -27,9 +27,6 @@ if TYPE_CHECKING:
     from typing import Any, overload
 
 
-__all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "pack", "unpack"]
-
-
 def _view(data: Any, code: str) -> Any:
     """``data`` (any buffer) as a flat memoryview of type ``code``."""
     view = memoryview(data)

@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from toolfind.models import MatchKind
 
 
-__all__ = ["INDEX_FORMAT", "SearchIndex", "field_terms"]
-
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
 INDEX_FORMAT = 3
 
