@@ -158,12 +158,6 @@ class KeyedIds(Mapping[str, Sequence[int]]):
     def __len__(self) -> int:
         return len(self._keys)
 
-    def pairs(self) -> Iterator[tuple[str, Sequence[int]]]:
-        """Every (key, ids), in key order, without a lookup per key."""
-        offsets, ids = self._offsets, self._ids
-        for i, key in enumerate(self._keys):
-            yield key, ids[offsets[i] : offsets[i + 1]]
-
     def columns(self) -> tuple[StringTable, Any, Any]:
         """The keys, and per key where its ids start in the ids column (``Q``), and the ids."""
         return (self._keys, self._offsets, self._ids)
