@@ -72,18 +72,13 @@ class Loaded:
         self.files = files
 
 
-def toolfind_version() -> str:
-    from toolfind import __version__
-
-    return __version__
-
-
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
+    from toolfind import __version__
     from toolfind.core import analysis
     from toolfind.store import index
 
     return (
-        f"toolfind {toolfind_version()} format {CACHE_FORMAT}/{index.INDEX_FORMAT}/"
+        f"toolfind {__version__} format {CACHE_FORMAT}/{index.INDEX_FORMAT}/"
         f"{segment.FORMAT} analysis {analysis.SETTINGS} {params.fingerprint()} "
         f"max_file_size {max_file_size}"
     )
@@ -98,7 +93,6 @@ def load_index(
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
     warn: Warn = _no_warn,
-    progress: Callable[[int, int], None] | None = None,
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
@@ -113,7 +107,7 @@ def load_index(
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
         with collector_paused():
-            return _build(paths, params, max_file_size, key="", files=files, progress=progress)
+            return _build(paths, params, max_file_size, key="", files=files)
 
     store = CacheStore(cache_root, warn)
     manifest = segment.read_manifest(store._root, warn)
@@ -126,7 +120,7 @@ def load_index(
     loaded = store.read_index(key)
     if loaded is None:
         with collector_paused():
-            loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
+            loaded = _build(paths, params, max_file_size, key=key, files=files)
             store.write_index(key, loaded)
     if run_key is not None:
         store.remember_run(manifest, run_key, key, _dir_stamps(paths), stats, digests, inputs)
@@ -160,20 +154,13 @@ def _build(
     *,
     key: str,
     files: Sequence[Path],
-    progress: Callable[[int, int], None] | None,
 ) -> Loaded:
     from toolfind import catalog
     from toolfind.store.index import SearchIndex
 
     result = catalog.load(paths, max_bytes=max_file_size)
     index = SearchIndex.build(result.tools, params)
-    return Loaded(
-        index=index,
-        findings=result.errors,
-        key=key,
-        from_cache=False,
-        files=tuple(str(p) for p in files),
-    )
+    return Loaded(index, result.errors, key, False, tuple(map(str, files)))
 
 
 def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
@@ -319,10 +306,10 @@ class CacheStore:
         if inputs:
             _put_newest(keys, inputs, key)
         new = {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys}
-        self._write(self.root / MANIFEST_NAME, marshal.dumps(new))
+        self._write(self.root / MANIFEST_NAME, [marshal.dumps(new)])
 
-    def _write(self, path: Path, data: bytes | Iterable[Any]) -> None:
-        """Write ``data`` (bytes, or buffers one after another) to ``path`` atomically: a
+    def _write(self, path: Path, chunks: Iterable[Any]) -> None:
+        """Write ``chunks`` (buffers) one after another to ``path`` atomically: a
         temporary file in the same directory, then ``os.replace``, so that readers only ever
         see a complete file."""
         if self._unwritable:
@@ -334,10 +321,7 @@ class CacheStore:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.root)
             with os.fdopen(fd, "wb") as fh:
-                chunks: list[Any] = [data] if isinstance(data, bytes) else list(data)
-                for chunk in chunks:
-                    fh.write(chunk)
-                fh.flush()
+                fh.writelines(chunks)
             os.replace(tmp, path)
             tmp = None
         except OSError as exc:
