@@ -22,7 +22,7 @@ import marshal
 import os
 import stat
 import sys
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from zlib import crc32  # columns.StringTable's hash
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
@@ -254,41 +254,39 @@ COLUMNS = tuple(
 )
 
 
+#: A string table's columns (``columns.StringTable.columns``), as :data:`COLUMNS` names them.
+_TABLE_PARTS = ("blob", "offsets", "buckets", "slots")
+
+
 def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
     """The index's columns that the warm path reads, by name: the terms, the impact postings
     and tiers, the name keys, the names, the tool records (SearchIndex's private slots: the
     file stores them once for both paths)."""
-    keys = index._keys.columns()
-    found = {
+    keys, groups, ids = index._keys.columns()
+    tables = {
         "terms": index._terms.columns(),
-        "keys": keys[0].columns(),
+        "keys": keys.columns(),
         "names": index._names.columns()[:2],
         "tools": tools.columns(),
     }
-    out = {
+    return {
         f"{table}.{part}": column
-        for table, columns in found.items()
-        for part, column in zip(("blob", "offsets", "buckets", "slots"), columns, strict=False)
+        for table, columns in tables.items()
+        for part, column in zip(_TABLE_PARTS, columns, strict=False)
+    } | {
+        "ioffsets": index._ioffsets,
+        "idocs": index._idocs,
+        "imp": index._imp,
+        "tiers": index._tiers,
+        "keys.groups": groups,
+        "keys.ids": ids,
     }
-    out.update(
-        {
-            "ioffsets": index._ioffsets,
-            "idocs": index._idocs,
-            "imp": index._imp,
-            "tiers": index._tiers,
-            "keys.groups": keys[1],
-            "keys.ids": keys[2],
-        }
-    )
-    return out
 
 
 def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
     """Per tool whose native ``show`` document carries keys of its original entry
     (``shapes.carried_keys``): those keys, in the entry's order. Usually no tool has any.
     """
-    from operator import attrgetter
-
     from toolfind.shapes import MANAGED, carried_keys
 
     originals = list(map(attrgetter("original"), tools))
@@ -424,8 +422,9 @@ class Segment:
         """The position of ``text`` in the string table ``table`` (:func:`find_string`)."""
         columns = self._tables.get(table)
         if columns is None:
-            parts = ("blob", "offsets", "buckets", "slots")
-            columns = self._tables[table] = tuple(_Column(self, f"{table}.{p}") for p in parts)
+            columns = self._tables[table] = tuple(
+                _Column(self, f"{table}.{part}") for part in _TABLE_PARTS
+            )
         return find_string(text, *columns)
 
     def postings(self, term: str) -> TermPostings | None:
