@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app
-from toolfind.models import FieldWeights, ScoringParams
+from toolfind.models import FieldWeights, ScoringParams, Tool
 from toolfind.store import cache, segment
 
 runner = CliRunner()
@@ -88,13 +88,9 @@ def test_cache_dir_is_created_private_and_files_are_owner_only(cat: Path, isolat
     assert again.from_cache and said == [] and names(again) == names(loaded)
 
 
-def _old_format(key: str) -> bytes:
-    return pickle.dumps({"format": cache.FORMAT_VERSION - 1, "key": key, "index": None})
-
-
-def _other_version(key: str) -> bytes:
-    payload = {"format": cache.FORMAT_VERSION, "version": "0.0.1", "key": key}
-    return pickle.dumps({**payload, "index": None, "findings": [], "files": []})
+def _holding(index: Any) -> bytes:
+    """A plain pickle of a payload whose index is ``index``."""
+    return pickle.dumps({"index": index, "findings": [], "files": []})
 
 
 def _missing_class(key: str) -> bytes:
@@ -106,8 +102,8 @@ CORRUPT = {
     "truncated": lambda good, key: good[: len(good) // 2],
     "random-bytes": lambda good, key: hashlib.sha512(b"noise").digest() * 64,
     "empty": lambda good, key: b"",
-    "old-format-version": lambda good, key: _old_format(key),
-    "other-toolfind-version": lambda good, key: _other_version(key),
+    "no-index": lambda good, key: _holding(None),
+    "index-of-another-class": lambda good, key: _holding(Tool(name="not_an_index")),
     "class-no-longer-exists": lambda good, key: _missing_class(key),
     "not-a-dict": lambda good, key: pickle.dumps([1, 2, 3]),
 }
@@ -200,13 +196,11 @@ def test_pickle_that_would_run_code_is_refused_and_runs_nothing(
         "subprocess.Popen": lambda: _Evil(subprocess.Popen, ["touch", str(marker)]),
     }
     path = only(isolated, ".pickle")
-    key = path.stem
     if payload.startswith("dotted"):
         name = "Tool.__class__" if payload == "dotted-class" else "Tool.__init__.__globals__"
         data = _proto4_global("toolfind.models", name, touch)
     else:
-        document = {"format": cache.FORMAT_VERSION, "version": cache.toolfind_version(), "key": key}
-        data = pickle.dumps({**document, "index": evil[payload](), "findings": [], "files": []})
+        data = _holding(evil[payload]())
     path.write_bytes(data)
     monkeypatch.setenv("TOOLFIND_NO_FASTPATH", "1")  # the CLI must go through the pickle
     stdout, stderr = search(cat)

@@ -206,7 +206,7 @@ def test_impacts_are_positive_with_ascending_ids(index: SearchIndex) -> None:
 
 
 def test_name_keys_map_names_and_aliases_to_ids(index: SearchIndex) -> None:
-    keys = index.name_keys()
+    keys = {key: list(ids) for key, ids in index._keys.items()}
     assert keys["readfile"] == [0] and keys["cat"] == [0]
     assert keys["search"] == [3, 4]
 

@@ -11,7 +11,6 @@ through the very functions the Typer commands call.
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 
@@ -280,12 +279,10 @@ def _print(args: Args, items: Any) -> None:
 
 def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
     root = segment.default_cache_dir(os.environ)
-    key = segment.run_key(catalogs)
-    manifest = _read_manifest(os.path.join(root, "manifest.marshal"))
-    entry = manifest.get("runs", {}).get(key) if isinstance(manifest, dict) else None
-    if not isinstance(entry, dict) or not segment.unchanged(entry.get("stamps")):
+    key = segment.recorded_key(root, segment.run_key(catalogs))
+    if key is None:
         return None
-    path = os.path.join(root, str(entry["key"]) + ".pickle")
+    path = os.path.join(root, key + ".pickle")
     try:
         # Unbuffered: the reads are small and scattered, a buffer would read 8 KiB for each.
         fh = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by run()
@@ -298,16 +295,6 @@ def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
         return segment.Segment(fh, st.st_size)
     except (OSError, ValueError, EOFError, TypeError, KeyError):
         fh.close()
-        return None
-
-
-def _read_manifest(path: str) -> object:
-    try:
-        with open(path, "rb") as fh:
-            if segment.unsafe_reason(os.fstat(fh.fileno())):
-                return None
-            return marshal.loads(fh.read())
-    except (OSError, ValueError, EOFError, TypeError):
         return None
 
 

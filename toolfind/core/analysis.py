@@ -34,19 +34,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Sequence
 
-__all__ = [
-    "SETTINGS",
-    "STOP_WORDS",
-    "analyze_identifier",
-    "analyze_prose",
-    "analyze_query",
-    "lookup_name",
-    "name_key",
-    "query_terms",
-    "split_identifier",
-    "unmatched_words",
-]
-
 #: English function words dropped from prose and queries. Small on purpose: words such as
 #: "not", "all", "new" or "first" change what a tool does, so they stay.
 STOP_WORDS: frozenset[str] = frozenset(

@@ -35,18 +35,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = [
-    "effective_weights",
-    "field_scale",
-    "field_scales",
-    "idf",
-    "impact",
-    "length_norm",
-    "pseudo_tf",
-    "saturate",
-    "saturations",
-]
-
 
 def idf(df: int, n: int) -> float:
     """Lucene's non-negative BM25 idf of a term found in ``df`` of ``n`` tools."""

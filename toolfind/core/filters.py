@@ -18,8 +18,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
-__all__ = ["Rule", "options_rule", "serve_rule"]
-
 
 def _tag_keys(tags: Iterable[str]) -> frozenset[str]:
     return frozenset(map(name_key, tags)) - {""}

@@ -9,7 +9,7 @@ order, so which one runs never changes a score by a bit:
 
 * a full scan (:func:`accumulate`), always right;
 * impact tiers (:func:`top_candidates`, tiers built by :mod:`toolfind.core.tiers`);
-* MaxScore pruning (:func:`_rank_pruned`), when the source knows each term's largest impact;
+* MaxScore pruning (:func:`_accumulate_pruned`), when the source knows each term's largest impact;
 * numpy (:func:`_rank_vectorized`), when the source offers it (``SearchIndex.accelerate``).
 
 The warm path runs this: it imports only :mod:`toolfind.core.analysis` and cheap stdlib modules.
@@ -46,19 +46,7 @@ if TYPE_CHECKING:
         def numpy(self, postings: int) -> Any: ...  # numpy for a query this size, or None
 
 
-__all__ = [
-    "PRUNE_MIN_POSTINGS",
-    "VECTOR_MIN_POSTINGS",
-    "accumulate",
-    "add_into",
-    "rank",
-    "run",
-    "score_of",
-    "top",
-    "top_candidates",
-]
-
-#: Queries reading at least this many postings use MaxScore pruning (see _rank_pruned).
+#: Queries reading at least this many postings use MaxScore pruning (see _accumulate_pruned).
 PRUNE_MIN_POSTINGS = 1024
 #: Queries reading at least this many postings use numpy, when the source offers it.
 VECTOR_MIN_POSTINGS = 512
@@ -132,8 +120,9 @@ def rank(
         if found is not None:
             return top(found, k, source.tie_key, None, min_score)
     if len(terms) > 1 and total >= PRUNE_MIN_POSTINGS and all(p[3] is not None for p in terms):
-        return _rank_pruned(source, terms, k, keep, min_score, skipped, weights)
-    acc = accumulate(terms, weights)
+        acc = _accumulate_pruned(terms, k, keep, skipped, weights)
+    else:
+        acc = accumulate(terms, weights)
     for doc in skipped:
         acc.pop(doc, None)
     return top(acc, k, source.tie_key, keep, min_score)
@@ -297,16 +286,16 @@ def _read(terms: Sequence[TermPostings]) -> tuple[dict[int, float], dict[int, in
 # ---------------------------------------------------------------------- MaxScore
 
 
-def _rank_pruned(
-    source: Source,
+def _accumulate_pruned(
     terms: Sequence[TermPostings],
     k: int,
     keep: Keep | None,
-    min_score: float | None,
     skip: set[int],
     weights: Sequence[float] | None,
-) -> Scored:
-    """:func:`rank` without scanning the postings of terms that cannot change the top k.
+) -> dict[int, float]:
+    """:func:`accumulate`, or the scores of a set of tools holding the top k (and every tool
+    tied with the k-th) that ``keep`` accepts, not in ``skip``: without scanning the postings
+    of terms that cannot change the top k.
 
     MaxScore (Turtle and Flood, 1995) in the given term order: once the k-th best partial
     score (a lower bound, impacts being positive) exceeds the sum of the largest impacts of
@@ -350,10 +339,8 @@ def _rank_pruned(
                 theta = heapq.nlargest(k, survivors.values())[-1]
                 floor = theta * _MARGIN - rest[j2 + 1]
                 survivors = {d: score for d, score in survivors.items() if score >= floor}
-        return top(survivors, k, source.tie_key, None, min_score)
-    for doc in skip:
-        acc.pop(doc, None)
-    return top(acc, k, source.tie_key, keep, min_score)
+        return survivors
+    return acc
 
 
 def _update_survivors(

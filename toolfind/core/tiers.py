@@ -20,8 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["MIN_POSTINGS", "build"]
-
 #: Terms with at least this many postings get a tier (a shorter list scans in about a ms).
 MIN_POSTINGS = 4096
 #: A tier holds about this share of its term's postings (more where impacts tie at the cut).

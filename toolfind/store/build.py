@@ -23,8 +23,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Analysed", "Metadata", "analyse", "check_params", "field_terms", "numpy", "weigh"]
-
 #: Nested parameter schemas deeper than this are not indexed; neither are more nodes than
 #: _MAX_PARAM_NODES per tool (a hostile schema must not make indexing slow).
 _MAX_PARAM_DEPTH = 6
@@ -225,23 +223,15 @@ class Metadata:
         self._counts: dict[str, tuple[list[int], Counter[str]]] = {}
         key_of = analysis.name_key
         for doc, tool in enumerate(tools):
-            name, namespace, aliases, enabled = (
-                tool.name,
-                tool.namespace,
-                tool.aliases,
-                tool.enabled,
-            )
-            tags = tool.all_tags
+            name, namespace, aliases, tags = tool.name, tool.namespace, tool.aliases, tool.all_tags
+            enabled = tool.enabled
             self.names.append(name)
             self.namespaces.append(namespace)
             self.tags.append(tags)
             self.flags.append(enabled * ENABLED | tool.defer * DEFERRED)
             if aliases:
                 self.aliases[doc] = aliases
-                spellings = {key_of(spelling) for spelling in (name, *aliases)} - {""}
-            else:
-                spellings = {key_of(name)} - {""}
-            for key in spellings:
+            for key in {key_of(spelling) for spelling in (name, *aliases)} - {""}:
                 self.keys.setdefault(key, []).append(doc)
             if tags:
                 for key in {key_of(tag) for tag in tags} - {""}:

@@ -28,7 +28,7 @@ from toolfind.errors import CacheError
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
-from toolfind.store.segment import Stamp, stamp, unchanged
+from toolfind.store.segment import CACHE_FORMAT, MANIFEST_NAME, Stamp, stamp
 
 # pickle (its `re`), pathlib, typing and dataclasses cost a warm command about Python's start-up
 # again: a build's and the cache commands' imports are local; loading uses the C unpickler.
@@ -40,10 +40,6 @@ if TYPE_CHECKING:
 
     Warn = Callable[[str], None]
 
-#: Bump when the pickled layout or the file's changes: old files become misses.
-#: 3: one file per index (the segment's directory and the pickle share the columns).
-FORMAT_VERSION = 3
-MANIFEST_NAME = "manifest.marshal"
 MAX_MANIFEST_RUNS = 64
 #: The files toolfind writes here (``.seg``: the separate segments of cache formats 1 and 2,
 #: still listed and cleared).
@@ -76,18 +72,13 @@ class Loaded:
         self.files = files
 
 
-def toolfind_version() -> str:
-    from toolfind import __version__
-
-    return __version__
-
-
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
+    from toolfind import __version__
     from toolfind.core import analysis
     from toolfind.store import index
 
     return (
-        f"toolfind {toolfind_version()} format {FORMAT_VERSION}/{index.INDEX_FORMAT}/"
+        f"toolfind {__version__} format {CACHE_FORMAT}/{index.INDEX_FORMAT}/"
         f"{segment.FORMAT} analysis {analysis.SETTINGS} {params.fingerprint()} "
         f"max_file_size {max_file_size}"
     )
@@ -102,7 +93,6 @@ def load_index(
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
     warn: Warn = _no_warn,
-    progress: Callable[[int, int], None] | None = None,
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
@@ -117,10 +107,10 @@ def load_index(
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
         with collector_paused():
-            return _build(paths, params, max_file_size, key="", files=files, progress=progress)
+            return _build(paths, params, max_file_size, key="", files=files)
 
     store = CacheStore(cache_root, warn)
-    manifest = store.read_manifest()
+    manifest = segment.read_manifest(store._root, warn)
     stats = {str(p): stamp(p) for p in files}
     digests = _digests(stats, manifest.get("shas", {}))
     # The key of these exact inputs, as a warm run recorded it: no hashing (nor hashlib import).
@@ -130,7 +120,7 @@ def load_index(
     loaded = store.read_index(key)
     if loaded is None:
         with collector_paused():
-            loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
+            loaded = _build(paths, params, max_file_size, key=key, files=files)
             store.write_index(key, loaded)
     if run_key is not None:
         store.remember_run(manifest, run_key, key, _dir_stamps(paths), stats, digests, inputs)
@@ -144,11 +134,8 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     The warm path of every command: no config parsing, catalog discovery or hashing.
     """
     store = CacheStore(cache_root)
-    entry = store.read_manifest().get("runs", {}).get(run_key)
-    if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
-        return None
-    key = entry.get("key")
-    return store.read_index(key) if isinstance(key, str) else None
+    key = segment.recorded_key(store._root, run_key)
+    return None if key is None else store.read_index(key)
 
 
 def cache_key(fingerprint: str, digests: dict[str, str]) -> str:
@@ -167,20 +154,13 @@ def _build(
     *,
     key: str,
     files: Sequence[Path],
-    progress: Callable[[int, int], None] | None,
 ) -> Loaded:
     from toolfind import catalog
     from toolfind.store.index import SearchIndex
 
     result = catalog.load(paths, max_bytes=max_file_size)
     index = SearchIndex.build(result.tools, params)
-    return Loaded(
-        index=index,
-        findings=result.errors,
-        key=key,
-        from_cache=False,
-        files=tuple(str(p) for p in files),
-    )
+    return Loaded(index, result.errors, key, False, tuple(map(str, files)))
 
 
 def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
@@ -267,22 +247,6 @@ class CacheStore:
 
         return Path(self._root)
 
-    def read_manifest(self) -> dict[str, Any]:
-        path = os.path.join(self._root, MANIFEST_NAME)
-        data = None
-        try:
-            with open(path, "rb") as fh:
-                reason = segment.unsafe_reason(os.fstat(fh.fileno()))
-                if reason:
-                    self.warn(f"Ignoring cache file {path}: {reason}.")
-                else:
-                    data = marshal.loads(fh.read())
-        except (OSError, EOFError, ValueError, TypeError):
-            pass
-        if not isinstance(data, dict) or data.get("format") != FORMAT_VERSION:
-            return {"format": FORMAT_VERSION, "runs": {}, "shas": {}}
-        return data
-
     def read_index(self, key: str) -> Loaded | None:
         path = os.path.join(self._root, f"{key}.pickle")
         try:
@@ -293,30 +257,18 @@ class CacheStore:
                     self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
                     return None
                 payload = _load_index_file(fh, st.st_size)
-            if not _valid_payload(payload, key):
-                self.warn(
-                    f"Cache file {path} is from another toolfind version or format; rebuilding."
-                )
-                return None
-            payload["index"].check()
+            # No version check: the key names toolfind's version and the formats.
+            index = payload["index"]
+            index.check()  # only a SearchIndex has it
+            return Loaded(index, tuple(payload["findings"]), key, True, tuple(payload["files"]))
         except FileNotFoundError:
             return None
         except Exception as exc:  # noqa: BLE001 - any unreadable or damaged cache is a miss
             self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
             return None
-        return Loaded(
-            index=payload["index"],
-            findings=tuple(payload["findings"]),
-            key=key,
-            from_cache=True,
-            files=tuple(payload["files"]),
-        )
 
     def write_index(self, key: str, loaded: Loaded) -> None:
         payload = {
-            "format": FORMAT_VERSION,
-            "version": toolfind_version(),
-            "key": key,
             "index": loaded.index,
             "findings": list(loaded.findings),
             "files": list(loaded.files),
@@ -353,11 +305,11 @@ class CacheStore:
         shas.update({p: (*stats[p], digests[p]) for p in stats})
         if inputs:
             _put_newest(keys, inputs, key)
-        new = {"format": FORMAT_VERSION, "runs": runs, "shas": shas, "keys": keys}
-        self._write(self.root / MANIFEST_NAME, marshal.dumps(new))
+        new = {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys}
+        self._write(self.root / MANIFEST_NAME, [marshal.dumps(new)])
 
-    def _write(self, path: Path, data: bytes | Iterable[Any]) -> None:
-        """Write ``data`` (bytes, or buffers one after another) to ``path`` atomically: a
+    def _write(self, path: Path, chunks: Iterable[Any]) -> None:
+        """Write ``chunks`` (buffers) one after another to ``path`` atomically: a
         temporary file in the same directory, then ``os.replace``, so that readers only ever
         see a complete file."""
         if self._unwritable:
@@ -369,10 +321,7 @@ class CacheStore:
             self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.root)
             with os.fdopen(fd, "wb") as fh:
-                chunks: list[Any] = [data] if isinstance(data, bytes) else list(data)
-                for chunk in chunks:
-                    fh.write(chunk)
-                fh.flush()
+                fh.writelines(chunks)
             os.replace(tmp, path)
             tmp = None
         except OSError as exc:
@@ -478,15 +427,3 @@ def _load_index_file(fh: Any, size: int) -> Any:
     segment.read_directory(parts[segment.DIRECTORY_PART], spans)
     pickled, buffers = parts[segment.PICKLE_PART], parts[segment.PICKLE_PART + 1 :]
     return _RestrictedUnpickler(io.BytesIO(pickled), buffers=buffers).load()
-
-
-def _valid_payload(payload: Any, key: str) -> bool:
-    return (
-        isinstance(payload, dict)
-        and payload.get("format") == FORMAT_VERSION
-        and payload.get("version") == toolfind_version()
-        and payload.get("key") == key
-        and isinstance(payload.get("findings"), list)
-        and isinstance(payload.get("files"), list)
-        and type(payload.get("index")).__name__ == "SearchIndex"
-    )

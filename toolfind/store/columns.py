@@ -19,15 +19,12 @@ from operator import attrgetter
 from zlib import crc32
 
 from toolfind.models import Source, Tool
-from toolfind.store.segment import SOURCE, find_string
+from toolfind.store.segment import FIELDS, SOURCE, find_string
 
 # typing costs a warm command a good part of its start-up: only mypy reads this.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, overload
-
-
-__all__ = ["KeyedIds", "Packed", "StringTable", "ToolTable", "pack", "unpack"]
 
 
 def _view(data: Any, code: str) -> Any:
@@ -161,12 +158,6 @@ class KeyedIds(Mapping[str, Sequence[int]]):
     def __len__(self) -> int:
         return len(self._keys)
 
-    def pairs(self) -> Iterator[tuple[str, Sequence[int]]]:
-        """Every (key, ids), in key order, without a lookup per key."""
-        offsets, ids = self._offsets, self._ids
-        for i, key in enumerate(self._keys):
-            yield key, ids[offsets[i] : offsets[i + 1]]
-
     def columns(self) -> tuple[StringTable, Any, Any]:
         """The keys, and per key where its ids start in the ids column (``Q``), and the ids."""
         return (self._keys, self._offsets, self._ids)
@@ -175,11 +166,7 @@ class KeyedIds(Mapping[str, Sequence[int]]):
         return (KeyedIds, (self._keys, pack(self._offsets), pack(self._ids)))
 
 
-#: A tool's fields in its record's order (``segment.NAME`` and the fields after it).
-_FIELDS = attrgetter(
-    *"name description parameters namespace tags search_hint defer enabled annotations aliases "
-    "title output_schema source original".split()
-)
+_FIELDS = attrgetter(*FIELDS)
 
 
 def _record(tool: Tool) -> tuple[Any, ...]:
@@ -202,9 +189,9 @@ class _ThawedSource:
 
 
 def _tool(record: tuple[Any, ...]) -> Tool:
-    """The tool :func:`_record` wrote (its fields in ``Tool``'s order, the source a tuple),
-    filled in as a thawed tool that then becomes a ``Tool``: a quarter of ``Tool.__init__``'s
-    cost, which ``list`` pays per tool."""
+    """The tool :func:`_record` wrote, filled in as a thawed tool that then becomes a ``Tool``:
+    a quarter of ``Tool.__init__``'s cost, which ``list`` pays per tool."""
+    # segment.FIELDS spelled out: one unpacking costs half a setattr loop over the fields
     tool: Any = object.__new__(_ThawedTool)
     (
         tool.name,

@@ -54,8 +54,6 @@ if TYPE_CHECKING:
     from toolfind.models import MatchKind
 
 
-__all__ = ["INDEX_FORMAT", "SearchIndex", "field_terms"]
-
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
 INDEX_FORMAT = 3
 
@@ -237,10 +235,6 @@ class SearchIndex:
                 out[term] = (self._idocs[a:b], self._imp[a:b])
         return out
 
-    def name_keys(self) -> dict[str, list[int]]:
-        """:func:`analysis.name_key` of every name and alias -> tool ids (ascending)."""
-        return {k: list(v) for k, v in self._keys.pairs()}
-
     def __len__(self) -> int:
         return len(self.tools)
 
@@ -285,11 +279,12 @@ class SearchIndex:
         close = difflib.get_close_matches(wanted, list(pool), n=3, cutoff=0.6)
         return [pool[c] for c in close]
 
-    def _filter(self, namespace: str | None, tags: Sequence[str]) -> Any:
-        """A predicate on tool ids for ``--namespace`` and ``--tag`` (the rule of
-        :mod:`toolfind.core.filters`), or None for no filter."""
+    def _filter(self, namespace: str | None, tags: Sequence[str] | None) -> Any:
+        """A predicate on tool ids for ``--namespace`` and ``--tag`` (one tag: a string), by
+        the rule of :mod:`toolfind.core.filters`; None for no filter."""
         ns_ids, ns_keys = self._ns_ids, self._ns_keys
-        return filters.options_rule(namespace, tags).over_ids(
+        tag_list = [tags] if isinstance(tags, str) else list(tags or ())
+        return filters.options_rule(namespace, tag_list).over_ids(
             lambda doc: ns_keys[ns_ids[doc]], lambda key: self._tag_ids.get(key, ())
         )
 
@@ -310,8 +305,7 @@ class SearchIndex:
         drops ranked hits scoring less; ``explain`` fills each hit's ``explanation``. See
         :func:`toolfind.core.search.run` for the rest.
         """
-        tag_list = [tags] if isinstance(tags, str) else list(tags or ())
-        keep = self._filter(namespace, tag_list)
+        keep = self._filter(namespace, tags)
         matched, unmatched, exact, ranked = searching.run(
             self, query, limit, keep=keep, min_score=min_score
         )
@@ -489,7 +483,7 @@ class SearchIndex:
     ) -> list[Tool]:
         """Enabled tools in catalog order (``list``): of this namespace, carrying every tag
         given (the rule of :mod:`toolfind.core.filters`), deferred or not (None: either)."""
-        keep = self._filter(namespace, [tags] if isinstance(tags, str) else tags)
+        keep = self._filter(namespace, tags)
         want = None if deferred is None else (builder.DEFERRED if deferred else 0)
         tools = self.tools
         return [

@@ -22,6 +22,7 @@ import marshal
 import os
 import stat
 import sys
+from operator import attrgetter, itemgetter
 from zlib import crc32  # columns.StringTable's hash
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
@@ -99,6 +100,43 @@ def unchanged(recorded: Iterable[tuple[str, int, int, int]] | None) -> bool:
         return False
 
 
+#: The cache directory's record of which index answered each invocation (written by
+#: :mod:`toolfind.store.cache`).
+MANIFEST_NAME = "manifest.marshal"
+#: The cache's format, the manifest's and the index files': bump on a change to either, and
+#: old files become misses. 3: one file per index.
+CACHE_FORMAT = 3
+
+
+def read_manifest(root: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The manifest of the cache directory ``root``; an empty one for a file that is missing,
+    unreadable, unsafe (said through ``warn``) or of another format."""
+    path = os.path.join(root, MANIFEST_NAME)
+    data = None
+    try:
+        with open(path, "rb") as fh:
+            reason = unsafe_reason(os.fstat(fh.fileno()))
+            if reason is None:
+                data = marshal.loads(fh.read())
+            elif warn is not None:
+                warn(f"Ignoring cache file {path}: {reason}.")
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
+        return {"format": CACHE_FORMAT, "runs": {}, "shas": {}}
+    return data
+
+
+def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
+    """The key of the index an earlier invocation with this ``run_key`` loaded, if none of
+    the catalog files and directories it recorded changed since."""
+    entry = read_manifest(root).get("runs", {}).get(run_key)
+    if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
+        return None
+    key = entry.get("key")
+    return key if isinstance(key, str) else None
+
+
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Names this invocation's context: everything that decides which catalogs and settings
     apply (working directory, options, environment, the config file's stat)."""
@@ -123,52 +161,32 @@ def unmatched_hint(terms: list[str]) -> str:
     return "No tool mentions: " + ", ".join(terms) if terms else ""
 
 
-# A tool record is ``columns.ToolTable``'s marshalled tuple of a tool's fields, in this order.
-(
-    NAME,
-    DESCRIPTION,
-    PARAMETERS,
-    NAMESPACE,
-    TAGS,
-    SEARCH_HINT,
-    DEFER,
-    ENABLED,
-    ANNOTATIONS,
-    ALIASES,
-    TITLE,
-    OUTPUT_SCHEMA,
-    SOURCE,
-    ORIGINAL,
-) = range(14)
+#: A tool record: ``columns.ToolTable``'s marshalled tuple of a tool's fields, in
+#: ``models.Tool``'s order (the source as a tuple).
+FIELDS = tuple(
+    "name description parameters namespace tags search_hint defer enabled annotations aliases "
+    "title output_schema source original".split()
+)
+NAME, NAMESPACE, ENABLED, SOURCE = map(FIELDS.index, ("name", "namespace", "enabled", "source"))
 
 
 class SourceRecord(tuple):  # type: ignore[type-arg]
     """A stored tool's source, ``(file, pointer, line)``, read as ``models.Source`` is."""
 
     __slots__ = ()
-    file = property(lambda self: self[0])
-    pointer = property(lambda self: self[1])
-    line = property(lambda self: self[2])
+    file = property(itemgetter(0))
+    pointer = property(itemgetter(1))
+    line = property(itemgetter(2))
 
 
 class ToolRecord(tuple):  # type: ignore[type-arg]
     """A read-only, ``models.Tool``-like view of a stored tool record, without making a tool
-    (nor importing the models)."""
+    (nor importing the models): a property per field of :data:`FIELDS`."""
 
     __slots__ = ()
-    name = property(lambda self: self[NAME])
-    description = property(lambda self: self[DESCRIPTION])
-    parameters = property(lambda self: self[PARAMETERS])
-    namespace = property(lambda self: self[NAMESPACE])
-    tags = property(lambda self: self[TAGS])
-    search_hint = property(lambda self: self[SEARCH_HINT])
-    defer = property(lambda self: self[DEFER])
-    enabled = property(lambda self: self[ENABLED])
-    annotations = property(lambda self: self[ANNOTATIONS])
-    aliases = property(lambda self: self[ALIASES])
-    title = property(lambda self: self[TITLE])
-    output_schema = property(lambda self: self[OUTPUT_SCHEMA])
-    original = property(lambda self: self[ORIGINAL])
+    if TYPE_CHECKING:
+
+        def __getattr__(self, field: str) -> Any: ...
 
     @property
     def source(self) -> SourceRecord | None:
@@ -179,7 +197,12 @@ class ToolRecord(tuple):  # type: ignore[type-arg]
     def all_tags(self) -> tuple[str, ...]:
         from toolfind.shapes import all_tags  # not at import: show never needs it
 
-        return all_tags(self[TAGS], self[ANNOTATIONS])
+        return all_tags(self.tags, self.annotations)
+
+
+for _i, _field in enumerate(FIELDS):
+    if _field != "source":
+        setattr(ToolRecord, _field, property(itemgetter(_i)))
 
 
 def layout(parts: Sequence[Any]) -> list[Any]:
@@ -231,41 +254,39 @@ COLUMNS = tuple(
 )
 
 
+#: A string table's columns (``columns.StringTable.columns``), as :data:`COLUMNS` names them.
+_TABLE_PARTS = ("blob", "offsets", "buckets", "slots")
+
+
 def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
     """The index's columns that the warm path reads, by name: the terms, the impact postings
     and tiers, the name keys, the names, the tool records (SearchIndex's private slots: the
     file stores them once for both paths)."""
-    keys = index._keys.columns()
-    found = {
+    keys, groups, ids = index._keys.columns()
+    tables = {
         "terms": index._terms.columns(),
-        "keys": keys[0].columns(),
+        "keys": keys.columns(),
         "names": index._names.columns()[:2],
         "tools": tools.columns(),
     }
-    out = {
+    return {
         f"{table}.{part}": column
-        for table, columns in found.items()
-        for part, column in zip(("blob", "offsets", "buckets", "slots"), columns, strict=False)
+        for table, columns in tables.items()
+        for part, column in zip(_TABLE_PARTS, columns, strict=False)
+    } | {
+        "ioffsets": index._ioffsets,
+        "idocs": index._idocs,
+        "imp": index._imp,
+        "tiers": index._tiers,
+        "keys.groups": groups,
+        "keys.ids": ids,
     }
-    out.update(
-        {
-            "ioffsets": index._ioffsets,
-            "idocs": index._idocs,
-            "imp": index._imp,
-            "tiers": index._tiers,
-            "keys.groups": keys[1],
-            "keys.ids": keys[2],
-        }
-    )
-    return out
 
 
 def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
     """Per tool whose native ``show`` document carries keys of its original entry
     (``shapes.carried_keys``): those keys, in the entry's order. Usually no tool has any.
     """
-    from operator import attrgetter
-
     from toolfind.shapes import MANAGED, carried_keys
 
     originals = list(map(attrgetter("original"), tools))
@@ -401,8 +422,9 @@ class Segment:
         """The position of ``text`` in the string table ``table`` (:func:`find_string`)."""
         columns = self._tables.get(table)
         if columns is None:
-            parts = ("blob", "offsets", "buckets", "slots")
-            columns = self._tables[table] = tuple(_Column(self, f"{table}.{p}") for p in parts)
+            columns = self._tables[table] = tuple(
+                _Column(self, f"{table}.{part}") for part in _TABLE_PARTS
+            )
         return find_string(text, *columns)
 
     def postings(self, term: str) -> TermPostings | None:
