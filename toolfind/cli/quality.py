@@ -51,7 +51,12 @@ def validate(
     result = catalog.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalog.lint(result)
     if queries is not None:
-        found += _findability(result.tools, queries, run.params)
+        from toolfind.eval.evaluate import findability_findings
+        from toolfind.eval.queries import load_queries
+        from toolfind.store.index import SearchIndex
+
+        index = SearchIndex.build(result.tools, run.params)
+        found += findability_findings(index, load_queries(Path(queries)), file=queries)
     if json_:
         _emit(wire.findings_records(found))
     else:
@@ -59,15 +64,6 @@ def validate(
     errors = any(f.severity == "error" for f in found)
     if errors or (strict and found):
         raise typer.Exit(1)
-
-
-def _findability(tools: Any, queries_file: str, params: Any) -> list[Any]:
-    from toolfind.eval import evaluate, queries
-    from toolfind.store.index import SearchIndex
-
-    index = SearchIndex.build(tools, params)
-    labelled = queries.load_queries(Path(queries_file))
-    return list(evaluate.findability_findings(index, labelled, file=queries_file))
 
 
 # -- eval / tune --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import astuple, dataclass, replace
 from typing import Literal, Protocol
 
 from toolfind.errors import ConfigError
@@ -102,13 +102,8 @@ def ndcg_at(ranked: Sequence[int], relevant: Collection[int], k: int = CUTOFF) -
 
 def query_metrics(ranked: Sequence[int], relevant: Collection[int]) -> tuple[float, ...]:
     """The values of ``METRICS`` for one ranked list, in that order."""
-    return (
-        reciprocal_rank(ranked, relevant),
-        recall_at(ranked, relevant, 1),
-        recall_at(ranked, relevant, 5),
-        recall_at(ranked, relevant, 10),
-        ndcg_at(ranked, relevant),
-    )
+    recalls = (recall_at(ranked, relevant, k) for k in (1, 5, 10))
+    return (reciprocal_rank(ranked, relevant), *recalls, ndcg_at(ranked, relevant))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,13 +130,8 @@ class Metrics:
         return dict(zip(METRICS, self.values(), strict=True))
 
     def values(self) -> tuple[float, ...]:
-        return (
-            self.mrr_at_10,
-            self.recall_at_1,
-            self.recall_at_5,
-            self.recall_at_10,
-            self.ndcg_at_10,
-        )
+        """The means in ``METRICS`` order: every field but the last, ``count``."""
+        return astuple(self)[:-1]
 
     def get(self, metric: str) -> float:
         """The value of a metric by any accepted name (``NDCG@10``, ``r@5``...)."""
@@ -398,8 +388,7 @@ def tune(
     train, held = split_queries(queries, holdout=holdout, train_split=train_split, seed=seed)
     before = index.params
     coords = _coordinates(index.tools, tune_delta=tune_delta)
-    per_round = sum(len(grid) for _, grid in coords)
-    total = per_round * rounds
+    total = sum(len(grid) for _, grid in coords) * rounds
     done = 0
     cache: dict[ScoringParams, float] = {}
 
@@ -578,12 +567,8 @@ def indistinct_pairs(
         if cos < min_similarity:
             continue
         ta, tb = index.tools[a], index.tools[b]
-        only = sorted(set(va) ^ set(vb))
-        tells = (
-            f"only {', '.join(repr(t) for t in only[:5])} tell them apart"
-            if only
-            else "only their names tell them apart"
-        )
+        only = sorted(set(va) ^ set(vb))[:5]
+        tells = f"only {', '.join(repr(t) for t in only) or 'their names'} tell them apart"
         issues.append(
             FindabilityIssue(
                 "indistinct",

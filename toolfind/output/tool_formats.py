@@ -48,12 +48,11 @@ def schema_to_gemini(schema: Mapping[str, Any]) -> dict[str, Any] | None:
             else:
                 return None
         elif key == "properties" and isinstance(value, Mapping):
-            props = {}
-            for k, v in value.items():
-                converted = schema_to_gemini(v) if isinstance(v, Mapping) else None
-                if converted is None:
-                    return None
-                props[k] = converted
+            props = {
+                k: schema_to_gemini(v) if isinstance(v, Mapping) else None for k, v in value.items()
+            }
+            if None in props.values():
+                return None
             out[key] = props
         elif key == "items" and isinstance(value, Mapping):
             items = schema_to_gemini(value)
@@ -62,7 +61,7 @@ def schema_to_gemini(schema: Mapping[str, Any]) -> dict[str, Any] | None:
             out[key] = items
         elif key == "anyOf" and isinstance(value, list):
             options = [schema_to_gemini(v) if isinstance(v, Mapping) else None for v in value]
-            if any(o is None for o in options):
+            if None in options:
                 return None
             out[key] = options
         elif key in _GEMINI_SAME:

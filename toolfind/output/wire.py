@@ -206,22 +206,21 @@ def tune_record(report: Any) -> dict[str, Any]:
     }
 
 
-def category_record(category: Category) -> dict[str, Any]:
-    return {
-        "name": category.name,
-        "tool_count": category.tool_count,
-        "deferred_count": category.deferred_count,
-        "tags": list(category.tags),
-    }
-
-
 def categories_record(
     categories: Sequence[Category], backends: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """Namespaces with counts. ``backends`` (server name -> status with ``available`` and
     ``detail``) adds ``available`` (and ``detail`` when down) to the backends' namespaces, and
     lists a backend that has no tools (it never started) with a count of 0."""
-    records = [category_record(c) for c in categories]
+    records = [
+        {
+            "name": c.name,
+            "tool_count": c.tool_count,
+            "deferred_count": c.deferred_count,
+            "tags": list(c.tags),
+        }
+        for c in categories
+    ]
     if backends:
         by_name = {r["name"]: r for r in records}
         for name, status in sorted(backends.items()):
@@ -263,19 +262,10 @@ def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]])
 # No json import: it (and its ``re``) costs a warm command half of Python's start-up, and with
 # an indent json encodes in Python anyway. A value this writer does not know goes to json.
 
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\b": "\\b",
-    "\f": "\\f",
-}
-_CONTROLS = frozenset(chr(cp) for cp in range(32))
-for _ch in _CONTROLS:
-    _ESCAPES.setdefault(_ch, f"\\u{ord(_ch):04x}")
-del _ch
+_CONTROLS = frozenset(map(chr, range(32)))
+#: What json writes for each control character (quote and backslash are done by json_str).
+_ESCAPES = {ch: f"\\u{ord(ch):04x}" for ch in _CONTROLS}
+_ESCAPES |= {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
 _INFINITY = float("inf")
 
 
@@ -426,11 +416,7 @@ SEARCH_SCHEMA = {
     "properties": {
         "query": {"type": "string"},
         "hits": {"type": "array", "items": _HIT_SCHEMA},
-        "unmatched_terms": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Query terms found in no tool.",
-        },
+        "unmatched_terms": {**STRINGS_SCHEMA, "description": "Query terms found in no tool."},
     },
     "required": list(SEARCH_KEYS),
 }
