@@ -23,8 +23,6 @@ __all__ = [
     "serve",
 ]
 
-_LOG_FORMAT = "toolfind serve-mcp: %(levelname)s: %(message)s"
-
 
 def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
     """Serve until the client disconnects (stdio) or a signal arrives (HTTP). Blocking.
@@ -53,11 +51,10 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
     from toolfind.serve.transports import run_http, run_stdio
 
     if backends is None:
-        reserved = [options.meta_prefix + key for key in META_KEYS]
         backends = make_backends(
             options.servers,
             separator=options.separator,
-            reserved_names=reserved,
+            reserved_names=[options.meta_prefix + key for key in META_KEYS],
             call_timeout=options.call_timeout,
         )
     async with backends as active:
@@ -85,7 +82,7 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
 def configure_logging(level: str) -> None:
     """Every log line to stderr (stdout belongs to the protocol under stdio)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+    handler.setFormatter(logging.Formatter("toolfind serve-mcp: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

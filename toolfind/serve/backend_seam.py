@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from toolfind.errors import BackendError
@@ -40,12 +39,7 @@ class Backends(Protocol):
 
     async def __aenter__(self) -> Self: ...
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None: ...
+    async def __aexit__(self, *exc: object) -> None: ...
 
     def tools(self) -> Sequence[Tool]:
         """A cheap snapshot of every tool, kept current by the backends' own tasks.

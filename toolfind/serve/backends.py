@@ -570,28 +570,21 @@ class BackendPool:
 
     def _recompute(self) -> None:
         """Assign exposed names over every backend's tools; tell the listeners on a change."""
-        candidates = [
-            (backend.name, item.name)
+        allowed = [
+            (backend, item)
             for backend in self._backends
             for item in backend.listed
             if backend.spec.allows(item.name)
         ]
-        names, renames = assign_names(candidates, self.separator, self.reserved_names)
+        pairs = [(backend.name, item.name) for backend, item in allowed]
+        names, renames = assign_names(pairs, self.separator, self.reserved_names)
         by_name = {b.name: b for b in self._backends}
         for (server, _tool), message in renames.items():
             by_name[server].warn_once(message)
-        tools: list[Tool] = []
-        routes: dict[str, tuple[_Backend, str]] = {}
-        for backend in self._backends:
-            for item in backend.listed:
-                exposed = names.get((backend.name, item.name))
-                if exposed is None:
-                    continue
-                tools.append(to_tool(backend.name, exposed, item))
-                routes[exposed] = (backend, item.name)
-        key = [(t.name, json.dumps(t.original, sort_keys=True, default=str)) for t in tools]
-        self._tools = tuple(tools)
-        self._routes = routes
+        exposed = [(names[(backend.name, item.name)], backend, item) for backend, item in allowed]
+        self._tools = tuple(to_tool(backend.name, name, item) for name, backend, item in exposed)
+        self._routes = {name: (backend, item.name) for name, backend, item in exposed}
+        key = [(t.name, json.dumps(t.original, sort_keys=True, default=str)) for t in self._tools]
         if key != self._key:
             self._key = key
             if self._started and not self._closing and self._listener is not None:

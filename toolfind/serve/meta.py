@@ -24,14 +24,13 @@ MAX_QUERY = 2000
 MAX_NAME = 1000
 NAMESPACES_IN_DESCRIPTION = 24
 
-SEARCH, SIMILAR, CATEGORIES, GET, CALL = (
+META_KEYS = SEARCH, SIMILAR, CATEGORIES, GET, CALL = (
     "search_tools",
     "similar_tools",
     "tool_categories",
     "get_tool",
     "call_tool",
 )
-META_KEYS: tuple[str, ...] = (SEARCH, SIMILAR, CATEGORIES, GET, CALL)
 
 
 class ToolCallError(Exception):
@@ -193,12 +192,21 @@ def check_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict
     return args
 
 
-def text_argument(args: Mapping[str, Any], key: str, *, required: bool = False) -> str | None:
+_JSON_TYPES = {
+    type(None): "null",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "an array",
+    dict: "an object",
+}
+
+
+def text_argument(args: Mapping[str, Any], key: str) -> str:
     value = args.get(key)
-    if value is None and not required:
-        return None
     if not isinstance(value, str):
-        raise ToolCallError(f"{key!r} must be a string, not {_json_type(value)}.")
+        kind = _JSON_TYPES.get(type(value), type(value).__name__)
+        raise ToolCallError(f"{key!r} must be a string, not {kind}.")
     return value
 
 
@@ -211,20 +219,6 @@ def int_argument(args: Mapping[str, Any], key: str, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
         raise ToolCallError(f"{key!r} must be a whole number from 1 to {MAX_LIMIT}, not {value!r}.")
     return value
-
-
-_JSON_TYPES = {
-    type(None): "null",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    list: "an array",
-    dict: "an object",
-}
-
-
-def _json_type(value: Any) -> str:
-    return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def resolve(index: Any, name: str) -> Tool:
@@ -244,7 +238,7 @@ def resolve(index: Any, name: str) -> Tool:
 
 
 def search(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
-    query = text_argument(args, "query", required=True) or ""
+    query = text_argument(args, "query")
     if not query.strip():
         raise ToolCallError(
             "'query' is empty: describe the tool you need in a few words, e.g. 'compress a file'."
@@ -255,7 +249,7 @@ def search(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
             "tool you need in a few words, e.g. 'compress a file'."
         )
     limit = int_argument(args, "limit", 10)
-    namespace = text_argument(args, "namespace")
+    namespace = None if args.get("namespace") is None else text_argument(args, "namespace")
     if namespace is not None:
         known = [c.name for c in index.categories()]
         if namespace not in known:
@@ -275,14 +269,14 @@ def search(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
-    tool = resolve(index, text_argument(args, "name", required=True) or "")
+    tool = resolve(index, text_argument(args, "name"))
     limit = int_argument(args, "limit", 5)
     return wire.similar_tools_record(tool, index.similar(tool.qualified_name, limit))
 
 
 def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """The tool as an MCP ``Tool`` object (what ``show --format mcp --json`` prints)."""
-    return tool_to_format(resolve(index, text_argument(args, "name", required=True) or ""), "mcp")
+    return tool_to_format(resolve(index, text_argument(args, "name")), "mcp")
 
 
 #: The meta-tools that only read the index (categories also needs the backends' status).

@@ -55,16 +55,10 @@ class ToolfindServer(Server[Any]):
     """
 
     def create_initialization_options(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
     ) -> InitializationOptions:
-        return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True),
-            experimental_capabilities,
-            extensions,
-        )
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, *args, **kwargs)
 
 
 class ChangeNotifier:
@@ -137,21 +131,23 @@ class Discovery:
         categories = index.categories()
         total = sum(c.tool_count for c in categories)
         metas = meta.meta_tools(self.options.meta_prefix, [c.name for c in categories], total)
+        by_name = {m.name: m for m in metas}
         listed = [_meta_to_mcp(m) for m in metas]
         direct: dict[str, Tool] = {}
         if self.options.exposure == "direct":
-            meta_names = {m.name for m in metas}
             for tool in index.tools:
-                if tool.defer or tool.name in meta_names or tool.name in direct:
+                if tool.defer or tool.name in by_name or tool.name in direct:
                     continue
                 if tool_allowed(self.options.filters, tool) and self.backends.serves(tool.name):
                     direct[tool.name] = tool
-            listed.extend(_tool_to_mcp(t) for t in direct.values())
+            listed.extend(
+                types.Tool.model_validate(tool_to_format(t, "mcp"), by_name=False)
+                for t in direct.values()
+            )
         key = json.dumps(
             [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
         )
-        metas_by_name = {m.name: m for m in metas}
-        return Listing(tuple(listed), metas_by_name, direct, key, snapshot.generation)
+        return Listing(tuple(listed), by_name, direct, key, snapshot.generation)
 
     async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
         if self._listing is not None and self._listing.generation == old.generation:
@@ -181,7 +177,7 @@ class Discovery:
         try:
             return await self.call(params.name, params.arguments)
         except meta.ToolCallError as exc:
-            return error_result(str(exc))
+            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         """Run a meta-tool or forward a tool. Raises ToolCallError for what a model can fix."""
@@ -189,21 +185,18 @@ class Discovery:
         index = self.live.snapshot.index
         metatool = listing.meta.get(name)
         if metatool is None:
-            tool = meta.resolve(index, name)
-            return await self.forward(tool, arguments)
+            return await self.forward(meta.resolve(index, name), arguments)
         args = meta.check_arguments(metatool, arguments)
         if metatool.key == meta.CATEGORIES:
             return record_result(categories_record(index.categories(), self.backends.status()))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
-        target = meta.text_argument(args, "name", required=True) or ""
+        target = meta.text_argument(args, "name")
         if target in listing.meta:
             raise meta.ToolCallError(
                 f"{target!r} is a meta-tool: call it directly, not through {name}."
             )
-        tool_args = args.get("arguments")
-        if tool_args is None:
-            tool_args = {}
+        tool_args = {} if args.get("arguments") is None else args["arguments"]
         if not isinstance(tool_args, dict):
             raise meta.ToolCallError("'arguments' must be an object of the tool's arguments.")
         result = await self.forward(meta.resolve(index, target), tool_args)
@@ -259,10 +252,6 @@ def record_result(record: Mapping[str, Any]) -> types.CallToolResult:
     )
 
 
-def error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
-
-
 def _structured_for_call_tool(result: types.CallToolResult) -> types.CallToolResult:
     """call_tool declares an object output schema: give every successful result an object.
 
@@ -297,7 +286,3 @@ def _meta_to_mcp(tool: meta.MetaTool) -> types.Tool:
             open_world_hint=not tool.read_only,
         ),
     )
-
-
-def _tool_to_mcp(tool: Tool) -> types.Tool:
-    return types.Tool.model_validate(tool_to_format(tool, "mcp"), by_name=False)

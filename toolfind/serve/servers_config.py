@@ -136,7 +136,6 @@ def read_servers_file(path: Path, environ: Mapping[str, str]) -> list[ServerSpec
     doc = _parse(path)
     if not isinstance(doc, dict):
         raise ConfigError(_NOT_A_SERVERS_FILE, file=str(path))
-    key: str
     if isinstance(doc.get("mcpServers"), dict):
         key, servers, vscode = "mcpServers", doc["mcpServers"], False
     elif isinstance(doc.get("servers"), dict):
@@ -231,7 +230,6 @@ class _EntryReader:
             if not url.startswith(("http://", "https://")):
                 raise self.error(f"{where}.url", "must start with http:// or https://")
             headers = self._strings_map(f"{where}.headers", entry.get("headers"))
-        args = self._strings_list(f"{where}.args", entry.get("args"))
         env = {}
         if entry.get("envFile") is not None:
             env = self._env_file(f"{where}.envFile", entry["envFile"])
@@ -246,7 +244,7 @@ class _EntryReader:
             name=safe_name(key),
             transport=transport,
             command=command,
-            args=tuple(args),
+            args=self._strings_list(f"{where}.args", entry.get("args")),
             env=env,
             cwd=cwd,
             url=url,
@@ -290,12 +288,12 @@ class _EntryReader:
             )
         return _VARIABLE.sub(lambda match: self._variable(where, match.group(1)), value)
 
-    def _strings_list(self, where: str, value: Any) -> list[str]:
+    def _strings_list(self, where: str, value: Any) -> tuple[str, ...]:
         if value is None:
-            return []
+            return ()
         if not isinstance(value, list):
             raise self.error(where, "must be a list of strings")
-        return [self._string(f"{where}[{i}]", item) for i, item in enumerate(value)]
+        return tuple(self._string(f"{where}[{i}]", item) for i, item in enumerate(value))
 
     def _strings_map(self, where: str, value: Any) -> dict[str, str]:
         if value is None:

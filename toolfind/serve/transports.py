@@ -100,8 +100,7 @@ def _this_machine() -> list[str]:
 def bind(address: HttpAddress) -> socket.socket:
     """A listening socket for ``address`` (port 0 picks a free one)."""
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
-    host = "localhost" if address.host == "localhost" else address.host
-    sock = socket.create_server((host, address.port), family=family, reuse_port=False)
+    sock = socket.create_server((address.host, address.port), family=family, reuse_port=False)
     # Accepted connections inherit this: without it a response written in two segments
     # waits on the client's delayed ACK (about 40 ms per request on Linux).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
