@@ -52,7 +52,7 @@ def quick_shape(entry: dict[str, Any]) -> str:
     return detect_entry(entry)
 
 
-def list_entries(doc: Any) -> Entries:
+def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
     """Every tool entry in a parsed document: ``(json_pointer, entry, defaults)``.
 
     Accepts a list of entries, ``{"tools": [...]}`` (OpenAI request body, MCP tools/list
@@ -64,10 +64,6 @@ def list_entries(doc: Any) -> Entries:
 
     Raises ``CatalogError`` (with ``path``) when the document itself has no usable shape.
     """
-    return _list_doc(doc, ())
-
-
-def _list_doc(doc: Any, prefix: tuple[PathPart, ...]) -> Entries:
     no_defaults: Mapping[str, Any] = {"namespace": None, "tags": (), "shape": None}
     if isinstance(doc, list):
         return _list_items(doc, prefix, no_defaults)
@@ -82,7 +78,7 @@ def _list_doc(doc: Any, prefix: tuple[PathPart, ...]) -> Entries:
                 "this JSON-RPC response is an error, not a tools/list result",
                 path=json_path((*prefix, "error")),
             )
-        return _list_doc(doc["result"], (*prefix, "result"))
+        return list_entries(doc["result"], (*prefix, "result"))
     for key in ("tools", "functions", *_GEMINI_LISTS):
         if key in doc:
             break

@@ -114,9 +114,7 @@ def _decode(data: bytes) -> str:
 
 
 class _Constant(Exception):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
+    """A refused constant or number; ``args[0]`` is its text."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -164,12 +162,12 @@ def _parse_json(text: str, jsonl_index: int | None = None, *, find_duplicates: b
             f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno + line_offset
         ) from None
     except _Constant as exc:
-        what = exc.name
-        if exc.name.lstrip("-") not in ("NaN", "Infinity"):
-            what = f"{exc.name} overflows to infinity, which"
+        what = token = exc.args[0]
+        if token.lstrip("-") not in ("NaN", "Infinity"):
+            what = f"{token} overflows to infinity, which"
         raise _Problem(
             f"invalid JSON: {what} is not allowed (use null or a string)",
-            at(_offset_outside_strings(text, exc.name.lstrip("-"))),
+            at(_offset_outside_strings(text, token.lstrip("-"))),
         ) from None
     except RecursionError:
         raise _Problem("invalid JSON: nesting is too deep to read") from None
