@@ -260,15 +260,8 @@ def tool_from_entry(
 def _read_metadata(
     read: _Reader, entry: Mapping[str, Any], namespace: str, file_tags: Sequence[str]
 ) -> dict[str, Any]:
-    if entry.keys().isdisjoint(METADATA_KEYS):  # most entries: the defaults, with no checks
-        return {
-            "namespace": namespace,
-            "tags": tuple(dict.fromkeys(file_tags)),
-            "search_hint": "",
-            "defer": False,
-            "enabled": True,
-            "aliases": (),
-        }
+    if entry.keys().isdisjoint(METADATA_KEYS):  # most entries: Tool's defaults, with no checks
+        return {"namespace": namespace, "tags": tuple(dict.fromkeys(file_tags))}
     if "namespace" in entry:
         namespace = check_namespace(entry["namespace"], read.under("namespace"))
     own_tags = check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
