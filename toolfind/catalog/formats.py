@@ -173,9 +173,7 @@ class _Reader:
 
     def str_(self, obj: Mapping[str, Any], key: str, base: tuple[PathPart, ...]) -> str | None:
         value = obj.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
+        if value is not None and not isinstance(value, str):
             raise self.fail(f"{short_repr(value)} is not of type 'string'", (*base, key))
         return value
 

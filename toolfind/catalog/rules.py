@@ -291,9 +291,7 @@ def _object_strings(
 
 def _annotations(value: Any) -> int:
     # Nested as deep as reading allows (annotations are read like a schema).
-    if type(value) is not dict:
-        return -1
-    return _object_strings(value, _ANNOTATION_CHECKS, frozenset(), 1)
+    return _object_strings(value, _ANNOTATION_CHECKS, frozenset(), 1) if type(value) is dict else -1
 
 
 _KINDS: Final[dict[str, Check]] = {
