@@ -104,7 +104,6 @@ def _walk(
 
 
 def _not_regular(st: os.stat_result) -> str:
-    """The finding's message for a path that is no regular file: it is skipped, never opened."""
     mode = st.st_mode
     kind = "not a file"
     if stat.S_ISFIFO(mode):

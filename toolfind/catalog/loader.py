@@ -84,7 +84,7 @@ class _FileLoader:
 
     def load_text(self, text: str, jsonl_index: int | None) -> None:
         try:
-            if self.yaml and jsonl_index is None:
+            if self.yaml:  # never JSON Lines
                 doc = _parse_yaml(text)
             else:
                 doc = _parse_json(text, jsonl_index, find_duplicates=False)
