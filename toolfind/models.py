@@ -46,9 +46,9 @@ class _Factory:
         return "<factory>"  # how dataclasses shows such a default in the signature
 
 
-def _field(*, compare: bool = True, hash: bool | None = None, repr: bool = True) -> Any:
+def _field(*, compare: bool = True, repr: bool = True) -> Any:
     """``dataclasses.field`` for a :func:`_frozen_dataclass` (the options the models use)."""
-    return {"compare": compare, "hash": hash, "repr": repr}
+    return {"compare": compare, "repr": repr}
 
 
 @dataclass_transform(frozen_default=True, field_specifiers=(_field,))
@@ -69,10 +69,7 @@ def _frozen_dataclass(cls: type[_T]) -> type[_T]:
     metaclass: Any = type(cls)
     new: Any = metaclass(cls.__name__, cls.__bases__, body)
     new.__qualname__ = cls.__qualname__
-    compared = attrgetter(*[n for n, s in specs.items() if s["compare"]])
-    hashed = attrgetter(
-        *[n for n, s in specs.items() if (s["compare"] if s["hash"] is None else s["hash"])]
-    )
+    compared = attrgetter(*[n for n, s in specs.items() if s["compare"]])  # and hashed
     shown = tuple(n for n, s in specs.items() if s["repr"])
     fixed = frozenset(names)
 
@@ -82,7 +79,7 @@ def _frozen_dataclass(cls: type[_T]) -> type[_T]:
         return NotImplemented
 
     def __hash__(self: Any) -> int:
-        return hash(hashed(self))
+        return hash(compared(self))
 
     @reprlib.recursive_repr()
     def __repr__(self: Any) -> str:
@@ -259,9 +256,7 @@ class Tool:
         """The first sentence: the text before the first ``.`` on the description's first line."""
         first_line = self.description.strip().split("\n", 1)[0].strip()
         head, dot, _ = first_line.partition(". ")
-        if dot:
-            return head + "."
-        return first_line
+        return head + "." if dot else first_line
 
 
 @_frozen_dataclass

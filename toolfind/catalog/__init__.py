@@ -22,12 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["discover", "file_digest", "lint", "load"]
 
-_HOMES = {
-    "discover": "discovery",
-    "file_digest": "discovery",
-    "lint": "linter",
-    "load": "loader",
-}
+_HOMES = {"discover": "discovery", "file_digest": "discovery", "lint": "linter", "load": "loader"}
 
 
 def __getattr__(name: str) -> Any:

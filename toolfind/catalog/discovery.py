@@ -50,7 +50,7 @@ def _discover(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
             for path, file_st in _walk(root, st, seen_dirs, findings):
                 add(path, file_st)
         elif not stat.S_ISREG(st.st_mode):
-            findings.append(_finding(root, f"not a regular file ({_file_kind(st)}); skipped"))
+            findings.append(_finding(root, _not_regular(st)))
         elif root.suffix.lower() not in CATALOG_SUFFIXES:
             findings.append(
                 _finding(root, "not a catalog file: expected .json, .yaml, .yml or .jsonl")
@@ -98,26 +98,21 @@ def _walk(
             elif stat.S_ISREG(st.st_mode):
                 found.append(((*rel, name), directory / name, st))
             else:
-                findings.append(
-                    _finding(
-                        directory / name,
-                        f"not a regular file ({_file_kind(st)}); skipped",
-                        "warning",
-                    )
-                )
+                findings.append(_finding(directory / name, _not_regular(st), "warning"))
     found.sort(key=lambda item: item[0])
     return [(path, st) for _, path, st in found]
 
 
-def _file_kind(st: os.stat_result) -> str:
+def _not_regular(st: os.stat_result) -> str:
     mode = st.st_mode
+    kind = "not a file"
     if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a file"
+        kind = "a FIFO"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    return f"not a regular file ({kind}); skipped"
 
 
 def file_digest(path: str | Path) -> str:

@@ -52,7 +52,7 @@ def quick_shape(entry: dict[str, Any]) -> str:
     return detect_entry(entry)
 
 
-def list_entries(doc: Any) -> Entries:
+def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
     """Every tool entry in a parsed document: ``(json_pointer, entry, defaults)``.
 
     Accepts a list of entries, ``{"tools": [...]}`` (OpenAI request body, MCP tools/list
@@ -64,10 +64,6 @@ def list_entries(doc: Any) -> Entries:
 
     Raises ``CatalogError`` (with ``path``) when the document itself has no usable shape.
     """
-    return _list_doc(doc, ())
-
-
-def _list_doc(doc: Any, prefix: tuple[PathPart, ...]) -> Entries:
     no_defaults: Mapping[str, Any] = {"namespace": None, "tags": (), "shape": None}
     if isinstance(doc, list):
         return _list_items(doc, prefix, no_defaults)
@@ -82,7 +78,7 @@ def _list_doc(doc: Any, prefix: tuple[PathPart, ...]) -> Entries:
                 "this JSON-RPC response is an error, not a tools/list result",
                 path=json_path((*prefix, "error")),
             )
-        return _list_doc(doc["result"], (*prefix, "result"))
+        return list_entries(doc["result"], (*prefix, "result"))
     for key in ("tools", "functions", *_GEMINI_LISTS):
         if key in doc:
             break
@@ -177,9 +173,7 @@ class _Reader:
 
     def str_(self, obj: Mapping[str, Any], key: str, base: tuple[PathPart, ...]) -> str | None:
         value = obj.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, str):
+        if value is not None and not isinstance(value, str):
             raise self.fail(f"{short_repr(value)} is not of type 'string'", (*base, key))
         return value
 
@@ -264,15 +258,8 @@ def tool_from_entry(
 def _read_metadata(
     read: _Reader, entry: Mapping[str, Any], namespace: str, file_tags: Sequence[str]
 ) -> dict[str, Any]:
-    if entry.keys().isdisjoint(METADATA_KEYS):  # most entries: the defaults, with no checks
-        return {
-            "namespace": namespace,
-            "tags": tuple(dict.fromkeys(file_tags)),
-            "search_hint": "",
-            "defer": False,
-            "enabled": True,
-            "aliases": (),
-        }
+    if entry.keys().isdisjoint(METADATA_KEYS):  # most entries: Tool's defaults, with no checks
+        return {"namespace": namespace, "tags": tuple(dict.fromkeys(file_tags))}
     if "namespace" in entry:
         namespace = check_namespace(entry["namespace"], read.under("namespace"))
     own_tags = check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()

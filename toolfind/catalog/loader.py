@@ -84,7 +84,7 @@ class _FileLoader:
 
     def load_text(self, text: str, jsonl_index: int | None) -> None:
         try:
-            if self.yaml and jsonl_index is None:
+            if self.yaml:  # never JSON Lines
                 doc = _parse_yaml(text)
             else:
                 doc = _parse_json(text, jsonl_index, find_duplicates=False)
@@ -168,12 +168,10 @@ class _FileLoader:
         for pointer, entry, defaults in entries:
             if pointer in spoiled:
                 continue
-            if jsonl_index is not None:
-                line = jsonl_index + 1
-            elif self.yaml:  # a JSON entry's line is only looked up for a finding
-                line = doc.locate(pointer_parts(pointer))
-            else:
-                line = None
+            # A JSON entry's line is only looked up for a finding; a JSON Lines record's is its own.
+            line = (
+                doc.locate(pointer_parts(pointer)) if self.yaml or jsonl_index is not None else None
+            )
             source = Source(self.file, pointer, line)
             if type(entry) is dict:  # the fast way when it can tell, else the general way
                 shape = defaults.get("shape") or _quick_shape(entry)

@@ -2,10 +2,11 @@
 
 ``schema_strings`` holds every keyword of a schema to its rule in the JSON Schema meta-schemas
 (Draft 2020-12 and Draft 7), refuses nesting deeper than ``MAX_SCHEMA_DEPTH``, and counts the
-schema's strings (for the loader's repeated-key check), in one walk. It answers only "certainly valid" (the count) or "cannot tell" (-1): "cannot
-tell" goes to ``validate``, where jsonschema decides and words the message, so every finding
-is still jsonschema's own. The walk covers the common keywords and leaves everything unusual
-to jsonschema; it must never accept what jsonschema refuses (tests/test_metaschema.py).
+schema's strings (for the loader's repeated-key check), in one walk. It answers only
+"certainly valid" (the count) or "cannot tell" (-1), which goes to ``validate``, where
+jsonschema decides and words the message, so every finding is still jsonschema's own. The
+walk covers the common keywords and leaves everything unusual to jsonschema; it must never
+accept what jsonschema refuses (tests/test_metaschema.py).
 """
 
 from __future__ import annotations
@@ -130,8 +131,12 @@ def _schema_strings(node: dict[str, Any], depth: int) -> int:
             if key in _SCHEMA_MAP_KEYWORDS:
                 strings += len(value)
                 count = _subschemas_strings(value.values(), depth + 2)
+            elif key in _SUBSCHEMA_ONE:
+                count = _schema_strings(value, depth + 1)
+            elif key in _RULED_OBJECT_KEYWORDS:
+                return -1
             else:
-                count = _schema_object_strings(key, value, depth)
+                count = value_strings(value, depth + 1)
         elif kind is list:
             if key == "required" and len(value) == 1 and type(value[0]) is str:
                 strings += 1  # the commonest array, decided without a call
@@ -157,15 +162,6 @@ def _scalar_keyword(key: str, value: Any) -> bool:
     if key in _FLAG_KEYWORDS or key in _SUBSCHEMA_ONE:
         return kind is bool
     return key in _VALUE_KEYWORDS or key not in META_KEYWORDS
-
-
-def _schema_object_strings(key: str, value: dict[str, Any], depth: int) -> int:
-    """``_schema_strings`` for an object value (but a map of subschemas)."""
-    if key in _SUBSCHEMA_ONE:
-        return _schema_strings(value, depth + 1)
-    if key in _RULED_OBJECT_KEYWORDS:
-        return -1
-    return value_strings(value, depth + 1)
 
 
 def _schema_list_strings(key: str, value: list[Any], depth: int) -> int:

@@ -21,7 +21,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from toolfind.catalog.discovery import _file_kind
+from toolfind.catalog.discovery import _not_regular
 from toolfind.catalog.paths import PathPart, json_path, printable
 
 Locate = Callable[[Sequence[PathPart]], int | None]
@@ -60,23 +60,19 @@ def _read(path: Path, limit: int) -> bytes:
     # fstat then refuses it before any read.
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise _Problem(f"cannot read: {exc.strerror}") from None
-    with open(fd, "rb", closefd=True) as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise _Problem(f"not a regular file ({_file_kind(st)}); skipped")
-        if st.st_size > limit:
-            raise _Problem(_too_big(f"{st.st_size:,}", limit))
-        # Sized to the file: read(limit + 1) would allocate a limit-sized buffer per file.
-        want = st.st_size + 1
-        try:
+        with open(os.open(path, flags), "rb", closefd=True) as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise _Problem(_not_regular(st))
+            if st.st_size > limit:
+                raise _Problem(_too_big(f"{st.st_size:,}", limit))
+            # Sized to the file: read(limit + 1) would allocate a limit-sized buffer per file.
+            want = st.st_size + 1
             data = f.read(want)
             if len(data) == want:  # it grew after the stat: read on, up to the limit
                 data += f.read(limit + 1 - want)
-        except OSError as exc:
-            raise _Problem(f"cannot read: {exc.strerror}") from None
+    except OSError as exc:
+        raise _Problem(f"cannot read: {exc.strerror}") from None
     if len(data) > limit:  # it grew after the stat
         raise _Problem(_too_big(f"more than {limit:,}", limit))
     return data
@@ -114,9 +110,7 @@ def _decode(data: bytes) -> str:
 
 
 class _Constant(Exception):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
+    """A refused constant or number; ``args[0]`` is its text."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -164,12 +158,12 @@ def _parse_json(text: str, jsonl_index: int | None = None, *, find_duplicates: b
             f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno + line_offset
         ) from None
     except _Constant as exc:
-        what = exc.name
-        if exc.name.lstrip("-") not in ("NaN", "Infinity"):
-            what = f"{exc.name} overflows to infinity, which"
+        what = token = exc.args[0]
+        if token.lstrip("-") not in ("NaN", "Infinity"):
+            what = f"{token} overflows to infinity, which"
         raise _Problem(
             f"invalid JSON: {what} is not allowed (use null or a string)",
-            at(_offset_outside_strings(text, exc.name.lstrip("-"))),
+            at(_offset_outside_strings(text, token.lstrip("-"))),
         ) from None
     except RecursionError:
         raise _Problem("invalid JSON: nesting is too deep to read") from None
@@ -203,8 +197,7 @@ def _string_quotes(text: str) -> int:
     """
     if "\\" not in text:
         return text.count('"')
-    if "\\\\" in text:
-        text = text.replace("\\\\", "")
+    text = text.replace("\\\\", "")  # the text itself when it has none: no copy
     return text.count('"') - text.count('\\"')
 
 

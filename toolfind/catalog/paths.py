@@ -52,11 +52,8 @@ def pointer_parts(pointer: str) -> tuple[PathPart, ...]:
     """Inverse of ``json_pointer`` for entry pointers: all-digit segments are list indices."""
     if not pointer:
         return ()
-    out: list[PathPart] = []
-    for raw in pointer[1:].split("/"):
-        seg = raw.replace("~1", "/").replace("~0", "~")
-        out.append(int(seg) if seg.isdigit() else seg)
-    return tuple(out)
+    segments = (raw.replace("~1", "/").replace("~0", "~") for raw in pointer[1:].split("/"))
+    return tuple(int(seg) if seg.isdigit() else seg for seg in segments)
 
 
 def json_path(parts: Sequence[PathPart]) -> str:
@@ -94,15 +91,12 @@ def invisible_chars(text: str, *, allow_whitespace: bool = True) -> list[tuple[i
     """
     if text.isprintable():  # the common case, decided in C: no character can be reported
         return []
-    found = []
-    for i, c in enumerate(text):
-        if c.isprintable() or c == " ":
-            continue
-        if allow_whitespace and c in "\t\n\r":
-            continue
-        if unicodedata.category(c) in ("Cc", "Cf"):
-            found.append((i, c))
-    return found
+    allowed = "\t\n\r" if allow_whitespace else ""
+    return [
+        (i, c)
+        for i, c in enumerate(text)
+        if not c.isprintable() and c not in allowed and unicodedata.category(c) in ("Cc", "Cf")
+    ]
 
 
 def describe_char(c: str) -> str:

@@ -209,18 +209,20 @@ def check_tags(value: Any, fail: Fail) -> tuple[str, ...]:
 # the entry the general way.
 
 
-def _plain_name(name: str) -> bool:
-    """``check_name`` passes, and so does the schemas' 1 to 256 characters: printable, so
-    without the control and format characters it refuses (other unprintable ones: cannot tell)."""
-    return len(name) <= MAX_NAME_LENGTH and name.isprintable() and name.strip() != ""
-
-
 def _name(value: Any) -> int:
-    return 1 if type(value) is str and _plain_name(value) else -1
+    # check_name passes, and so does the schemas' 1 to 256 characters: printable, so without
+    # the control and format characters it refuses (other unprintable ones: cannot tell).
+    ok = (
+        type(value) is str
+        and len(value) <= MAX_NAME_LENGTH
+        and value.isprintable()
+        and value.strip() != ""
+    )
+    return 1 if ok else -1
 
 
 def _names(value: Any) -> int:
-    ok = type(value) is list and all(type(v) is str and _plain_name(v) for v in value)
+    ok = type(value) is list and all(_name(v) > 0 for v in value)
     return len(value) if ok else -1
 
 
@@ -244,10 +246,6 @@ def _tags(value: Any) -> int:
     return len(value) if ok else -1
 
 
-def _text(value: Any) -> int:
-    return 1 if type(value) is str else -1
-
-
 def _description(value: Any) -> int:
     return 1 if type(value) is str and len(value) <= MAX_DESCRIPTION_LENGTH else -1
 
@@ -258,15 +256,6 @@ def _flag(value: Any) -> int:
 
 def _or_null(check: Check) -> Check:
     return lambda value: 0 if value is None else check(value)
-
-
-def _schema(value: Any) -> int:
-    return schema_strings(value) if type(value) is dict else -1
-
-
-def _any_object(value: Any) -> int:
-    """The "schema" kind as the packaged schemas state it (the meta-schema is ``validate``'s)."""
-    return 0 if type(value) is dict else -1
 
 
 def _constant(expected: str) -> Check:
@@ -302,9 +291,7 @@ def _object_strings(
 
 def _annotations(value: Any) -> int:
     # Nested as deep as reading allows (annotations are read like a schema).
-    if type(value) is not dict:
-        return -1
-    return _object_strings(value, _ANNOTATION_CHECKS, frozenset(), 1)
+    return _object_strings(value, _ANNOTATION_CHECKS, frozenset(), 1) if type(value) is dict else -1
 
 
 _KINDS: Final[dict[str, Check]] = {
@@ -312,13 +299,13 @@ _KINDS: Final[dict[str, Check]] = {
     "names": _names,
     "namespace": _namespace,
     "tags": _tags,
-    "text": _text,
+    "text": lambda value: 1 if type(value) is str else -1,
     "description": _description,
     "description?": _or_null(_description),
     "flag": _flag,
     "flag?": _or_null(_flag),
     "object?": _or_null(lambda value: value_strings(value, 0) if type(value) is dict else -1),
-    "schema": _schema,
+    "schema": lambda value: schema_strings(value) if type(value) is dict else -1,
     "annotations": _annotations,
     "=function": _constant("function"),
     "=custom": _constant("custom"),
@@ -344,8 +331,9 @@ def _read_rules(shape: str, rules: Mapping[str, str]) -> Mapping[str, str]:
     return {**_READ_ANYWAY, output_key(shape, {}): "schema", **rules}
 
 
-#: The checks the packaged schemas make (a "schema" is just an object to them).
-_FITS_KINDS: Final = {**_KINDS, "schema": _any_object}
+#: The checks the packaged schemas make (a "schema" is just an object to them; the
+#: meta-schema is ``validate``'s).
+_FITS_KINDS: Final = {**_KINDS, "schema": lambda value: 0 if type(value) is dict else -1}
 _FITS_KINDS["function"] = _function_check(_checks(FUNCTION[0], _FITS_KINDS))
 _FITS: Final = {shape: _checks(rules, _FITS_KINDS) for shape, (rules, _) in SHAPES.items()}
 #: The fast path's checks per shape (Gemini's schemas are converted when read: not here).

@@ -60,9 +60,8 @@ def _meta_validator(schema: Mapping[str, Any]) -> Any:
     from jsonschema.validators import validator_for
     from jsonschema_specifications import REGISTRY  # type: ignore[import-untyped]
 
-    declared = schema.get("$schema")
     cls: Any = Draft202012Validator
-    if isinstance(declared, str):
+    if isinstance(schema.get("$schema"), str):
         try:
             cls = validator_for(schema, default=Draft202012Validator)
         except (ValueError, TypeError, AttributeError):  # not a URI jsonschema can parse
