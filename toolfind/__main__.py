@@ -5,22 +5,20 @@ from __future__ import annotations
 import gc
 import sys
 
-#: The commands the fast path may answer (see toolfind.cli.fast) when the cache is warm.
-_FAST = frozenset({"search", "show", "list", "categories", "summaries", "similar"})
-#: The first argument of the one-shot commands (and of help and version), which are done once
-#: their output is written: nothing they start outlives them (no child processes, no file left
-#: open for writing). Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
-_ONE_SHOT = _FAST | {"schemas", "validate", "eval", "tune", "cache", "--version", "--help"}
+#: The first argument of the one-shot commands besides the fast path's (``fast.GRAMMAR``), and
+#: of help and version: done once their output is written, nothing they start outlives them.
+#: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
+_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help"})
 
 
 def main() -> None:
     """Run toolfind with ``sys.argv``."""
     argv = sys.argv[1:]
-    if argv and argv[0] in _FAST:
-        from toolfind.cli.fast import run
+    from toolfind.cli import fast  # it declines (None) every command its grammar does not know
 
+    if argv:
         try:
-            code = run(argv)
+            code = fast.run(argv)
         except KeyboardInterrupt:
             sys.exit(130)
         except Exception:  # noqa: BLE001 - any doubt falls back to the full CLI, which reports it
@@ -40,7 +38,7 @@ def main() -> None:
     try:
         app_for(argv)(prog_name="toolfind")
     except SystemExit as done:
-        one_shot = not argv or argv[0] in _ONE_SHOT
+        one_shot = not argv or argv[0] in _ONE_SHOT or argv[0] in fast.GRAMMAR
         if one_shot and (done.code is None or isinstance(done.code, int)):
             _end(done.code or 0)
         raise

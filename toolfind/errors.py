@@ -27,13 +27,8 @@ class ToolfindError(Exception):
         self.path = path
 
     def __str__(self) -> str:
-        parts = []
-        if self.file:
-            parts.append(f"{self.file}:{self.line}" if self.line else self.file)
-        if self.path:
-            parts.append(self.path)
-        parts.append(self.message)
-        return ": ".join(parts)
+        where = f"{self.file}:{self.line}" if self.file and self.line else self.file
+        return ": ".join([*(part for part in (where, self.path) if part), self.message])
 
 
 class CatalogError(ToolfindError):

@@ -137,6 +137,10 @@ def detect_entry(entry: Mapping[str, Any]) -> str:
 def schema_from_gemini(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A Gemini (OpenAPI-subset) Schema as JSON Schema: lower-case types, ``nullable`` folded in."""
     nullable = schema.get("nullable") is True and isinstance(schema.get("type"), str)
+
+    def sub(value: Any) -> Any:
+        return schema_from_gemini(value) if isinstance(value, Mapping) else value
+
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "type" and isinstance(value, str):
@@ -147,13 +151,11 @@ def schema_from_gemini(schema: Mapping[str, Any]) -> dict[str, Any]:
         elif key == "nullable" and nullable:
             continue
         elif key == "properties" and isinstance(value, Mapping):
-            out[key] = {
-                k: schema_from_gemini(v) if isinstance(v, Mapping) else v for k, v in value.items()
-            }
-        elif key == "items" and isinstance(value, Mapping):
-            out[key] = schema_from_gemini(value)
+            out[key] = {k: sub(v) for k, v in value.items()}
+        elif key == "items":
+            out[key] = sub(value)
         elif key == "anyOf" and isinstance(value, list):
-            out[key] = [schema_from_gemini(v) if isinstance(v, Mapping) else v for v in value]
+            out[key] = [sub(v) for v in value]
         else:
             out[key] = value
     return out

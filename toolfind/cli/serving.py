@@ -156,15 +156,10 @@ def catalog_pull(
             if s.status == "failed":
                 typer.echo(f"{s.server}: failed: {s.error}", err=True)
                 continue
-            changes = ", ".join(
-                f"{label} {', '.join(names)}"
-                for label, names in (
-                    ("added", s.added),
-                    ("removed", s.removed),
-                    ("changed", s.changed),
-                )
-                if names
+            kinds = zip(
+                ("added", "removed", "changed"), (s.added, s.removed, s.changed), strict=True
             )
+            changes = ", ".join(f"{label} {', '.join(names)}" for label, names in kinds if names)
             typer.echo(
                 f"{s.server}: {s.status} {s.file} ({s.tool_count} tools){': ' + changes if changes else ''}"
             )
