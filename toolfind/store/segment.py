@@ -22,7 +22,6 @@ import marshal
 import os
 import stat
 import sys
-from operator import attrgetter, itemgetter
 from zlib import crc32  # columns.StringTable's hash
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
@@ -170,13 +169,17 @@ FIELDS = tuple(
 NAME, NAMESPACE, ENABLED, SOURCE = map(FIELDS.index, ("name", "namespace", "enabled", "source"))
 
 
+def _item(i: int) -> Any:  # a field's property, without importing operator (show would pay)
+    return property(lambda record: record[i])
+
+
 class SourceRecord(tuple):  # type: ignore[type-arg]
     """A stored tool's source, ``(file, pointer, line)``, read as ``models.Source`` is."""
 
     __slots__ = ()
-    file = property(itemgetter(0))
-    pointer = property(itemgetter(1))
-    line = property(itemgetter(2))
+    file = _item(0)
+    pointer = _item(1)
+    line = _item(2)
 
 
 class ToolRecord(tuple):  # type: ignore[type-arg]
@@ -202,7 +205,7 @@ class ToolRecord(tuple):  # type: ignore[type-arg]
 
 for _i, _field in enumerate(FIELDS):
     if _field != "source":
-        setattr(ToolRecord, _field, property(itemgetter(_i)))
+        setattr(ToolRecord, _field, _item(_i))
 
 
 def layout(parts: Sequence[Any]) -> list[Any]:
@@ -289,7 +292,7 @@ def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
     """
     from toolfind.shapes import MANAGED, carried_keys
 
-    originals = list(map(attrgetter("original"), tools))
+    originals = [tool.original for tool in tools]
     # one C-level pass over every key: only entries holding an unmanaged key are examined
     if MANAGED.issuperset(set().union(*filter(None, originals))):
         return {}
