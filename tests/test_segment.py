@@ -12,30 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_wire import JSON
 from toolfind.models import Finding, Source, Tool
 from toolfind.output import wire
 from toolfind.output.tool_formats import tool_to_format
 from toolfind.store import cache, columns, segment
 from toolfind.store.index import SearchIndex
-
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats()  # NaN and infinities too: json writes NaN, Infinity, -Infinity
-    | st.text()
-)
-KEYS = st.text() | st.integers() | st.floats() | st.booleans() | st.none()
-JSON = st.recursive(
-    SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.lists(inner, max_size=4).map(tuple)
-        | st.dictionaries(KEYS, inner, max_size=4)
-    ),
-    max_leaves=25,
-)
-
 
 TOOLS = [
     Tool(
