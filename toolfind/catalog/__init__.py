@@ -3,11 +3,7 @@
 The public API is ``discover``, ``load``, ``lint`` and ``file_digest``, each imported from its
 module on first use: a warm run only discovers and hashes files, and need not import readers.
 
-Modules, one job each: ``discovery`` (find files), ``parse`` (bytes to JSON values, safely;
-``safe_yaml`` for YAML), ``paths`` (JSON paths and message text), ``formats`` (reading an
-entry), ``rules`` (the entry rules), ``metaschema`` (parameter schemas, without jsonschema),
-``validate`` (jsonschema: exact verdicts and messages), ``loader`` (files to tools and
-findings), ``linter`` (``validate``'s warnings).
+Its modules, one job each, are mapped in docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
