@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +230,24 @@ def test_the_quotes_counted_in_json_text_are_twice_its_strings(
 ) -> None:
     text = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent)
     assert parse._string_quotes(text) == 2 * parse._strings_in(json.loads(text))
+
+
+def test_without_libyaml_an_unprintable_character_is_one_finding_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    """PyYAML's pure-Python reader checks the text when the loader is made, not when it
+    parses: that check is reported like any other YAML error."""
+    path = write(tmp_path, "c.yaml", "name: a\x00b\n")
+    code = (
+        "import sys; sys.modules['yaml.cyaml'] = None; from pathlib import Path; "
+        "from toolfind import catalog; import toolfind.catalog.safe_yaml as s; "
+        "assert 'cyaml' not in s.Parser.__module__, s.Parser; "
+        f"r = catalog.load([Path({str(path)!r})]); "
+        "print(len(r.tools)); [print(str(f)) for f in r.findings]"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
+    )
+    count, *findings = out.stdout.splitlines()
+    assert count == "0" and len(findings) == 1 and out.stderr == ""
+    assert "c.yaml" in findings[0] and "invalid YAML: unacceptable character" in findings[0]

@@ -344,8 +344,9 @@ def _parse_yaml(text: str) -> _Doc:
 
     from toolfind.catalog.safe_yaml import Loader, node_children, node_line
 
-    loader = Loader(text)
+    loader = None
     try:
+        loader = Loader(text)  # without libyaml, the reader checks the text here
         root = loader.get_single_node()
         value = loader.construct_document(root) if root is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -364,7 +365,8 @@ def _parse_yaml(text: str) -> _Doc:
     except ValueError:  # int() over sys.get_int_max_str_digits()
         raise _Problem("invalid YAML: a number has too many digits") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if value is None:
         raise _Problem("file is empty")
     doc = _Doc(value, partial(node_line, root))
