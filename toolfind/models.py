@@ -185,6 +185,27 @@ class Source:
         return f"{where}#{self.pointer}" if self.pointer else where
 
 
+#: Abbreviations whose period never ends a sentence, lower-cased, without their last period.
+_ABBREVIATIONS = frozenset("e.g eg i.e ie vs cf approx incl esp viz et al".split())
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text``'s first line: up to the first period followed by a
+    space that ends a sentence. A period does not end one after an abbreviation (``e.g.``,
+    ``i.e.``, ``vs.``) or before a lower-case word
+    (``etc. and``); one inside a word or number (``v1.2``, ``3.5``, ``.tar.gz``) is never
+    followed by a space."""
+    line = text.strip().split("\n", 1)[0].strip()
+    at = line.find(". ")
+    while at >= 0:
+        word = line[line.rfind(" ", 0, at) + 1 : at].lstrip("([{\"'").lower()
+        rest = line[at + 2 :].lstrip()
+        if not (word in _ABBREVIATIONS or rest[:1].islower()):
+            return line[: at + 1]
+        at = line.find(". ", at + 2)
+    return line
+
+
 @_frozen_dataclass
 class Tool:
     """One tool, whatever format it was written in.
@@ -253,10 +274,8 @@ class Tool:
 
     @property
     def summary(self) -> str:
-        """The first sentence: the text before the first ``.`` on the description's first line."""
-        first_line = self.description.strip().split("\n", 1)[0].strip()
-        head, dot, _ = first_line.partition(". ")
-        return head + "." if dot else first_line
+        """The first sentence of the description's first line (:func:`first_sentence`)."""
+        return first_sentence(self.description)
 
 
 @_frozen_dataclass

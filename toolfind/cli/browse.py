@@ -30,6 +30,7 @@ from toolfind.cli.common import (
     app,
     reports_errors,
 )
+from toolfind.cli.fast import filter_warning
 from toolfind.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -107,6 +108,9 @@ def search(
         return
     assert query is not None
     result = run(query)
+    hint = filter_warning(index, namespace, tag or ())
+    if hint:
+        _warn(hint)
     hint = segment.unmatched_hint(list(result.unmatched_terms))
     if hint:
         _warn(hint)
@@ -192,6 +196,9 @@ def list_(
     index = _open(catalog, no_cache)
     _decode_all(index)
     rows = index.listed(namespace, tag or (), deferred)
+    hint = filter_warning(index, namespace, tag or ())
+    if hint:
+        _warn(hint)
     if json_:
         _emit([wire.tool_row(t) for t in rows])
     else:
@@ -292,6 +299,8 @@ def summaries(
     if all_:
         _decode_all(index)
     tools: list[Tool] = index.summaries(deferred=None if all_ else True)
+    if not tools:
+        _warn(_render().summaries_hint(tools, all_))
     if format_ == "json":
         _emit([wire.summary_record(t) for t in tools])
         return

@@ -219,11 +219,18 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
         deferred = {"--deferred": True, "--no-deferred": False}
         wanted = next((deferred[f] for f in deferred if f in flags), None)
         namespace = args.values.get("--namespace", [None])[0]
-        return index.listed(namespace, args.values.get("--tag", ()), wanted), ""
+        tags = args.values.get("--tag", ())
+        return index.listed(namespace, tags, wanted), filter_warning(index, namespace, tags)
     if command == "categories":
         return index.categories(), ""
     if command == "summaries":
-        return index.summaries(deferred=None if "--all" in flags else True), ""
+        every = "--all" in flags
+        tools = index.summaries(deferred=None if every else True)
+        if tools:
+            return tools, ""
+        from toolfind.output.render import summaries_hint
+
+        return tools, summaries_hint(tools, every)
     if command == "similar":
         return index.similar(args.name, args.limit), ""
     if command == "show":
@@ -232,15 +239,30 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
         tool = index.resolve(args.name)
         return (tool, tool_to_format(tool, args.values.get("--format", ["native"])[0])), ""
     score = args.values.get("--min-score")
+    namespace = args.values.get("--namespace", [None])[0]
+    tags = tuple(args.values.get("--tag", ()))
     result = index.search(
         args.name,
         args.limit,
-        namespace=args.values.get("--namespace", [None])[0],
-        tags=tuple(args.values.get("--tag", ())),
+        namespace=namespace,
+        tags=tags,
         min_score=None if score is None else float(score[0]),
         explain="--explain" in flags,
     )
-    return result, segment.unmatched_hint(list(result.unmatched_terms))
+    hints = (
+        filter_warning(index, namespace, tags),
+        segment.unmatched_hint(list(result.unmatched_terms)),
+    )
+    return result, "\n".join(filter(None, hints))
+
+
+def filter_warning(index: Any, namespace: str | None, tags: Sequence[str]) -> str:
+    """The stderr line for a ``--namespace`` or ``--tag`` no tool has ("" if none): such a
+    filter is not an error (exit 0, no rows), but a typo should not look like "no match"."""
+    if namespace is None and not tags:
+        return ""
+    unknown = index.unknown_filters(namespace, tags)
+    return f"Warning: {unknown}" if unknown else ""
 
 
 def _print(args: Args, items: Any) -> None:

@@ -157,11 +157,21 @@ def similar(name: str, items: Sequence[Similar]) -> None:
 
 
 def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
-    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown), never Rich."""
+    """One line per tool, ``namespace/name: summary`` (``- **namespace/name**: summary`` in
+    Markdown), never Rich: the qualified name tells two tools of one name apart."""
     if tools:  # one write, not one a tool
         pattern = "- **{}**: {}" if markdown else "{}: {}"
-        lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
+        lines = (pattern.format(t.qualified_name, clean_text(t.summary)) for t in tools)
         sys.stdout.write("\n".join(lines) + "\n")
+
+
+def summaries_hint(tools: Sequence[Tool], every: bool) -> str:
+    """The stderr line for ``summaries`` when it prints nothing ("" when it prints some)."""
+    if tools:
+        return ""
+    if every:
+        return "No enabled tools."
+    return "No deferred tools (none has defer: true); --all lists every enabled tool."
 
 
 def categories(items: Sequence[Category]) -> None:

@@ -1,0 +1,156 @@
+"""What people read: whole names in tables, summaries, suggestions, filters, explanations,
+eval, validate and cache output, the pager and the machine formats, through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import SHIPPED
+from toolfind.cli.app import app
+
+runner = CliRunner()
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+TWO_ECHOES = """\
+tools:
+  - name: echo
+    namespace: alpha
+    description: Repeat the text, e.g. for tests. Nothing else happens.
+    defer: false
+  - name: echo
+    namespace: beta
+    description: Print text to stdout, i.e. the console. Returns nothing.
+  - name: convert_units
+    namespace: alpha
+    aliases: [ls]
+    description: Convert between units, e.g. meters to feet, vs. metric. Uses v1.2 tables.
+  - name: pi_tool
+    namespace: alpha
+    description: Return pi as 3.14 or as many digits as asked for. Exact up to 1000 digits.
+  - name: list_directory
+    namespace: beta
+    aliases: [ll]
+    tags: [filesystem]
+    description: List the entries of a directory, files, links etc. and their sizes. More.
+"""
+
+
+@pytest.fixture
+def echoes(tmp_path: Path) -> str:
+    return str(write(tmp_path / "echoes.yaml", TWO_ECHOES))
+
+
+# -- summaries -----------------------------------------------------------------------------------
+
+
+def test_summaries_first_sentence_survives_abbreviations_decimals_and_versions(
+    echoes: str,
+) -> None:
+    code, out, _ = invoke("summaries", "--all", "-c", echoes)
+    assert code == 0
+    assert out.splitlines() == [
+        "alpha/echo: Repeat the text, e.g. for tests.",
+        "beta/echo: Print text to stdout, i.e. the console.",
+        "alpha/convert_units: Convert between units, e.g. meters to feet, vs. metric.",
+        "alpha/pi_tool: Return pi as 3.14 or as many digits as asked for.",
+        "beta/list_directory: List the entries of a directory, files, links etc. and their sizes.",
+    ]
+
+
+def test_summaries_all_markdown_qualifies_names_so_two_echo_tools_differ(echoes: str) -> None:
+    code, out, _ = invoke("summaries", "--all", "--format", "markdown", "-c", echoes)
+    assert code == 0
+    assert out.splitlines()[:2] == [
+        "- **alpha/echo**: Repeat the text, e.g. for tests.",
+        "- **beta/echo**: Print text to stdout, i.e. the console.",
+    ]
+
+
+@pytest.mark.parametrize("flags", [("--deferred",), (), ("--deferred", "--json")])
+def test_summaries_without_deferred_tools_says_so_on_stderr(
+    echoes: str, flags: tuple[str, ...]
+) -> None:
+    code, out, err = invoke("summaries", *flags, "-c", echoes)
+    assert code == 0
+    assert out.strip() in ("", "[]")
+    assert err == "No deferred tools (none has defer: true); --all lists every enabled tool.\n"
+
+
+# -- did you mean ----------------------------------------------------------------------------------
+
+
+def test_did_you_mean_offers_the_tool_name_not_its_alias(echoes: str) -> None:
+    code, _, err = invoke("show", "lss", "-c", echoes)
+    assert code == 1
+    assert err == "Error: No tool named 'lss'. Did you mean 'convert_units'?\n"
+    code, _, err = invoke("show", "list", "-c", str(SHIPPED))
+    assert code == 1
+    assert "'ls'" not in err and "list_directory" in err
+
+
+# -- --min-score and --explain ----------------------------------------------------------------
+
+
+def test_min_score_drops_exact_matches_below_it() -> None:
+    code, out, _ = invoke("search", "compress file", "--min-score", "1000", "--json")
+    assert code == 0
+    assert json.loads(out)["hits"] == []
+    code, out, _ = invoke("search", "compress file", "--min-score", "1", "--json", "-k", "2")
+    assert json.loads(out)["hits"][0]["match"] == "exact"
+
+
+def test_explain_shows_the_weights_the_user_set() -> None:
+    code, out, _ = invoke(
+        "search", "compress file", "-k", "1", "--explain", "--json", "-w", "params=3"
+    )
+    assert code == 0
+    weights = {c["field"]: c["weight"] for c in json.loads(out)["hits"][0]["explain"]}
+    assert weights["params"] == 3
+    assert weights["name"] == 4  # the default, not rescaled to 1
+
+
+# -- filters -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [("list",), ("search", "read file")])
+def test_namespace_filter_ignores_case(command: tuple[str, ...]) -> None:
+    code, out, err = invoke(*command, "--namespace", "FILES", "--json")
+    assert code == 0 and err == ""
+    rows = json.loads(out)
+    rows = rows["hits"] if isinstance(rows, dict) else rows
+    assert rows and {r["namespace"] for r in rows} == {"files"}
+
+
+@pytest.mark.parametrize("command", [("list",), ("search", "read file")])
+def test_unknown_namespace_or_tag_is_one_warning_line_with_close_names(
+    command: tuple[str, ...],
+) -> None:
+    for _ in range(2):  # cold (Typer), then warm (the fast path)
+        code, out, err = invoke(*command, "--namespace", "fils", "--tag", "filesytem", "--json")
+        assert code == 0
+        assert err == (
+            "Warning: no tool has the namespace 'fils' (did you mean 'files'?); "
+            "no tool has the tag 'filesytem' (did you mean 'filesystem'?)\n"
+        )
+        rows = json.loads(out)
+        assert (rows["hits"] if isinstance(rows, dict) else rows) == []
+
+
+def test_known_filters_that_select_nothing_together_give_no_warning() -> None:
+    code, out, err = invoke("list", "--namespace", "web", "--tag", "mail", "--json")
+    assert (code, out.strip(), err) == (0, "[]", "")
