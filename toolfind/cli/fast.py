@@ -240,17 +240,17 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
         return (tool, tool_to_format(tool, args.values.get("--format", ["native"])[0])), ""
     score = args.values.get("--min-score")
     namespace = args.values.get("--namespace", [None])[0]
-    tags = tuple(args.values.get("--tag", ()))
+    search_tags = tuple(args.values.get("--tag", ()))
     result = index.search(
         args.name,
         args.limit,
         namespace=namespace,
-        tags=tags,
+        tags=search_tags,
         min_score=None if score is None else float(score[0]),
         explain="--explain" in flags,
     )
     hints = (
-        filter_warning(index, namespace, tags),
+        filter_warning(index, namespace, search_tags),
         segment.unmatched_hint(list(result.unmatched_terms)),
     )
     return result, "\n".join(filter(None, hints))
