@@ -4,6 +4,7 @@ eval, validate and cache output, the pager and the machine formats, through the 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,73 @@ def test_unknown_namespace_or_tag_is_one_warning_line_with_close_names(
 def test_known_filters_that_select_nothing_together_give_no_warning() -> None:
     code, out, err = invoke("list", "--namespace", "web", "--tag", "mail", "--json")
     assert (code, out.strip(), err) == (0, "[]", "")
+
+
+# -- whole names in terminal tables ---------------------------------------------------------------
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+LONG = "send_direct_message_to_a_channel_member_with_attachments"
+
+
+def terminal(*args: str, columns: int) -> list[str]:
+    """The command's stdout as Rich draws it on a terminal ``columns`` wide."""
+    code, out, _ = invoke(*args, env={"TTY_COMPATIBLE": "1", "COLUMNS": str(columns)})
+    assert code == 0, out
+    return ANSI.sub("", out).splitlines()
+
+
+def cells(lines: list[str]) -> set[str]:
+    """Every piece of text between table borders (or a stacked row's first line)."""
+    return {cell.strip() for line in lines for cell in re.split(r"[│┃]", line)}
+
+
+@pytest.mark.parametrize("columns", [80, 40])
+def test_list_never_cuts_or_folds_a_tool_name(columns: int) -> None:
+    lines = terminal("list", columns=columns)
+    names = {row["name"] for row in json.loads(invoke("list", "--json")[1])}
+    assert names <= cells(lines)
+    assert not any("…" in line for line in lines)
+    assert all(len(line) <= columns for line in lines)
+
+
+@pytest.mark.parametrize("columns", [80, 40])
+def test_search_similar_and_categories_keep_whole_names(columns: int) -> None:
+    hits = json.loads(invoke("search", "compress file", "--json")[1])["hits"]
+    lines = terminal("search", "compress file", columns=columns)
+    for hit in hits:
+        assert any(f"{hit['namespace']}/{hit['name']}" in line.split() for line in lines)
+    assert not any("…" in line for line in lines)
+    lines = terminal("similar", "read_file", columns=columns)
+    for row in json.loads(invoke("similar", "read_file", "--json")[1]):
+        assert any(f"{row['namespace']}/{row['name']}" in line.split() for line in lines)
+    lines = terminal("categories", columns=columns)
+    for c in json.loads(invoke("categories", "--json")[1])["categories"]:
+        assert c["name"] in cells(lines)
+
+
+def test_a_narrow_terminal_stacks_each_row_name_first(tmp_path: Path) -> None:
+    catalog = write(
+        tmp_path / "long.yaml",
+        f"tools:\n  - name: {LONG}\n    tags: [chat, messaging]\n"
+        "    description: Send a direct message with attachments to a member of a channel.\n",
+    )
+    lines = terminal("list", "-c", str(catalog), columns=40)
+    assert lines[0] == LONG
+    assert lines[1] == "  namespace: long"
+    assert lines[2].startswith("  summary: Send a direct message")
+    assert all(len(line) <= 40 for line in lines[1:])
+    assert "  tags: chat, messaging" in lines
+    lines = terminal("search", "direct message", "-c", str(catalog), columns=40)
+    assert lines[0] == f"1 long/{LONG}"
+
+
+def test_other_columns_give_way_before_the_name_at_80_columns(tmp_path: Path) -> None:
+    catalog = write(
+        tmp_path / "long.yaml",
+        f"tools:\n  - name: {LONG}\n    tags: [chat, messaging]\n    namespace: chat\n"
+        "    description: Send a direct message with attachments to a member of a channel.\n",
+    )
+    lines = terminal("list", "-c", str(catalog), columns=80)
+    assert LONG in cells(lines)
+    assert "tags" not in cells(lines)  # dropped to make room
+    assert all(len(line) <= 80 for line in lines)
