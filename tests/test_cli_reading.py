@@ -225,3 +225,77 @@ def test_other_columns_give_way_before_the_name_at_80_columns(tmp_path: Path) ->
     assert LONG in cells(lines)
     assert "tags" not in cells(lines)  # dropped to make room
     assert all(len(line) <= 80 for line in lines)
+
+
+# -- validate ----------------------------------------------------------------------------------
+
+LINTED_JSON = """[
+  {"name": "c", "description": ""},
+  {"name": "d", "description": "A fine tool here.",
+   "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
+]
+"""
+
+
+def test_validate_prints_compiler_style_lines_relative_to_the_working_directory() -> None:
+    catalog = write(Path.cwd() / "cat" / "tools.json", LINTED_JSON)
+    code, out, _ = invoke("validate", str(catalog.resolve()))
+    assert code == 0
+    assert out.splitlines() == [
+        "cat/tools.json:2: warning: [0]: 'c' has no description [no-description]",
+        "cat/tools.json:4: warning: [1].parameters.properties.q: parameter 'q' of 'd' has no"
+        " description [param-description]",
+        "1 file, 2 tools: 0 errors, 2 warnings",
+    ]
+
+
+def test_validate_json_findings_carry_line_numbers_and_rule_ids() -> None:
+    write(Path("tools.json"), LINTED_JSON)
+    code, out, _ = invoke("validate", "tools.json", "--json")
+    assert code == 0
+    assert [(f["line"], f["rule"]) for f in json.loads(out)] == [
+        (2, "no-description"),
+        (4, "param-description"),
+    ]
+
+
+def test_validate_ignore_switches_a_rule_off_by_flag_or_toml() -> None:
+    write(Path("tools.json"), LINTED_JSON)
+    code, out, _ = invoke("validate", "tools.json", "--strict", "--ignore", "param-description")
+    assert code == 1
+    assert "[no-description]" in out and "param-description" not in out
+    write(Path("toolfind.toml"), '[validate]\nignore = ["no-description"]\n')
+    code, out, _ = invoke("validate", "tools.json", "--strict", "--ignore", "param-description")
+    assert code == 0
+    assert out == "1 file, 2 tools: 0 errors, 0 warnings\n"
+
+
+def test_validate_ignore_of_an_unknown_rule_is_a_usage_error() -> None:
+    write(Path("tools.json"), LINTED_JSON)
+    code, _, err = invoke("validate", "tools.json", "--ignore", "no-descriptoin")
+    assert code == 2
+    assert err.startswith("Error: --ignore: unknown rule 'no-descriptoin'; the rules")
+    write(Path("toolfind.toml"), '[validate]\nignore = ["nope"]\n')
+    code, _, err = invoke("validate", "tools.json")
+    assert code == 1 and "unknown rule 'nope'" in err
+
+
+def test_validate_says_not_a_tool_catalog_for_a_package_json() -> None:
+    write(
+        Path("package.json"),
+        '{"name": "my-app", "version": "1.0.0", "description": "An app",\n'
+        ' "scripts": {"test": "jest"}}\n',
+    )
+    write(Path("tsconfig.json"), '{"compilerOptions": {"strict": true}}\n')
+    code, out, _ = invoke("validate", "package.json", "tsconfig.json", "--json")
+    assert code == 1
+    messages = [f["message"] for f in json.loads(out)]
+    assert len(messages) == 2
+    assert all(m.startswith("not a tool catalog: expected a tool") for m in messages)
+    assert "'name' is a required property" not in out
+
+
+def test_validate_counts_with_singular_and_plural_words() -> None:
+    write(Path("one.yaml"), "tools:\n  - name: a\n    description: Does one thing well.\n")
+    code, out, _ = invoke("validate", "one.yaml")
+    assert (code, out) == (0, "1 file, 1 tool: 0 errors, 0 warnings\n")

@@ -481,22 +481,34 @@ class Category:
 
 @_frozen_dataclass
 class Finding:
-    """One problem found in a catalog: an error skips the entry, a warning is a lint."""
+    """One problem found in a catalog: an error skips the entry, a warning is a lint.
+
+    ``rule`` names the check that found it (``validate --ignore RULE`` switches a warning's
+    rule off): the lint rules' ids, ``duplicate-tool``, ``builtin-tool`` and ``findability-*``
+    for the other warnings, ``invalid`` for every error."""
 
     file: str
     line: int | None
     path: str
     severity: Severity
     message: str
+    rule: str
 
     def __init__(
-        self, file: str, line: int | None, path: str, severity: Severity, message: str
+        self,
+        file: str,
+        line: int | None,
+        path: str,
+        severity: Severity,
+        message: str,
+        rule: str = "",
     ) -> None:
         _set(self, "file", file)
         _set(self, "line", line)
         _set(self, "path", path)
         _set(self, "severity", severity)
         _set(self, "message", message)
+        _set(self, "rule", rule or ("invalid" if severity == "error" else "warning"))
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file

@@ -26,7 +26,7 @@ from toolfind.catalog.rules import (
 )
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
-from toolfind.shapes import METADATA_KEYS, detect_entry, schema_from_gemini
+from toolfind.shapes import MANAGED, METADATA_KEYS, SCHEMA_KEYS, detect_entry, schema_from_gemini
 
 Entries = list[tuple[str, Any, Mapping[str, Any]]]
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
@@ -83,6 +83,12 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
         if key in doc:
             break
     else:
+        if not prefix and not _may_be_a_tool(doc):
+            raise CatalogError(
+                "not a tool catalog: expected a tool, a list of tools or an object with a"
+                f" 'tools' list; found the keys {', '.join(map(repr, list(doc)[:5]))}"
+                + (", ..." if len(doc) > 5 else "")
+            )
         return [(json_pointer(prefix), doc, no_defaults)]
     items = doc[key]
     if not isinstance(items, list):
@@ -95,6 +101,17 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
         "shape": "gemini" if key in _GEMINI_LISTS else None,
     }
     return _list_items(items, (*prefix, key), defaults)
+
+
+def _may_be_a_tool(doc: Mapping[str, Any]) -> bool:
+    """Whether a whole document that holds no list of tools may be one tool: it has a schema
+    or a ``type``, or a name and only keys that tool entries have. A ``package.json`` or a
+    ``tsconfig.json`` is not (it is then "not a tool catalog", not a tool missing keys)."""
+    if "type" in doc or "function" in doc or not SCHEMA_KEYS.isdisjoint(doc):
+        return True
+    if detect_entry(doc) == "builtin":  # a provider's built-in tool: skipped with a warning
+        return True
+    return "name" in doc and all(isinstance(k, str) and k in MANAGED for k in doc)
 
 
 def _list_items(

@@ -14,6 +14,7 @@ from toolfind.cli.common import (
     NoCacheOpt,
     WeightOpt,
     _emit,
+    _fail,
     _open,
     _render,
     _warn,
@@ -37,16 +38,28 @@ def validate(
         str | None,
         typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
     ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore",
+            help="Leave out the warnings of this rule, e.g. param-description (repeatable).",
+            metavar="RULE",
+        ),
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
-    Example: toolfind validate catalogs/ --strict
+    Example: toolfind validate catalogs/ --strict --ignore param-description
     """
     from toolfind import catalog
+    from toolfind.catalog.linter import unknown_rules
     from toolfind.config import for_run
     from toolfind.output import wire
 
+    problem = unknown_rules(ignore or ())
+    if problem:
+        _fail(f"--ignore: {problem}", 2)
     run = for_run(paths or ())
     result = catalog.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalog.lint(result)
@@ -57,6 +70,8 @@ def validate(
 
         index = SearchIndex.build(result.tools, run.params)
         found += findability_findings(index, load_queries(Path(queries)), file=queries)
+    ignored = {*run.config.ignore_rules, *(ignore or ())}
+    found = [f for f in found if f.rule not in ignored]
     if json_:
         _emit(wire.findings_records(found))
     else:

@@ -616,5 +616,6 @@ def findability_findings(
     for issue in findability(index, judged, min_similarity=min_similarity):
         source = issue.tools[0].source
         where = (source.file, source.line, source.pointer) if source else (file, None, "")
-        out.append(Finding(*where, "warning", f"{issue.message}: {issue.suggestion}"))
+        message = f"{issue.message}: {issue.suggestion}"
+        out.append(Finding(*where, "warning", message, f"findability-{issue.kind}"))
     return out

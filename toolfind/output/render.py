@@ -191,13 +191,36 @@ def categories(items: Sequence[Category]) -> None:
 
 
 def findings(items: Sequence[Finding], files: int, tools: int) -> None:
+    """One line a finding as compilers write them, ``file:line: severity: path: message
+    [rule]`` (the file relative to the working directory when it is under it), then counts."""
     out = _out()
+    cwd = os.getcwd()
     for f in items:
         style = "red" if f.severity == "error" else "yellow"
-        out.line([Styled(f.severity, style), " ", str(f)])
+        where = _relative(f.file, cwd) + (f":{f.line}" if f.line else "")
+        what = f"{f.path}: {f.message}" if f.path else f.message
+        out.line([where, ": ", Styled(f.severity, style), f": {what} [{f.rule}]"])
     errors = sum(1 for f in items if f.severity == "error")
     warnings = len(items) - errors
-    out.line(f"{files} files, {tools} tools: {errors} errors, {warnings} warnings")
+    out.line(
+        f"{_count(files, 'file')}, {_count(tools, 'tool')}: "
+        f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _relative(file: str, cwd: str) -> str:
+    """``file`` relative to ``cwd`` when it is under it, else as given."""
+    if not os.path.isabs(file):
+        return file
+    try:
+        relative = os.path.relpath(file, cwd)
+    except ValueError:  # another drive
+        return file
+    return file if relative.startswith(os.pardir) else relative
 
 
 def mapping(title: str, data: dict[str, Any]) -> None:
