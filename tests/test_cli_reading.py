@@ -299,3 +299,72 @@ def test_validate_counts_with_singular_and_plural_words() -> None:
     write(Path("one.yaml"), "tools:\n  - name: a\n    description: Does one thing well.\n")
     code, out, _ = invoke("validate", "one.yaml")
     assert (code, out) == (0, "1 file, 1 tool: 0 errors, 0 warnings\n")
+
+
+# -- eval ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def many(tmp_path: Path) -> tuple[str, str]:
+    tools = "".join(
+        f"  - name: tool_{n:02d}\n    description: Handle widget number {n} of the set.\n"
+        for n in range(40)
+    )
+    catalog = write(tmp_path / "many.yaml", f"namespace: w\ntools:\n{tools}")
+    queries = write(tmp_path / "q.yaml", "- query: handle widget 7\n  relevant: [tool_07]\n")
+    return str(catalog), str(queries)
+
+
+@pytest.mark.parametrize("gate", ["ndcg@10=101", "ndcg@10=100.5%"])
+def test_eval_fail_under_out_of_range_names_the_percent_unit(
+    many: tuple[str, str], gate: str
+) -> None:
+    catalog, queries = many
+    code, _, err = invoke("eval", queries, "-c", catalog, "--fail-under", gate)
+    assert code == 1
+    assert err == f"Error: --fail-under {gate!r}: the value must be a percentage, 0 to 100\n"
+
+
+@pytest.mark.parametrize("gate", ["mrr@10=100", "R@1=100%", "R@1=1"])
+def test_eval_fail_under_takes_percentages_as_eval_prints_them(
+    many: tuple[str, str], gate: str
+) -> None:
+    catalog, queries = many
+    code, out, err = invoke("eval", queries, "-c", catalog, "--fail-under", gate)
+    assert "100.00" in out  # what eval prints: percentages
+    assert (code, err) == (0, "")
+
+
+def test_eval_failure_message_is_in_percent(many: tuple[str, str]) -> None:
+    catalog, queries = many
+    args = ("eval", queries, "-c", catalog, "-w", "name=0", "-w", "description=0")
+    code, _, err = invoke(*args, "-w", "namespace=0", "--fail-under", "ndcg@10=90")
+    assert code == 1
+    assert err == "Failed: ndcg@10 is 0.00%, below the required 90%\n"
+
+
+def test_eval_lists_unretrieved_tools_one_a_line_up_to_a_cap(many: tuple[str, str]) -> None:
+    catalog, queries = many
+    code, out, _ = invoke("eval", queries, "-c", catalog)
+    assert code == 0
+    lines = out.splitlines()
+    start = lines.index("30 tools no query retrieves in its top 10:")
+    listed = lines[start + 1 : start + 21]
+    assert all(line.startswith("  w/tool_") for line in listed)
+    assert lines[start + 21] == "  ... and 10 more (--json lists them all)"
+    code, out, _ = invoke("eval", queries, "-c", catalog, "--json")
+    assert len(json.loads(out)["unretrieved"]) == 30
+
+
+# -- cache info ---------------------------------------------------------------------------------
+
+
+def test_cache_info_prints_human_sizes_and_json_keeps_bytes() -> None:
+    assert invoke("list", "--json")[0] == 0  # fills the cache
+    code, out, _ = invoke("cache", "info")
+    assert code == 0
+    size = next(line for line in out.splitlines() if " size " in line)
+    assert re.search(r"│ size\s+│ \d+\.\d (KiB|MiB)\s+│", size), out
+    code, out, _ = invoke("cache", "info", "--json")
+    record = json.loads(out)
+    assert isinstance(record["bytes"], int) and record["bytes"] > 1024

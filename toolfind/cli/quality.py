@@ -133,8 +133,9 @@ def eval_(
         list[str] | None,
         typer.Option(
             "--fail-under",
-            help="Exit 1 when a metric is lower, e.g. ndcg@10=0.8 (repeatable).",
-            metavar="METRIC=X",
+            help="Exit 1 when a metric is lower, in percent as printed, e.g. ndcg@10=80"
+            " (a value up to 1 is a fraction; repeatable).",
+            metavar="METRIC=PCT",
         ),
     ] = None,
     worst: Annotated[
@@ -149,7 +150,7 @@ def eval_(
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
-    Example: toolfind eval queries.yaml --fail-under ndcg@10=0.8
+    Example: toolfind eval queries.yaml --fail-under ndcg@10=80
     """
     from toolfind.eval import evaluate
     from toolfind.output import wire

@@ -223,11 +223,27 @@ def _relative(file: str, cwd: str) -> str:
     return file if relative.startswith(os.pardir) else relative
 
 
-def mapping(title: str, data: dict[str, Any]) -> None:
+def cache_info(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> None:
+    """``cache info`` for a person: what ``wire.cache_info_record`` holds, sizes in KiB/MiB."""
     rows: list[list[Cell]] = [
-        [key, str(value)] for key, value in data.items() if not isinstance(value, list | dict)
+        ["path", path],
+        ["exists", str(exists)],
+        ["indexes", str(sum(1 for name, _ in files if name.endswith(".pickle")))],
+        ["size", human_size(sum(size for _, size in files))],
     ]
-    _out().table((), rows, title=title, show_header=False)
+    _out().table((), rows, title="toolfind cache", show_header=False)
+
+
+def human_size(n: int) -> str:
+    """``n`` bytes in binary units: ``512 B``, ``1.5 KiB``, ``2.4 MiB``, ``1.1 GiB``."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            break
+    return f"{value:.1f} {unit}"
 
 
 def spinner(message: str) -> Any:
@@ -247,6 +263,9 @@ def _metrics_row(label: str, m: Any) -> list[Cell]:
     return [label, str(m.count), *(_pct(v) for v in m.values())]
 
 
+#: How many of the tools no query retrieves ``eval`` names in its table output.
+_UNRETRIEVED_SHOWN = 20
+
 _METRIC_HEADERS = ("queries", "MRR@10", "R@1", "R@5", "R@10", "NDCG@10")
 
 
@@ -265,8 +284,13 @@ def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
             worst.append([o.query.query, _pct(o.metrics["ndcg@10"]), ranks])
         out.table(("query", "NDCG@10", "relevant tool: rank"), worst, title="Worst queries")
     if report.unretrieved:
-        names = ", ".join(t.qualified_name for t in report.unretrieved)
-        out.line(f"{len(report.unretrieved)} tools no query retrieves in its top 10: {names}")
+        # One per line, at most _UNRETRIEVED_SHOWN: --json lists them all.
+        missing = report.unretrieved
+        out.line(f"{_count(len(missing), 'tool')} no query retrieves in its top 10:")
+        for tool in missing[:_UNRETRIEVED_SHOWN]:
+            out.line(f"  {tool.qualified_name}")
+        if len(missing) > _UNRETRIEVED_SHOWN:
+            out.line(f"  ... and {len(missing) - _UNRETRIEVED_SHOWN} more (--json lists them all)")
 
 
 def tune_report(report: Any) -> None:
