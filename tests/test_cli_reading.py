@@ -368,3 +368,103 @@ def test_cache_info_prints_human_sizes_and_json_keeps_bytes() -> None:
     code, out, _ = invoke("cache", "info", "--json")
     record = json.loads(out)
     assert isinstance(record["bytes"], int) and record["bytes"] > 1024
+
+
+# -- --format and the pager ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [("list",), ("search", "compress file")])
+def test_format_jsonl_prints_the_json_records_one_a_line(command: tuple[str, ...]) -> None:
+    for _ in range(2):  # cold (Typer), then warm (the fast path)
+        code, out, _ = invoke(*command, "--format", "jsonl")
+        assert code == 0
+        document = json.loads(invoke(*command, "--json")[1])
+        records = document["hits"] if isinstance(document, dict) else document
+        assert [json.loads(line) for line in out.splitlines()] == records
+
+
+def test_format_csv_and_tsv_have_a_header_and_a_row_a_tool() -> None:
+    import csv
+    import io
+
+    rows = json.loads(invoke("list", "--namespace", "files", "--json")[1])
+    code, out, _ = invoke("list", "--namespace", "files", "--format", "csv")
+    assert code == 0
+    table = list(csv.reader(io.StringIO(out)))
+    assert table[0] == ["name", "namespace", "summary", "tags", "deferred"]
+    assert [r[0] for r in table[1:]] == [r["name"] for r in rows]
+    assert table[1][3] == ",".join(rows[0]["tags"])
+    code, out, _ = invoke("search", "compress file", "-k", "2", "--format", "tsv")
+    lines = [line.split("\t") for line in out.splitlines()]
+    assert lines[0][:5] == ["name", "namespace", "description", "score", "match"]
+    assert "source.file" in lines[0] and len(lines) == 3
+    assert all(len(line) == len(lines[0]) for line in lines)
+
+
+def test_format_and_json_together_are_a_usage_error() -> None:
+    code, _, err = invoke("list", "--json", "--format", "csv")
+    assert (code, err) == (2, "Error: use either --json or --format csv, not both\n")
+
+
+def test_no_pager_in_a_pipe(tmp_path: Path) -> None:
+    marker = tmp_path / "paged"
+    code, out, _ = invoke("list", env={"TOOLFIND_PAGER": f"touch {marker}; cat"})
+    assert code == 0 and "read_file" in out
+    assert not marker.exists()
+
+
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
+    """Run toolfind with stdout on a pseudo-terminal (read as it writes); its exit code and
+    stderr."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    master, slave = pty.openpty()
+    shown: list[bytes] = []
+
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the other side closed
+                return
+            if not chunk:
+                return
+            shown.append(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "toolfind", *args],
+            stdout=slave,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env},
+            text=True,
+        )
+        os.close(slave)
+        _, err = process.communicate(timeout=60)
+    finally:
+        reader.join(timeout=10)
+        os.close(master)
+    return process.returncode, err
+
+
+@pytest.mark.parametrize("command", [["list"], ["search", "compress file"]])
+def test_a_terminal_gets_the_pager_unless_no_pager(tmp_path: Path, command: list[str]) -> None:
+    paged = tmp_path / "paged.txt"
+    env = {"TOOLFIND_PAGER": f"cat > {paged}", "COLUMNS": "100"}
+    for _ in range(2):  # cold (Typer), then warm (the fast path)
+        paged.unlink(missing_ok=True)
+        code, err = _on_a_terminal(command, env)
+        assert (code, err) == (0, "")
+        assert "compress_file" in paged.read_text(encoding="utf-8")
+    paged.unlink()
+    assert _on_a_terminal([*command, "--no-pager"], env) == (0, "")
+    assert not paged.exists()
+    assert _on_a_terminal([*command, "--format", "jsonl"], env) == (0, "")
+    assert not paged.exists()

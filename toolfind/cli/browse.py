@@ -19,12 +19,16 @@ from toolfind.cli.common import (
     JsonOpt,
     NamespaceOpt,
     NoCacheOpt,
+    NoPagerOpt,
+    RecordFormatOpt,
     TagOpt,
     WeightOpt,
     _decode_all,
     _emit,
     _fail,
     _open,
+    _paged,
+    _record_format,
     _render,
     _warn,
     app,
@@ -76,6 +80,8 @@ def search(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    format_: RecordFormatOpt = "table",
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Rank tools for a query; a query that names a tool returns it first.
@@ -84,6 +90,7 @@ def search(
     """
     if queries is None and (query is None or not query.strip()):
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
+    output = _record_format(format_, json_)
     from toolfind.output import wire
     from toolfind.store import segment
 
@@ -114,10 +121,13 @@ def search(
     hint = segment.unmatched_hint(list(result.unmatched_terms))
     if hint:
         _warn(hint)
-    if json_:
+    if output == "json":
         _emit(wire.search_record(result, include_schema=schema))
+    elif output != "table":
+        sys.stdout.write(wire.records_text(wire.hit_records(result, include_schema=schema), output))
     else:
-        _render().search(result, explain=explain)
+        with _paged(no_pager):
+            _render().search(result, explain=explain)
 
 
 def _batch_queries(source: str) -> Iterator[str]:
@@ -185,6 +195,8 @@ def list_(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    format_: RecordFormatOpt = "table",
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """List tools, one row each (name, namespace, summary, tags, deferred).
@@ -193,16 +205,20 @@ def list_(
     """
     from toolfind.output import wire
 
+    output = _record_format(format_, json_)
     index = _open(catalog, no_cache)
     _decode_all(index)
     rows = index.listed(namespace, tag or (), deferred)
     hint = filter_warning(index, namespace, tag or ())
     if hint:
         _warn(hint)
-    if json_:
+    if output == "json":
         _emit([wire.tool_row(t) for t in rows])
+    elif output != "table":
+        sys.stdout.write(wire.records_text([wire.tool_row(t) for t in rows], output))
     else:
-        _render().tools(rows)
+        with _paged(no_pager):
+            _render().tools(rows)
 
 
 @app.command()
@@ -235,6 +251,7 @@ def similar(
     weight: WeightOpt = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Tools related to one tool by shared, weighted terms.
@@ -248,13 +265,17 @@ def similar(
     if json_:
         _emit([wire.similar_record(s) for s in items])
     else:
-        _render().similar(name, items)
+        with _paged(no_pager):
+            _render().similar(name, items)
 
 
 @app.command()
 @reports_errors
 def categories(
-    catalog: CatalogOpt = None, json_: JsonOpt = False, no_cache: NoCacheOpt = False
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_pager: NoPagerOpt = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Namespaces with their tool counts, deferred counts and commonest tags.
 
@@ -266,7 +287,8 @@ def categories(
     if json_:
         _emit(wire.categories_record(items))
     else:
-        _render().categories(items)
+        with _paged(no_pager):
+            _render().categories(items)
 
 
 @app.command()
@@ -282,6 +304,7 @@ def summaries(
     json_: Annotated[
         bool, typer.Option("--json", help="Same as --format json (see README for its shape).")
     ] = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """One line per tool (name and first sentence), for a system prompt.
 
@@ -304,4 +327,5 @@ def summaries(
     if format_ == "json":
         _emit([wire.summary_record(t) for t in tools])
         return
-    _render().summaries(tools, markdown=format_ == "markdown")
+    with _paged(no_pager):
+        _render().summaries(tools, markdown=format_ == "markdown")

@@ -40,7 +40,7 @@ class Grammar:
     (None: no ``-k``). Every command takes ``-c/--catalog PATH`` (repeatable). The Typer
     command reads all of it alike (tests/test_fast.py checks each option)."""
 
-    __slots__ = ("flags", "limit", "takes_name", "valued")
+    __slots__ = ("flags", "formats", "limit", "takes_name", "valued")
 
     def __init__(
         self,
@@ -48,29 +48,39 @@ class Grammar:
         valued: dict[str, bool],
         takes_name: bool,
         limit: int | None = None,
+        formats: frozenset[str] = frozenset(),
     ) -> None:
         self.flags = flags
         self.valued = valued
         self.takes_name = takes_name
         self.limit = limit
+        #: The ``--format`` choices, when it takes ``--format``.
+        self.formats = formats
 
+
+#: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
+SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
+#: ``list``/``search`` ``--format`` choices (cli.common.RecordFormatOpt).
+RECORD_FORMATS = frozenset({"table", "jsonl", "csv", "tsv"})
 
 #: The commands the fast path answers, and what it reads of them.
 GRAMMAR: dict[str, Grammar] = {
     "list": Grammar(
-        frozenset({"--json", "--deferred", "--no-deferred"}),
-        {"--namespace": False, "--tag": True},
+        frozenset({"--json", "--deferred", "--no-deferred", "--no-pager"}),
+        {"--namespace": False, "--tag": True, "--format": False},
         False,
+        formats=RECORD_FORMATS,
     ),
-    "categories": Grammar(frozenset({"--json"}), {}, False),
-    "summaries": Grammar(frozenset({"--json", "--all", "--deferred"}), {}, False),
-    "similar": Grammar(frozenset({"--json"}), {}, True, 5),
-    "show": Grammar(frozenset({"--json"}), {"--format": False}, True),
+    "categories": Grammar(frozenset({"--json", "--no-pager"}), {}, False),
+    "summaries": Grammar(frozenset({"--json", "--all", "--deferred", "--no-pager"}), {}, False),
+    "similar": Grammar(frozenset({"--json", "--no-pager"}), {}, True, 5),
+    "show": Grammar(frozenset({"--json"}), {"--format": False}, True, formats=SHOW_FORMATS),
     "search": Grammar(
-        frozenset({"--json", "--schema", "--explain"}),
-        {"--namespace": False, "--tag": True, "--min-score": False},
+        frozenset({"--json", "--schema", "--explain", "--no-pager"}),
+        {"--namespace": False, "--tag": True, "--min-score": False, "--format": False},
         True,
         10,
+        formats=RECORD_FORMATS,
     ),
 }
 
@@ -81,8 +91,6 @@ LIMIT_OPTIONS = ("-k", "--limit")
 #: second; either way, leave it to Typer.
 _EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
 
-#: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
-SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
 
 #: The commands a warm ``--json`` reads from the segment, without loading the index, when
 #: they have no other flags than these and no other options than ``-c`` and ``-k``.
@@ -154,7 +162,12 @@ def _plain(args: Args, grammar: Grammar) -> bool:
     score = args.values.get("--min-score", ["0"])[0].removeprefix("-")
     if not (score.isascii() and score.replace(".", "", 1).isdigit()):
         return False
-    return args.values.get("--format", ["native"])[0] in SHOW_FORMATS
+    chosen = args.values.get("--format")
+    if chosen is None:
+        return True
+    # --json with another --format is Typer's usage error to report.
+    together = "table" in grammar.formats and "--json" in args.flags and chosen[0] != "table"
+    return chosen[0] in grammar.formats and not together
 
 
 def _is_count(text: str) -> bool:
@@ -266,24 +279,51 @@ def filter_warning(index: Any, namespace: str | None, tags: Sequence[str]) -> st
 
 
 def _print(args: Args, items: Any) -> None:
-    """Print ``items`` as the Typer command does: its ``--json`` document, or for a human."""
+    """Print ``items`` as the Typer command does: its ``--json`` document, records one a
+    line (``--format jsonl|csv|tsv``), or for a human (through the pager on a terminal)."""
     command = args.command
-    if "--json" not in args.flags:
-        from toolfind.output import render
+    chosen = args.values.get("--format", ["table"])[0] if command != "show" else "table"
+    if chosen != "table":
+        from toolfind.output import wire
 
         if command == "search":
-            render.search(items, explain="--explain" in args.flags)
-        elif command == "show":
-            render.tool(*items)
-        elif command == "similar":
-            render.similar(args.name, items)
-        elif command == "list":
-            render.tools(items)
-        elif command == "categories":
-            render.categories(items)
+            records = wire.hit_records(items, include_schema="--schema" in args.flags)
         else:
-            render.summaries(items)
+            records = [wire.tool_row(t) for t in items]
+        sys.stdout.write(wire.records_text(records, chosen))
         return
+    if "--json" not in args.flags:
+        if sys.stdout.isatty() and command != "show":
+            from toolfind.cli.pager import paged
+
+            with paged("--no-pager" not in args.flags):
+                _print_for_a_person(args, items)
+        else:
+            _print_for_a_person(args, items)
+        return
+    _print_json(args, items)
+
+
+def _print_for_a_person(args: Args, items: Any) -> None:
+    from toolfind.output import render
+
+    command = args.command
+    if command == "search":
+        render.search(items, explain="--explain" in args.flags)
+    elif command == "show":
+        render.tool(*items)
+    elif command == "similar":
+        render.similar(args.name, items)
+    elif command == "list":
+        render.tools(items)
+    elif command == "categories":
+        render.categories(items)
+    else:
+        render.summaries(items)
+
+
+def _print_json(args: Args, items: Any) -> None:
+    command = args.command
     from toolfind.output import wire
 
     document: Any
