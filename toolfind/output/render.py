@@ -367,7 +367,7 @@ class RichOutput:
         from rich.markup import escape
         from rich.table import Table
 
-        shown = list(range(len(headers)))
+        shown = list(range(len(headers) or max(map(len, rows), default=0)))
         if key is not None:
             fitted = fit_columns(headers, rows, key, drop, self.console.width)
             if fitted is None:
