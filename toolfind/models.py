@@ -198,10 +198,11 @@ def first_sentence(text: str) -> str:
     line = text.strip().split("\n", 1)[0].strip()
     at = line.find(". ")
     while at >= 0:
-        word = line[line.rfind(" ", 0, at) + 1 : at].lstrip("([{\"'").lower()
-        rest = line[at + 2 :].lstrip()
-        if not (word in _ABBREVIATIONS or rest[:1].islower()):
-            return line[: at + 1]
+        if not line[at + 2 : at + 3].islower():
+            # The word before the period (abbreviations are short: look 8 characters back).
+            word = line[max(0, at - 8) : at].rpartition(" ")[2].lstrip("([{\"'").lower()
+            if word not in _ABBREVIATIONS:
+                return line[: at + 1]
         at = line.find(". ", at + 2)
     return line
 
