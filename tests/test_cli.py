@@ -122,9 +122,9 @@ def test_search_filters_by_namespace(small: str) -> None:
     assert [h["namespace"] for h in json.loads(out)["hits"]] == ["web"]
 
 
-def test_search_unknown_weight_field_is_an_error(small: str) -> None:
+def test_search_unknown_weight_field_is_a_usage_error(small: str) -> None:
     code, _, err = invoke("search", "file", "-c", small, "--weight", "nam=3")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         "Error: --weight 'nam=3': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint"
     )

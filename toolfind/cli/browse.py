@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 # Choices are Literal types: Typer lists and checks them as it does an Enum's values, and an
 # Enum class costs a fifth of a millisecond to create, on every run.
-ShowFormat = Literal["native", "openai", "anthropic", "mcp"]
+ShowFormat = Literal["native", "openai", "anthropic", "mcp", "gemini"]
 SchemaFormat = Literal["openai", "anthropic", "mcp", "gemini"]
 SummaryFormat = Literal["text", "markdown", "json"]
 
@@ -50,7 +50,10 @@ SummaryFormat = Literal["text", "markdown", "json"]
 @reports_errors
 def search(
     query: Annotated[
-        str | None, typer.Argument(help="What the tool should do, or a tool's name.")
+        list[str] | None,
+        typer.Argument(
+            help="What the tool should do, or a tool's name; several words are one query."
+        ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-k", min=1, help="How many hits.")] = 10,
     namespace: NamespaceOpt = None,
@@ -81,7 +84,10 @@ def search(
 
     Example: toolfind search "compress file" --json
     """
-    if queries is None and (query is None or not query.strip()):
+    text = " ".join(query or ())
+    if queries is not None and query:
+        _fail("give either a QUERY or --queries FILE, not both", 2)
+    if queries is None and not text.strip():
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
     from toolfind.output import wire
     from toolfind.store import segment
@@ -105,8 +111,7 @@ def search(
             record = wire.search_record(run(text), include_schema=schema)
             typer.echo(dumps(record, compact=True))
         return
-    assert query is not None
-    result = run(query)
+    result = run(text)
     hint = segment.unmatched_hint(list(result.unmatched_terms))
     if hint:
         _warn(hint)
@@ -173,6 +178,9 @@ def show(
 @app.command("list")
 @reports_errors
 def list_(
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-k", min=1, help="At most this many tools.")
+    ] = None,
     namespace: NamespaceOpt = None,
     tag: TagOpt = None,
     deferred: Annotated[
@@ -191,7 +199,7 @@ def list_(
 
     index = _open(catalog, no_cache)
     _decode_all(index)
-    rows = index.listed(namespace, tag or (), deferred)
+    rows = index.listed(namespace, tag or (), deferred)[:limit]
     if json_:
         _emit([wire.tool_row(t) for t in rows])
     else:
@@ -207,6 +215,9 @@ def schemas(
     ] = False,
     catalog: CatalogOpt = None,
     no_cache: NoCacheOpt = False,
+    json_: Annotated[
+        bool, typer.Option("--json", help="Accepted for uniformity: the output is always JSON.")
+    ] = False,
 ) -> None:
     """Print the tool list to send to an LLM, as one JSON array in the chosen format.
 

@@ -20,7 +20,7 @@ from toolfind.cli.common import (
     app,
     reports_errors,
 )
-from toolfind.errors import ConfigError
+from toolfind.errors import UsageError
 
 # -- validate ------------------------------------------------------------------------------------
 
@@ -37,19 +37,20 @@ def validate(
         str | None,
         typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
     ] = None,
+    catalog: CatalogOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
     Example: toolfind validate catalogs/ --strict
     """
-    from toolfind import catalog
+    from toolfind import catalog as catalogs
     from toolfind.config import for_run
     from toolfind.output import wire
 
-    run = for_run(paths or ())
-    result = catalog.load(run.paths, max_bytes=run.max_file_size)
-    found = list(result.findings) + catalog.lint(result)
+    run = for_run([*(paths or ()), *(catalog or ())])
+    result = catalogs.load(run.paths, max_bytes=run.max_file_size)
+    found = list(result.findings) + catalogs.lint(result)
     if queries is not None:
         from toolfind.eval.evaluate import findability_findings
         from toolfind.eval.queries import load_queries
@@ -93,14 +94,14 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
         params = replace(params, weights=parse_weight_options(weight, params.weights))
     if k1 is not None:
         if k1 < 0:
-            raise ConfigError(f"--k1 {k1!r}: k1 must be >= 0")
+            raise UsageError(f"--k1 {k1!r}: k1 must be >= 0")
         params = replace(params, k1=k1)
     for option in b or ():
         key, sep, value = option.partition("=")
         try:
             params = with_b(params, {key.strip(): float(value)} if sep else float(option))
         except ValueError:
-            raise ConfigError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+            raise UsageError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
     return params
 
 

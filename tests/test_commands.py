@@ -1,0 +1,289 @@
+"""Commands that behave alike: the shared options, usage errors, JSON errors, batch search,
+``schemas`` names, and saying what was loaded. Through the real CLI (CliRunner, subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from tests.conftest import SHIPPED
+from toolfind.cli.app import app, app_for
+from toolfind.output import wire
+
+runner = CliRunner()
+
+
+def invoke(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app_for(list(args)), list(args), input=input, prog_name="toolfind")
+    return result.exit_code, result.stdout, result.stderr
+
+
+def run_main(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "toolfind", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+SMALL = """\
+namespace: files
+tools:
+  - name: read_file
+    description: Read a text file and return its contents.
+  - name: compress_file
+    description: Compress a file into a zip archive.
+  - name: search_web
+    namespace: web
+    description: Search the web for pages matching a query.
+"""
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> str:
+    return str(write(tmp_path / "cat" / "files.yaml", SMALL))
+
+
+def click_command(*path: str) -> Any:
+    command: Any = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    return command
+
+
+def option_names(*path: str) -> set[str]:
+    return {
+        opt
+        for param in click_command(*path).params
+        if param.param_type_name == "option"
+        for opt in (*param.opts, *param.secondary_opts)
+    }
+
+
+# -- the shared options ----------------------------------------------------------------------
+
+DATA_COMMANDS = [
+    ("search", "file"),
+    ("show", "read_file"),
+    ("list",),
+    ("schemas",),
+    ("similar", "read_file"),
+    ("categories",),
+    ("summaries", "--all"),
+    ("validate",),
+    ("cache", "info"),
+    ("cache", "path"),
+    ("cache", "clear"),
+]
+
+
+@pytest.mark.parametrize("command", DATA_COMMANDS, ids=" ".join)
+def test_every_data_command_prints_one_json_document_with_json(
+    small: str, command: tuple[str, ...]
+) -> None:
+    catalog = () if command[0] == "cache" else ("-c", small)
+    code, out, err = invoke(*command, *catalog, "--json")
+    assert code == 0, err
+    json.loads(out)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["search", "show", "list", "schemas", "similar", "categories", "summaries"]
+    + ["validate", "eval", "tune", "serve-mcp"],
+)
+def test_every_command_that_reads_catalogs_takes_catalog_and_c(command: str) -> None:
+    assert {"-c", "--catalog"} <= option_names(command)
+    assert (
+        click_command(command)
+        .params[[p.name for p in click_command(command).params].index("catalog")]
+        .multiple
+    )
+
+
+def test_validate_reads_c_as_its_paths(small: str, tmp_path: Path) -> None:
+    bad = write(
+        tmp_path / "bad.json", '[{"name": "x", "description": "Bad one.", "parameters": 5}]'
+    )
+    code, out, _ = invoke("validate", "-c", small, "-c", str(bad), "--json")
+    assert code == 1
+    assert {f["file"] for f in json.loads(out)} == {str(bad)}
+    code, out, _ = invoke("validate", "-c", small, "--json")
+    assert (code, json.loads(out)) == (0, [])
+
+
+def test_list_takes_a_limit(small: str) -> None:
+    _, every, _ = invoke("list", "-c", small, "--json")
+    code, out, _ = invoke("list", "-c", small, "-k", "2", "--json")
+    assert code == 0
+    assert json.loads(out) == json.loads(every)[:2]
+    code, out, _ = invoke("list", "-c", small, "--limit", "1")
+    assert code == 0 and "read_file" in out and "search_web" not in out
+
+
+def test_show_writes_gemini_as_schemas_does(small: str) -> None:
+    code, out, _ = invoke("show", "read_file", "-c", small, "--format", "gemini", "--json")
+    assert code == 0
+    _, listed, _ = invoke("schemas", "-c", small, "--format", "gemini")
+    assert json.loads(out) in json.loads(listed)
+
+
+def test_schemas_accepts_json_and_prints_the_same(small: str) -> None:
+    _, plain, _ = invoke("schemas", "-c", small)
+    _, with_json, _ = invoke("schemas", "-c", small, "--json")
+    assert plain == with_json
+
+
+def test_cache_clear_and_path_have_json_records() -> None:
+    code, out, err = invoke("cache", "clear", "--json")
+    assert (code, json.loads(out), err) == (0, {"removed": 0}, "")
+    code, out, _ = invoke("cache", "path", "--json")
+    assert json.loads(out) == {"path": os.environ["TOOLFIND_CACHE_DIR"]}
+
+
+def every_command_path() -> list[tuple[str, ...]]:
+    paths: list[tuple[str, ...]] = [()]
+    for name, command in click_command().commands.items():
+        paths.append((name,))
+        paths += [(name, sub) for sub in getattr(command, "commands", {})]
+    return paths
+
+
+@pytest.mark.parametrize("path", every_command_path(), ids=lambda p: " ".join(p) or "toolfind")
+def test_h_is_help_everywhere(path: tuple[str, ...]) -> None:
+    long_code, long_out, _ = invoke(*path, "--help")
+    short_code, short_out, _ = invoke(*path, "-h")
+    assert (short_code, short_out) == (long_code, long_out) == (0, long_out)
+    assert "-h, --help" in long_out
+
+
+def test_h_is_help_through_the_real_entry_point() -> None:
+    done = run_main("search", "-h")
+    assert done.returncode == 0 and done.stdout.startswith("Usage: toolfind search")
+
+
+def test_a_query_of_several_unquoted_words_is_one_query(small: str) -> None:
+    _, quoted, _ = invoke("search", "compress file", "-c", small, "--json")
+    code, unquoted, _ = invoke("search", "compress", "file", "-c", small, "--json")
+    assert code == 0 and unquoted == quoted
+    assert json.loads(unquoted)["query"] == "compress file"
+
+
+def test_several_unquoted_words_are_one_query_on_the_fast_path_too(small: str) -> None:
+    run_main("search", "compress file", "-c", small, "--json")  # warms the cache
+    quoted = run_main("search", "compress file", "-c", small, "--json")
+    unquoted = run_main("search", "compress", "file", "-c", small, "--json")
+    assert unquoted.returncode == 0 and unquoted.stdout == quoted.stdout
+
+
+def test_a_query_and_queries_together_are_a_usage_error(small: str, tmp_path: Path) -> None:
+    queries = write(tmp_path / "q.txt", "read a file\n")
+    code, out, err = invoke("search", "file", "--queries", str(queries), "-c", small)
+    assert (code, out) == (2, "")
+    assert err.strip() == "Error: give either a QUERY or --queries FILE, not both"
+
+
+# -- usage errors exit 2 ---------------------------------------------------------------------
+
+USAGE_ERRORS = [
+    ["search", "file", "--weight", "nam=3"],
+    ["search", "file", "--weight", "name"],
+    ["search", "file", "-k", "0"],
+    ["search", "file", "--bogus"],
+    ["search"],
+    ["similar", "read_file", "--weight", "name=-1"],
+    ["eval", "Q", "--k1", "-1"],
+    ["eval", "Q", "--b", "x"],
+    ["eval", "Q", "--fail-under", "ndcg@10"],
+    ["eval", "Q", "--fail-under", "nope=0.5"],
+    ["tune", "Q", "--holdout", "2"],
+    ["tune", "Q", "--metric", "nope"],
+    ["tune", "Q", "--train-split", "nope"],
+    ["serve-mcp", "--http", "x:y"],
+    ["serve-mcp", "--log-level", "loud"],
+    ["summaries", "--all", "--deferred"],
+    ["show", "--format", "xml", "read_file"],
+    ["nope"],
+    ["cache", "nope"],
+]
+
+
+def queries_file(tmp_path: Path) -> str:
+    return str(
+        write(tmp_path / "q.yaml", "- {query: read a file, relevant: [read_file], split: train}\n")
+    )
+
+
+@pytest.mark.parametrize("argv", USAGE_ERRORS, ids=" ".join)
+def test_every_usage_error_exits_2_with_one_error_line(
+    small: str, tmp_path: Path, argv: list[str]
+) -> None:
+    argv = [queries_file(tmp_path) if a == "Q" else a for a in argv]
+    catalog = ["-c", small] if argv[0] in {"search", "similar", "eval", "tune", "show"} else []
+    code, out, err = invoke(*argv, *catalog)
+    assert code == 2, err
+    assert out == ""
+    assert "Error: " in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", USAGE_ERRORS, ids=" ".join)
+def test_with_json_a_usage_error_is_one_json_object_on_stderr(
+    small: str, tmp_path: Path, argv: list[str]
+) -> None:
+    argv = [queries_file(tmp_path) if a == "Q" else a for a in argv]
+    catalog = ["-c", small] if argv[0] in {"search", "similar", "eval", "tune", "show"} else []
+    code, out, err = invoke(*argv, *catalog, "--json")
+    assert (code, out) == (2, "")
+    error = json.loads(err)
+    assert error == wire.error_record(error["error"]["message"], "usage")
+    assert tuple(error["error"]) == wire.ERROR_KEYS and error["error"]["message"]
+
+
+def test_with_json_a_toolfind_error_is_one_json_object_with_its_kind(small: str) -> None:
+    code, out, err = invoke("show", "raed_file", "-c", small, "--json")
+    assert (code, out) == (1, "")
+    assert json.loads(err) == wire.error_record(
+        "No tool named 'raed_file'. Did you mean 'read_file'?", "not_found"
+    )
+    code, _, err = invoke("search", "file", "-c", str(Path(small).parent / "missing"), "--json")
+    assert code == 1 and json.loads(err)["error"]["kind"] == "catalog"
+
+
+def test_without_json_errors_stay_one_error_line(small: str) -> None:
+    code, _, err = invoke("show", "raed_file", "-c", small)
+    assert code == 1
+    assert err == "Error: No tool named 'raed_file'. Did you mean 'read_file'?\n"
+
+
+def test_json_errors_on_a_warm_fast_path_command(small: str) -> None:
+    assert run_main("search", "file", "-c", small, "--json").returncode == 0  # warm
+    for argv, kind in (
+        (["show", "raed_file", "-c", small, "--json"], "not_found"),
+        (["search", "file", "-c", small, "-k", "0", "--json"], "usage"),
+        (["list", "-c", small, "-k", "x", "--json"], "usage"),
+    ):
+        done = run_main(*argv)
+        assert done.returncode == (1 if kind == "not_found" else 2)
+        assert done.stdout == ""
+        assert json.loads(done.stderr)["error"]["kind"] == kind
+
+
+def test_the_shipped_catalogs_answer_every_data_command() -> None:
+    code, out, err = invoke("schemas", "-c", str(SHIPPED), "--json")
+    assert code == 0 and json.loads(out), err
