@@ -287,3 +287,52 @@ def test_json_errors_on_a_warm_fast_path_command(small: str) -> None:
 def test_the_shipped_catalogs_answer_every_data_command() -> None:
     code, out, err = invoke("schemas", "-c", str(SHIPPED), "--json")
     assert code == 0 and json.loads(out), err
+
+
+# -- batch search ----------------------------------------------------------------------------
+
+
+def test_batch_search_echoes_ids_skips_comments_and_reports_a_bad_line_in_place(
+    small: str, tmp_path: Path
+) -> None:
+    lines = [
+        "# a comment, then a blank line",
+        "",
+        "read a file",
+        '{"id": "zip-1", "query": "compress file"}',
+        '{"id": 3}',
+        "{not json",
+        '{"query": "search the web", "id": 7}',
+    ]
+    queries = write(tmp_path / "q.jsonl", "\n".join(lines) + "\n")
+    code, out, err = invoke("search", "--queries", str(queries), "-c", small, "-k", "1")
+    assert code == 1  # a line failed: CI must notice
+    records = [json.loads(line) for line in out.splitlines()]
+    assert len(records) == 5  # one per query line, in order
+    assert "id" not in records[0] and records[0]["query"] == "read a file"
+    assert list(records[1])[:2] == ["id", "query"] and records[1]["id"] == "zip-1"
+    assert records[1]["hits"][0]["name"] == "compress_file"
+    assert records[2] == wire.batch_error_record(
+        f"{queries}:5: a JSON line needs a non-blank string 'query'", "config", 5, 3
+    )
+    assert records[3]["line"] == 6 and "invalid JSON" in records[3]["error"]["message"]
+    assert "id" not in records[3]
+    assert records[4]["id"] == 7 and records[4]["hits"][0]["name"] == "search_web"
+    assert err.splitlines() == [
+        f"Error: {records[2]['error']['message']}",
+        f"Error: {records[3]['error']['message']}",
+    ]
+
+
+def test_batch_search_with_every_line_good_exits_0(small: str) -> None:
+    code, out, err = invoke(
+        "search", "--queries", "-", "-c", small, input="# from stdin\nread a file\nweb\n"
+    )
+    assert (code, err) == (0, "")
+    assert [json.loads(line)["query"] for line in out.splitlines()] == ["read a file", "web"]
+
+
+def test_batch_search_errors_are_json_objects_with_json(small: str) -> None:
+    code, _, err = invoke("search", "--queries", "-", "-c", small, "--json", input="{x\n")
+    assert code == 1
+    assert json.loads(err)["error"]["kind"] == "config"

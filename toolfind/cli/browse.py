@@ -10,7 +10,7 @@ see render), exactly one JSON document with ``--json``.
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 import typer
 
@@ -22,15 +22,17 @@ from toolfind.cli.common import (
     TagOpt,
     WeightOpt,
     _decode_all,
+    _echo_error,
     _emit,
     _fail,
+    _json_errors,
     _open,
     _render,
     _warn,
     app,
     reports_errors,
 )
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, ToolfindError
 
 if TYPE_CHECKING:
     from toolfind.models import Tool
@@ -105,11 +107,21 @@ def search(
         )
 
     if queries is not None:
-        from toolfind.output.wire import dumps
-
-        for text in _batch_queries(queries):
-            record = wire.search_record(run(text), include_schema=schema)
-            typer.echo(dumps(record, compact=True))
+        failed = False
+        for line in _batch_queries(queries):
+            try:
+                if line.error:
+                    raise ConfigError(line.error, file=line.file, line=line.number)
+                record = wire.batch_record(
+                    wire.search_record(run(line.text), include_schema=schema), line.id
+                )
+            except ToolfindError as exc:
+                failed = True
+                _echo_error(str(exc), exc.kind, as_json=_json_errors())
+                record = wire.batch_error_record(str(exc), exc.kind, line.number, line.id)
+            typer.echo(wire.dumps(record, compact=True))
+        if failed:
+            raise typer.Exit(1)
         return
     result = run(text)
     hint = segment.unmatched_hint(list(result.unmatched_terms))
@@ -121,8 +133,20 @@ def search(
         _render().search(result, explain=explain)
 
 
-def _batch_queries(source: str) -> Iterator[str]:
-    """Queries from a file (or stdin): plain lines, or JSON Lines objects with a ``query``."""
+class _BatchLine(NamedTuple):
+    """One query line of ``--queries``: its number, ``id`` (JSON Lines), query or error."""
+
+    file: str
+    number: int
+    id: Any
+    text: str
+    error: str
+
+
+def _batch_queries(source: str) -> Iterator[_BatchLine]:
+    """Queries from a file (or stdin): plain lines, or JSON Lines objects with a ``query``
+    (and an optional ``id``). Blank lines and lines starting with ``#`` are skipped; a line
+    that cannot be read is yielded with its error (the others still run)."""
     import json
 
     if source == "-":
@@ -136,17 +160,22 @@ def _batch_queries(source: str) -> Iterator[str]:
         name = source
     for number, line in enumerate(lines, 1):
         text = line.strip()
-        if not text:
+        if not text or text.startswith("#"):
             continue
-        if text.startswith("{"):
-            try:
-                entry = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"invalid JSON: {exc.msg}", file=name, line=number) from None
-            if not isinstance(entry, dict) or not isinstance(entry.get("query"), str):
-                raise ConfigError("a JSON line needs a string 'query'", file=name, line=number)
-            text = entry["query"]
-        yield text
+        if not text.startswith("{"):
+            yield _BatchLine(name, number, None, text, "")
+            continue
+        try:
+            entry = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield _BatchLine(name, number, None, "", f"invalid JSON: {exc.msg}")
+            continue
+        id_ = entry.get("id") if isinstance(entry, dict) else None
+        query = entry.get("query") if isinstance(entry, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            yield _BatchLine(name, number, id_, "", "a JSON line needs a non-blank string 'query'")
+            continue
+        yield _BatchLine(name, number, id_, query, "")
 
 
 @app.command()
