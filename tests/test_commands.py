@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -336,3 +337,40 @@ def test_batch_search_errors_are_json_objects_with_json(small: str) -> None:
     code, _, err = invoke("search", "--queries", "-", "-c", small, "--json", input="{x\n")
     assert code == 1
     assert json.loads(err)["error"]["kind"] == "config"
+
+
+# -- schemas: one name, one tool -------------------------------------------------------------
+
+HOST_NAME = r"^[a-zA-Z0-9_-]{1,64}$"
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "mcp", "gemini"])
+def test_schemas_qualifies_colliding_names_and_says_so(tmp_path: Path, fmt: str) -> None:
+    write(
+        tmp_path / "c" / "a.yaml",
+        "namespace: my.tools\ntools:\n  - {name: echo, description: Echo one.}\n"
+        "  - {name: b__echo, description: Named like a qualified name.}\n"
+        "  - {name: solo, description: Alone.}\n",
+    )
+    write(tmp_path / "c" / "b.yaml", "namespace: b\ntools:\n  - {name: echo, description: Two.}\n")
+    code, out, err = invoke("schemas", "-c", str(tmp_path / "c"), "--format", fmt)
+    assert code == 0
+    tools = json.loads(out)
+    names = [t["function"]["name"] if fmt == "openai" else t["name"] for t in tools]
+    assert names == ["my_tools__echo", "b__echo", "solo", "b__echo_2"]
+    assert len(set(names)) == len(names)
+    assert all(re.match(HOST_NAME, n) for n in names)
+    assert [t["function"]["description"] if fmt == "openai" else t["description"] for t in tools][
+        3
+    ] == "Two."
+    assert err == (
+        "Note: 2 tools are named 'echo': written as my_tools__echo, b__echo_2"
+        " (LLM APIs reject two tools of one name)\n"
+    )
+
+
+def test_schemas_of_the_shipped_catalogs_have_unique_names_and_no_note() -> None:
+    code, out, err = invoke("schemas", "-c", str(SHIPPED), "--include-deferred")
+    names = [t["function"]["name"] for t in json.loads(out)]
+    assert (code, err) == (0, "")
+    assert len(set(names)) == len(names)

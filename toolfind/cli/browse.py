@@ -252,12 +252,23 @@ def schemas(
 
     Example: toolfind schemas --format anthropic > tools.json
     """
-    from toolfind.output.tool_formats import tool_to_format
+    from toolfind.output.tool_formats import list_names, renamed, tool_to_format
 
     index = _open(catalog, no_cache)
     _decode_all(index)
     chosen = [t for t in index.tools if t.enabled and (include_deferred or not t.defer)]
-    _emit([tool_to_format(t, format_) for t in chosen])
+    names = list_names(chosen)
+    documents = []
+    for tool, name in zip(chosen, names, strict=True):
+        document = tool_to_format(tool, format_)
+        documents.append(document if name == tool.name else renamed(document, format_, name))
+    for name in sorted({t.name for t, new in zip(chosen, names, strict=True) if new != t.name}):
+        written = [new for t, new in zip(chosen, names, strict=True) if t.name == name]
+        _warn(
+            f"Note: {len(written)} tools are named {name!r}: written as {', '.join(written)}"
+            " (LLM APIs reject two tools of one name)"
+        )
+    _emit(documents)
 
 
 @app.command()
