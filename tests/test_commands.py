@@ -374,3 +374,66 @@ def test_schemas_of_the_shipped_catalogs_have_unique_names_and_no_note() -> None
     names = [t["function"]["name"] for t in json.loads(out)]
     assert (code, err) == (0, "")
     assert len(set(names)) == len(names)
+
+
+# -- nothing loaded is an error --------------------------------------------------------------
+
+PACKAGE_JSON = '{"name": "my-app", "version": "1.0.0", "description": "A web app.",\n'
+PACKAGE_JSON += ' "main": "index.js", "scripts": {"test": "jest"}, "dependencies": {}}\n'
+
+
+def nothing_to_load(tmp_path: Path, case: str) -> Path:
+    where = tmp_path / case
+    where.mkdir()
+    if case == "invalid":
+        write(where / "bad.json", '[{"name": "x", "description": "Bad.", "parameters": 5}]')
+    elif case == "package":
+        write(where / "package.json", PACKAGE_JSON)
+    return where
+
+
+@pytest.mark.parametrize("case", ["empty", "invalid", "package"])
+@pytest.mark.parametrize(
+    "argv",
+    [["search", "file"], ["list"], ["categories"], ["show", "x"], ["schemas"], ["summaries"]]
+    + [["similar", "x"], ["validate"]],
+    ids=" ".join,
+)
+def test_nothing_loaded_is_an_error_naming_the_paths(
+    tmp_path: Path, case: str, argv: list[str]
+) -> None:
+    where = nothing_to_load(tmp_path, case)
+    code, out, err = invoke(*argv, "-c", str(where))
+    assert code == 1
+    assert err.splitlines()[-1] == f"Error: 0 tools loaded from {where}"
+    assert "No tools found" not in out + err
+    if argv[0] != "validate":
+        assert out == ""
+        assert len(err.splitlines()) == (1 if case == "empty" else 2)  # the skipped file, named
+
+
+@pytest.mark.parametrize("case", ["empty", "package"])
+def test_nothing_loaded_is_an_error_on_the_fast_path_too(tmp_path: Path, case: str) -> None:
+    where = str(nothing_to_load(tmp_path, case))
+    for argv in (["search", "file", "--json"], ["list"], ["search", "file", "--json"]):
+        done = run_main(*argv, "-c", where)
+        assert (done.returncode, done.stdout) == (1, "")
+        if "--json" in argv:
+            error = json.loads(done.stderr.splitlines()[-1])
+            assert error == wire.error_record(f"0 tools loaded from {where}", "nothing_loaded")
+
+
+def test_a_package_json_is_not_a_tool_catalog(tmp_path: Path) -> None:
+    where = nothing_to_load(tmp_path, "package")
+    code, out, _ = invoke("validate", str(where), "--json")
+    assert code == 1
+    [finding] = json.loads(out)
+    assert finding["severity"] == "error"
+    assert finding["message"].startswith("not a tool catalog: no 'tools' list, no schema")
+
+
+def test_zero_hits_is_still_success(small: str) -> None:
+    code, out, _ = invoke("search", "xyzzy", "-c", small, "--json")
+    assert code == 0 and json.loads(out)["hits"] == []
+    code, out, _ = invoke("list", "-c", small, "--namespace", "nope", "--json")
+    assert (code, json.loads(out)) == (0, [])

@@ -10,7 +10,7 @@ JSON object on stderr (``wire.error_record``), usage errors click finds included
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -206,7 +206,18 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
             )
     for finding in loaded.findings:
         _warn(f"Warning: skipped {finding}")
+    if not len(loaded.index.tools):
+        _nothing_loaded(catalogs)
     return loaded.index
+
+
+def _nothing_loaded(catalogs: Sequence[str] | None) -> NoReturn:
+    """Raise the error of a run whose catalogs hold no tool: never an empty answer."""
+    from toolfind.config import for_run
+    from toolfind.errors import NothingLoaded
+
+    paths = ", ".join(str(p) for p in for_run(catalogs or ()).paths)
+    raise NothingLoaded(f"0 tools loaded from {paths}")
 
 
 def _decode_all(index: Any) -> None:

@@ -175,6 +175,8 @@ def _run_on_segment(args: Args) -> int | None:
     if seg is None:
         return None
     try:
+        if not seg.tool_count:
+            return None  # nothing loaded: an error, which the Typer path reports
         if args.command == "search":
             out = _search(seg, args.name, args.limit, "--schema" in args.flags)
         else:
@@ -200,8 +202,8 @@ def _run_on_index(args: Args) -> int | None:
     from toolfind.store import cache
 
     loaded = cache.load_recorded(segment.run_key(tuple(args.catalogs)))
-    if loaded is None:
-        return None
+    if loaded is None or not len(loaded.index.tools):
+        return None  # not warm, or nothing loaded (an error the Typer path reports)
     try:
         items, hint = _answer(loaded.index, args)
     except ToolfindError:

@@ -14,6 +14,7 @@ from toolfind.cli.common import (
     NoCacheOpt,
     WeightOpt,
     _emit,
+    _nothing_loaded,
     _open,
     _render,
     _warn,
@@ -48,10 +49,11 @@ def validate(
     from toolfind.config import for_run
     from toolfind.output import wire
 
-    run = for_run([*(paths or ()), *(catalog or ())])
+    given = [*(paths or ()), *(catalog or ())]
+    run = for_run(given)
     result = catalogs.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalogs.lint(result)
-    if queries is not None:
+    if queries is not None and result.tools:
         from toolfind.eval.evaluate import findability_findings
         from toolfind.eval.queries import load_queries
         from toolfind.store.index import SearchIndex
@@ -63,6 +65,8 @@ def validate(
     else:
         _render().findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
+    if not result.tools:
+        _nothing_loaded(given)
     if errors or (strict and found):
         raise typer.Exit(1)
 
