@@ -437,3 +437,46 @@ def test_zero_hits_is_still_success(small: str) -> None:
     assert code == 0 and json.loads(out)["hits"] == []
     code, out, _ = invoke("list", "-c", small, "--namespace", "nope", "--json")
     assert (code, json.loads(out)) == (0, [])
+
+
+# -- the shipped demo catalogs are named where they could mislead -----------------------------
+
+NOTE = (
+    "Note: the catalogs in use are the demo ones shipped with toolfind (no --catalog,"
+    " $TOOLFIND_CATALOGS, toolfind.toml or ./catalogs here)."
+)
+
+
+def test_categories_and_cache_info_say_when_the_shipped_catalogs_answer(small: str) -> None:
+    for argv in (["categories"], ["cache", "info"]):
+        code, _, err = invoke(*argv)
+        assert code == 0 and err.splitlines()[0] == NOTE, argv
+        _, _, err = invoke(*argv, "--json")
+        assert NOTE not in err, argv
+    _, _, err = invoke("categories", "-c", small)
+    assert NOTE not in err
+
+
+def test_the_warm_categories_table_says_so_too() -> None:
+    for _ in range(2):  # cold, then warm
+        done = run_main("categories")
+        assert done.returncode == 0 and done.stderr.splitlines()[0] == NOTE
+
+
+def test_search_says_nothing_about_the_shipped_catalogs() -> None:
+    for _ in range(2):
+        code, _, err = invoke("search", "compress", "file")
+        assert code == 0 and err == ""
+        assert run_main("search", "compress file", "--json").stderr == ""
+
+
+def test_help_ends_with_the_shipped_note_only_when_they_are_in_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    epilog = " ".join(NOTE.removeprefix("Note: t").split())
+    for argv in (["--help"], ["-h"], []):
+        _, out, err = invoke(*argv)  # without arguments, help goes to stderr
+        assert " ".join((out or err).split()).endswith("T" + epilog), argv
+    monkeypatch.setenv("TOOLFIND_CATALOGS", str(SHIPPED))  # configured: no note
+    _, out, _ = invoke("--help")
+    assert "demo" not in out

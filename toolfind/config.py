@@ -230,6 +230,13 @@ def resolve_catalogs(
     return [packaged_catalogs()]
 
 
+def uses_packaged_catalogs(run: Run) -> bool:
+    """Whether ``run`` reads the demo catalogs shipped with toolfind because nothing else is
+    configured (no ``--catalog``, ``$TOOLFIND_CATALOGS``, ``catalogs`` setting or ``./catalogs``)."""
+    configured = run.config.catalogs or os.environ.get("TOOLFIND_CATALOGS", "").strip()
+    return not configured and run.paths == (packaged_catalogs(),)
+
+
 def packaged_catalogs() -> Path:
     """The catalogs shipped with toolfind (in a wheel, or the checkout's ``catalogs/``)."""
     here = Path(__file__).resolve().parent

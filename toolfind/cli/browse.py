@@ -28,6 +28,7 @@ from toolfind.cli.common import (
     _json_errors,
     _open,
     _render,
+    _shipped_note,
     _warn,
     app,
     reports_errors,
@@ -310,6 +311,9 @@ def categories(
     if json_:
         _emit(wire.categories_record(items))
     else:
+        note = _shipped_note(catalog)
+        if note:
+            _warn(note)
         _render().categories(items)
 
 

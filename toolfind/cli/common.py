@@ -211,6 +211,26 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
     return loaded.index
 
 
+#: Said where a person could take the demo catalogs for their own (not on every search).
+SHIPPED_NOTE = (
+    "Note: the catalogs in use are the demo ones shipped with toolfind (no --catalog,"
+    " $TOOLFIND_CATALOGS, toolfind.toml or ./catalogs here)."
+)
+
+
+def _shipped_note(catalogs: Sequence[str] | None) -> str:
+    """:data:`SHIPPED_NOTE` when a run with ``catalogs`` reads the shipped catalogs because
+    nothing is configured, else ''."""
+    if catalogs:
+        return ""
+    from toolfind.config import for_run, uses_packaged_catalogs
+
+    try:
+        return SHIPPED_NOTE if uses_packaged_catalogs(for_run(())) else ""
+    except ToolfindError:
+        return ""  # a broken config is reported by the commands that need it
+
+
 def _nothing_loaded(catalogs: Sequence[str] | None) -> NoReturn:
     """Raise the error of a run whose catalogs hold no tool: never an empty answer."""
     from toolfind.config import for_run

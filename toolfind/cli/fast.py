@@ -27,6 +27,9 @@ def run(argv: Sequence[str]) -> int | None:
     args = parse(argv)
     if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
+    if args.command == "categories" and "--json" not in args.flags and not args.catalogs:
+        if not os.environ.get("TOOLFIND_CATALOGS"):
+            return None  # maybe the shipped demo catalogs, which the Typer command points out
     segment_only = "--json" in args.flags and args.flags <= _SEGMENT_FLAGS and not args.values
     if args.command in _SEGMENT_COMMANDS and segment_only:
         # search/show --json without filters or explanations: from the segment alone.

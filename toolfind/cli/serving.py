@@ -15,6 +15,7 @@ from toolfind.cli.common import (
     WeightOpt,
     _emit,
     _render,
+    _shipped_note,
     _warn,
     app,
     reports_errors,
@@ -213,6 +214,9 @@ def cache_info(json_: JsonOpt = False) -> None:
     if json_:
         _emit(info)
     else:
+        note = _shipped_note(None)
+        if note:
+            _warn(note)
         _render().mapping("toolfind cache", info)
 
 
