@@ -480,3 +480,28 @@ def test_help_ends_with_the_shipped_note_only_when_they_are_in_use(
     monkeypatch.setenv("TOOLFIND_CATALOGS", str(SHIPPED))  # configured: no note
     _, out, _ = invoke("--help")
     assert "demo" not in out
+
+
+# -- shell completion ------------------------------------------------------------------------
+
+
+def complete(words: str) -> list[str]:
+    env = {"_TOOLFIND_COMPLETE": "complete_bash", "COMP_WORDS": words}
+    env["COMP_CWORD"] = str(len(words.split()) - (0 if words.endswith(" ") else 1))
+    done = run_main(env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_shell_completion_completes_commands_subcommands_and_options() -> None:
+    assert complete("toolfind sea") == ["search"]
+    assert complete("toolfind cache i") == ["info"]
+    assert "--limit" in complete("toolfind search --li")
+    assert "--format" in complete("toolfind show --fo")
+
+
+def test_shell_completion_script_is_shown_for_a_shell() -> None:
+    done = run_main("--show-completion", "bash")
+    assert done.returncode == 0 and "_toolfind_completion" in done.stdout
+    code, out, _ = invoke("--help")
+    assert "--install-completion" in out and "--show-completion" in out
