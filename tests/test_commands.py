@@ -218,6 +218,8 @@ USAGE_ERRORS = [
     ["tune", "Q", "--train-split", "nope"],
     ["serve-mcp", "--http", "x:y"],
     ["serve-mcp", "--log-level", "loud"],
+    ["serve-mcp", "--separator", "!!"],
+    ["serve-mcp", "--call-timeout", "0"],
     ["summaries", "--all", "--deferred"],
     ["show", "--format", "xml", "read_file"],
     ["nope"],

@@ -14,6 +14,7 @@ from typing import Literal
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.errors import UsageError
 from toolfind.models import ScoringParams, Tool
+from toolfind.serve.servers_config import safe_name
 
 Exposure = Literal["direct", "search"]
 EXPOSURES: tuple[Exposure, ...] = ("direct", "search")
@@ -127,6 +128,8 @@ class ServeOptions:
             raise UsageError(
                 f"--call-timeout {self.call_timeout!r}: give a number of seconds above 0"
             )
+        if not self.separator or safe_name(self.separator) != self.separator:
+            raise UsageError(f"--separator {self.separator!r}: use letters, digits, _ or -")
         if not 0.05 <= self.poll_interval <= 3600:
             raise UsageError(f"poll interval {self.poll_interval!r}: give 0.05 to 3600 seconds")
         token = self.token if self.token else env.get(TOKEN_ENV) or None
