@@ -83,11 +83,12 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
         if key in doc:
             break
     else:
-        if not prefix and not _may_be_a_tool(doc):
+        if not doc.keys() & SCHEMA_KEYS and "function" not in doc and not doc.keys() <= MANAGED:
+            # No tools list, no schema, and keys no tool has: a package.json, a tsconfig...
+            others = ", ".join(repr(k) for k in sorted(doc.keys() - MANAGED)[:3])
             raise CatalogError(
-                "not a tool catalog: expected a tool, a list of tools or an object with a"
-                f" 'tools' list; found the keys {', '.join(map(repr, list(doc)[:5]))}"
-                + (", ..." if len(doc) > 5 else "")
+                f"not a tool catalog: no 'tools' list, no schema, and keys no tool has ({others})",
+                path=json_path(prefix),
             )
         return [(json_pointer(prefix), doc, no_defaults)]
     items = doc[key]
@@ -101,17 +102,6 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
         "shape": "gemini" if key in _GEMINI_LISTS else None,
     }
     return _list_items(items, (*prefix, key), defaults)
-
-
-def _may_be_a_tool(doc: Mapping[str, Any]) -> bool:
-    """Whether a whole document that holds no list of tools may be one tool: it has a schema
-    or a ``type``, or a name and only keys that tool entries have. A ``package.json`` or a
-    ``tsconfig.json`` is not (it is then "not a tool catalog", not a tool missing keys)."""
-    if "type" in doc or "function" in doc or not SCHEMA_KEYS.isdisjoint(doc):
-        return True
-    if detect_entry(doc) == "builtin":  # a provider's built-in tool: skipped with a warning
-        return True
-    return "name" in doc and all(isinstance(k, str) and k in MANAGED for k in doc)
 
 
 def _list_items(
