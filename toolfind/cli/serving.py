@@ -210,14 +210,14 @@ def cache_info(json_: JsonOpt = False) -> None:
     from toolfind.output import wire
 
     store = _store()
-    info = wire.cache_info_record(str(store.root), store.root.is_dir(), store.own_files())
+    found = (str(store.root), store.root.is_dir(), store.own_files())
     if json_:
-        _emit(info)
+        _emit(wire.cache_info_record(*found))
     else:
         note = _shipped_note(None)
         if note:
             _warn(note)
-        _render().mapping("toolfind cache", info)
+        _render().cache_info(*found)
 
 
 @cache_app.command("clear")
