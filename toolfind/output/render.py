@@ -159,9 +159,9 @@ def similar(name: str, items: Sequence[Similar]) -> None:
 def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
     """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown), never Rich."""
     if tools:  # one write, not one a tool
-        pattern = "- **{}**: {}" if markdown else "{}: {}"
-        lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
-        sys.stdout.write("\n".join(lines) + "\n")
+        from toolfind.output.tool_formats import summaries_text
+
+        sys.stdout.write(summaries_text(tools, markdown=markdown))
 
 
 def categories(items: Sequence[Category]) -> None:

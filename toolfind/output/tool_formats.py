@@ -159,3 +159,12 @@ def _native(tool: ToolLike) -> dict[str, Any]:
     if not tool.enabled:
         out["enabled"] = False
     return out
+
+
+def summaries_text(tools: Sequence[ToolLike], *, markdown: bool = False) -> str:
+    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown): the text of
+    ``toolfind summaries`` and of serve-mcp's deferred-tools prompt and resource."""
+    from toolfind.output.wire import clean_text
+
+    pattern = "- **{}**: {}" if markdown else "{}: {}"
+    return "".join(pattern.format(t.name, clean_text(t.summary)) + "\n" for t in tools)

@@ -1,0 +1,151 @@
+"""HTTP limits in front of everything else: read timeouts, a connection cap, rate-limited logs.
+
+uvicorn times out only idle keep-alive connections: a client that opens connections and never
+finishes a request's headers holds a file descriptor each for ever, before any token or Host
+check can run. `limited_protocol` gives uvicorn an HTTP protocol (its own h11 one) that
+
+- refuses a connection beyond ``max_connections`` at once (``503``, then closed), before
+  reading a byte of it, so no authentication work is spent on it;
+- closes a connection whose request headers have not all arrived ``header_timeout`` seconds
+  after its first byte (or after it connected), and one whose body has not all arrived
+  ``body_timeout`` seconds after its headers.
+
+`RateLimit` keeps a flood (one warning per refused request) from filling the disk: each
+message template is logged at most ``burst`` times a ``window``; the next one that passes says
+how many were left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+logger = logging.getLogger("toolfind.serve")
+
+_REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\ncontent-length: 20\r\n\r\ntoo many connections"
+)
+
+
+def connection_cap(wanted: int) -> int:
+    """``wanted``, lowered to half of this process's file-descriptor limit (the rest is for
+    catalogs, the cache, backends and their pipes)."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):  # pragma: no cover - every POSIX system answers
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, soft // 2))
+
+
+class LimitedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a connection cap and header/body read timeouts."""
+
+    max_connections = 200
+    header_timeout = 5.0
+    body_timeout = 30.0
+    _deadline: asyncio.TimerHandle | None = None
+    _what: str | None = None
+    _refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if len(self.connections) >= self.max_connections:
+            self._refused = True
+            logger.warning(
+                "refused a connection: the limit of %d open connections is reached",
+                self.max_connections,
+            )
+            assert isinstance(transport, asyncio.WriteTransport)
+            transport.write(_REFUSED)
+            transport.close()
+            return
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._arm(self.header_timeout, "headers")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if not self._refused:
+            super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        if self._deadline is None and self.conn.their_state is h11.IDLE:
+            self._arm(self.header_timeout, "headers")  # the first byte of a new request
+        super().data_received(data)
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            if self._what != "body":
+                self._arm(self.body_timeout, "body")
+        elif state is not h11.IDLE:  # DONE, MUST_CLOSE, ERROR...: all of it arrived
+            self._disarm()
+
+    def _arm(self, seconds: float, what: str) -> None:
+        self._disarm()
+        self._what = what
+        self._deadline = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._what = None
+
+    def _expired(self) -> None:
+        what, self._deadline, self._what = self._what, None, None
+        if self.transport is None or self.transport.is_closing():
+            return
+        client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+        logger.warning(
+            "closed the connection from %s: its request %s did not arrive in time", client, what
+        )
+        self.transport.close()
+
+
+def limited_protocol(
+    max_connections: int, header_timeout: float, body_timeout: float
+) -> type[asyncio.Protocol]:
+    """`LimitedH11Protocol` with these limits (uvicorn takes a protocol class)."""
+    limits = {
+        "max_connections": max_connections,
+        "header_timeout": header_timeout,
+        "body_timeout": body_timeout,
+    }
+    return type("LimitedH11Protocol", (LimitedH11Protocol,), limits)
+
+
+class RateLimit(logging.Filter):
+    """Passes each message template at most ``burst`` times a ``window`` seconds."""
+
+    def __init__(self, burst: int = 5, window: float = 10.0) -> None:
+        super().__init__()
+        self.burst = burst
+        self.window = window
+        self._seen: dict[tuple[str, str], list[float]] = {}
+        self._dropped: dict[tuple[str, str], int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        # By the start of the template: f-string messages (the SDK's "Invalid Host header:
+        # {host}") would otherwise make every request its own template.
+        key = (record.name, str(record.msg)[:40])
+        now = time.monotonic()
+        times = self._seen.setdefault(key, [])
+        while times and now - times[0] > self.window:
+            times.pop(0)
+        if len(times) >= self.burst:
+            self._dropped[key] = self._dropped.get(key, 0) + 1
+            return False
+        times.append(now)
+        dropped = self._dropped.pop(key, 0)
+        if dropped:
+            record.msg = f"{record.msg} ({dropped} more like this not logged)"
+        if len(self._seen) > 1000:  # f-string messages: every one is its own template
+            self._seen = {k: v for k, v in self._seen.items() if v and now - v[-1] <= self.window}
+        return True
