@@ -33,16 +33,22 @@ _REFUSED = (
 )
 
 
+#: Connections accepted in one go when the listening socket is readable (uvicorn's ``backlog``,
+#: which asyncio uses as its accept batch): each holds a descriptor until it is refused.
+ACCEPT_BATCH = 32
+
+
 def connection_cap(wanted: int) -> int:
-    """``wanted``, lowered to half of this process's file-descriptor limit (the rest is for
-    catalogs, the cache, backends and their pipes)."""
+    """``wanted``, lowered so that the connections, one accept batch and what else the
+    process holds (catalogs, the cache, backends and their pipes: 64 and half of the rest)
+    stay within this process's file-descriptor limit."""
     try:
         soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     except (OSError, ValueError):  # pragma: no cover - every POSIX system answers
         return wanted
     if soft == resource.RLIM_INFINITY:
         return wanted
-    return max(1, min(wanted, soft // 2))
+    return max(1, min(wanted, (soft - 64) // 2 - ACCEPT_BATCH))
 
 
 class LimitedH11Protocol(H11Protocol):

@@ -16,7 +16,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolfind.serve.http_limits import connection_cap, limited_protocol
+from toolfind.serve.http_limits import ACCEPT_BATCH, connection_cap, limited_protocol
 from toolfind.serve.options import HttpAddress, ServeOptions
 from toolfind.serve.server import ToolfindServer
 
@@ -136,6 +136,7 @@ async def run_http(server: ToolfindServer, options: ServeOptions) -> None:
         http=limited_protocol(
             connection_cap(options.max_connections), options.header_timeout, options.body_timeout
         ),
+        backlog=ACCEPT_BATCH,
         log_config=None,
         access_log=False,
         lifespan="on",
