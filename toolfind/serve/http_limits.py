@@ -138,9 +138,10 @@ class RateLimit(logging.Filter):
         self._dropped: dict[tuple[str, str], int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
-        # By the start of the template: f-string messages (the SDK's "Invalid Host header:
-        # {host}") would otherwise make every request its own template.
-        key = (record.name, str(record.msg)[:40])
+        # A message formatted before logging (the SDK's f"Invalid Host header: {host}") is
+        # keyed by its text up to the first colon; otherwise every request is its own template.
+        text = str(record.msg)
+        key = (record.name, text if record.args else text.split(":", 1)[0])
         now = time.monotonic()
         times = self._seen.setdefault(key, [])
         while times and now - times[0] > self.window:
