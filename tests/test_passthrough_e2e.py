@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 import mcp_types as types
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -204,8 +205,8 @@ async def test_stdio_passes_everything_the_backend_offers_through(
 
 
 @asynccontextmanager
-async def http_server(tmp_path: Path, *args: str) -> AsyncIterator[str]:
-    command = [sys.executable, "-m", "toolfind", "serve-mcp", "--http", "127.0.0.1:0", *args]
+async def http_server(tmp_path: Path, *args: str, bind: str = "127.0.0.1:0") -> AsyncIterator[str]:
+    command = [sys.executable, "-m", "toolfind", "serve-mcp", "--http", bind, *args]
     env = {**os.environ, **server_env(tmp_path)}
     async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
         assert process.stderr is not None
@@ -236,3 +237,47 @@ async def test_http_passes_everything_the_backend_offers_through(
         with anyio.fail_after(START_TIMEOUT + 2 * EVENT_TIMEOUT):
             async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
                 await exercise(client)
+
+
+async def test_a_lan_client_is_accepted_by_an_allowed_host_name_and_others_refused(
+    tmp_path: Path, setup: tuple[Path, Path]
+) -> None:
+    catalogs, _ = setup
+    args = ("-c", str(catalogs), "--token", "s3cret", "--allowed-host", "mybox.lan")
+    async with http_server(tmp_path, *args, bind="0.0.0.0:0") as url:
+        port = url.rsplit(":", 1)[1].removesuffix("/mcp")
+        local = f"http://127.0.0.1:{port}/mcp"
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Authorization": "Bearer s3cret",
+        }
+        async with httpx2.AsyncClient() as http:
+            allowed = await http.post(
+                local, json=body, headers={**headers, "Host": f"mybox.lan:{port}"}
+            )
+            assert allowed.status_code == 200
+            other = await http.post(
+                local, json=body, headers={**headers, "Host": f"other.lan:{port}"}
+            )
+            assert other.status_code == 421
+            origin = await http.post(
+                local,
+                json=body,
+                headers={
+                    **headers,
+                    "Host": f"mybox.lan:{port}",
+                    "Origin": f"http://mybox.lan:{port}",
+                },
+            )
+            assert origin.status_code == 200

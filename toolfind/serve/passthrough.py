@@ -446,7 +446,11 @@ class Passthrough:
             await connection.send_resource_updated(uri)
 
     async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
-        await self._updated(OWN_URI)
+        def lines(snapshot: Snapshot) -> list[tuple[str, str]]:
+            return [(t.name, t.summary) for t in snapshot.index.summaries(deferred=True)]
+
+        if lines(old) != lines(new):
+            await self._updated(OWN_URI)
 
     # -- prompts -------------------------------------------------------------------------------
 
