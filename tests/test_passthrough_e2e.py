@@ -142,6 +142,11 @@ async def exercise(client: Client) -> None:
     with anyio.fail_after(EVENT_TIMEOUT):
         await three.wait()
     assert steps == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    linked = await client.call_tool("rich__link", {"name": "hello"})
+    link = linked.content[1]
+    assert isinstance(link, types.ResourceLink)
+    assert link.uri == "toolfind://rich/note://hello"
+    assert (await client.read_resource(link.uri)).contents[0].uri == link.uri
     via_meta = await client.call_tool(
         "proxy_call_tool", {"name": "rich/count", "arguments": {"steps": 1}}
     )

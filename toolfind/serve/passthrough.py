@@ -452,6 +452,31 @@ class Passthrough:
         if lines(old) != lines(new):
             await self._updated(OWN_URI)
 
+    def exposed(self, server: str, blocks: Sequence[Any]) -> list[Any]:
+        """Content blocks (a tool's result, a prompt's messages' content) with their resource
+        links and embedded resources named by exposed URIs, when ``server`` serves resources,
+        so that a client can read them through toolfind."""
+        if server not in self._servers_with("resources"):
+            return list(blocks)
+        out: list[Any] = []
+        for block in blocks:
+            if isinstance(block, types.ResourceLink):
+                block = block.model_copy(update={"uri": exposed_uri(server, block.uri)})
+            elif isinstance(block, types.EmbeddedResource):
+                inner = block.resource.model_copy(
+                    update={"uri": exposed_uri(server, block.resource.uri)}
+                )
+                block = block.model_copy(update={"resource": inner})
+            out.append(block)
+        return out
+
+    def exposed_result(self, server: str, result: types.CallToolResult) -> types.CallToolResult:
+        """A forwarded tool's result, its resource links readable through toolfind."""
+        linked = (types.ResourceLink, types.EmbeddedResource)
+        if not any(isinstance(block, linked) for block in result.content):
+            return result
+        return result.model_copy(update={"content": self.exposed(server, result.content)})
+
     # -- prompts -------------------------------------------------------------------------------
 
     def _own_prompt(self) -> types.Prompt:

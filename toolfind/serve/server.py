@@ -136,6 +136,7 @@ class Discovery:
         self.options = options
         self.backends = backends
         self.notifier = ChangeNotifier()
+        self.passthrough = Passthrough(live, self.notifier, backends, options.separator)
         self._listing: Listing | None = None
         live.on_swap(self._swapped)
 
@@ -243,14 +244,16 @@ class Discovery:
             with anyio.fail_after(timeout + POOL_SLACK):
                 progress = PROGRESS.get()
                 if progress is None:
-                    return await self.backends.call(tool.name, dict(arguments or {}))
-                return await self.backends.call(tool.name, dict(arguments or {}), progress)
+                    result = await self.backends.call(tool.name, dict(arguments or {}))
+                else:
+                    result = await self.backends.call(tool.name, dict(arguments or {}), progress)
         except TimeoutError:
             raise meta.ToolCallError(
                 f"{tool.qualified_name!r} did not answer within {timeout:g} s; try again later."
             ) from None
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
+        return self.passthrough.exposed_result(tool.namespace, result)
 
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
@@ -265,12 +268,11 @@ class Discovery:
             on_list_tools=self.on_list_tools,
             on_call_tool=self.on_call_tool,
         )
-        passthrough = Passthrough(self.live, self.notifier, self.backends, self.options.separator)
-        passthrough.register(server)
+        self.passthrough.register(server)
         server.add_request_handler(
             "subscriptions/listen",
             types.SubscriptionsListenRequestParams,
-            passthrough.listen_handler(self.notifier.listen_handler),
+            self.passthrough.listen_handler(self.notifier.listen_handler),
         )
         server.middleware.append(self.notifier)
         return server
