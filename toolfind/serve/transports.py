@@ -30,8 +30,12 @@ async def run_stdio(server: ToolfindServer) -> None:
     """Serve one client over stdin/stdout until it closes stdin."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from toolfind.serve.stdio_pipes import claimed_pipes
+
+    async with claimed_pipes() as pipes:
+        stdin, stdout = pipes if pipes is not None else (None, None)
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 class BearerTokenGate:
