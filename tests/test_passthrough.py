@@ -233,7 +233,8 @@ def test_a_malformed_allowed_host_or_origin_is_one_error_line(
 
 
 def test_rate_limit_passes_a_burst_then_counts_what_it_left_out() -> None:
-    limit = RateLimit(burst=2, window=60)
+    now = [0.0]
+    limit = RateLimit(burst=2, window=60, clock=lambda: now[0])
 
     def record(host: str) -> logging.LogRecord:
         return logging.LogRecord(
@@ -242,8 +243,14 @@ def test_rate_limit_passes_a_burst_then_counts_what_it_left_out() -> None:
 
     passed = [limit.filter(record(f"h{i}")) for i in range(5)]
     assert passed == [True, True, False, False, False]
-    other = logging.LogRecord("toolfind", logging.WARNING, "x", 1, "something else", None, None)
+    now[0] = 61.0
+    later = record("h9")
+    assert limit.filter(later)
+    assert later.msg == "Invalid Host header: h9 (3 more like this not logged)"
+    other = logging.LogRecord("mcp", logging.WARNING, "x", 1, "something else", None, None)
     assert limit.filter(other)
+    own = logging.LogRecord("toolfind.serve", logging.WARNING, "x", 1, "%s", ("a",), None)
+    assert all(limit.filter(own) for _ in range(10))  # toolfind's own lines are deduplicated
 
 
 async def _hello(scope: dict[str, Any], receive: Any, send: Any) -> None:

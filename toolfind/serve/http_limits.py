@@ -21,11 +21,12 @@ import asyncio
 import logging
 import resource
 import time
+from collections.abc import Callable
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-logger = logging.getLogger("toolfind.serve")
+logger = logging.getLogger("toolfind.serve.http")
 
 _REFUSED = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
@@ -128,21 +129,30 @@ def limited_protocol(
 
 
 class RateLimit(logging.Filter):
-    """Passes each message template at most ``burst`` times a ``window`` seconds."""
+    """Passes each message template at most ``burst`` times a ``window`` seconds.
 
-    def __init__(self, burst: int = 5, window: float = 10.0) -> None:
+    Applies to this module's lines and to other libraries' (uvicorn, asyncio, the SDK); the rest
+    of toolfind's lines are few by design (a backend's warnings are logged once each).
+    """
+
+    def __init__(
+        self, burst: int = 5, window: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__()
         self.burst = burst
         self.window = window
+        self._clock = clock
         self._seen: dict[tuple[str, str], list[float]] = {}
         self._dropped: dict[tuple[str, str], int] = {}
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("toolfind") and record.name != logger.name:
+            return True
         # A message formatted before logging (the SDK's f"Invalid Host header: {host}") is
         # keyed by its text up to the first colon; otherwise every request is its own template.
         text = str(record.msg)
         key = (record.name, text if record.args else text.split(":", 1)[0])
-        now = time.monotonic()
+        now = self._clock()
         times = self._seen.setdefault(key, [])
         while times and now - times[0] > self.window:
             times.pop(0)
