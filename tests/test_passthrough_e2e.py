@@ -161,6 +161,54 @@ async def exercise(client: Client) -> None:
         assert bad.value.code == -32602
 
 
+async def exercise_notifications(client: Client, seen: Seen, logs: Seen) -> None:
+    """Subscriptions, list changes and log messages relayed (handshake-era clients)."""
+    # Subscriptions and list changes are relayed, under the exposed URI.
+    with legacy_api():
+        await client.subscribe_resource("toolfind://rich/note://hello")
+    await client.call_tool("rich__note", {"name": "hello", "text": "changed"})
+    updated = await seen.wait(lambda m: isinstance(m, types.ResourceUpdatedNotification))
+    assert updated.params.uri == "toolfind://rich/note://hello"
+    await seen.wait(lambda m: isinstance(m, types.ResourceListChangedNotification))
+    read = await client.read_resource("toolfind://rich/note://hello")
+    assert isinstance(read.contents[0], types.TextResourceContents)
+    assert read.contents[0].text == "changed"
+    await client.call_tool("rich__add_prompt", {"name": "farewell"})
+    await seen.wait(lambda m: isinstance(m, types.PromptListChangedNotification))
+    names = [p.name for p in (await client.list_prompts()).prompts]
+    assert "rich__farewell" in names
+
+    # Log messages: at the level the client set, named after the backend.
+    await client.call_tool("rich__log", {"level": "info", "text": "quiet"})
+    with legacy_api():
+        await client.set_logging_level("debug")
+    await client.call_tool("rich__log", {"level": "debug", "text": "loud"})
+    message = await logs.wait(lambda p: p.data == "loud")
+    assert message.level == "debug" and message.logger == "rich/notes"
+    assert all(p.data != "quiet" for p in logs.items)
+
+
+async def exercise_listen(client: Client) -> None:
+    """2026-07-28: a listen stream naming a backend resource hears of its updates and of the
+    backends' list changes."""
+    uri = "toolfind://rich/note://hello"
+    async with client.listen(
+        resources_list_changed=True, prompts_list_changed=True, resource_subscriptions=[uri]
+    ) as subscription:
+        events = subscription.__aiter__()
+        await client.call_tool("rich__note", {"name": "hello", "text": "changed"})
+        kinds: dict[str, Any] = {}
+        with anyio.fail_after(EVENT_TIMEOUT):
+            while not {"ResourceUpdated", "ResourcesListChanged"} <= set(kinds):
+                event = await events.__anext__()
+                kinds[type(event).__name__] = event
+        assert kinds["ResourceUpdated"].uri == uri
+        await client.call_tool("rich__add_prompt", {"name": "farewell"})
+        with anyio.fail_after(EVENT_TIMEOUT):
+            while type(event := await events.__anext__()).__name__ != "PromptsListChanged":
+                pass
+
+
 async def test_stdio_passes_everything_the_backend_offers_through(
     tmp_path: Path, setup: tuple[Path, Path]
 ) -> None:
@@ -184,29 +232,7 @@ async def test_stdio_passes_everything_the_backend_offers_through(
             assert caps.completions is not None and caps.logging is not None
             await exercise(client)
 
-            # Subscriptions and list changes are relayed, under the exposed URI.
-            with legacy_api():
-                await client.subscribe_resource("toolfind://rich/note://hello")
-            await client.call_tool("rich__note", {"name": "hello", "text": "changed"})
-            updated = await seen.wait(lambda m: isinstance(m, types.ResourceUpdatedNotification))
-            assert updated.params.uri == "toolfind://rich/note://hello"
-            await seen.wait(lambda m: isinstance(m, types.ResourceListChangedNotification))
-            read = await client.read_resource("toolfind://rich/note://hello")
-            assert isinstance(read.contents[0], types.TextResourceContents)
-            assert read.contents[0].text == "changed"
-            await client.call_tool("rich__add_prompt", {"name": "farewell"})
-            await seen.wait(lambda m: isinstance(m, types.PromptListChangedNotification))
-            names = [p.name for p in (await client.list_prompts()).prompts]
-            assert "rich__farewell" in names
-
-            # Log messages: at the level the client set, named after the backend.
-            await client.call_tool("rich__log", {"level": "info", "text": "quiet"})
-            with legacy_api():
-                await client.set_logging_level("debug")
-            await client.call_tool("rich__log", {"level": "debug", "text": "loud"})
-            message = await logs.wait(lambda p: p.data == "loud")
-            assert message.level == "debug" and message.logger == "rich/notes"
-            assert all(p.data != "quiet" for p in logs.items)
+            await exercise_notifications(client, seen, logs)
 
 
 @asynccontextmanager
@@ -238,10 +264,21 @@ async def test_http_passes_everything_the_backend_offers_through(
     tmp_path: Path, setup: tuple[Path, Path], mode: str
 ) -> None:
     catalogs, servers = setup
+    seen = Seen()
+    logs = Seen()
     async with http_server(tmp_path, "-c", str(catalogs), "--servers", str(servers)) as url:
-        with anyio.fail_after(START_TIMEOUT + 2 * EVENT_TIMEOUT):
-            async with Client(url, mode=mode) as client:  # type: ignore[arg-type]
+        with anyio.fail_after(START_TIMEOUT + 6 * EVENT_TIMEOUT):
+            async with Client(
+                url,
+                mode=mode,  # type: ignore[arg-type]
+                message_handler=seen,
+                logging_callback=logs,
+            ) as client:
                 await exercise(client)
+                if mode == "legacy":
+                    await exercise_notifications(client, seen, logs)
+                else:
+                    await exercise_listen(client)
 
 
 async def test_a_lan_client_is_accepted_by_an_allowed_host_name_and_others_refused(
