@@ -7,6 +7,7 @@ import json
 import logging
 import socket
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -275,30 +276,62 @@ async def _closed(stream: anyio.abc.SocketStream) -> bytes:
     return received
 
 
-async def test_slow_or_excess_connections_are_closed_before_the_app_sees_them() -> None:
+@asynccontextmanager
+async def limited_server(
+    cap: int, header_timeout: float, body_timeout: float
+) -> AsyncIterator[int]:
+    """uvicorn with the limits in this process; yields its port."""
     import uvicorn
 
     sock = socket.create_server(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
     config = uvicorn.Config(
-        _hello, http=limited_protocol(2, 0.3, 0.3), log_config=None, lifespan="off"
+        _hello,
+        http=limited_protocol(cap, header_timeout, body_timeout),
+        log_config=None,
+        lifespan="off",
     )
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         # The socket listens already: connections wait in its backlog until uvicorn accepts.
         tg.start_soon(lambda: server.serve(sockets=[sock]))
+        yield sock.getsockname()[1]
+        server.should_exit = True
+
+
+async def test_requests_slower_than_the_read_timeouts_are_closed() -> None:
+    async with limited_server(10, 0.3, 0.3) as port:
         silent = await anyio.connect_tcp("127.0.0.1", port)
         partial = await anyio.connect_tcp("127.0.0.1", port)
         await partial.send(b"POST / HTTP/1.1\r\nHost: x\r\n")
-        excess = await anyio.connect_tcp("127.0.0.1", port)
-        assert (await _closed(excess)).startswith(b"HTTP/1.1 503")
-        assert await _closed(silent) == b""  # header timeout
-        assert await _closed(partial) == b""
         body = await anyio.connect_tcp("127.0.0.1", port)
         await body.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
-        assert await _closed(body) == b""  # body timeout
+        assert await _closed(silent) == b""
+        assert await _closed(partial) == b""
+        assert await _closed(body) == b""
         ok = await anyio.connect_tcp("127.0.0.1", port)
         await ok.send(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         answer = await _closed(ok)
         assert answer.startswith(b"HTTP/1.1 200") and b"hello" in answer
-        server.should_exit = True
+
+
+async def test_at_the_cap_half_open_requests_make_room_and_busy_ones_refuse() -> None:
+    # Timeouts far beyond the test's waits: every close here is the cap's doing.
+    async with limited_server(2, 60, 60) as port:
+        silent = await anyio.connect_tcp("127.0.0.1", port)
+        partial = await anyio.connect_tcp("127.0.0.1", port)
+        await partial.send(b"POST / HTTP/1.1\r\nHost: x\r\n")
+        ok = await anyio.connect_tcp("127.0.0.1", port)
+        await ok.send(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert await _closed(silent) == b""  # the oldest half-open one made room
+        answer = await _closed(ok)
+        assert answer.startswith(b"HTTP/1.1 200") and b"hello" in answer
+        bodies = []
+        for _ in range(2):  # past their headers: not evicted
+            body = await anyio.connect_tcp("127.0.0.1", port)
+            await body.send(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc")
+            bodies.append(body)
+        assert await _closed(partial) == b""
+        excess = await anyio.connect_tcp("127.0.0.1", port)
+        assert (await _closed(excess)).startswith(b"HTTP/1.1 503")
+        for body in bodies:
+            await body.aclose()

@@ -4,8 +4,11 @@ uvicorn times out only idle keep-alive connections: a client that opens connecti
 finishes a request's headers holds a file descriptor each for ever, before any token or Host
 check can run. `limited_protocol` gives uvicorn an HTTP protocol (its own h11 one) that
 
-- refuses a connection beyond ``max_connections`` at once (``503``, then closed), before
-  reading a byte of it, so no authentication work is spent on it;
+- holds at most ``max_connections`` at once: at the cap, a new connection replaces the one
+  that has been sending its request headers the longest (half-open requests are what an
+  attacker holds; a client sends its headers at once), and is refused (``503``, then closed)
+  when every connection is past its headers; all before reading a byte of it, so no
+  authentication work is spent on it;
 - closes a connection whose request headers have not all arrived ``header_timeout`` seconds
   after its first byte (or after it connected), and one whose body has not all arrived
   ``body_timeout`` seconds after its headers.
@@ -63,7 +66,7 @@ class LimitedH11Protocol(H11Protocol):
     _refused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        if len(self.connections) >= self.max_connections:
+        if len(self.connections) >= self.max_connections and not self._evict_one():
             self._refused = True
             logger.warning(
                 "refused a connection: the limit of %d open connections is reached",
@@ -93,6 +96,27 @@ class LimitedH11Protocol(H11Protocol):
                 self._arm(self.body_timeout, "body")
         elif state is not h11.IDLE:  # DONE, MUST_CLOSE, ERROR...: all of it arrived
             self._disarm()
+
+    def _evict_one(self) -> bool:
+        """At the cap: close the connection that has been sending its request headers the
+        longest (a client that sends them at once never is that one), to make room."""
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, LimitedH11Protocol) and c._what == "headers" and c._deadline
+        ]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda c: c._deadline.when() if c._deadline else 0.0)
+        logger.warning(
+            "at the limit of %d open connections: closed the one waiting longest for its "
+            "request headers",
+            self.max_connections,
+        )
+        oldest._disarm()
+        oldest.transport.close()
+        self.connections.discard(oldest)  # its connection_lost comes later
+        return True
 
     def _arm(self, seconds: float, what: str) -> None:
         self._disarm()
