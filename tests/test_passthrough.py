@@ -225,7 +225,7 @@ def test_a_malformed_allowed_host_or_origin_is_one_error_line(
     result = CliRunner().invoke(
         app, ["serve-mcp", "-c", str(catalog_dir), "--http", "0", flag, value]
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.startswith(f"Error: {flag} {value!r}: give")
     assert len(result.stderr.strip().splitlines()) == 1
 
