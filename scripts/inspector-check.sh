@@ -10,7 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TOOLFIND_CACHE_DIR="$work/cache"
 
-(cd "$work" && npm install --silent --no-audit --no-fund \
+(cd "$work" && npm install --prefix "$work" --silent --no-audit --no-fund \
   @modelcontextprotocol/inspector@0.21 @modelcontextprotocol/server-everything@2026.8.31 >/dev/null)
 inspector="$work/node_modules/.bin/mcp-inspector"
 everything="$work/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
