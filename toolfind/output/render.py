@@ -165,9 +165,9 @@ def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
     """One line per tool, ``namespace/name: summary`` (``- **namespace/name**: summary`` in
     Markdown), never Rich: the qualified name tells two tools of one name apart."""
     if tools:  # one write, not one a tool
-        pattern = "- **{}**: {}" if markdown else "{}: {}"
-        lines = (pattern.format(t.qualified_name, clean_text(t.summary)) for t in tools)
-        sys.stdout.write("\n".join(lines) + "\n")
+        from toolfind.output.tool_formats import summaries_text
+
+        sys.stdout.write(summaries_text(tools, markdown=markdown))
 
 
 def summaries_hint(tools: Sequence[Tool], every: bool) -> str:
