@@ -21,20 +21,25 @@ __all__ = ["BackendStatus", "Backends", "NoBackends"]
 
 @dataclass(frozen=True, slots=True)
 class BackendStatus:
-    """How one backend is doing: ``available`` false means calls to it fail until it restarts."""
+    """How one backend is doing: ``available`` false means calls to it fail until it restarts.
+
+    ``state`` is ``connecting``, ``ready``, ``retrying`` (waiting out a backoff) or ``failed``
+    (retries given up until a call needs it); ``detail`` is the last error while not ready.
+    """
 
     name: str
     available: bool
     tool_count: int = 0
     detail: str = ""
+    state: str = ""
 
 
 class Backends(Protocol):
     """Live MCP servers whose tools serve-mcp indexes and whose calls it forwards.
 
-    An async context manager that starts (concurrently, with a start-up timeout) and stops
-    every backend; serve-mcp enters it once, before the first client connects, and leaves it
-    from the same task.
+    An async context manager that starts every backend in the background (entering returns
+    at once; tools join later through the listener) and stops them; serve-mcp enters it
+    once, before the first client connects, and leaves it from the same task.
     """
 
     async def __aenter__(self) -> Self: ...

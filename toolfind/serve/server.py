@@ -34,6 +34,7 @@ from toolfind.models import Tool
 from toolfind.output.tool_formats import tool_to_format
 from toolfind.output.wire import categories_record, dumps
 from toolfind.serve import meta
+from toolfind.serve.arguments import ArgumentChecker
 from toolfind.serve.backend_seam import Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
 from toolfind.serve.state import LiveIndex, Snapshot
@@ -117,6 +118,7 @@ class Discovery:
         self.options = options
         self.backends = backends
         self.notifier = ChangeNotifier()
+        self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
         live.on_swap(self._swapped)
 
@@ -184,11 +186,14 @@ class Discovery:
         listing = self.listing()
         index = self.live.snapshot.index
         metatool = listing.meta.get(name)
+        serves = self.backends.serves
         if metatool is None:
-            return await self.forward(meta.resolve(index, name), arguments)
+            return await self.forward(meta.resolve(index, name, serves=serves), arguments)
         args = meta.check_arguments(metatool, arguments)
         if metatool.key == meta.CATEGORIES:
-            return record_result(categories_record(index.categories(), self.backends.status()))
+            return record_result(categories_record(index.categories(), self._status()))
+        if metatool.key == meta.SEARCH:
+            return record_result(meta.search(index, args, serves))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name")
@@ -199,8 +204,12 @@ class Discovery:
         tool_args = {} if args.get("arguments") is None else args["arguments"]
         if not isinstance(tool_args, dict):
             raise meta.ToolCallError("'arguments' must be an object of the tool's arguments.")
-        result = await self.forward(meta.resolve(index, target), tool_args)
-        return _structured_for_call_tool(result)
+        return await self.forward(meta.resolve(index, target, serves=serves), tool_args)
+
+    def _status(self) -> dict[str, Any]:
+        """The backends' status by the namespace of their tools (see `LiveIndex._apart`)."""
+        namespaces = self.live.snapshot.backend_namespaces
+        return {namespaces.get(n, n): s for n, s in self.backends.status().items()}
 
     async def forward(
         self, tool: Tool, arguments: Mapping[str, Any] | None
@@ -210,11 +219,25 @@ class Discovery:
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
         if not self.backends.serves(tool.name):
             where = f" (from {tool.source.file})" if tool.source is not None else ""
+            index = self.live.snapshot.index
+            close = meta.callable_suggestions(index, tool.name, self.backends.serves)
+            hint = (
+                f" Did you mean {close[0]!r}?"
+                if close
+                else " Pick a tool served by a connected MCP server."
+            )
             raise meta.ToolCallError(
                 f"No backend serves {tool.qualified_name!r}{where}: it is in a catalog only, so "
-                "toolfind can find and describe it but not run it. Pick a tool served by a "
-                "connected MCP server."
+                f"toolfind can find and describe it but not run it.{hint}"
             )
+        if self.checker is not None:
+            problem = self.checker.problem(tool, arguments or {})
+            if problem is not None:
+                raise meta.ToolCallError(
+                    f"Invalid arguments for {tool.name!r} at {problem}. Fix them to match its "
+                    f"input schema ({self.options.meta_prefix}{meta.GET} shows it); "
+                    "nothing was sent to the tool."
+                )
         timeout = self.options.call_timeout
         try:
             with anyio.fail_after(timeout + POOL_SLACK):
@@ -252,33 +275,13 @@ def record_result(record: Mapping[str, Any]) -> types.CallToolResult:
     )
 
 
-def _structured_for_call_tool(result: types.CallToolResult) -> types.CallToolResult:
-    """call_tool declares an object output schema: give every successful result an object.
-
-    Content and isError stay as the backend sent them; only a missing or non-object
-    structuredContent is wrapped.
-    """
-    if result.is_error or isinstance(result.structured_content, dict):
-        return result
-    if result.structured_content is not None:
-        wrapped: dict[str, Any] = {"result": result.structured_content}
-    else:
-        wrapped = {
-            "content": [
-                block.model_dump(mode="json", by_alias=True, exclude_none=True)
-                for block in result.content
-            ]
-        }
-    return result.model_copy(update={"structured_content": wrapped})
-
-
 def _meta_to_mcp(tool: meta.MetaTool) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         input_schema=dict(tool.input_schema),
-        output_schema=dict(tool.output_schema),
+        output_schema=None if tool.output_schema is None else dict(tool.output_schema),
         annotations=types.ToolAnnotations(
             title=tool.title,
             read_only_hint=tool.read_only,
