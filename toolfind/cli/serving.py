@@ -95,7 +95,9 @@ def serve_mcp(
     ] = False,
     retry_initial: Annotated[
         float,
-        typer.Option("--retry-initial", help="Seconds before retrying a failed backend (doubling)."),
+        typer.Option(
+            "--retry-initial", help="Seconds before retrying a failed backend (doubling)."
+        ),
     ] = 1.0,
     retry_max: Annotated[
         float, typer.Option("--retry-max", help="Longest wait between a backend's retries.")
@@ -103,7 +105,9 @@ def serve_mcp(
     max_result_size: Annotated[
         str,
         typer.Option(
-            "--max-result-size", help="Largest backend tool result relayed (e.g. 10MiB).", metavar="SIZE"
+            "--max-result-size",
+            help="Largest backend tool result relayed (e.g. 10MiB).",
+            metavar="SIZE",
         ),
     ] = "10MiB",
     weight: WeightOpt = None,

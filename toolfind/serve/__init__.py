@@ -61,8 +61,13 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
             backoff_max=options.retry_max,
             max_result_bytes=options.max_result_size,
         )
-    # Entering starts the backends in the background: serving never waits for one; their
-    # tools join through the listener (a rebuild, then list_changed).
+    # Backends connect in the background: serving never waits for one; their tools join
+    # through the listener (a rebuild, then list_changed). Under stdio they start once the
+    # first tools/list is answered (or after RELEASE_AFTER), so that their start-up does
+    # not compete with it for the CPU.
+    hold = getattr(backends, "hold", None)
+    if hold is not None and options.http is None:
+        hold()
     async with backends as active:
         live = LiveIndex(
             options.catalogs,
@@ -77,6 +82,7 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
         server = Discovery(live, options, active).build_server()
         async with anyio.create_task_group() as tg:
             tg.start_soon(partial(live.watch, options.poll_interval, catalogs=options.watch))
+            tg.start_soon(_release_later, active)
             watch_servers = getattr(active, "watch_servers", None)
             if options.watch and watch_servers is not None:
                 tg.start_soon(watch_servers, options.poll_interval)
@@ -85,6 +91,17 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
             else:
                 await run_http(server, options)
             tg.cancel_scope.cancel()
+
+
+#: Seconds after which held backends start even if no client has listed the tools.
+RELEASE_AFTER = 1.0
+
+
+async def _release_later(backends: Backends) -> None:
+    import anyio
+
+    await anyio.sleep(RELEASE_AFTER)
+    backends.release()
 
 
 def configure_logging(level: str) -> None:

@@ -146,14 +146,19 @@ async def open_transport(
 
         quiet_sdk_parse_failures()
         params = StdioServerParameters(
-            command=spec.command or "", args=list(spec.args), env=dict(spec.env) or None, cwd=spec.cwd
+            command=spec.command or "",
+            args=list(spec.args),
+            env=dict(spec.env) or None,
+            cwd=spec.cwd,
         )
         async with stdio_client(params, errlog=errlog or sys.stderr) as streams:
             yield streams
     elif spec.transport == "sse":
         from mcp.client.sse import sse_client
 
-        async with sse_client(spec.url or "", headers=dict(spec.headers), timeout=timeout) as streams:
+        async with sse_client(
+            spec.url or "", headers=dict(spec.headers), timeout=timeout
+        ) as streams:
             yield streams
     else:
         from mcp.client.streamable_http import streamable_http_client

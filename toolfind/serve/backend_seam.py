@@ -68,6 +68,12 @@ class Backends(Protocol):
     def status(self) -> Mapping[str, BackendStatus]:
         """Each backend by server name."""
 
+    async def wait_settled(self) -> None:
+        """Return once no backend is connecting (each is up, or its attempt failed)."""
+
+    def release(self) -> None:
+        """Let backends held back at start connect now (idempotent; see `BackendPool.hold`)."""
+
     def set_listener(self, listener: Callable[[], None]) -> None:
         """Run ``listener`` (on the event loop) when any backend's tools change; serve-mcp
         then re-reads ``tools()``, rebuilds the index off the request path and notifies."""
@@ -93,6 +99,12 @@ class NoBackends:
 
     def status(self) -> Mapping[str, BackendStatus]:
         return {}
+
+    async def wait_settled(self) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         return None

@@ -69,6 +69,7 @@ def make_backends(
     backoff_initial: float = BACKOFF_INITIAL,
     backoff_max: float = BACKOFF_MAX,
     max_result_bytes: int = MAX_RESULT_BYTES,
+    errlog: TextIO | None = None,
 ) -> Backends:
     """The backends named by ``--servers`` files; `NoBackends` when there are none.
 
@@ -89,6 +90,7 @@ def make_backends(
         max_result_bytes=max_result_bytes,
         servers_files=servers,
         environ=environ,
+        errlog=errlog,
     )
 
 
@@ -220,11 +222,27 @@ class BackendPool:
         self._tg: Any = None
         self._started = False
         self._closing = False
+        self._go: Any = None
+        self._held = False
+
+    def hold(self) -> None:
+        """Enter without starting the backends until `release` (before `__aenter__`):
+        serve-mcp answers its first ``tools/list`` before backend processes compete with
+        it for the CPU."""
+        self._held = True
+
+    def release(self) -> None:
+        """Let held backends start (idempotent)."""
+        if self._go is not None:
+            self._go.set()
 
     async def __aenter__(self) -> Self:
         """Start every backend's supervisor; returns at once (see `wait_settled`)."""
         import anyio
 
+        self._go = anyio.Event()
+        if not self._held:
+            self._go.set()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._started = True
@@ -241,6 +259,12 @@ class BackendPool:
         for backend in list(self._backends):
             while backend.state == CONNECTING and not backend.removed:
                 await backend.notice.wait()
+
+    async def wait_for_state(self, name: str, *states: str) -> None:
+        """Wait until the backend ``name`` is in one of ``states``."""
+        backend = next(b for b in self._backends if b.name == name)
+        while backend.state not in states:
+            await backend.notice.wait()
 
     async def aclose(self) -> None:
         """Stop every backend (each server process is closed, then terminated if it lingers)."""
@@ -421,6 +445,7 @@ class BackendPool:
             )
         # A backend that crashed (rather than failed to start) is restarted for a call at
         # once, backoff or not; so is a failed one.
+        self.release()
         if backend.state in (RETRYING, FAILED) and not backend.removed:
             backend.wake.set()
             backend.set_state(CONNECTING)
@@ -440,6 +465,7 @@ class BackendPool:
         import anyio
 
         with backend.scope:
+            await self._go.wait()
             while True:
                 if backend.state == FAILED:
                     await backend.wake.wait()
@@ -532,7 +558,7 @@ class BackendPool:
             backend.listed = listed
             self._recompute()
 
-    async def _list_tools(self, backend: _Backend, attempt: _Attempt) -> tuple[Listed, ...]:
+    async def _list_tools(self, backend: _Backend, attempt: Attempt) -> tuple[Listed, ...]:
         """The whole tools/list (every page), each tool checked on its own."""
         entries: list[Any] = []
         cursor: Any = None

@@ -215,9 +215,7 @@ def int_argument(args: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
-def resolve(
-    index: Any, name: str, *, serves: Callable[[str], bool] | None = None
-) -> Tool:
+def resolve(index: Any, name: str, *, serves: Callable[[str], bool] | None = None) -> Tool:
     """The tool ``name`` names: exactly (`exact_ids`) if it can, else by ``show``'s lookup;
     a miss or an ambiguous name becomes a ToolCallError naming the candidates.
 
@@ -238,7 +236,9 @@ def resolve(
         found: Tool = tools[exact[0]]
         return found
     if exact:
-        raise ToolCallError(str(AmbiguousName(name, sorted(tools[i].qualified_name for i in exact))))
+        raise ToolCallError(
+            str(AmbiguousName(name, sorted(tools[i].qualified_name for i in exact)))
+        )
     try:
         found = index.resolve(name)
     except ToolNotFound as exc:

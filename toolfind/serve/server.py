@@ -45,6 +45,8 @@ logger = logging.getLogger("toolfind.serve")
 #: times the call out after ``call_timeout``, then may ping (PING_TIMEOUT, 5 s) and restart
 #: the backend; this bound only catches a pool that never returns.
 POOL_SLACK = 35.0
+#: Seconds a call to an unknown name waits for backends that are still starting.
+ARRIVAL_WAIT = 10.0
 
 
 class ToolfindServer(Server[Any]):
@@ -171,6 +173,7 @@ class Discovery:
     async def on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        self.backends.release()  # the first list is answered: backends may start now
         return types.ListToolsResult(tools=list(self.listing().tools))
 
     async def on_call_tool(
@@ -186,14 +189,13 @@ class Discovery:
         listing = self.listing()
         index = self.live.snapshot.index
         metatool = listing.meta.get(name)
-        serves = self.backends.serves
         if metatool is None:
-            return await self.forward(meta.resolve(index, name, serves=serves), arguments)
+            return await self.forward(await self._resolve_call(name), arguments)
         args = meta.check_arguments(metatool, arguments)
         if metatool.key == meta.CATEGORIES:
             return record_result(categories_record(index.categories(), self._status()))
         if metatool.key == meta.SEARCH:
-            return record_result(meta.search(index, args, serves))
+            return record_result(meta.search(index, args, self.backends.serves))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name")
@@ -204,7 +206,27 @@ class Discovery:
         tool_args = {} if args.get("arguments") is None else args["arguments"]
         if not isinstance(tool_args, dict):
             raise meta.ToolCallError("'arguments' must be an object of the tool's arguments.")
-        return await self.forward(meta.resolve(index, target, serves=serves), tool_args)
+        return await self.forward(await self._resolve_call(target), tool_args)
+
+    async def _resolve_call(self, name: str) -> Tool:
+        """The tool a call names. A name not found while a backend is still connecting for
+        the first time waits (up to ARRIVAL_WAIT) for the backends, then looks again: a
+        host may call a tool it knows as soon as it has connected."""
+        serves = self.backends.serves
+        try:
+            return meta.resolve(self.live.snapshot.index, name, serves=serves)
+        except meta.ToolCallError:
+            arriving = any(
+                s.state == "connecting" and s.tool_count == 0
+                for s in self.backends.status().values()
+            )
+            if not arriving:
+                raise
+        self.backends.release()
+        with anyio.move_on_after(ARRIVAL_WAIT):
+            await self.backends.wait_settled()
+        await self.live.catch_up()
+        return meta.resolve(self.live.snapshot.index, name, serves=serves)
 
     def _status(self) -> dict[str, Any]:
         """The backends' status by the namespace of their tools (see `LiveIndex._apart`)."""

@@ -94,6 +94,9 @@ class LiveIndex:
         self._lock = anyio.Lock()
         self._backends_dirty = anyio.Event()
         self._warned: set[str] = set()
+        # How many backend changes were announced, and how many the snapshot includes.
+        self._changes = 0
+        self._built_changes = 0
 
     @property
     def snapshot(self) -> Snapshot:
@@ -107,7 +110,14 @@ class LiveIndex:
 
     def backends_changed(self) -> None:
         """The backends' callback: their tools changed; rebuild at the next poll tick."""
+        self._changes += 1
         self._backends_dirty.set()
+
+    async def catch_up(self) -> None:
+        """Return once the snapshot holds every backend change announced so far (rebuilding
+        now, or waiting for the rebuild under way)."""
+        if self._built_changes < self._changes:
+            await self.reload(catalogs_changed=False)
 
     def load(self) -> Snapshot:
         """The first, blocking load. Skipped entries are logged; a missing path raises.
@@ -118,7 +128,9 @@ class LiveIndex:
         loaded = self._read()
         for finding in loaded.findings:
             logger.warning("skipped: %s", finding)
+        changes = self._changes
         self._snapshot = self._build(loaded, self.backends.tools(), loaded.findings, 1)
+        self._built_changes = changes
         return self._snapshot
 
     async def reload(self, *, catalogs_changed: bool = True) -> bool:
@@ -128,6 +140,9 @@ class LiveIndex:
         snapshot and logs one line per new problem, naming the file.
         """
         async with self._lock:
+            if not catalogs_changed and self._built_changes >= self._changes:
+                return False  # a rebuild that ran while this one waited took it in
+            changes = self._changes
             old = self.snapshot
             backend_tools = tuple(self.backends.tools())
             catalog: Loaded | tuple[Tool, ...] = old.catalog_tools
@@ -150,6 +165,7 @@ class LiveIndex:
                 self._build, catalog, backend_tools, errors, old.generation + 1
             )
             self._snapshot = new
+            self._built_changes = changes
             logger.info(
                 "index rebuilt (generation %d, %d tools)", new.generation, len(new.index.tools)
             )
@@ -203,7 +219,9 @@ class LiveIndex:
                     namespace,
                 )
         moved = [
-            t if namespaces[t.namespace] == t.namespace else _in_namespace(t, namespaces[t.namespace])
+            t
+            if namespaces[t.namespace] == t.namespace
+            else _in_namespace(t, namespaces[t.namespace])
             for t in backend_tools
         ]
         return moved, namespaces
