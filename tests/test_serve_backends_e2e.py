@@ -382,11 +382,11 @@ async def test_a_backend_that_keeps_failing_is_given_up_then_restarted_by_an_edi
     tmp_path: Path,
 ) -> None:
     fixed = tmp_path / "fixed"
-    spec = ServerSpec(
+    spec = ServerSpec(  # fails at once, before Python starts, until the file exists
         name="flaky",
         transport="stdio",
-        command=sys.executable,
-        args=(str(LIFECYCLE), "--need", str(fixed)),
+        command="sh",
+        args=("-c", f"test -e {fixed} || exit 3; exec {sys.executable} {LIFECYCLE}"),
     )
     with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog, anyio.fail_after(WAIT):
         async with BackendPool(
@@ -396,7 +396,7 @@ async def test_a_backend_that_keeps_failing_is_given_up_then_restarted_by_an_edi
             status = pool.status()["flaky"]
             assert not status.available and status.detail == "connection closed"
             fixed.write_text("", encoding="utf-8")
-            pool.update([replace(spec, args=(*spec.args, "--banner"))])  # changed: restarted
+            pool.update([replace(spec, args=(*spec.args[:-1], f"{spec.args[-1]} --banner"))])
             await pool.wait_for_state("flaky", "ready")
             assert pool.serves("flaky__echo")
 

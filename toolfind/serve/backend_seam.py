@@ -16,7 +16,10 @@ from toolfind.models import Tool
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-__all__ = ["BackendStatus", "Backends", "NoBackends"]
+__all__ = ["NOT_STARTED", "BackendStatus", "Backends", "NoBackends"]
+
+#: The ``detail`` of a backend whose first attempt has not ended yet.
+NOT_STARTED = "not started"
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from toolfind.serve.backend_link import (
     open_transport,
     result_size,
 )
-from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
+from toolfind.serve.backend_seam import NOT_STARTED, Backends, BackendStatus, NoBackends
 from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_tool
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
@@ -108,7 +108,7 @@ class _Backend:
         self.live: Attempt | None = None
         self.listed: tuple[Listed, ...] = ()
         self.state = CONNECTING
-        self.reason = "not started"
+        self.reason = NOT_STARTED
         self.failures = 0
         self.retry_at = 0.0
         #: Whether the last attempt had been up (a crash), not a failed start.
@@ -610,7 +610,7 @@ class BackendPool:
         attempt.ready.set()
         if attempt.settled or attempt is not backend.current or self._closing or backend.removed:
             return
-        if backend.reason != "not started":
+        if backend.reason != NOT_STARTED:
             logger.warning("server %r is available again", backend.name)
         backend.live = attempt
         attempt.up_at = anyio.current_time()

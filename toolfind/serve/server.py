@@ -35,7 +35,7 @@ from toolfind.output.tool_formats import tool_to_format
 from toolfind.output.wire import categories_record, dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
-from toolfind.serve.backend_seam import Backends
+from toolfind.serve.backend_seam import NOT_STARTED, Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
 from toolfind.serve.state import LiveIndex, Snapshot
 
@@ -209,17 +209,14 @@ class Discovery:
         return await self.forward(await self._resolve_call(target), tool_args)
 
     async def _resolve_call(self, name: str) -> Tool:
-        """The tool a call names. A name not found while a backend is still connecting for
-        the first time waits (up to ARRIVAL_WAIT) for the backends, then looks again: a
+        """The tool a call names. A name not found while a backend's first attempt is under
+        way waits (up to ARRIVAL_WAIT) for the backends, then looks again: a
         host may call a tool it knows as soon as it has connected."""
         serves = self.backends.serves
         try:
             return meta.resolve(self.live.snapshot.index, name, serves=serves)
         except meta.ToolCallError:
-            arriving = any(
-                s.state == "connecting" and s.tool_count == 0
-                for s in self.backends.status().values()
-            )
+            arriving = any(s.detail == NOT_STARTED for s in self.backends.status().values())
             if not arriving:
                 raise
         self.backends.release()
