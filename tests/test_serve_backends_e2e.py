@@ -28,6 +28,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from toolfind.errors import BackendError
 from toolfind.serve.backends import BackendPool, make_backends
 from toolfind.serve.servers_config import ServerSpec
 
@@ -444,3 +445,27 @@ class Records(logging.Handler):
     async def wait_for(self, text: str) -> None:
         while not any(text in m for m in self.messages):
             await self.arrived.wait()
+
+
+async def test_an_answer_over_the_limits_is_a_clear_error_and_the_backend_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    spec = ServerSpec(name="b", transport="stdio", command=sys.executable, args=(str(LIFECYCLE),))
+    with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog, anyio.fail_after(WAIT):
+        async with BackendPool(
+            [spec], max_result_bytes=1024, max_message_bytes=64 * 1024, errlog=errlog
+        ) as pool:
+            await pool.wait_for_state("b", "ready")
+            with pytest.raises(
+                BackendError, match=r"^server 'b' answered 'big' with more than 1 KiB; "
+            ):
+                await pool.call("b__big", {"bytes": 10_000})
+            assert pool.status()["b"].state == "ready"  # parsed, refused, still connected
+            with pytest.raises(
+                BackendError,
+                match=r"^server 'b' answered 'big' with far more than 1 KiB; .* dropped the "
+                "connection and restarts the server: ask for less$",
+            ):
+                await pool.call("b__big", {"bytes": 1_000_000})  # never read whole
+            echoed = await pool.call("b__echo", {"text": "after"})
+            assert echoed.structured_content == {"echo": "after"}

@@ -9,7 +9,6 @@ banner from printing the SDK's traceback. The MCP SDK and anyio are imported laz
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Self, TextIO
@@ -102,6 +101,8 @@ class Attempt:
         self.settled = False
         self.reason: str | None = None
         self.up_at = 0.0
+        #: Set when the backend wrote a message over the transport's limit.
+        self.too_large = False
 
 
 class WatchedReadStream:
@@ -137,12 +138,15 @@ class WatchedReadStream:
 
 @asynccontextmanager
 async def open_transport(
-    spec: ServerSpec, *, timeout: float, errlog: TextIO | None
+    spec: ServerSpec, *, timeout: float, errlog: TextIO | None, max_line: int
 ) -> AsyncIterator[Any]:
     """The (read, write) streams of ``spec``'s transport; a stdio server's stderr goes to
-    ``errlog`` (default ``sys.stderr``)."""
+    ``errlog`` (default ``sys.stderr``) and its messages are capped at ``max_line``
+    characters (`backend_stdio.MessageTooLarge`)."""
     if spec.transport == "stdio":
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters
+
+        from toolfind.serve.backend_stdio import bounded_stdio_client
 
         quiet_sdk_parse_failures()
         params = StdioServerParameters(
@@ -151,7 +155,7 @@ async def open_transport(
             env=dict(spec.env) or None,
             cwd=spec.cwd,
         )
-        async with stdio_client(params, errlog=errlog or sys.stderr) as streams:
+        async with bounded_stdio_client(params, errlog=errlog, max_line=max_line) as streams:
             yield streams
     elif spec.transport == "sse":
         from mcp.client.sse import sse_client

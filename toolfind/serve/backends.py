@@ -30,6 +30,7 @@ from toolfind.serve.backend_link import (
     result_size,
 )
 from toolfind.serve.backend_seam import NOT_STARTED, Backends, BackendStatus, NoBackends
+from toolfind.serve.backend_stdio import MessageTooLarge
 from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_tool
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
@@ -54,6 +55,9 @@ MAX_ATTEMPTS = 10
 PING_TIMEOUT = 5.0
 #: A backend's tools/call result larger than this (about, as text) is refused, not relayed.
 MAX_RESULT_BYTES = 10 * 1024 * 1024
+#: A stdio backend's message longer than this (or the result limit, if larger) is not even
+#: read: the connection is dropped and restarted (a tools/list may be larger than a result).
+MIN_MESSAGE_LIMIT = 32 * 1024 * 1024
 
 #: A backend's states, as ``tool_categories`` shows them.
 CONNECTING, READY, RETRYING, FAILED = "connecting", "ready", "retrying", "failed"
@@ -188,6 +192,7 @@ class BackendPool:
         backoff_max: float = BACKOFF_MAX,
         max_attempts: int = MAX_ATTEMPTS,
         max_result_bytes: int = MAX_RESULT_BYTES,
+        max_message_bytes: int | None = None,
         servers_files: Sequence[Path] = (),
         environ: Mapping[str, str] | None = None,
     ) -> None:
@@ -201,6 +206,9 @@ class BackendPool:
         self.backoff_max = max(backoff_max, backoff_initial)
         self.max_attempts = max_attempts
         self.max_result_bytes = max_result_bytes
+        self.max_message_bytes = max_message_bytes or max(
+            MIN_MESSAGE_LIMIT, max_result_bytes + (1 << 20)
+        )
         self.servers_files = tuple(servers_files)
         self.environ = environ
         self._servers_text = _read_all(self.servers_files)
@@ -370,6 +378,13 @@ class BackendPool:
                 raise BackendError(
                     f"server {backend.name!r} did not answer {original!r} within {self.call_timeout:g} s"
                 ) from None
+            if attempt.too_large:
+                limit = _size(self.max_result_bytes)
+                raise BackendError(
+                    f"server {backend.name!r} answered {original!r} with far more than "
+                    f"{limit}; toolfind relays results up to {limit} (--max-result-size), so it "
+                    "dropped the connection and restarts the server: ask for less"
+                ) from None
             if exc.code == CONNECTION_CLOSED or attempt.closed.is_set():
                 self._lost(backend, attempt, f"exited during a call to {original!r}")
                 raise BackendError(
@@ -498,7 +513,10 @@ class BackendPool:
                 async with AsyncExitStack() as stack:
                     read, write = await stack.enter_async_context(
                         open_transport(
-                            backend.spec, timeout=self.start_timeout, errlog=self._errlog
+                            backend.spec,
+                            timeout=self.start_timeout,
+                            errlog=self._errlog,
+                            max_line=self.max_message_bytes,
                         )
                     )
                     dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
@@ -508,6 +526,10 @@ class BackendPool:
                     async def on_message(message: IncomingMessage) -> None:
                         if isinstance(message, ToolListChangedNotification):
                             attempt.changed.set()
+                        elif isinstance(message, MessageTooLarge):
+                            attempt.too_large = True
+                            limit = _size(message.limit)
+                            self._lost(backend, attempt, f"sent a message over {limit}")
                         elif isinstance(message, ValidationError | ValueError):
                             backend.warn_once(
                                 f"server {backend.name!r} wrote a line that is not JSON-RPC on "
