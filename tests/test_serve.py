@@ -497,6 +497,20 @@ async def test_a_backend_named_like_a_catalog_namespace_is_kept_apart(
     ]
 
 
+async def test_a_backend_without_tools_yet_is_kept_apart_from_a_catalog_namespace_too(
+    tmp_path: Path,
+) -> None:
+    write_catalog(tmp_path, "weather", {"namespace": "weather", "tools": [{"name": "forecast"}]})
+    backends = FakeBackends()
+    backends._tools.clear()
+    server, _, _ = make_server([tmp_path], backends)
+    async with Client(server, mode="legacy") as c:
+        found = structured(await c.call_tool("proxy_tool_categories", {}))
+    by_name = {c["name"]: c for c in found["categories"]}
+    assert "state" not in by_name["weather"] and by_name["weather"]["tool_count"] == 1
+    assert by_name["weather-mcp"]["tool_count"] == 0 and by_name["weather-mcp"]["state"] == "ready"
+
+
 async def test_call_tool_refuses_non_object_arguments_and_meta_tools(client: Client) -> None:
     text = error_text(
         await client.call_tool("proxy_call_tool", {"name": "read_file", "arguments": []})

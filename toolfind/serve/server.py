@@ -227,8 +227,7 @@ class Discovery:
 
     def _status(self) -> dict[str, Any]:
         """The backends' status by the namespace of their tools (see `LiveIndex._apart`)."""
-        namespaces = self.live.snapshot.backend_namespaces
-        return {namespaces.get(n, n): s for n, s in self.backends.status().items()}
+        return {self.live.namespace_of(n): s for n, s in self.backends.status().items()}
 
     async def forward(
         self, tool: Tool, arguments: Mapping[str, Any] | None

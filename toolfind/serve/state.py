@@ -206,10 +206,7 @@ class LiveIndex:
         taken = {name_key(t.namespace) for t in catalog_tools}
         namespaces: dict[str, str] = {}
         for server in dict.fromkeys(t.namespace for t in backend_tools):
-            namespace, n = server, 1
-            while name_key(namespace) in taken:
-                namespace, n = f"{server}-mcp{n if n > 1 else ''}", n + 1
-            namespaces[server] = namespace
+            namespace = namespaces[server] = _apart_from(server, taken)
             if namespace != server and server not in self._warned:
                 self._warned.add(server)
                 logger.warning(
@@ -225,6 +222,15 @@ class LiveIndex:
             for t in backend_tools
         ]
         return moved, namespaces
+
+    def namespace_of(self, server: str) -> str:
+        """The namespace of a backend server's tools in the current snapshot (also for one
+        that has no tools yet)."""
+        snapshot = self.snapshot
+        found = snapshot.backend_namespaces.get(server)
+        if found is None:
+            found = _apart_from(server, {name_key(t.namespace) for t in snapshot.catalog_tools})
+        return found
 
     def _read(self) -> Loaded:
         """Note the catalogs' signature, then parse them (through the cache).
@@ -256,6 +262,14 @@ class LiveIndex:
                 catalogs_dirty = signature != self._signature
             if catalogs_dirty or backends_dirty:
                 await self.reload(catalogs_changed=catalogs_dirty)
+
+
+def _apart_from(server: str, taken: Collection[str]) -> str:
+    """``server``, or ``<server>-mcp`` (``-mcp2``...) when a catalog namespace has its key."""
+    namespace, n = server, 1
+    while name_key(namespace) in taken:
+        namespace, n = f"{server}-mcp{n if n > 1 else ''}", n + 1
+    return namespace
 
 
 def _in_namespace(tool: Tool, namespace: str) -> Tool:
