@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
-from toolfind.errors import BackendError, ConfigError
+from toolfind.errors import BackendError, ConfigError, UsageError
 from toolfind.models import Tool
 from toolfind.output.wire import clean_text
 from toolfind.serve.backend_link import (
@@ -197,7 +197,7 @@ class BackendPool:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         if not separator or safe_name(separator) != separator:
-            raise ConfigError(f"backend name separator {separator!r}: use letters, digits, _ or -")
+            raise UsageError(f"--separator {separator!r}: use letters, digits, _ or -")
         self.separator = separator
         self.reserved_names = frozenset(reserved_names)
         self.start_timeout = start_timeout
