@@ -86,6 +86,7 @@ async def pool(repo: Path, errlog: TextIO) -> AsyncIterator[BackendPool]:
         ServerSpec(name="off", transport="stdio", command="never-run", disabled=True),
     ]
     async with BackendPool(specs, errlog=errlog, start_timeout=30, call_timeout=30) as started:
+        await started.wait_settled()
         yield started
 
 

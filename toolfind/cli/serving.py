@@ -103,6 +103,30 @@ def serve_mcp(
             metavar="ORIGIN",
         ),
     ] = None,
+    no_validate_arguments: Annotated[
+        bool,
+        typer.Option(
+            "--no-validate-arguments",
+            help="Forward calls without checking their arguments against the tool's input schema.",
+        ),
+    ] = False,
+    retry_initial: Annotated[
+        float,
+        typer.Option(
+            "--retry-initial", help="Seconds before retrying a failed backend (doubling)."
+        ),
+    ] = 1.0,
+    retry_max: Annotated[
+        float, typer.Option("--retry-max", help="Longest wait between a backend's retries.")
+    ] = 60.0,
+    max_result_size: Annotated[
+        str,
+        typer.Option(
+            "--max-result-size",
+            help="Largest backend tool result relayed (e.g. 10MiB).",
+            metavar="SIZE",
+        ),
+    ] = "10MiB",
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -110,7 +134,7 @@ def serve_mcp(
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
-    from toolfind.config import for_run
+    from toolfind.config import for_run, packaged_catalogs
     from toolfind.serve import ServeOptions, parse_http_address, run
     from toolfind.serve.options import allowed_from_config
 
@@ -122,8 +146,12 @@ def serve_mcp(
         allowed_host or (),
         allowed_origin or (),
     )
+    backends = tuple(Path(s) for s in servers or ()) or config.servers
+    catalogs = settings.paths
+    if backends and catalogs == (packaged_catalogs(),):
+        catalogs = ()  # backends and no catalogs of the user's: not the shipped demo ones
     options = ServeOptions(
-        catalogs=settings.paths,
+        catalogs=catalogs,
         exposure=exposure,
         meta_prefix=meta_prefix,
         http=parse_http_address(http) if http else None,
@@ -132,7 +160,7 @@ def serve_mcp(
         params=settings.params,
         filters=config.filters,
         max_file_size=config.max_file_size,
-        servers=tuple(Path(s) for s in servers or ()) or config.servers,
+        servers=backends,
         separator=separator,
         call_timeout=call_timeout,
         poll_interval=poll_interval,
@@ -140,8 +168,22 @@ def serve_mcp(
         use_cache=not no_cache,
         allowed_hosts=hosts,
         allowed_origins=origins,
+        validate_arguments=not no_validate_arguments,
+        retry_initial=retry_initial,
+        retry_max=retry_max,
+        max_result_size=_size_option("--max-result-size", max_result_size),
     )
     run(options)
+
+
+def _size_option(option: str, text: str) -> int:
+    from toolfind.config import parse_size
+    from toolfind.errors import ConfigError, UsageError
+
+    try:
+        return parse_size(text)
+    except ConfigError:
+        raise UsageError(f"{option} {text!r}: give a size such as 10MiB") from None
 
 
 # -- catalog pull --------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
     from toolfind.models import (
@@ -90,19 +90,34 @@ def search_document(
     return {"query": query, "hits": hits, "unmatched_terms": unmatched_terms}
 
 
-def search_record(result: SearchResult, *, include_schema: bool = False) -> dict[str, Any]:
-    hits = hit_records(result, include_schema=include_schema)
+def search_record(
+    result: SearchResult,
+    *,
+    include_schema: bool = False,
+    callable_: Callable[[Tool], bool] | None = None,
+) -> dict[str, Any]:
+    """The search record; with ``callable_`` (serve-mcp), each hit says whether a backend
+    serves it (``callable``)."""
+    hits = hit_records(result, include_schema=include_schema, callable_=callable_)
     return search_document(result.query, hits, list(result.unmatched_terms))
 
 
-def hit_records(result: SearchResult, *, include_schema: bool = False) -> list[dict[str, Any]]:
+def hit_records(
+    result: SearchResult,
+    *,
+    include_schema: bool = False,
+    callable_: Callable[[Tool], bool] | None = None,
+) -> list[dict[str, Any]]:
     """The search record's ``hits``: one record a hit (``search --format jsonl`` prints them)."""
-    return [
-        hit_record(
+    hits = []
+    for h in result.hits:
+        hit = hit_record(
             h.tool, h.score, h.match, include_schema=include_schema, explanation=h.explanation
         )
-        for h in result.hits
-    ]
+        if callable_ is not None:
+            hit["callable"] = callable_(h.tool)
+        hits.append(hit)
+    return hits
 
 
 #: ``list`` and ``search`` output formats besides a table (and ``--json``): one record a line.
@@ -288,6 +303,8 @@ def categories_record(
                 record = {"name": name, "tool_count": 0, "deferred_count": 0, "tags": []}
                 records.append(record)
             record["available"] = bool(status.available)
+            if getattr(status, "state", ""):
+                record["state"] = str(status.state)
             if not status.available:
                 record["detail"] = str(status.detail)
     return {
@@ -495,6 +512,11 @@ _HIT_SCHEMA = {
         "tags": STRINGS_SCHEMA,
         "source": _SOURCE_SCHEMA,
         "schema": {"type": "object", "description": "The tool's input JSON Schema."},
+        "callable": {
+            "type": "boolean",
+            "description": "serve-mcp only: true when a backend serves the tool (call_tool "
+            "can run it); false for a catalog-only tool.",
+        },
     },
     "required": list(HIT_KEYS),
 }
@@ -543,7 +565,16 @@ CATEGORIES_SCHEMA = {
                         "type": "boolean",
                         "description": "Backend servers only: false while the server is down.",
                     },
-                    "detail": {"type": "string", "description": "Why a backend is unavailable."},
+                    "state": {
+                        "type": "string",
+                        "enum": ["connecting", "ready", "retrying", "failed"],
+                        "description": "Backend servers only: connecting, ready, retrying "
+                        "(waiting out a backoff) or failed (retried when next called).",
+                    },
+                    "detail": {
+                        "type": "string",
+                        "description": "Why a backend is unavailable (its last error).",
+                    },
                 },
                 "required": list(CATEGORY_KEYS),
             },

@@ -119,6 +119,10 @@ class ServeOptions:
     max_connections: int = MAX_CONNECTIONS
     use_cache: bool = True
     server_name: str = "toolfind"
+    validate_arguments: bool = True
+    retry_initial: float = 1.0
+    retry_max: float = 60.0
+    max_result_size: int = 10 * 1024 * 1024
 
     def checked(self, environ: dict[str, str] | None = None) -> ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.
@@ -140,6 +144,15 @@ class ServeOptions:
         if not self.call_timeout > 0:
             raise UsageError(
                 f"--call-timeout {self.call_timeout!r}: give a number of seconds above 0"
+            )
+        if not 0 < self.retry_initial <= self.retry_max:
+            raise UsageError(
+                f"--retry-initial {self.retry_initial!r} / --retry-max {self.retry_max!r}: give "
+                "seconds above 0, the initial wait at most the maximum"
+            )
+        if self.max_result_size < 1024:
+            raise UsageError(
+                f"--max-result-size {self.max_result_size!r}: give at least 1KiB, e.g. 10MiB"
             )
         if not self.separator or safe_name(self.separator) != self.separator:
             raise UsageError(f"--separator {self.separator!r}: use letters, digits, _ or -")

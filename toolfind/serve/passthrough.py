@@ -111,6 +111,8 @@ class Upstream(Protocol):
 
     def set_relay(self, relay: Callable[[str, Any], Awaitable[None]]) -> None: ...
 
+    def status(self) -> Mapping[str, Any]: ...
+
 
 # -- cursors and names -------------------------------------------------------------------------
 
@@ -327,9 +329,18 @@ class Passthrough:
         items, cursor = page(listed, params.cursor if params else None, "resourceTemplates")
         return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
 
+    def _connecting(self) -> set[str]:
+        """Backends whose first connection is still under way: what they offer is not known
+        yet, and a request routed to one waits for it (`BackendPool.request`)."""
+        if self.upstream is None:
+            return set()
+        return {n for n, s in self.upstream.status().items() if s.state == "connecting"}
+
     def _route_uri(self, uri: str) -> tuple[str, str]:
         routed = backend_uri(uri)
-        if routed is None or routed[0] not in self._servers_with("resources"):
+        if routed is None or (
+            routed[0] not in self._servers_with("resources") and routed[0] not in self._connecting()
+        ):
             raise MCPError(
                 RESOURCE_NOT_FOUND,
                 f"Resource not found: {uri!r} (toolfind serves {OWN_URI} and backend resources "

@@ -248,6 +248,10 @@ class SearchIndex:
             lambda d: ns_keys[ns_ids[d]],
         )
 
+    def ids_with_key(self, key: str) -> Sequence[int]:
+        """Ids of the tools whose name or an alias has the `analysis.name_key` ``key``."""
+        return self._keys.get(key, ())
+
     def resolve(self, name: str) -> Tool:
         """The one tool ``name`` names: exact name, then name key or alias, then ``ns/tool``.
 
