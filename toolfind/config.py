@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from toolfind.catalog import DEFAULT_MAX_BYTES as DEFAULT_MAX_FILE_SIZE
 from toolfind.errors import ConfigError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
 
 CONFIG_NAME = "toolfind.toml"
-DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
 
 _KNOWN_KEYS = frozenset(
     {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}

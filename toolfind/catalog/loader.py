@@ -16,7 +16,7 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from toolfind.catalog import formats
+from toolfind.catalog import DEFAULT_MAX_BYTES, formats
 from toolfind.catalog.discovery import _discover
 from toolfind.catalog.parse import (
     _decode,
@@ -25,6 +25,7 @@ from toolfind.catalog.parse import (
     _parse_yaml,
     _Problem,
     _read,
+    _TooBig,
     _strings_in,
 )
 from toolfind.catalog.paths import EntryError, PathPart, pointer_parts, short_repr
@@ -38,7 +39,6 @@ from toolfind.shapes import detect_entry
 if TYPE_CHECKING:
     from toolfind.models import Severity
 
-DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 _quick_shape: Final = formats.quick_shape
 
 
@@ -59,6 +59,7 @@ class _FileLoader:
         self.namespace = _stem_namespace(path)  # for tools that name none (once, not per tool)
         self.tools: list[Tool] = []
         self.findings: list[Finding] = []
+        self.too_big = False
 
     def error(
         self,
@@ -73,6 +74,7 @@ class _FileLoader:
         try:
             text = _decode(_read(self.path, max_bytes))
         except _Problem as problem:
+            self.too_big = isinstance(problem, _TooBig)
             self.error(problem.message, problem.line)
             return
         if self.path.suffix.lower() == ".jsonl":
@@ -222,11 +224,14 @@ def load(
     """
     files, findings = _discover(paths)
     tools: list[Tool] = []
+    oversized: list[Finding] = []
     first: dict[tuple[str, str], Tool] = {}
     for path in files:
         loader = _FileLoader(path, check_schemas)
         loader.load(max_bytes)
         findings.extend(loader.findings)
+        if loader.too_big:
+            oversized.extend(loader.findings)
         if not loader.tools:
             continue
         # Most files repeat no tool, of their own or an earlier file's: decided at once.
@@ -255,7 +260,12 @@ def load(
                     parts=pointer_parts(tool.source.pointer),
                 )
             )
-    return LoadResult(tools=tuple(tools), findings=tuple(findings), files=tuple(map(str, files)))
+    return LoadResult(
+        tools=tuple(tools),
+        findings=tuple(findings),
+        files=tuple(map(str, files)),
+        oversized=tuple(oversized),
+    )
 
 
 _tool_key: Final = attrgetter("namespace", "name")

@@ -24,7 +24,8 @@ import stat
 # importer of this module unpickles an index or builds one).
 from _pickle import Unpickler, UnpicklingError
 
-from toolfind.errors import CacheError
+from toolfind.catalog import DEFAULT_MAX_BYTES
+from toolfind.errors import CacheError, CatalogError
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
@@ -88,7 +89,7 @@ def load_index(
     paths: Sequence[Path],
     params: ScoringParams | None = None,
     *,
-    max_file_size: int = 64 * 1024 * 1024,
+    max_file_size: int = DEFAULT_MAX_BYTES,
     use_cache: bool = True,
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
@@ -98,7 +99,8 @@ def load_index(
 
     ``run_key`` names the invocation (see ``segment.run_key``) so the fast path can find this
     index again without parsing anything. Raises CatalogError for a catalog path that does not
-    exist; cache problems never raise, they are reported through ``warn``.
+    exist, and when a file over ``max_file_size`` was skipped and no other file loaded a tool;
+    cache problems never raise, they are reported through ``warn``.
     """
     from toolfind import catalog
 
@@ -159,6 +161,8 @@ def _build(
     from toolfind.store.index import SearchIndex
 
     result = catalog.load(paths, max_bytes=max_file_size)
+    if result.oversized and not result.tools:  # skipped, with nothing else to search
+        raise CatalogError(str(result.oversized[0]))
     index = SearchIndex.build(result.tools, params)
     return Loaded(index, result.errors, key, False, tuple(map(str, files)))
 
