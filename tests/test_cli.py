@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 import toolfind.__main__ as toolfind_main
 from tests.conftest import REPO, SHIPPED
 from toolfind.cli import common
+from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app, app_for
 from toolfind.output import render, wire
 
@@ -451,6 +452,43 @@ def test_summaries_all_prints_one_line_a_tool(small: str) -> None:
     assert code == 0
     assert out.endswith("\n") and len(out.splitlines()) == 3
     assert "read_file: Read a text file and return its contents." in out.splitlines()
+
+
+def test_list_and_summaries_print_as_they_read_the_same_bytes_as_one_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """list --json and summaries stream over 100k tools; the bytes are those of one document
+    of the same records, from the cache (fast path and Typer) and from a fresh build."""
+    from toolfind.store.cache import load_index
+
+    entries = [
+        {
+            "type": "function",
+            "function": {"name": f"tool_{i}", "description": f"Does thing {i}. Then more."},
+            **({"defer": True} if i % 3 == 0 else {}),
+        }
+        for i in range(1500)  # more than a piece of output
+    ]
+    cat = str(write(tmp_path / "cat" / "many.json", json.dumps(entries)))
+    tools = load_index([Path(cat)], use_cache=False).index.listed()
+    deferred = [t for t in tools if t.defer]
+    expected = {
+        ("list", "--json"): wire.dumps([wire.tool_row(t) for t in tools]) + "\n",
+        ("summaries", "--all", "--json"): wire.dumps([wire.summary_record(t) for t in tools])
+        + "\n",
+        ("summaries", "--json"): wire.dumps([wire.summary_record(t) for t in deferred]) + "\n",
+        ("summaries", "--all"): "".join(f"{t.name}: {t.summary}\n" for t in tools),
+        ("list", "--json", "--namespace", "nowhere"): "[]\n",
+    }
+    for args, document in expected.items():
+        for extra in ([], ["--no-cache"]):
+            code, out, err = invoke(*args, "-c", cat, *extra)
+            assert (code, err) == (0, "")
+            assert out == document, (args, extra)
+        capsys.readouterr()
+        assert fastpath.run([*args, "-c", cat]) == 0  # the cache is warm: the fast path too
+        assert capsys.readouterr().out == document
+    assert json.loads(expected["list", "--json"])[1]["summary"] == "Does thing 1."
 
 
 # -- human output in a pipe: render's plain tables -----------------------------------------------

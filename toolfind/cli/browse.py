@@ -23,6 +23,7 @@ from toolfind.cli.common import (
     WeightOpt,
     _decode_all,
     _emit,
+    _emit_array,
     _fail,
     _open,
     _render,
@@ -190,12 +191,11 @@ def list_(
     from toolfind.output import wire
 
     index = _open(catalog, no_cache)
+    if json_:  # written as each tool is read: 100k tools are not held at once
+        _emit_array(map(wire.tool_row, index.stream(namespace, tag or (), deferred)))
+        return
     _decode_all(index)
-    rows = index.listed(namespace, tag or (), deferred)
-    if json_:
-        _emit([wire.tool_row(t) for t in rows])
-    else:
-        _render().tools(rows)
+    _render().tools(index.listed(namespace, tag or (), deferred))
 
 
 @app.command()
@@ -289,10 +289,8 @@ def summaries(
     from toolfind.output import wire
 
     index = _open(catalog, no_cache)
-    if all_:
-        _decode_all(index)
-    tools: list[Tool] = index.summaries(deferred=None if all_ else True)
+    tools: Iterator[Tool] = index.stream(deferred=None if all_ else True)  # printed as read
     if format_ == "json":
-        _emit([wire.summary_record(t) for t in tools])
+        _emit_array(map(wire.summary_record, tools))
         return
     _render().summaries(tools, markdown=format_ == "markdown")

@@ -8,7 +8,7 @@ Errors are one ``Error:`` line on stderr with exit code 1; usage errors exit 2; 
 
 import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -99,6 +99,16 @@ def _emit(document: Any) -> None:
     from toolfind.output.wire import dumps
 
     typer.echo(dumps(document))
+
+
+def _emit_array(records: Iterable[Any]) -> None:
+    """Print a JSON array as :func:`_emit` would, each record written as it is made."""
+    from toolfind.output.wire import dumps_array
+
+    write = sys.stdout.write
+    for piece in dumps_array(records):
+        write(piece)
+    write("\n")
 
 
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:

@@ -211,19 +211,21 @@ def _run_on_index(args: Args) -> int | None:
 def _answer(index: Any, args: Args) -> tuple[Any, str]:
     """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
     command, flags = args.command, args.flags
-    if command == "list" or (command == "summaries" and "--all" in flags):
-        from toolfind.store.columns import decode_for_printing  # (columns is loaded with the index)
-
-        decode_for_printing(index.tools)  # they print every tool
     if command == "list":
         deferred = {"--deferred": True, "--no-deferred": False}
         wanted = next((deferred[f] for f in deferred if f in flags), None)
         namespace = args.values.get("--namespace", [None])[0]
-        return index.listed(namespace, args.values.get("--tag", ()), wanted), ""
+        tags = args.values.get("--tag", ())
+        if "--json" in flags:  # printed as read, as the Typer command does
+            return index.stream(namespace, tags, wanted), ""
+        from toolfind.store.columns import decode_for_printing  # (columns is loaded with the index)
+
+        decode_for_printing(index.tools)  # the table prints every tool
+        return index.listed(namespace, tags, wanted), ""
     if command == "categories":
         return index.categories(), ""
-    if command == "summaries":
-        return index.summaries(deferred=None if "--all" in flags else True), ""
+    if command == "summaries":  # printed as read, as the Typer command does
+        return index.stream(deferred=None if "--all" in flags else True), ""
     if command == "similar":
         return index.similar(args.name, args.limit), ""
     if command == "show":
@@ -273,7 +275,10 @@ def _print(args: Args, items: Any) -> None:
         document = wire.categories_record(items)
     else:
         record = {"list": wire.tool_row, "summaries": wire.summary_record}
-        document = [record.get(command, wire.similar_record)(item) for item in items]
+        for piece in wire.dumps_array(map(record.get(command, wire.similar_record), items)):
+            sys.stdout.write(piece)
+        sys.stdout.write("\n")
+        return
     sys.stdout.write(wire.dumps(document) + "\n")
 
 

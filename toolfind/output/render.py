@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 
 from toolfind.output import wire
 from toolfind.output.wire import clean_text, dumps
@@ -156,12 +157,13 @@ def similar(name: str, items: Sequence[Similar]) -> None:
     out.table(("tool", "score", "shared terms", "description"), rows, title=f"Similar to {name}")
 
 
-def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
-    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown), never Rich."""
-    if tools:  # one write, not one a tool
-        pattern = "- **{}**: {}" if markdown else "{}: {}"
-        lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
-        sys.stdout.write("\n".join(lines) + "\n")
+def summaries(tools: Iterable[Tool], *, markdown: bool = False) -> None:
+    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown), never Rich;
+    written as the tools come, a few hundred lines a write."""
+    pattern = "- **{}**: {}" if markdown else "{}: {}"
+    lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
+    while batch := list(islice(lines, 512)):
+        sys.stdout.write("\n".join(batch) + "\n")
 
 
 def categories(items: Sequence[Category]) -> None:

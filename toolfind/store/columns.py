@@ -262,6 +262,13 @@ class ToolTable(Sequence[Tool]):
         for i in range(len(self._decoded)):
             yield self[i]
 
+    def each(self, ids: Iterable[int]) -> Iterator[Tool]:
+        """The tools ``ids``, each decoded as it is reached and not kept (unless it was)."""
+        blob, offsets, decoded, loads = self._blob, self._offsets, self._decoded, marshal.loads
+        for i in ids:
+            tool = decoded[i]
+            yield _tool(loads(blob[offsets[i] : offsets[i + 1]])) if tool is None else tool
+
     def decode_all(self) -> None:
         """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`)."""
         with collector_paused():

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from toolfind.core import analysis, bm25f, filters
 from toolfind.core import search as searching
@@ -483,11 +483,30 @@ class SearchIndex:
     ) -> list[Tool]:
         """Enabled tools in catalog order (``list``): of this namespace, carrying every tag
         given (the rule of :mod:`toolfind.core.filters`), deferred or not (None: either)."""
+        return [self.tools[doc] for doc in self._listed_ids(namespace, tags, deferred)]
+
+    def stream(
+        self,
+        namespace: str | None = None,
+        tags: Sequence[str] = (),
+        deferred: bool | None = None,
+    ) -> Iterator[Tool]:
+        """:meth:`listed`'s tools one at a time, for a command that prints them: a loaded
+        index decodes each from its file and keeps none (``list --json`` over 100k tools
+        holds one tool at a time, not 100k)."""
+        ids = self._listed_ids(namespace, tags, deferred)
+        tools = self.tools
+        if isinstance(tools, ToolTable):
+            return tools.each(ids)
+        return map(tools.__getitem__, ids)
+
+    def _listed_ids(
+        self, namespace: str | None, tags: Sequence[str], deferred: bool | None
+    ) -> list[int]:
         keep = self._filter(namespace, tags)
         want = None if deferred is None else (builder.DEFERRED if deferred else 0)
-        tools = self.tools
         return [
-            tools[doc]
+            doc
             for doc, flags in enumerate(self._flags)
             if flags & builder.ENABLED
             and (want is None or flags & builder.DEFERRED == want)
