@@ -126,6 +126,25 @@ def test_a_cached_index_maps_its_file_and_decodes_only_the_tools_it_prints(
     assert loaded.index.search(QUERY) == built.index.search(QUERY)
 
 
+def test_a_build_holds_no_tool_objects_and_streams_what_it_prints(
+    cat: Path, isolated: Path
+) -> None:
+    """A cold build keeps the tools marshalled, as the cache stores them (100k tools' parsed
+    JSON is not held beside the index), and list/summaries decode one at a time."""
+    for use_cache in (True, False):
+        built, _ = load(cat, use_cache=use_cache)
+        tools = built.index.tools
+        assert type(tools).__name__ == "ToolTable"
+        assert not any(tools._decoded)  # the build and the write decoded none to keep
+        streamed = list(built.index.stream())
+        assert [t.name for t in streamed] == ["read_file", "write_file", "send_email"] + [
+            "compress_file"
+        ]
+        assert not any(tools._decoded)
+        assert streamed == list(built.index.listed())  # equal tools, now decoded and kept
+        assert built.index.search(QUERY) == load(cat)[0].index.search(QUERY)
+
+
 def _bad_columns(good: bytes, key: str) -> bytes:
     """A well-formed file whose index has columns of different lengths."""
     copy = Path("good.pickle")

@@ -163,8 +163,17 @@ def _build(
     result = catalog.load(paths, max_bytes=max_file_size)
     if result.oversized and not result.tools:  # skipped, with nothing else to search
         raise CatalogError(str(result.oversized[0]))
-    index = SearchIndex.build(result.tools, params)
-    return Loaded(index, result.errors, key, False, tuple(map(str, files)))
+    findings = result.errors
+    try:
+        # The tools as the cache stores them, one buffer; their objects (the parsed JSON)
+        # are then let go, and the build decodes one tool at a time: a 100k-tool build never
+        # holds both every tool's objects and its index.
+        tools: Sequence[Any] = ToolTable.of(result.tools)
+    except ValueError:  # a value marshal cannot store (not from a catalog file): as they are
+        tools = result.tools
+    del result
+    index = SearchIndex.build(tools, params)
+    return Loaded(index, findings, key, False, tuple(map(str, files)))
 
 
 def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:

@@ -233,9 +233,13 @@ class ToolTable(Sequence[Tool]):
 
     @classmethod
     def of(cls, tools: Iterable[Tool]) -> ToolTable:
-        """Marshal every tool. Raises ValueError if a schema holds a non-JSON value."""
-        chunks = [marshal.dumps(_record(tool)) for tool in tools]
-        return cls(b"".join(chunks), _ends(chunks))
+        """Marshal every tool into one growing buffer (no second copy of every record).
+        Raises ValueError if a schema holds a value marshal cannot store."""
+        blob, ends, dumps = bytearray(), array("Q", [0]), marshal.dumps
+        for tool in tools:
+            blob += dumps(_record(tool))
+            ends.append(len(blob))
+        return cls(blob, ends)
 
     def __len__(self) -> int:
         return len(self._decoded)

@@ -113,6 +113,7 @@ class SearchIndex:
     @classmethod
     def build(cls, tools: Sequence[Tool], params: ScoringParams | None = None) -> SearchIndex:
         """Analyse every enabled tool and compute impacts for ``params`` (defaults if None).
+        ``tools`` may be a :class:`ToolTable`, which the index keeps (decoding each tool on use).
 
         Raises ConfigError when ``params`` holds a negative weight, k1 or delta, or a b
         outside [0, 1] or for an unknown field.
@@ -120,16 +121,19 @@ class SearchIndex:
         params = ScoringParams() if params is None else params
         builder.check_params(params)
         self = cls.__new__(cls)
-        self.tools = tools = tuple(tools)
+        # A ToolTable (the marshalled tools) is read one tool at a time, none kept: a build
+        # then never holds every tool's objects (cache.load_index builds from one).
+        self.tools = tools = tools if isinstance(tools, ToolTable) else tuple(tools)
         self.format = INDEX_FORMAT
         self.settings = analysis.SETTINGS
-        meta = builder.Metadata(tools)
-        analysed = builder.analyse(tools, meta.tags)
+        every = tools.each(range(len(tools))) if isinstance(tools, ToolTable) else tools
+        meta, analysed = builder.gather(every, len(tools))
         terms = sorted(analysed.pair_lists)
         self._terms = StringTable.of(terms)
         self._pairs, self._docs, self._offsets = analysed.postings(terms)
-        self._pair_vec = array("I", analysed.pair_vec)
-        self._pair_doc = array("i", analysed.pair_doc)
+        del terms
+        self._pair_vec = analysed.pair_vec
+        self._pair_doc = analysed.pair_doc
         self._tfvecs = analysed.tf_vectors()
         self._lengths = lengths = analysed.lengths
         avg = []

@@ -292,12 +292,12 @@ def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
     """
     from toolfind.shapes import MANAGED, carried_keys
 
-    originals = [tool.original for tool in tools]
-    # one C-level pass over every key: only entries holding an unmanaged key are examined
-    if MANAGED.issuperset(set().union(*filter(None, originals))):
-        return {}
+    # A ToolTable is read a tool at a time, none kept (a build holds no tool's objects).
+    each = getattr(tools, "each", None)
     out: dict[int, tuple[str, ...]] = {}
-    for i, original in enumerate(originals):
+    for i, tool in enumerate(tools if each is None else each(range(len(tools)))):
+        original = tool.original
+        # a C-level check of the keys: only entries holding an unmanaged key are examined
         if original and not MANAGED.issuperset(original):
             extra, _ = carried_keys(original, "native")
             if extra:
