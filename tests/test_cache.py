@@ -145,6 +145,16 @@ def test_a_build_holds_no_tool_objects_and_streams_what_it_prints(
         assert built.index.search(QUERY) == load(cat)[0].index.search(QUERY)
 
 
+def test_a_build_reports_files_read_and_tools_counted(cat: Path, isolated: Path) -> None:
+    calls: list[tuple[int, int, int, int]] = []
+    load(cat, progress=lambda *counts: calls.append(counts))
+    # a.json (3 tools), then b.yaml (1 more), then the analysis of all 4
+    assert calls == [(1, 2, 3, 0), (2, 2, 4, 0), (2, 2, 4, 4)]
+    calls.clear()
+    assert load(cat, progress=lambda *counts: calls.append(counts))[0].from_cache
+    assert calls == []  # from the cache: nothing is built
+
+
 def _bad_columns(good: bytes, key: str) -> bytes:
     """A well-formed file whose index has columns of different lengths."""
     copy = Path("good.pickle")

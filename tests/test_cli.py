@@ -402,6 +402,9 @@ class FakeSpinners:
         self.started.set()
         return self
 
+    def update(self, message: str) -> None:
+        self.message = message
+
     def stop(self) -> None:
         self.stopped.append(self.message)
 
@@ -425,6 +428,27 @@ def test_slow_work_on_a_terminal_shows_a_spinner_and_stops_it(terminal: FakeSpin
     with common._progress("Building", after=0):
         assert terminal.started.wait(10)
     assert terminal.stopped == ["Building"]
+
+
+def test_the_spinner_of_a_build_shows_files_and_tools_counted(terminal: FakeSpinners) -> None:
+    with common._progress("Building", after=0) as show:
+        assert show is not None and terminal.started.wait(10)
+        progress = common._counted(show)
+        progress(1, 2, 0, 0)
+        assert terminal.message == "Reading catalogs: 1/2 files, 0 tools…"
+        progress(2, 2, 100_000, 0)
+        assert terminal.message == "Reading catalogs: 2/2 files, 100,000 tools…"
+        progress(2, 2, 100_000, 45_000)
+        assert terminal.message == "Indexing 45,000/100,000 tools (2/2 files read)…"
+        progress(2, 2, 100_000, 100_000)
+    assert terminal.stopped == ["Indexing 100,000 tools (2/2 files read): weighing and writing…"]
+
+
+def test_off_a_terminal_a_build_shows_no_progress(small: str) -> None:
+    with common._progress("Building", after=0) as show:
+        assert show is None  # stderr is not a terminal here: nothing to show, nothing counted
+    code, _, err = invoke("list", "-c", small, "--json")
+    assert (code, err) == (0, "")
 
 
 def test_the_cli_runs_with_the_garbage_collector_back_on() -> None:

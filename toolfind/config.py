@@ -12,11 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolfind.catalog import DEFAULT_MAX_BYTES as DEFAULT_MAX_FILE_SIZE
+from toolfind.catalog import DEFAULT_MAX_BYTES
 from toolfind.errors import ConfigError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
 
 CONFIG_NAME = "toolfind.toml"
+DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
 _KNOWN_KEYS = frozenset(
     {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}

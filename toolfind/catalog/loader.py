@@ -11,7 +11,7 @@ decides and words every finding.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -25,8 +25,8 @@ from toolfind.catalog.parse import (
     _parse_yaml,
     _Problem,
     _read,
-    _TooBig,
     _strings_in,
+    _TooBig,
 )
 from toolfind.catalog.paths import EntryError, PathPart, pointer_parts, short_repr
 from toolfind.catalog.paths import finding as _finding
@@ -211,6 +211,7 @@ def load(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     check_schemas: bool = True,
+    progress: Callable[[int, int, int], object] | None = None,
 ) -> LoadResult:
     """Load every tool under ``paths`` (files or directories, see ``discover``).
 
@@ -219,6 +220,7 @@ def load(
     the order given, files within a directory sorted). ``check_schemas`` runs the packaged
     JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
     ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
+    ``progress``, if given, is called after each file with (files read, files found, tools).
 
     Raises ``CatalogError`` only when a path does not exist.
     """
@@ -226,12 +228,14 @@ def load(
     tools: list[Tool] = []
     oversized: list[Finding] = []
     first: dict[tuple[str, str], Tool] = {}
-    for path in files:
+    for done, path in enumerate(files, 1):
         loader = _FileLoader(path, check_schemas)
         loader.load(max_bytes)
         findings.extend(loader.findings)
         if loader.too_big:
             oversized.extend(loader.findings)
+        if progress is not None:
+            progress(done, len(files), len(tools) + len(loader.tools))
         if not loader.tools:
             continue
         # Most files repeat no tool, of their own or an earlier file's: decided at once.

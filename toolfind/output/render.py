@@ -193,7 +193,7 @@ def mapping(title: str, data: dict[str, Any]) -> None:
 
 
 def spinner(message: str) -> Any:
-    """A spinner on stderr, started; the caller stops it."""
+    """A spinner on stderr, started; ``update(text)`` changes its message; the caller stops it."""
     from rich.console import Console
 
     status = Console(stderr=True).status(message)

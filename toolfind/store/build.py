@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, repeat
 from operator import mul
 
@@ -178,15 +178,23 @@ class Analysed:
         )
 
 
-def gather(tools: Iterable[Tool], n_docs: int) -> tuple[Metadata, Analysed]:
+def gather(
+    tools: Iterable[Tool], n_docs: int, progress: Callable[[int, int], object] | None = None
+) -> tuple[Metadata, Analysed]:
     """One pass over the ``n_docs`` tools: each one's metadata, and the enabled ones'
-    analysed terms. Each tool is let go once read (``tools`` may decode them one by one)."""
+    analysed terms. Each tool is let go once read (``tools`` may decode them one by one).
+    ``progress``, if given, is called with (tools read, ``n_docs``) every thousand tools
+    and at the end."""
     meta, analysed = Metadata(), Analysed(n_docs)
     add_meta, add_terms = meta.add, analysed.add
     for doc, tool in enumerate(tools):
         tags = add_meta(doc, tool)
         if tool.enabled:
             add_terms(doc, tool, tags)
+        if progress is not None and doc % 1000 == 999:
+            progress(doc + 1, n_docs)
+    if progress is not None and n_docs % 1000:
+        progress(n_docs, n_docs)
     return meta, analysed
 
 

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     Warn = Callable[[str], None]
+    #: (files read, files found, tools loaded, tools analysed), as a build goes.
+    Progress = Callable[[int, int, int, int], None]
 
 MAX_MANIFEST_RUNS = 64
 #: The files toolfind writes here (``.seg``: the separate segments of cache formats 1 and 2,
@@ -94,13 +96,15 @@ def load_index(
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
     warn: Warn = _no_warn,
+    progress: Progress | None = None,
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
     ``run_key`` names the invocation (see ``segment.run_key``) so the fast path can find this
     index again without parsing anything. Raises CatalogError for a catalog path that does not
     exist, and when a file over ``max_file_size`` was skipped and no other file loaded a tool;
-    cache problems never raise, they are reported through ``warn``.
+    cache problems never raise, they are reported through ``warn``. A build reports through
+    ``progress`` (files read, files found, tools loaded, tools analysed) as it goes.
     """
     from toolfind import catalog
 
@@ -109,7 +113,7 @@ def load_index(
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
         with collector_paused():
-            return _build(paths, params, max_file_size, key="", files=files)
+            return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
     store = CacheStore(cache_root, warn)
     manifest = segment.read_manifest(store._root, warn)
@@ -122,7 +126,7 @@ def load_index(
     loaded = store.read_index(key)
     if loaded is None:
         with collector_paused():
-            loaded = _build(paths, params, max_file_size, key=key, files=files)
+            loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:
         store.remember_run(manifest, run_key, key, _dir_stamps(paths), stats, digests, inputs)
@@ -156,11 +160,17 @@ def _build(
     *,
     key: str,
     files: Sequence[Path],
+    progress: Progress | None = None,
 ) -> Loaded:
     from toolfind import catalog
     from toolfind.store.index import SearchIndex
 
-    result = catalog.load(paths, max_bytes=max_file_size)
+    def read(done: int, found: int, tools: int) -> None:
+        if progress is not None:
+            progress(done, found, tools, 0)
+
+    result = catalog.load(paths, max_bytes=max_file_size, progress=read)
+    n_files = len(result.files)
     if result.oversized and not result.tools:  # skipped, with nothing else to search
         raise CatalogError(str(result.oversized[0]))
     findings = result.errors
@@ -172,7 +182,12 @@ def _build(
     except ValueError:  # a value marshal cannot store (not from a catalog file): as they are
         tools = result.tools
     del result
-    index = SearchIndex.build(tools, params)
+
+    def analysed(done: int, total: int) -> None:
+        if progress is not None:
+            progress(n_files, n_files, total, done)
+
+    index = SearchIndex.build(tools, params, progress=analysed)
     return Loaded(index, findings, key, False, tuple(map(str, files)))
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from toolfind.core import analysis, bm25f, filters
 from toolfind.core import search as searching
@@ -111,9 +111,16 @@ class SearchIndex:
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
 
     @classmethod
-    def build(cls, tools: Sequence[Tool], params: ScoringParams | None = None) -> SearchIndex:
+    def build(
+        cls,
+        tools: Sequence[Tool],
+        params: ScoringParams | None = None,
+        *,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> SearchIndex:
         """Analyse every enabled tool and compute impacts for ``params`` (defaults if None).
         ``tools`` may be a :class:`ToolTable`, which the index keeps (decoding each tool on use).
+        ``progress``, if given, is called with (tools analysed, tools) as the analysis goes.
 
         Raises ConfigError when ``params`` holds a negative weight, k1 or delta, or a b
         outside [0, 1] or for an unknown field.
@@ -127,7 +134,7 @@ class SearchIndex:
         self.format = INDEX_FORMAT
         self.settings = analysis.SETTINGS
         every = tools.each(range(len(tools))) if isinstance(tools, ToolTable) else tools
-        meta, analysed = builder.gather(every, len(tools))
+        meta, analysed = builder.gather(every, len(tools), progress)
         terms = sorted(analysed.pair_lists)
         self._terms = StringTable.of(terms)
         self._pairs, self._docs, self._offsets = analysed.postings(terms)
