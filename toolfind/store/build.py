@@ -343,6 +343,10 @@ def _weigh(s: Any, params: ScoringParams, out: dict[str, Any]) -> None:
     )
 
 
+#: Postings multiplied at once by :func:`_weigh_vectorized` (8 MiB of temporaries).
+_SLICE = 1 << 20
+
+
 def _weigh_vectorized(np: Any, s: Any, params: ScoringParams, out: dict[str, Any]) -> bool:
     """:func:`_weigh` with numpy, bit for bit: the same IEEE operations on each value in the
     same order (idf keeps Python's ``math.log``). Returns False, having changed nothing, when
@@ -369,8 +373,11 @@ def _weigh_vectorized(np: Any, s: Any, params: ScoringParams, out: dict[str, Any
         return False
     idf = array("d", [bm25f.idf(c, s._n) for c in counts.tolist()])
     imp = np.repeat(np.frombuffer(idf, dtype=np.float64), counts)
-    imp *= sat[np.frombuffer(s._pairs, dtype=np.uintc)]  # bm25f.impact: idf * saturation
-    out["_imp"] = array("d", imp.tobytes())
+    pairs = np.frombuffer(s._pairs, dtype=np.uintc)
+    for a in range(0, len(imp), _SLICE):  # in slices: no other posting-sized array at once
+        imp[a : a + _SLICE] *= sat[pairs[a : a + _SLICE]]  # bm25f.impact: idf * saturation
     out["_max"] = array("d", np.maximum.reduceat(imp, offsets[:-1]).tobytes())
+    out["_imp"] = array("d")
+    out["_imp"].frombytes(memoryview(imp).cast("B"))  # one copy (tobytes() then array(): two)
     out.update(_idf=idf, _idocs=s._docs, _ioffsets=s._offsets)
     return True
