@@ -58,7 +58,7 @@ class Loaded:
     (empty for an uncached build), whether the cache answered, and the catalog files read.
     (Not a dataclass: the import would cost a warm command more than the load.)"""
 
-    __slots__ = ("files", "findings", "from_cache", "index", "key")
+    __slots__ = ("extras", "files", "findings", "from_cache", "index", "key")
 
     def __init__(
         self,
@@ -67,12 +67,15 @@ class Loaded:
         key: str,
         from_cache: bool,
         files: tuple[str, ...] = (),
+        extras: dict[int, tuple[str, ...]] | None = None,
     ) -> None:
         self.index = index
         self.findings = findings
         self.key = key
         self.from_cache = from_cache
         self.files = files
+        #: A build's ``segment._native_extras`` of its tools, for the index file's directory.
+        self.extras = extras
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
@@ -174,6 +177,7 @@ def _build(
     if result.oversized and not result.tools:  # skipped, with nothing else to search
         raise CatalogError(str(result.oversized[0]))
     findings = result.errors
+    extras = segment._native_extras(result.tools)  # now, not by decoding every tool again
     try:
         # The tools as the cache stores them, one buffer; their objects (the parsed JSON)
         # are then let go, and the build decodes one tool at a time: a 100k-tool build never
@@ -188,7 +192,7 @@ def _build(
             progress(n_files, n_files, total, done)
 
     index = SearchIndex.build(tools, params, progress=analysed)
-    return Loaded(index, findings, key, False, tuple(map(str, files)))
+    return Loaded(index, findings, key, False, tuple(map(str, files)), extras)
 
 
 def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
@@ -302,7 +306,7 @@ class CacheStore:
             "files": list(loaded.files),
         }
         try:
-            parts = _index_file_parts(payload)
+            parts = _index_file_parts(payload, loaded.extras)
         except (ValueError, TypeError) as exc:  # a value marshal cannot store: no cache
             self.warn(f"Cannot cache this index ({exc}); working without a cache.")
             return
@@ -400,10 +404,12 @@ def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
         table.pop(next(iter(table)))
 
 
-def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
+def _index_file_parts(
+    payload: dict[str, Any], extras: dict[int, tuple[str, ...]] | None = None
+) -> list[Any]:
     """The chunks of an index file (see :mod:`toolfind.store.segment`): header, the directory,
-    the pickle, its buffers (every column once). Raises ValueError or TypeError for an index
-    that cannot be stored."""
+    the pickle, its buffers (every column once); ``extras`` as ``segment.directory`` takes
+    them. Raises ValueError or TypeError for an index that cannot be stored."""
     import pickle
 
     class Pickler(pickle.Pickler):
@@ -437,7 +443,7 @@ def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
             raise ValueError("an index column was not pickled out of band") from None
 
     directory = segment.directory(
-        payload["index"], pickler.tool_tables[0], payload["findings"], part_of
+        payload["index"], pickler.tool_tables[0], payload["findings"], part_of, extras
     )
     return segment.layout([directory, out.getbuffer(), *raws])
 

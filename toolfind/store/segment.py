@@ -230,10 +230,16 @@ def layout(parts: Sequence[Any]) -> list[Any]:
 
 
 def directory(
-    index: Any, tools: Any, findings: Iterable[Any], part_of: Callable[[Any], int]
+    index: Any,
+    tools: Any,
+    findings: Iterable[Any],
+    part_of: Callable[[Any], int],
+    extras: dict[int, tuple[str, ...]] | None = None,
 ) -> bytes:
     """The directory of an index file: ``tools`` is the ``columns.ToolTable`` pickled with
-    ``index``; ``part_of(column)`` the part a column was written as. Never per tool."""
+    ``index``; ``part_of(column)`` the part a column was written as; ``extras`` the index's
+    :func:`_native_extras` if known (a build computes them while it holds the tools). Never
+    per tool."""
     columns = {
         name: (part_of(column), memoryview(column).format)  # the item type
         for name, column in _fast_columns(index, tools).items()
@@ -242,7 +248,7 @@ def directory(
         {
             "format": FORMAT,
             "columns": columns,
-            "extras": _native_extras(index.tools),
+            "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
             "warnings": tuple(f"Warning: skipped {f}" for f in findings),
         }
@@ -292,12 +298,12 @@ def _native_extras(tools: Sequence[Any]) -> dict[int, tuple[str, ...]]:
     """
     from toolfind.shapes import MANAGED, carried_keys
 
-    # A ToolTable is read a tool at a time, none kept (a build holds no tool's objects).
-    each = getattr(tools, "each", None)
+    originals = [tool.original for tool in tools]
+    # one C-level pass over every key: only entries holding an unmanaged key are examined
+    if MANAGED.issuperset(set().union(*filter(None, originals))):
+        return {}
     out: dict[int, tuple[str, ...]] = {}
-    for i, tool in enumerate(tools if each is None else each(range(len(tools)))):
-        original = tool.original
-        # a C-level check of the keys: only entries holding an unmanaged key are examined
+    for i, original in enumerate(originals):
         if original and not MANAGED.issuperset(original):
             extra, _ = carried_keys(original, "native")
             if extra:
