@@ -567,8 +567,10 @@ def test_a_recorded_run_is_not_used_with_no_cache_or_another_config(
     Path("toolfind.toml").write_text("max_file_size = 10\n", encoding="utf-8")
     assert cache.load_recorded(segment.run_key((str(cat),))) is None
     result = runner.invoke(app, args)
-    assert result.exit_code == 1  # every file is over 10 bytes now: nothing to search
-    assert "over the 10-byte limit" in result.stderr
+    assert result.exit_code == 1  # every file is over 10 bytes now: nothing loaded
+    assert result.stdout == ""
+    error = json.loads(result.stderr.splitlines()[-1])["error"]
+    assert error["kind"] == "nothing_loaded" and "over the 10-byte limit" in error["message"]
 
 
 def test_a_lone_catalog_over_the_size_limit_is_an_error_naming_size_limit_and_fix(
@@ -577,14 +579,15 @@ def test_a_lone_catalog_over_the_size_limit_is_an_error_naming_size_limit_and_fi
     big = tmp_path / "big.json"
     big.write_text(json.dumps([{"name": "big_tool", "description": "x" * 3000}]), "utf-8")
     Path("toolfind.toml").write_text('max_file_size = "2KiB"\n', encoding="utf-8")
-    for args in (["list", "-c", str(big), "--json"], ["search", "big", "-c", str(big)]):
-        result = runner.invoke(app, args)
-        assert result.exit_code == 1
-        assert result.stdout == ""
-        assert result.stderr == (
-            f"Error: {big}: file is {big.stat().st_size:,} bytes, over the 2,048-byte limit; "
-            'raise it with max_file_size = "1MiB" in toolfind.toml\n'
-        )
+    message = (
+        f"{big}: file is {big.stat().st_size:,} bytes, over the 2,048-byte limit; "
+        'raise it with max_file_size = "1MiB" in toolfind.toml'
+    )
+    result = runner.invoke(app, ["search", "big", "-c", str(big)])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {message}\n")
+    result = runner.invoke(app, ["list", "-c", str(big), "--json"])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert json.loads(result.stderr) == {"error": {"message": message, "kind": "nothing_loaded"}}
     # beside a catalog that loads, it is a warning and the rest is searched
     small = tmp_path / "small.json"
     small.write_text(json.dumps([{"name": "small_tool", "description": "Small."}]), "utf-8")

@@ -123,9 +123,9 @@ def test_search_filters_by_namespace(small: str) -> None:
     assert [h["namespace"] for h in json.loads(out)["hits"]] == ["web"]
 
 
-def test_search_unknown_weight_field_is_an_error(small: str) -> None:
+def test_search_unknown_weight_field_is_a_usage_error(small: str) -> None:
     code, _, err = invoke("search", "file", "-c", small, "--weight", "nam=3")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         "Error: --weight 'nam=3': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint"
     )
@@ -222,9 +222,9 @@ def test_categories_json_counts(small: str) -> None:
 def test_summaries_default_to_deferred_tools(small: str) -> None:
     code, out, _ = invoke("summaries", "-c", small)
     assert code == 0
-    assert out == "compress_file: Compress a file into a zip or tar.gz archive.\n"
+    assert out == "files/compress_file: Compress a file into a zip or tar.gz archive.\n"
     _, out, _ = invoke("summaries", "-c", small, "--all", "--format", "markdown")
-    assert "- **read_file**: Read a text file and return its contents." in out.splitlines()
+    assert "- **files/read_file**: Read a text file and return its contents." in out.splitlines()
 
 
 def test_summaries_json_is_format_json(small: str) -> None:
@@ -335,8 +335,6 @@ def test_the_app_for_one_command_prints_what_the_full_app_prints(
 @pytest.mark.parametrize(
     "args",
     [
-        [],
-        ["--help"],
         ["nope"],
         ["serch"],
         ["cache"],
@@ -349,6 +347,16 @@ def test_the_app_for_one_command_prints_what_the_full_app_prints(
 def test_other_arguments_get_the_full_app(args: list[str]) -> None:
     assert app_for(args) is app
     assert run_with(app_for(args), args) == run_with(app, args)
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["-h"]])
+def test_help_gets_the_full_app_with_only_an_epilog_added(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    noted = run_with(app_for(args), args)  # the shipped catalogs answer here: a note ends it
+    assert noted != run_with(app, args)
+    monkeypatch.setenv("TOOLFIND_CATALOGS", str(SHIPPED))
+    assert app_for(args) is app
 
 
 @pytest.mark.parametrize(
@@ -475,7 +483,7 @@ def test_summaries_all_prints_one_line_a_tool(small: str) -> None:
     code, out, _ = invoke("summaries", "-c", small, "--all")
     assert code == 0
     assert out.endswith("\n") and len(out.splitlines()) == 3
-    assert "read_file: Read a text file and return its contents." in out.splitlines()
+    assert "files/read_file: Read a text file and return its contents." in out.splitlines()
 
 
 def test_list_and_summaries_print_as_they_read_the_same_bytes_as_one_document(
@@ -501,13 +509,14 @@ def test_list_and_summaries_print_as_they_read_the_same_bytes_as_one_document(
         ("summaries", "--all", "--json"): wire.dumps([wire.summary_record(t) for t in tools])
         + "\n",
         ("summaries", "--json"): wire.dumps([wire.summary_record(t) for t in deferred]) + "\n",
-        ("summaries", "--all"): "".join(f"{t.name}: {t.summary}\n" for t in tools),
-        ("list", "--json", "--namespace", "nowhere"): "[]\n",
+        ("summaries", "--all"): "".join(f"many/{t.name}: {t.summary}\n" for t in tools),
+        ("list", "--json", "-k", "2"): wire.dumps([wire.tool_row(t) for t in tools[:2]]) + "\n",
+        ("list", "--json", "--tag", "nowhere"): "[]\n",
     }
     for args, document in expected.items():
         for extra in ([], ["--no-cache"]):
             code, out, err = invoke(*args, "-c", cat, *extra)
-            assert (code, err) == (0, "")
+            assert (code, err.startswith("Warning: no tool has the tag")) == (0, "nowhere" in args)
             assert out == document, (args, extra)
         capsys.readouterr()
         assert fastpath.run([*args, "-c", cat]) == 0  # the cache is warm: the fast path too

@@ -13,14 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from toolfind.catalog import DEFAULT_MAX_BYTES
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
 
 CONFIG_NAME = "toolfind.toml"
 DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
 _KNOWN_KEYS = frozenset(
-    {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
+    {
+        "catalogs",
+        "weights",
+        "k1",
+        "b",
+        "delta",
+        "max_file_size",
+        "servers",
+        "filters",
+        "serve",
+        "validate",
+    }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 #: Size suffixes, longest first (``b`` ends every other one).
@@ -56,6 +67,8 @@ class Config:
     servers: tuple[Path, ...] = ()
     filters: Filters = field(default_factory=Filters)
     serve: Mapping[str, Any] = field(default_factory=dict)
+    #: ``[validate] ignore``: the warning rules ``toolfind validate`` leaves out.
+    ignore_rules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +157,21 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         servers=tuple(base / p for p in _string_list(data.get("servers", []), "servers", file)),
         filters=_parse_filters(data.get("filters", {}), file),
         serve=_table(data.get("serve", {}), "serve", file),
+        ignore_rules=_ignore_rules(data.get("validate", {}), file),
     )
+
+
+def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
+    """``[validate] ignore = ["rule", ...]``. Raises ConfigError for another key or rule."""
+    from toolfind.catalog.linter import unknown_rules
+
+    table = _table(raw, "validate", file)
+    _check_keys(table, frozenset({"ignore"}), file, "validate")
+    rules = _string_list(table.get("ignore", []), "validate.ignore", file)
+    problem = unknown_rules(rules)
+    if problem:
+        raise ConfigError(problem, file=file, path="validate.ignore")
+    return tuple(rules)
 
 
 def parse_weights(
@@ -156,21 +183,21 @@ def parse_weights(
 
 
 def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWeights:
-    """``--weight name=5`` options on top of ``base``. Raises ConfigError for a bad one."""
+    """``--weight name=5`` options on top of ``base``. Raises UsageError for a bad one."""
     values: dict[str, float] = {}
     for option in options:
         key, sep, value = option.partition("=")
         key = key.strip()
         if not sep:
-            raise ConfigError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
+            raise UsageError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
         if key not in FIELDS:
-            raise ConfigError(f"--weight {option!r}: {_unknown_field(key)}")
+            raise UsageError(f"--weight {option!r}: {_unknown_field(key)}")
         try:
             number = float(value)
         except ValueError:
-            raise ConfigError(f"--weight {option!r}: {value!r} is not a number") from None
+            raise UsageError(f"--weight {option!r}: {value!r} is not a number") from None
         if number < 0 or number != number:
-            raise ConfigError(f"--weight {option!r}: a weight must be a number >= 0")
+            raise UsageError(f"--weight {option!r}: a weight must be a number >= 0")
         values[key] = number
     return base.with_overrides(values)
 
@@ -229,6 +256,13 @@ def resolve_catalogs(
     if (cwd / local).is_dir():
         return [local]
     return [packaged_catalogs()]
+
+
+def uses_packaged_catalogs(run: Run) -> bool:
+    """Whether ``run`` reads the demo catalogs shipped with toolfind because nothing else is
+    configured (no ``--catalog``, ``$TOOLFIND_CATALOGS``, ``catalogs`` setting or ``./catalogs``)."""
+    configured = run.config.catalogs or os.environ.get("TOOLFIND_CATALOGS", "").strip()
+    return not configured and run.paths == (packaged_catalogs(),)
 
 
 def packaged_catalogs() -> Path:

@@ -25,7 +25,7 @@ import stat
 from _pickle import Unpickler, UnpicklingError
 
 from toolfind.catalog import DEFAULT_MAX_BYTES
-from toolfind.errors import CacheError, CatalogError
+from toolfind.errors import CacheError, NothingLoaded
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
@@ -105,7 +105,8 @@ def load_index(
 
     ``run_key`` names the invocation (see ``segment.run_key``) so the fast path can find this
     index again without parsing anything. Raises CatalogError for a catalog path that does not
-    exist, and when a file over ``max_file_size`` was skipped and no other file loaded a tool;
+    exist, and NothingLoaded (naming the file, its size and the limit) when a file over
+    ``max_file_size`` was skipped and no other file loaded a tool;
     cache problems never raise, they are reported through ``warn``. A build reports through
     ``progress`` (files read, files found, tools loaded, tools analysed) as it goes.
     """
@@ -175,7 +176,7 @@ def _build(
     result = catalog.load(paths, max_bytes=max_file_size, progress=read)
     n_files = len(result.files)
     if result.oversized and not result.tools:  # skipped, with nothing else to search
-        raise CatalogError(str(result.oversized[0]))
+        raise NothingLoaded(str(result.oversized[0]))
     findings = result.errors
     extras = segment._native_extras(result.tools)  # now, not by decoding every tool again
     try:
