@@ -244,10 +244,10 @@ ROWS: list[Row] = [
         "schema is nested deeper",
     ),
     Row(
-        "100MB-sparse-over-default-limit",
-        _sparse(100 * 1024 * 1024),
+        "1100MiB-sparse-over-default-limit",
+        _sparse(1100 * 1024 * 1024),
         "error",
-        "over the 67,108,864-byte limit",
+        "over the 1,073,741,824-byte limit",
     ),
     Row(
         "over-configured-limit",

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from toolfind.catalog import DEFAULT_MAX_BYTES
 from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
 
 CONFIG_NAME = "toolfind.toml"
-DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
+DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
 _KNOWN_KEYS = frozenset(
     {

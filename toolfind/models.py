@@ -518,21 +518,25 @@ class Finding:
 
 @_frozen_dataclass
 class LoadResult:
-    """Tools read from catalogs, plus what was skipped or worth a warning."""
+    """Tools read from catalogs, plus what was skipped or worth a warning. ``oversized``
+    holds the findings (among ``findings``) of the files skipped for their size."""
 
     tools: tuple[Tool, ...]
     findings: tuple[Finding, ...]
     files: tuple[str, ...]
+    oversized: tuple[Finding, ...]
 
     def __init__(
         self,
         tools: tuple[Tool, ...],
         findings: tuple[Finding, ...] = (),
         files: tuple[str, ...] = (),
+        oversized: tuple[Finding, ...] = (),
     ) -> None:
         _set(self, "tools", tools)
         _set(self, "findings", findings)
         _set(self, "files", files)
+        _set(self, "oversized", oversized)
 
     @property
     def errors(self) -> tuple[Finding, ...]:

@@ -9,6 +9,7 @@ see render), exactly one JSON document with ``--json``.
 
 import sys
 from collections.abc import Iterator
+from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
@@ -26,6 +27,7 @@ from toolfind.cli.common import (
     _decode_all,
     _echo_error,
     _emit,
+    _emit_array,
     _fail,
     _json_errors,
     _open,
@@ -245,18 +247,20 @@ def list_(
 
     output = _record_format(format_, json_)
     index = _open(catalog, no_cache)
-    _decode_all(index)
-    rows = index.listed(namespace, tag or (), deferred)[:limit]
     hint = filter_warning(index, namespace, tag or ())
     if hint:
         _warn(hint)
-    if output == "json":
-        _emit([wire.tool_row(t) for t in rows])
-    elif output != "table":
-        sys.stdout.write(wire.records_text([wire.tool_row(t) for t in rows], output))
+    if output == "json":  # written as each tool is read: 100k tools are not held at once
+        rows = islice(index.stream(namespace, tag or (), deferred), limit)
+        _emit_array(map(wire.tool_row, rows))
+        return
+    _decode_all(index)
+    listed = index.listed(namespace, tag or (), deferred)[:limit]
+    if output != "table":
+        sys.stdout.write(wire.records_text([wire.tool_row(t) for t in listed], output))
     else:
         with _paged(no_pager):
-            _render().tools(rows)
+            _render().tools(listed)
 
 
 @app.command()
@@ -374,13 +378,14 @@ def summaries(
     from toolfind.output import wire
 
     index = _open(catalog, no_cache)
-    if all_:
-        _decode_all(index)
-    tools: list[Tool] = index.summaries(deferred=None if all_ else True)
-    if not tools:
-        _warn(_render().summaries_hint(tools, all_))
+    tools: Iterator[Tool] = index.stream(deferred=None if all_ else True)  # printed as read
+    first = next(tools, None)
+    if first is None:
+        _warn(_render().summaries_hint((), all_))
+    else:
+        tools = chain((first,), tools)
     if format_ == "json":
-        _emit([wire.summary_record(t) for t in tools])
+        _emit_array(map(wire.summary_record, tools))
         return
     with _paged(no_pager):
         _render().summaries(tools, markdown=format_ == "markdown")

@@ -10,7 +10,7 @@ JSON object on stderr (``wire.error_record``), usage errors click finds included
 import functools
 import importlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
@@ -212,6 +212,16 @@ def _emit(document: Any) -> None:
     typer.echo(dumps(document))
 
 
+def _emit_array(records: Iterable[Any]) -> None:
+    """Print a JSON array as :func:`_emit` would, each record written as it is made."""
+    from toolfind.output.wire import dumps_array
+
+    write = sys.stdout.write
+    for piece in dumps_array(records):
+        write(piece)
+    write("\n")
+
+
 def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
     """Load the index for a command (from the cache, else config, catalogs and a build),
     printing load warnings on stderr."""
@@ -225,7 +235,7 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
         from toolfind.store.cache import load_index
 
         run = for_run(catalogs or (), weights or ())
-        with _progress("Building the search index…"):
+        with _progress("Building the search index…") as show:
             loaded = load_index(
                 run.paths,
                 run.params,
@@ -233,6 +243,7 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
                 use_cache=not no_cache,
                 run_key=run_key,
                 warn=_warn,
+                progress=None if show is None else _counted(show),
             )
     for finding in loaded.findings:
         _warn(f"Warning: skipped {finding}")
@@ -277,23 +288,46 @@ def _decode_all(index: Any) -> None:
     decode_for_printing(index.tools)
 
 
+def _counted(show: Callable[[str], None]) -> Callable[[int, int, int, int], None]:
+    """A build's progress callback (``store.cache.load_index``) that shows the counts."""
+
+    def progress(read: int, found: int, tools: int, analysed: int) -> None:
+        files = f"{read:,}/{found:,} files read"
+        if not analysed:
+            show(f"Reading catalogs: {read:,}/{found:,} files, {tools:,} tools…")
+        elif analysed < tools:
+            show(f"Indexing {analysed:,}/{tools:,} tools ({files})…")
+        else:  # what is left: the postings, the impacts, the cache file
+            show(f"Indexing {tools:,} tools ({files}): weighing and writing…")
+
+    return progress
+
+
 @contextmanager
-def _progress(message: str, after: float = 1.0) -> Iterator[None]:
+def _progress(message: str, after: float = 1.0) -> Iterator[Callable[[str], None] | None]:
     """A spinner on stderr once the work inside has taken ``after`` seconds; on a terminal only.
+    Yields a function that changes its message (None off a terminal: nothing is shown).
 
     Rich is imported by the timer: a load from the cache costs less than importing Rich.
     """
     if not sys.stderr.isatty():
-        yield
+        yield None
         return
     import threading
 
     spinners: list[Any] = []
-    timer = threading.Timer(after, lambda: spinners.append(_render().spinner(message)))
+    shown = [message]
+
+    def show(text: str) -> None:
+        shown[0] = text  # the spinner, when the timer starts it, shows the latest
+        for spinner in spinners:
+            spinner.update(text)
+
+    timer = threading.Timer(after, lambda: spinners.append(_render().spinner(shown[0])))
     timer.daemon = True
     timer.start()
     try:
-        yield
+        yield show
     finally:
         timer.cancel()
         timer.join()  # a spinner that is being started must be stopped too

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from itertools import chain, islice
 
 from toolfind.store import segment
 
@@ -236,27 +237,27 @@ def _run_on_index(args: Args) -> int | None:
 def _answer(index: Any, args: Args) -> tuple[Any, str]:
     """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
     command, flags = args.command, args.flags
-    if command == "list" or (command == "summaries" and "--all" in flags):
-        from toolfind.store.columns import decode_for_printing  # (columns is loaded with the index)
-
-        decode_for_printing(index.tools)  # they print every tool
     if command == "list":
         deferred = {"--deferred": True, "--no-deferred": False}
         wanted = next((deferred[f] for f in deferred if f in flags), None)
         namespace = args.values.get("--namespace", [None])[0]
         tags = args.values.get("--tag", ())
+        hint = filter_warning(index, namespace, tags)
+        if "--json" in flags:  # printed as read, as the Typer command does
+            return islice(index.stream(namespace, tags, wanted), args.limit or None), hint
         rows = index.listed(namespace, tags, wanted)
-        return rows[: args.limit or None], filter_warning(index, namespace, tags)
+        return rows[: args.limit or None], hint
     if command == "categories":
         return index.categories(), ""
-    if command == "summaries":
+    if command == "summaries":  # printed as read, as the Typer command does
         every = "--all" in flags
-        tools = index.summaries(deferred=None if every else True)
-        if tools:
-            return tools, ""
+        tools = index.stream(deferred=None if every else True)
+        first = next(tools, None)
+        if first is not None:
+            return chain((first,), tools), ""
         from toolfind.output.render import summaries_hint
 
-        return tools, summaries_hint(tools, every)
+        return (), summaries_hint((), every)
     if command == "similar":
         return index.similar(args.name, args.limit), ""
     if command == "show":
@@ -348,7 +349,10 @@ def _print_json(args: Args, items: Any) -> None:
         document = wire.categories_record(items)
     else:
         record = {"list": wire.tool_row, "summaries": wire.summary_record}
-        document = [record.get(command, wire.similar_record)(item) for item in items]
+        for piece in wire.dumps_array(map(record.get(command, wire.similar_record), items)):
+            sys.stdout.write(piece)
+        sys.stdout.write("\n")
+        return
     sys.stdout.write(wire.dumps(document) + "\n")
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 
 from toolfind.output import wire
 from toolfind.output.wire import clean_text, dumps
@@ -161,13 +162,15 @@ def similar(name: str, items: Sequence[Similar]) -> None:
     out.table(headers, rows, title=f"Similar to {name}", key=0, drop=(2, 1))
 
 
-def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
+def summaries(tools: Iterable[Tool], *, markdown: bool = False) -> None:
     """One line per tool, ``namespace/name: summary`` (``- **namespace/name**: summary`` in
-    Markdown), never Rich: the qualified name tells two tools of one name apart."""
-    if tools:  # one write, not one a tool
-        from toolfind.output.tool_formats import summaries_text
+    Markdown), never Rich: the qualified name tells two tools of one name apart. Written as
+    the tools come, a few hundred lines a write."""
+    from toolfind.output.tool_formats import summaries_text
 
-        sys.stdout.write(summaries_text(tools, markdown=markdown))
+    tools = iter(tools)
+    while batch := list(islice(tools, 512)):
+        sys.stdout.write(summaries_text(batch, markdown=markdown))
 
 
 def summaries_hint(tools: Sequence[Tool], every: bool) -> str:
@@ -247,7 +250,7 @@ def human_size(n: int) -> str:
 
 
 def spinner(message: str) -> Any:
-    """A spinner on stderr, started; the caller stops it."""
+    """A spinner on stderr, started; ``update(text)`` changes its message; the caller stops it."""
     from rich.console import Console
 
     status = Console(stderr=True).status(message)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
     from toolfind.models import (
@@ -388,6 +388,32 @@ def dumps(document: Any, *, compact: bool = False) -> str:
 
         return json.dumps(document, indent=None if compact else 2, ensure_ascii=False)
     return "".join(out)
+
+
+def dumps_array(records: Iterable[Any]) -> Iterator[str]:
+    """``dumps(list(records))`` in pieces, each record encoded as it comes: for a document too
+    large to hold at once (``list --json`` over 100k tools). Joined, byte for byte the same."""
+    out: list[str] = []
+    sep = "[\n  "
+    for record in records:
+        piece = [sep]
+        try:
+            _write(record, "\n  ", piece)
+        except (TypeError, ValueError, RecursionError):
+            import json  # as dumps does: the record at depth 1 of json's own list
+
+            piece[1:] = [json.dumps([record], indent=2, ensure_ascii=False)[4:-2]]
+        out += piece
+        sep = ",\n  "
+        if len(out) >= _PIECES:
+            yield "".join(out)
+            out.clear()
+    out.append("[]" if sep == "[\n  " else "\n]")
+    yield "".join(out)
+
+
+#: Strings gathered before :func:`dumps_array` hands them out (a few hundred records).
+_PIECES = 8192
 
 
 def json_str(text: str) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from toolfind.core import analysis, bm25f, filters
 from toolfind.core import search as searching
@@ -111,8 +111,16 @@ class SearchIndex:
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
 
     @classmethod
-    def build(cls, tools: Sequence[Tool], params: ScoringParams | None = None) -> SearchIndex:
+    def build(
+        cls,
+        tools: Sequence[Tool],
+        params: ScoringParams | None = None,
+        *,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> SearchIndex:
         """Analyse every enabled tool and compute impacts for ``params`` (defaults if None).
+        ``tools`` may be a :class:`ToolTable`, which the index keeps (decoding each tool on use).
+        ``progress``, if given, is called with (tools analysed, tools) as the analysis goes.
 
         Raises ConfigError when ``params`` holds a negative weight, k1 or delta, or a b
         outside [0, 1] or for an unknown field.
@@ -120,16 +128,19 @@ class SearchIndex:
         params = ScoringParams() if params is None else params
         builder.check_params(params)
         self = cls.__new__(cls)
-        self.tools = tools = tuple(tools)
+        # A ToolTable (the marshalled tools) is read one tool at a time, none kept: a build
+        # then never holds every tool's objects (cache.load_index builds from one).
+        self.tools = tools = tools if isinstance(tools, ToolTable) else tuple(tools)
         self.format = INDEX_FORMAT
         self.settings = analysis.SETTINGS
-        meta = builder.Metadata(tools)
-        analysed = builder.analyse(tools, meta.tags)
+        every = tools.each(range(len(tools))) if isinstance(tools, ToolTable) else tools
+        meta, analysed = builder.gather(every, len(tools), progress)
         terms = sorted(analysed.pair_lists)
         self._terms = StringTable.of(terms)
         self._pairs, self._docs, self._offsets = analysed.postings(terms)
-        self._pair_vec = array("I", analysed.pair_vec)
-        self._pair_doc = array("i", analysed.pair_doc)
+        del terms
+        self._pair_vec = analysed.pair_vec
+        self._pair_doc = analysed.pair_doc
         self._tfvecs = analysed.tf_vectors()
         self._lengths = lengths = analysed.lengths
         avg = []
@@ -516,11 +527,30 @@ class SearchIndex:
     ) -> list[Tool]:
         """Enabled tools in catalog order (``list``): of this namespace, carrying every tag
         given (the rule of :mod:`toolfind.core.filters`), deferred or not (None: either)."""
+        return [self.tools[doc] for doc in self._listed_ids(namespace, tags, deferred)]
+
+    def stream(
+        self,
+        namespace: str | None = None,
+        tags: Sequence[str] = (),
+        deferred: bool | None = None,
+    ) -> Iterator[Tool]:
+        """:meth:`listed`'s tools one at a time, for a command that prints them: a loaded
+        index decodes each from its file and keeps none (``list --json`` over 100k tools
+        holds one tool at a time, not 100k)."""
+        ids = self._listed_ids(namespace, tags, deferred)
+        tools = self.tools
+        if isinstance(tools, ToolTable):
+            return tools.each(ids)
+        return map(tools.__getitem__, ids)
+
+    def _listed_ids(
+        self, namespace: str | None, tags: Sequence[str], deferred: bool | None
+    ) -> list[int]:
         keep = self._filter(namespace, tags)
         want = None if deferred is None else (builder.DEFERRED if deferred else 0)
-        tools = self.tools
         return [
-            tools[doc]
+            doc
             for doc, flags in enumerate(self._flags)
             if flags & builder.ENABLED
             and (want is None or flags & builder.DEFERRED == want)
