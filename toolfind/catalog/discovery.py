@@ -23,10 +23,12 @@ CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 def discover(paths: Sequence[Path]) -> list[Path]:
     """Catalog files under ``paths``, each once (see the module); raises ``CatalogError``
     when a path does not exist."""
-    return _discover(paths)[0]
+    return discover_all(paths)[0]
 
 
-def _discover(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
+def discover_all(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
+    """Catalog files under ``paths`` (see :func:`discover`), and the findings of what was
+    skipped (FIFOs, devices, unreadable entries); raises ``CatalogError`` as ``discover``."""
     files: list[Path] = []
     findings: list[Finding] = []
     seen_files: set[tuple[int, int]] = set()

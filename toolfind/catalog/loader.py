@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolfind.catalog import formats
-from toolfind.catalog.discovery import _discover
+from toolfind.catalog.discovery import discover_all
 from toolfind.catalog.parse import (
     _decode,
     _Doc,
@@ -220,7 +220,7 @@ def load(
 
     Raises ``CatalogError`` only when a path does not exist.
     """
-    files, findings = _discover(paths)
+    files, findings = discover_all(paths)
     tools: list[Tool] = []
     first: dict[tuple[str, str], Tool] = {}
     for path in files:

@@ -9,7 +9,6 @@ see render), exactly one JSON document with ``--json``.
 
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
@@ -120,15 +119,16 @@ def _batch_queries(source: str) -> Iterator[str]:
     """Queries from a file (or stdin): plain lines, or JSON Lines objects with a ``query``."""
     import json
 
-    if source == "-":
-        lines = sys.stdin.read().splitlines()
-        name = "<stdin>"
-    else:
-        try:
-            lines = Path(source).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read queries: {exc}", file=source) from None
-        name = source
+    from toolfind.userfiles import FileProblem, read_capped, read_stream
+
+    name = "<stdin>" if source == "-" else source
+    try:
+        data = read_stream(sys.stdin.buffer) if source == "-" else read_capped(source)
+        lines = data.decode("utf-8-sig").splitlines()
+    except FileProblem as exc:
+        raise ConfigError(f"cannot read queries: {exc.message}", file=name) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text:

@@ -29,9 +29,9 @@ from toolfind.store.segment import MISSING, stamp
 
 logger = logging.getLogger("toolfind.serve")
 
-#: (path, size, mtime_ns, inode) of every catalog file (see store.segment.stamp), plus each missing
-#: root.
-Signature = tuple[tuple[str, int, int, int], ...]
+#: (path, *stamp) of every catalog file (see store.segment.stamp: ctime and device included, so
+#: an edit that keeps size and mtime is seen), plus each missing root.
+Signature = tuple[tuple[str, int, int, int, int, int], ...]
 
 
 @dataclass(frozen=True, slots=True)
