@@ -255,7 +255,34 @@ def load(
                     parts=pointer_parts(tool.source.pointer),
                 )
             )
+    findings.extend(_same_key_findings(tools))
     return LoadResult(tools=tuple(tools), findings=tuple(findings), files=tuple(map(str, files)))
+
+
+def _same_key_findings(tools: Sequence[Tool]) -> list[Finding]:
+    """A warning for each tool whose name, in its namespace, has the same ``name_key`` as an
+    earlier tool's (``read_file``, ``Read-File``): both load, and each is reachable only by its
+    exact spelling (``analysis.lookup_name``), not by a case- or separator-free one."""
+    from toolfind.core.analysis import name_key
+
+    first: dict[tuple[str, str], Tool] = {}
+    out = []
+    for tool in tools:
+        key = (tool.namespace, name_key(tool.name))
+        earlier = first.setdefault(key, tool)
+        if earlier is tool or tool.source is None:
+            continue
+        out.append(
+            _finding(
+                tool.source.file,
+                f"{tool.qualified_name!r} and {earlier.qualified_name!r} differ only in case or "
+                "separators: each is found only by its exact name; rename one to tell them apart",
+                "warning",
+                line=tool.source.line,
+                parts=pointer_parts(tool.source.pointer),
+            )
+        )
+    return out
 
 
 _tool_key: Final = attrgetter("namespace", "name")

@@ -63,8 +63,14 @@ def _warn(message: str) -> None:
     typer.echo(message, err=True)
 
 
-def _fail(message: str, code: int = 1) -> NoReturn:
+def print_error(message: str) -> None:
+    """The one way an error reaches the user: ``Error: <message>`` on stderr (the commands
+    through :func:`_fail`, ``toolfind.__main__``'s guard for what escapes them)."""
     typer.echo(f"Error: {message}", err=True)
+
+
+def _fail(message: str, code: int = 1) -> NoReturn:
+    print_error(message)
     raise typer.Exit(code)
 
 
