@@ -138,3 +138,25 @@ def test_pulled_files_load_as_catalogs_with_the_server_as_namespace(tmp_path: Pa
     )
     loaded = catalog.load([out])
     assert [(t.namespace, t.name) for t in loaded.tools] == [("time", "get_current_time")]
+
+
+def test_a_server_whose_file_cannot_be_written_is_reported_and_the_others_are_written(
+    tmp_path: Path,
+) -> None:
+    long_name = "L" * 300  # legal in a host's config, too long for a file name
+    doc = {
+        "mcpServers": {
+            name: {"command": sys.executable, "args": [str(SERVER)]}
+            for name in ("first", long_name, "third")
+        }
+    }
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out"
+    with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:
+        report = by_server(pull([config], out, environ={}, errlog=errlog))
+    assert report["first"].status == report["third"].status == "written"
+    failed = report[long_name]
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.endswith(": cannot read: File name too long")
+    assert sorted(p.name for p in out.iterdir()) == ["first.json", "third.json"]

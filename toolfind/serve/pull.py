@@ -149,7 +149,7 @@ def _read_existing(path: Path) -> str | None:
     except FileProblem as exc:
         if exc.missing:
             return None
-        raise CatalogError(f"cannot read the previous catalog: {exc}", file=str(path)) from None
+        raise CatalogError(exc.message, file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise CatalogError(f"cannot read the previous catalog: {exc}", file=str(path)) from None
 

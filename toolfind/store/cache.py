@@ -204,11 +204,13 @@ def _absolute(path: Any, cwd: str | None) -> str:
 
 
 def _dir_stamps(paths: Sequence[Path], cwd: str | None) -> list[tuple[Any, ...]]:
-    """The working directory, each catalog root (whatever it is) and every directory under
-    them, with their stamps, by absolute path: an entry added or removed changes its
-    directory's mtime, so no walk is needed to notice."""
+    """``./catalogs`` (the default catalogs: whether it exists), each catalog root (whatever
+    it is) and every directory under them, with their stamps, by absolute path: an entry
+    added or removed changes its directory's mtime, so no walk is needed to notice. (Not the
+    working directory itself: a cache directory inside it would change it on every write.)"""
     seen: set[tuple[int, int]] = set()
-    out: list[tuple[Any, ...]] = [] if cwd is None else [(cwd, *stamp(cwd))]
+    local = None if cwd is None else os.path.join(cwd, "catalogs")
+    out: list[tuple[Any, ...]] = [] if local is None else [(local, *stamp(local))]
     for root in paths:
         absolute = _absolute(root, cwd)
         out.append((absolute, *stamp(absolute)))
