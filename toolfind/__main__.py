@@ -88,10 +88,13 @@ def _degrade_unencodable_output(argv: list[str]) -> None:
 
 
 def _output_error(exc: OSError) -> bool:
-    """Whether ``exc`` is a failed write to stdout: a write names no file (an open, a stat or
-    a read of a user's file does, and those are reported where they happen), or what is still
-    buffered for stdout cannot be written either."""
-    return exc.filename is None or _stdout_broken()
+    """Whether ``exc`` is a failed write to stdout: a write error that names no file (an
+    open, a stat or a read of a user's file does, and those are reported where they happen),
+    or what is still buffered for stdout cannot be written either."""
+    import errno
+
+    writes = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EBADF, getattr(errno, "EDQUOT", -1)}
+    return (exc.filename is None and exc.errno in writes) or _stdout_broken()
 
 
 def _stdout_broken() -> bool:

@@ -116,7 +116,8 @@ def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
     try:
         raw_bytes = read_capped(path, MAX_INPUT_BYTES)
     except FileProblem as exc:
-        raise ConfigError(f"cannot read config: {exc.message}", file=str(path)) from None
+        reason = exc.message.removeprefix("cannot read: ")
+        raise ConfigError(f"cannot read config: {reason}", file=str(path)) from None
     import tomllib
 
     try:
@@ -339,9 +340,11 @@ def write_params(path: Path, params: ScoringParams) -> Path | None:
     import tomlkit
 
     try:
-        text = read_capped(path).decode("utf-8-sig") if os.path.lexists(path) else ""
+        # a dangling symlink is a new file: rewrite() creates its target
+        text = read_capped(path).decode("utf-8-sig") if os.path.exists(path) else ""
     except FileProblem as exc:
-        raise ConfigError(f"cannot read config: {exc.message}", file=str(path)) from None
+        reason = exc.message.removeprefix("cannot read: ")
+        raise ConfigError(f"cannot read config: {reason}", file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
     try:

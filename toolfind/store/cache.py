@@ -107,7 +107,7 @@ def load_index(
     # build makes a later run look again.
     taken = time.time_ns()
     cwd = working_dir()
-    dirs = _dir_stamps(paths, cwd) if use_cache and run_key is not None else []
+    dirs, dir_contents = _dir_stamps(paths, cwd, taken) if use_cache and run_key else ([], {})
     files, skipped = discover_all(paths)
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
@@ -132,12 +132,11 @@ def load_index(
             store.write_index(key, loaded)
     if run_key is not None:
         stamps = [*dirs, *((a, *st) for a, st in stats.values())]
-        by_absolute = {a: digests[p] for p, (a, _) in stats.items()}
-        # Racy stamps prove nothing: their content is recorded too, and compared until settled.
+        # Racy stamps prove nothing: their content, read when they were taken (a file's
+        # digest, a directory's names), is recorded too, and compared until they settle.
+        by_absolute = dir_contents | {a: digests[p] for p, (a, _) in stats.items()}
         contents = tuple(
-            (row[0], by_absolute[row[0]] if row[0] in by_absolute else segment.content_of(row[0]))
-            for row in stamps
-            if segment.racy(tuple(row[1:]), taken)
+            (row[0], by_absolute.get(row[0])) for row in stamps if segment.racy(row[1:], taken)
         )
         store.remember_run(manifest, run_key, key, stamps, contents, stats, digests, taken, inputs)
     return loaded
@@ -203,11 +202,14 @@ def _absolute(path: Any, cwd: str | None) -> str:
     return text if cwd is None or os.path.isabs(text) else os.path.join(cwd, text)
 
 
-def _dir_stamps(paths: Sequence[Path], cwd: str | None) -> list[tuple[Any, ...]]:
+def _dir_stamps(
+    paths: Sequence[Path], cwd: str | None, taken: int
+) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
     """``./catalogs`` (the default catalogs: whether it exists), each catalog root (whatever
     it is) and every directory under them, with their stamps, by absolute path: an entry
     added or removed changes its directory's mtime, so no walk is needed to notice. (Not the
-    working directory itself: a cache directory inside it would change it on every write.)"""
+    working directory itself: a cache directory inside it would change it on every write.)
+    Also the names in each directory whose stamp is racy (``segment.racy``), read then."""
     seen: set[tuple[int, int]] = set()
     local = None if cwd is None else os.path.join(cwd, "catalogs")
     out: list[tuple[Any, ...]] = [] if local is None else [(local, *stamp(local))]
@@ -215,7 +217,12 @@ def _dir_stamps(paths: Sequence[Path], cwd: str | None) -> list[tuple[Any, ...]]
         absolute = _absolute(root, cwd)
         out.append((absolute, *stamp(absolute)))
         out.extend((d, *stamp(d)) for d in _walk_dirs(absolute, seen))
-    return out
+    contents = {
+        row[0]: segment.content_of(row[0])
+        for row in out
+        if segment.racy(row[1:], taken) and os.path.isdir(row[0])
+    }
+    return out, contents
 
 
 def _walk_dirs(root: str, seen: set[tuple[int, int]]) -> Iterator[str]:
