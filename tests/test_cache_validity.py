@@ -199,3 +199,35 @@ def test_is_own_file_knows_the_temporary_files_of_its_writes() -> None:
     assert cache.is_own_file(f".toolfind-{'a' * 32}.pickle.x_1.tmp")
     assert not cache.is_own_file(".toolfind.tmp")
     assert not cache.is_own_file(".notes.txt.abc.tmp")
+
+
+def test_a_config_created_in_a_parent_directory_is_seen_by_the_next_warm_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Path(".git").mkdir()
+    Path("sub/catalogs").mkdir(parents=True)
+    Path("sub/catalogs/here.json").write_text(tools("here_tool"), encoding="utf-8")
+    Path("there").mkdir()
+    Path("there/t.json").write_text(tools("there_tool"), encoding="utf-8")
+    monkeypatch.chdir("sub")
+    assert hit_names(typer_json("search", "rocket")) == ["here_tool"]
+    assert hit_names(fast_json(capsys, "search", "rocket")) == ["here_tool"]
+    Path("../toolfind.toml").write_text('catalogs = ["there"]\n', encoding="utf-8")
+    assert fastpath.run(["search", "rocket", "--json"]) is None  # another config applies
+    assert hit_names(typer_json("search", "rocket")) == ["there_tool"]
+
+
+def test_serve_mcp_sees_an_edit_that_keeps_size_mtime_and_inode() -> None:
+    from toolfind.serve.state import catalog_signature, signature_changed
+
+    Path("cat.json").write_text(tools("alpha_tool"), encoding="utf-8")
+    before = catalog_signature([Path("cat.json")])
+    assert not signature_changed(before, catalog_signature([Path("cat.json")]))
+    old = os.stat("cat.json")
+    # Even within one timestamp tick (ctime unchanged too): the racy stamp's content differs.
+    Path("cat.json").write_text(tools("omega_tool"), encoding="utf-8")
+    os.utime("cat.json", ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert signature_changed(before, catalog_signature([Path("cat.json")]))
+    settled = tuple((*row[:-1], None) for row in before)  # as if no longer racy
+    assert not signature_changed(settled, settled)
+    assert signature_changed(before, settled)  # settled, but not the content recorded
