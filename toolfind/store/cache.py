@@ -1,11 +1,15 @@
 """Load the search index from the on-disk cache, or build it and store it there.
 
-The cache key is toolfind's version, the index format, the analysis and scoring settings and
-every catalog file's path and SHA-256; a warm run hashes only the files whose stamp changed.
-Each index is stored once, atomically, in ``<key>.pickle`` (layout: :mod:`toolfind.store.segment`):
-a protocol-5 pickle whose columns travel out of band and load as views of a memory map, plus a
-small directory of the columns the fast path reads without unpickling. ``manifest.marshal``
-remembers, per invocation context, which key answered and the stamps that keep it valid.
+The cache key is toolfind's version, the index format, the analysis and scoring settings,
+what discovery skipped, and every catalog file's path and SHA-256 in load order; a warm run
+hashes only the files whose stamp (size, mtime, inode, ctime, device, by absolute path)
+changed. Each index is stored once, atomically, in ``toolfind-<key>.pickle`` (layout:
+:mod:`toolfind.store.segment`): a protocol-5 pickle whose columns travel out of band and load
+as views of a memory map, plus a small directory of the columns the fast path reads without
+unpickling. ``toolfind-manifest.marshal`` remembers, per invocation context, which key
+answered and the stamps that keep it valid (with the content behind racy ones). Only files
+named so are toolfind's (:func:`is_own_file`): ``cache info`` and ``cache clear`` touch no
+other.
 
 Safety: a cache file not owned by the current user, or writable by group or others, is never
 loaded; only toolfind's own classes and plain builtins may be unpickled; any unreadable, foreign
@@ -102,9 +106,9 @@ def load_index(
     from toolfind.catalog.discovery import discover_all
 
     params = params or ScoringParams()
-    # Stamps are taken before anything is read (directories before discovery), and a stamp
-    # that is racy (see segment.racy) is never trusted later: an edit or a new file during the
-    # build makes a later run look again.
+    # Stamps are taken before anything is read (directories before discovery), so an edit or
+    # a new file during the build changes one; a racy stamp (segment.racy), which might not
+    # change, is recorded with the content it stood for, compared until it settles.
     taken = time.time_ns()
     cwd = working_dir()
     dirs, dir_contents = _dir_stamps(paths, cwd, taken) if use_cache and run_key else ([], {})
@@ -117,7 +121,7 @@ def load_index(
     store = CacheStore(cache_root, warn)
     manifest = segment.read_manifest(store._root, warn)
     stats = {str(p): (_absolute(p, cwd), stamp(p)) for p in files}
-    digests = _digests(stats, manifest.get("shas", {}), taken)
+    digests = _digests(stats, manifest.get("shas", {}))
     # Everything a build's result depends on, in load order (the first of two duplicates
     # wins): the settings, what discovery skipped (its warnings), each file as given and its
     # digest. Looked up as is in the manifest (no hashing, nor hashlib import), else hashed.
@@ -176,9 +180,7 @@ def _build(
     return Loaded(index, result.errors, key, False, tuple(map(str, files)))
 
 
-def _digests(
-    stats: dict[str, tuple[str, Stamp]], known: dict[str, Any], taken: int
-) -> dict[str, str]:
+def _digests(stats: dict[str, tuple[str, Stamp]], known: dict[str, Any]) -> dict[str, str]:
     """SHA-256 of each file, reusing the one recorded for its absolute path when its whole
     stamp is unchanged (racy stamps are never recorded: see ``CacheStore.remember_run``)."""
     from toolfind.catalog import file_digest

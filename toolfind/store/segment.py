@@ -1,6 +1,6 @@
 """The index file's layout, and the warm path's reader of it (no pickle, no index classes).
 
-A cached index is one file, ``<key>.pickle``::
+A cached index is one file, ``toolfind-<key>.pickle`` (:func:`index_file`)::
 
     MAGIC (8 bytes) | part count (u64) | (offset, length) of each part (u64 pairs) | parts
 
