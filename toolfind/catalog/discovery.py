@@ -16,6 +16,7 @@ from typing import Final
 from toolfind.catalog.paths import finding as _finding
 from toolfind.errors import CatalogError
 from toolfind.models import Finding
+from toolfind.userfiles import not_regular
 
 CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 
@@ -106,15 +107,7 @@ def _walk(
 
 
 def _not_regular(st: os.stat_result) -> str:
-    mode = st.st_mode
-    kind = "not a file"
-    if stat.S_ISFIFO(mode):
-        kind = "a FIFO"
-    elif stat.S_ISSOCK(mode):
-        kind = "a socket"
-    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        kind = "a device"
-    return f"not a regular file ({kind}); skipped"
+    return f"{not_regular(st)}; skipped"
 
 
 def file_digest(path: str | Path) -> str:
