@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -177,10 +178,11 @@ def test_ctrl_c_while_reading_queries_exits_130_without_a_traceback(weather: str
     try:
         # Wait until it blocks reading stdin (syscall 0 on x86-64: read, fd 0).
         syscall = f"/proc/{proc.pid}/syscall"
-        for _ in range(2_000_000):
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
             try:
                 words = Path(syscall).read_text(encoding="ascii").split()
-            except (OSError, PermissionError):
+            except OSError:
                 words = []
             if words[:2] in (["0", "0x0"], ["63", "0x0"]):  # read(0, ...) on x86-64 / arm64
                 break
@@ -193,7 +195,7 @@ def test_ctrl_c_while_reading_queries_exits_130_without_a_traceback(weather: str
     finally:
         proc.kill()
     assert proc.returncode == 130 and "Traceback" not in err, err
-    assert out == ""
+    assert (out, err.splitlines()[-1]) == ("", "Interrupted.")
 
 
 def test_junk_in_every_environment_variable_is_no_traceback(weather: str) -> None:
