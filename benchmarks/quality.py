@@ -5,7 +5,12 @@ Usage (from the repository root; needs the ``bench`` extra: bm25s, numpy)::
     .venv/bin/python benchmarks/quality.py [--data ../shared/bench/data] [--no-tune]
 
 Prints MRR@10, R@1/5/10 and NDCG@10 for seal-tools ``dev``, ``test_in_domain``,
-``test_out_domain`` and metatool (all 21,041 queries), as one markdown table.
+``test_out_domain``, metatool (all 21,041 queries) and mcp-open (284 natural requests against
+the pooled tools of 42 real MCP servers, by kind: short, sentence, long, hard), as one markdown
+table.
+
+- mcp-open tools are loaded as toolfind loads an MCP capture: namespace = the server, name = the
+  tool's own name (``fetch__fetch`` is ``fetch/fetch``), so the namespace field is searched.
 
 - bm25s is plain BM25 (its default Lucene variant, k1 = 1.5, b = 0.75) over name +
   description + parameter text (parameter names, descriptions, enum values, nested), with
@@ -39,7 +44,12 @@ from toolfind.eval.evaluate import (  # noqa: E402
     query_metrics,
     tune,
 )
-from toolfind.eval.queries import JudgedQuery, load_queries, resolve_queries  # noqa: E402
+from toolfind.eval.queries import (  # noqa: E402
+    JudgedQuery,
+    LabelledQuery,
+    load_queries,
+    resolve_queries,
+)
 from toolfind.models import ScoringParams, Tool  # noqa: E402
 
 SEAL_SPLITS = ("dev", "test_in_domain", "test_out_domain")
@@ -68,6 +78,44 @@ def load_set(data: Path, name: str) -> DataSet:
         for r in rows
     ]
     return DataSet(name, rows, tools, data / name / "queries.jsonl")
+
+
+MCP_KINDS = ("short", "sentence", "long", "hard")
+
+
+def load_mcp_open(data: Path) -> tuple[DataSet, list[LabelledQuery]]:
+    """mcp-open's tools as namespaced Tools, and its queries with ``kind`` as the split."""
+    base = data / "mcp-open"
+    rows = [
+        json.loads(line) for line in (base / "tools.jsonl").open(encoding="utf-8") if line.strip()
+    ]
+    tools = []
+    for r in rows:
+        ns = r["namespace"]
+        own = r["name"][len(ns) + 2 :] if r["name"].startswith(ns + "__") else r["name"]
+        tools.append(
+            Tool(
+                name=own,
+                namespace=ns,
+                description=r.get("description", ""),
+                parameters=r.get("parameters") or {"type": "object", "properties": {}},
+            )
+        )
+    qualified = {r["name"]: f"{t.namespace}/{t.name}" for r, t in zip(rows, tools, strict=True)}
+    queries = []
+    for line in (base / "queries.jsonl").open(encoding="utf-8"):
+        if not line.strip():
+            continue
+        q = json.loads(line)
+        queries.append(
+            LabelledQuery(
+                query=q["query"],
+                relevant=tuple(qualified[n] for n in q["relevant"]),
+                id=q["id"],
+                split=q["kind"],
+            )
+        )
+    return DataSet("mcp-open", rows, tools, base / "queries.jsonl"), queries
 
 
 # --- bm25s baseline ----------------------------------------------------------------------
@@ -191,22 +239,27 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
     t0 = time.perf_counter()
     seal_index = build_index(seal.tools, base)
     meta_index = build_index(meta.tools, base)
+    mcp, mcp_labelled = load_mcp_open(data)
+    mcp_index = build_index(mcp.tools, base)
     progress(f"built indexes in {time.perf_counter() - t0:.1f}s")
     seal_q = judged_queries(seal_index, seal.queries_path)
     meta_q = judged_queries(meta_index, meta.queries_path)
+    mcp_q = resolve_queries(mcp_index, mcp_labelled)
 
     t0 = time.perf_counter()
     seal_bm = bm25s_metrics(Bm25sRanker(seal.rows), seal_q)
     meta_bm = bm25s_metrics(Bm25sRanker(meta.rows), meta_q)
+    mcp_bm = bm25s_metrics(Bm25sRanker(mcp.rows), mcp_q)
     progress(f"bm25s in {time.perf_counter() - t0:.1f}s")
 
     t0 = time.perf_counter()
     seal_tf = toolfind_metrics(seal_index, seal_q)
     meta_tf = toolfind_metrics(meta_index, meta_q)
+    mcp_tf = toolfind_metrics(mcp_index, mcp_q)
     progress(f"toolfind in {time.perf_counter() - t0:.1f}s")
 
     tuned_params: ScoringParams | None = None
-    seal_tuned = meta_tuned = None
+    seal_tuned = meta_tuned = mcp_tuned = None
     if not args.no_tune:
         t0 = time.perf_counter()
         last = [0.0]
@@ -229,6 +282,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
         progress(f"tuned on dev in {time.perf_counter() - t0:.1f}s, {report.trials} trials")
         seal_tuned = toolfind_metrics(seal_index.with_params(tuned_params), seal_q)
         meta_tuned = toolfind_metrics(meta_index.with_params(tuned_params), meta_q)
+        mcp_tuned = toolfind_metrics(mcp_index.with_params(tuned_params), mcp_q)
 
     rows: list[tuple[str, str, Metrics, Metrics | None]] = []
     for split in SEAL_SPLITS:
@@ -242,6 +296,12 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
     rows.append(("metatool (all)", "toolfind", meta_tf["all"], meta_bm["all"]))
     if meta_tuned:
         rows.append(("metatool (all)", "toolfind tuned", meta_tuned["all"], meta_bm["all"]))
+    for kind in ("all", *MCP_KINDS):
+        label = f"mcp-open {kind}"
+        rows.append((label, "bm25s", mcp_bm[kind], None))
+        rows.append((label, "toolfind", mcp_tf[kind], mcp_bm[kind]))
+        if mcp_tuned:
+            rows.append((label, "toolfind tuned", mcp_tuned[kind], mcp_bm[kind]))
 
     out = [table(rows), "", f"toolfind: {describe(base)}"]
     if tuned_params is not None:

@@ -167,9 +167,7 @@ def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
 
 
 def test_a_separator_outside_host_names_is_refused() -> None:
-    with pytest.raises(
-        ConfigError, match="backend name separator '/': use letters, digits, _ or -"
-    ):
+    with pytest.raises(ConfigError, match="--separator '/': use letters, digits, _ or -"):
         BackendPool([], separator="/")
 
 

@@ -540,8 +540,9 @@ def test_a_recorded_run_is_not_used_with_no_cache_or_another_config(
     Path("toolfind.toml").write_text("max_file_size = 10\n", encoding="utf-8")
     assert cache.load_recorded(segment.run_key((str(cat),))) is None
     result = runner.invoke(app, args)
-    assert result.exit_code == 0
-    assert json.loads(result.stdout)["total_tools"] == 0  # every file is over 10 bytes now
+    assert result.exit_code == 1  # every file is over 10 bytes now: nothing loaded
+    assert result.stdout == ""
+    assert json.loads(result.stderr.splitlines()[-1])["error"]["kind"] == "nothing_loaded"
     assert "over" in result.stderr or "skipped" in result.stderr
 
 

@@ -99,8 +99,9 @@ def test_the_load_order_decides_the_cached_index_as_it_decides_duplicates() -> N
 
 def test_skipped_files_warnings_belong_to_their_invocation() -> None:
     os.mkfifo("tools.json")
-    fifo = runner.invoke(app, ["search", "x", "-c", "tools.json", "--json"])
-    device = runner.invoke(app, ["search", "x", "-c", "/dev/zero", "--json"])
+    Path("real.json").write_text(tools("alpha_tool"), encoding="utf-8")  # the same in both
+    fifo = runner.invoke(app, ["search", "x", "-c", "real.json", "-c", "tools.json", "--json"])
+    device = runner.invoke(app, ["search", "x", "-c", "real.json", "-c", "/dev/zero", "--json"])
     assert fifo.exit_code == device.exit_code == 0
     assert "Warning: skipped tools.json: not a regular file (a FIFO)" in fifo.stderr
     assert "tools.json" not in device.stderr

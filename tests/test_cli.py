@@ -122,9 +122,9 @@ def test_search_filters_by_namespace(small: str) -> None:
     assert [h["namespace"] for h in json.loads(out)["hits"]] == ["web"]
 
 
-def test_search_unknown_weight_field_is_an_error(small: str) -> None:
+def test_search_unknown_weight_field_is_a_usage_error(small: str) -> None:
     code, _, err = invoke("search", "file", "-c", small, "--weight", "nam=3")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         "Error: --weight 'nam=3': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint"
     )
@@ -334,8 +334,6 @@ def test_the_app_for_one_command_prints_what_the_full_app_prints(
 @pytest.mark.parametrize(
     "args",
     [
-        [],
-        ["--help"],
         ["nope"],
         ["serch"],
         ["cache"],
@@ -348,6 +346,16 @@ def test_the_app_for_one_command_prints_what_the_full_app_prints(
 def test_other_arguments_get_the_full_app(args: list[str]) -> None:
     assert app_for(args) is app
     assert run_with(app_for(args), args) == run_with(app, args)
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["-h"]])
+def test_help_gets_the_full_app_with_only_an_epilog_added(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    noted = run_with(app_for(args), args)  # the shipped catalogs answer here: a note ends it
+    assert noted != run_with(app, args)
+    monkeypatch.setenv("TOOLFIND_CATALOGS", str(SHIPPED))
+    assert app_for(args) is app
 
 
 @pytest.mark.parametrize(

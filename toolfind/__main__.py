@@ -9,7 +9,7 @@ import sys
 #: The first argument of the one-shot commands besides the fast path's (``fast.GRAMMAR``), and
 #: of help and version: done once their output is written, nothing they start outlives them.
 #: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
-_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help"})
+_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help", "-h"})
 
 
 def main() -> None:
@@ -23,16 +23,16 @@ def main() -> None:
         _run(argv)
     except SystemExit:
         if _stdout_broken():  # Python's exit would flush it again, and complain
-            _stop(1, "cannot write the output")
+            _stop(1, "cannot write the output", argv)
         raise
     except KeyboardInterrupt:
-        _stop(130, "Interrupted.")
+        _stop(130, "Interrupted.", argv)
     except BrokenPipeError:
-        _stop(0, None)  # a reader such as `head` went away: not an error of ours
+        _stop(0, None, argv)  # a reader such as `head` went away: not an error of ours
     except OSError as exc:
         if _output_error(exc):
-            _stop(1, f"cannot write the output: {exc.strerror or exc}")
-        _stop(1, str(exc))
+            _stop(1, f"cannot write the output: {exc.strerror or exc}", argv)
+        _stop(1, str(exc), argv)
 
 
 def _run(argv: list[str]) -> None:
@@ -109,9 +109,9 @@ def _stdout_broken() -> bool:
     return False
 
 
-def _stop(code: int, message: str | None) -> None:
-    """Print ``message`` (an ``Error:`` line through the CLI's one error printer, or
-    ``Interrupted.``) and end with ``code`` at once: stdout's unwritable buffer is dropped, not
+def _stop(code: int, message: str | None, argv: list[str]) -> None:
+    """Print ``message`` (an ``Error:`` line, or a JSON object under ``--json``, through the
+    CLI's one error printer; or ``Interrupted.``) and end with ``code`` at once: stdout's unwritable buffer is dropped, not
     flushed again at exit (which would print Python's own complaint)."""
     import os
 
@@ -121,7 +121,7 @@ def _stop(code: int, message: str | None) -> None:
         elif message is not None:
             from toolfind.cli.common import print_error
 
-            print_error(message)
+            print_error(message, argv)
         sys.stderr.flush()
     except (OSError, ValueError, KeyboardInterrupt):
         pass

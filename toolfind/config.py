@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
 from toolfind.userfiles import CONFIG_NAME as CONFIG_NAME
 from toolfind.userfiles import (
@@ -167,21 +167,21 @@ def parse_weights(
 
 
 def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWeights:
-    """``--weight name=5`` options on top of ``base``. Raises ConfigError for a bad one."""
+    """``--weight name=5`` options on top of ``base``. Raises UsageError for a bad one."""
     values: dict[str, float] = {}
     for option in options:
         key, sep, value = option.partition("=")
         key = key.strip()
         if not sep:
-            raise ConfigError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
+            raise UsageError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
         if key not in FIELDS:
-            raise ConfigError(f"--weight {option!r}: {_unknown_field(key)}")
+            raise UsageError(f"--weight {option!r}: {_unknown_field(key)}")
         try:
             number = float(value)
         except ValueError:
-            raise ConfigError(f"--weight {option!r}: {value!r} is not a number") from None
+            raise UsageError(f"--weight {option!r}: {value!r} is not a number") from None
         if number < 0 or number != number:
-            raise ConfigError(f"--weight {option!r}: a weight must be a number >= 0")
+            raise UsageError(f"--weight {option!r}: a weight must be a number >= 0")
         values[key] = number
     return base.with_overrides(values)
 
@@ -263,6 +263,13 @@ def _resolvable(paths: list[Path], cwd: str | None) -> list[Path]:
 def _home(path: str) -> str:
     """``~`` and ``~user`` expanded, as a shell would (README's ``"~/more-tools"``)."""
     return os.path.expanduser(path) if path.startswith("~") else path
+
+
+def uses_packaged_catalogs(run: Run) -> bool:
+    """Whether ``run`` reads the demo catalogs shipped with toolfind because nothing else is
+    configured (no ``--catalog``, ``$TOOLFIND_CATALOGS``, ``catalogs`` setting or ``./catalogs``)."""
+    configured = run.config.catalogs or os.environ.get("TOOLFIND_CATALOGS", "").strip()
+    return not configured and run.paths == (packaged_catalogs(),)
 
 
 def packaged_catalogs() -> Path:

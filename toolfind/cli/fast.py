@@ -27,6 +27,9 @@ def run(argv: Sequence[str]) -> int | None:
     args = parse(argv)
     if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
+    if args.command == "categories" and "--json" not in args.flags and not args.catalogs:
+        if not os.environ.get("TOOLFIND_CATALOGS"):
+            return None  # maybe the shipped demo catalogs, which the Typer command points out
     segment_only = "--json" in args.flags and args.flags <= _SEGMENT_FLAGS and not args.values
     if args.command in _SEGMENT_COMMANDS and segment_only:
         # search/show --json without filters or explanations: from the segment alone.
@@ -36,11 +39,12 @@ def run(argv: Sequence[str]) -> int | None:
 
 class Grammar:
     """What the fast path accepts of one command: its flags, its options taking a value
-    (repeatable or not), whether it takes one NAME/QUERY argument, and its ``-k`` default
-    (None: no ``-k``). Every command takes ``-c/--catalog PATH`` (repeatable). The Typer
-    command reads all of it alike (tests/test_fast.py checks each option)."""
+    (repeatable or not), whether it takes one NAME/QUERY argument (``joins``: of several
+    words, joined by spaces), and its ``-k`` default (None: no ``-k``; 0: ``-k``, no limit by
+    default). Every command takes ``-c/--catalog PATH`` (repeatable). The Typer command reads
+    all of it alike (tests/test_fast.py checks each option)."""
 
-    __slots__ = ("flags", "limit", "takes_name", "valued")
+    __slots__ = ("flags", "joins", "limit", "takes_name", "valued")
 
     def __init__(
         self,
@@ -48,11 +52,14 @@ class Grammar:
         valued: dict[str, bool],
         takes_name: bool,
         limit: int | None = None,
+        *,
+        joins: bool = False,
     ) -> None:
         self.flags = flags
         self.valued = valued
         self.takes_name = takes_name
         self.limit = limit
+        self.joins = joins
 
 
 #: The commands the fast path answers, and what it reads of them.
@@ -61,6 +68,7 @@ GRAMMAR: dict[str, Grammar] = {
         frozenset({"--json", "--deferred", "--no-deferred"}),
         {"--namespace": False, "--tag": True},
         False,
+        0,
     ),
     "categories": Grammar(frozenset({"--json"}), {}, False),
     "summaries": Grammar(frozenset({"--json", "--all", "--deferred"}), {}, False),
@@ -71,6 +79,7 @@ GRAMMAR: dict[str, Grammar] = {
         {"--namespace": False, "--tag": True, "--min-score": False},
         True,
         10,
+        joins=True,
     ),
 }
 
@@ -82,7 +91,7 @@ LIMIT_OPTIONS = ("-k", "--limit")
 _EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
 
 #: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
-SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
+SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp", "gemini"})
 
 #: The commands a warm ``--json`` reads from the segment, without loading the index, when
 #: they have no other flags than these and no other options than ``-c`` and ``-k``.
@@ -138,10 +147,11 @@ def parse(argv: Sequence[str]) -> Args | None:
         else:
             positional.append(arg)
         i += 1
-    if any(pair <= args.flags for pair in _EXCLUSIVE) or len(positional) != grammar.takes_name:
+    if any(pair <= args.flags for pair in _EXCLUSIVE) or bool(positional) != grammar.takes_name:
         return None
-    if grammar.takes_name:
-        args.name = positional[0]
+    if len(positional) > 1 and not grammar.joins:
+        return None
+    args.name = " ".join(positional)
     return args if _plain(args, grammar) else None
 
 
@@ -168,6 +178,8 @@ def _run_on_segment(args: Args) -> int | None:
     if seg is None:
         return None
     try:
+        if not seg.tool_count:
+            return None  # nothing loaded: an error, which the Typer path reports
         if args.command == "search":
             out = _search(seg, args.name, args.limit, "--schema" in args.flags)
         else:
@@ -193,8 +205,8 @@ def _run_on_index(args: Args) -> int | None:
     from toolfind.store import cache
 
     loaded = cache.load_recorded(segment.run_key(tuple(args.catalogs)))
-    if loaded is None:
-        return None
+    if loaded is None or not len(loaded.index.tools):
+        return None  # not warm, or nothing loaded (an error the Typer path reports)
     try:
         items, hint = _answer(loaded.index, args)
     except ToolfindError:
@@ -219,7 +231,8 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
         deferred = {"--deferred": True, "--no-deferred": False}
         wanted = next((deferred[f] for f in deferred if f in flags), None)
         namespace = args.values.get("--namespace", [None])[0]
-        return index.listed(namespace, args.values.get("--tag", ()), wanted), ""
+        rows = index.listed(namespace, args.values.get("--tag", ()), wanted)
+        return rows[: args.limit or None], ""
     if command == "categories":
         return index.categories(), ""
     if command == "summaries":

@@ -14,13 +14,14 @@ from toolfind.cli.common import (
     NoCacheOpt,
     WeightOpt,
     _emit,
+    _nothing_loaded,
     _open,
     _render,
     _warn,
     app,
     reports_errors,
 )
-from toolfind.errors import ConfigError
+from toolfind.errors import UsageError
 
 # -- validate ------------------------------------------------------------------------------------
 
@@ -37,20 +38,22 @@ def validate(
         str | None,
         typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
     ] = None,
+    catalog: CatalogOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
     Example: toolfind validate catalogs/ --strict
     """
-    from toolfind import catalog
+    from toolfind import catalog as catalogs
     from toolfind.config import for_run
     from toolfind.output import wire
 
-    run = for_run(paths or ())
-    result = catalog.load(run.paths, max_bytes=run.max_file_size)
-    found = list(result.findings) + catalog.lint(result)
-    if queries is not None:
+    given = [*(paths or ()), *(catalog or ())]
+    run = for_run(given)
+    result = catalogs.load(run.paths, max_bytes=run.max_file_size)
+    found = list(result.findings) + catalogs.lint(result)
+    if queries is not None and result.tools:
         from toolfind.eval.evaluate import findability_findings
         from toolfind.eval.queries import load_queries
         from toolfind.store.index import SearchIndex
@@ -62,6 +65,8 @@ def validate(
     else:
         _render().findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
+    if not result.tools:
+        _nothing_loaded(given)
     if errors or (strict and found):
         raise typer.Exit(1)
 
@@ -93,14 +98,14 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
         params = replace(params, weights=parse_weight_options(weight, params.weights))
     if k1 is not None:
         if k1 < 0:
-            raise ConfigError(f"--k1 {k1!r}: k1 must be >= 0")
+            raise UsageError(f"--k1 {k1!r}: k1 must be >= 0")
         params = replace(params, k1=k1)
     for option in b or ():
         key, sep, value = option.partition("=")
         try:
             params = with_b(params, {key.strip(): float(value)} if sep else float(option))
         except ValueError:
-            raise ConfigError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+            raise UsageError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
     return params
 
 

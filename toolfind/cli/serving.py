@@ -15,6 +15,7 @@ from toolfind.cli.common import (
     WeightOpt,
     _emit,
     _render,
+    _shipped_note,
     _warn,
     app,
     reports_errors,
@@ -181,7 +182,7 @@ def _store() -> Any:
 
 @cache_app.command("path")
 @reports_errors
-def cache_path() -> None:
+def cache_path(json_: JsonOpt = False) -> None:
     """Print the cache directory.
 
     Example: toolfind cache path
@@ -190,7 +191,13 @@ def cache_path() -> None:
 
     from toolfind.store.segment import default_cache_dir
 
-    typer.echo(str(Path(default_cache_dir(os.environ))))
+    path = str(Path(default_cache_dir(os.environ)))
+    if json_:
+        from toolfind.output import wire
+
+        _emit(wire.cache_path_record(path))
+    else:
+        typer.echo(path)
 
 
 @cache_app.command("info")
@@ -207,15 +214,23 @@ def cache_info(json_: JsonOpt = False) -> None:
     if json_:
         _emit(info)
     else:
+        note = _shipped_note(None)
+        if note:
+            _warn(note)
         _render().mapping("toolfind cache", info)
 
 
 @cache_app.command("clear")
 @reports_errors
-def cache_clear() -> None:
+def cache_clear(json_: JsonOpt = False) -> None:
     """Delete toolfind's cached indexes (nothing else in the directory is touched).
 
     Example: toolfind cache clear
     """
     removed = _store().clear()
-    typer.echo(f"Removed {removed} cache files.", err=True)
+    if json_:
+        from toolfind.output import wire
+
+        _emit(wire.cache_clear_record(removed))
+    else:
+        typer.echo(f"Removed {removed} cache files.", err=True)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import astuple, dataclass, replace
 from typing import Literal, Protocol
 
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
 from toolfind.models import FIELDS, Finding, ScoringParams, SearchResult, Similar, Tool
 
@@ -142,7 +142,7 @@ def metric_name(text: str) -> str:
     """The canonical name of a metric (``r@5`` = ``recall@5``). Raises ``ConfigError``."""
     key = text.strip().casefold()
     if key not in _ALIASES:
-        raise ConfigError(f"unknown metric {text!r}; use one of {', '.join(METRICS)}")
+        raise UsageError(f"unknown metric {text!r}; use one of {', '.join(METRICS)}")
     return _ALIASES[key]
 
 
@@ -164,14 +164,14 @@ def parse_threshold(text: str) -> Threshold:
     """Parse ``ndcg@10=0.8`` (the value in 0..1). Raises ``ConfigError`` with the expected form."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip() or not value.strip():
-        raise ConfigError(f"--fail-under {text!r}: expected METRIC=VALUE, e.g. ndcg@10=0.8")
+        raise UsageError(f"--fail-under {text!r}: expected METRIC=VALUE, e.g. ndcg@10=0.8")
     metric = metric_name(name)
     try:
         minimum = float(value)
     except ValueError:
-        raise ConfigError(f"--fail-under {text!r}: {value.strip()!r} is not a number") from None
+        raise UsageError(f"--fail-under {text!r}: {value.strip()!r} is not a number") from None
     if not 0.0 <= minimum <= 1.0 or math.isnan(minimum):
-        raise ConfigError(f"--fail-under {text!r}: the value must be between 0 and 1")
+        raise UsageError(f"--fail-under {text!r}: the value must be between 0 and 1")
     return Threshold(metric, minimum)
 
 
@@ -342,7 +342,7 @@ def split_queries(
         holdout = 0.3
     if holdout is not None:
         if not 0.0 < holdout < 1.0:
-            raise ConfigError(f"--holdout {holdout:g}: use a fraction between 0 and 1, e.g. 0.3")
+            raise UsageError(f"--holdout {holdout:g}: use a fraction between 0 and 1, e.g. 0.3")
         order = list(range(len(queries)))
         random.Random(seed).shuffle(order)
         n_held = min(max(round(len(queries) * holdout), 1), len(queries) - 1)
@@ -355,7 +355,7 @@ def split_queries(
     train = [q for q in queries if q.split == name]
     if not train:
         splits = sorted({q.split for q in queries if q.split})
-        raise ConfigError(
+        raise UsageError(
             f"no query is in split {name!r} (splits: {', '.join(splits)}); "
             "name the training split or use a random holdout, e.g. --holdout 0.3"
         )

@@ -43,6 +43,7 @@ FINDING_KEYS = ("file", "line", "path", "severity", "message")
 EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
 CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
 CACHE_FILE_KEYS = ("file", "bytes")
+ERROR_KEYS = ("message", "kind")
 METRICS_KEYS = ("mrr_at_10", "recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10", "count")
 
 SCORE_DIGITS = 6
@@ -255,6 +256,34 @@ def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]])
         "bytes": sum(size for _, size in files),
         "files": [{"file": name, "bytes": size} for name, size in files],
     }
+
+
+def error_record(message: str, kind: str) -> dict[str, Any]:
+    """An error under ``--json``: one object on stderr, besides the exit code."""
+    return {"error": {"message": message, "kind": kind}}
+
+
+def batch_record(record: dict[str, Any], id_: Any) -> dict[str, Any]:
+    """One line of ``search --queries``: the search record, led by the input line's ``id``
+    when it has one."""
+    return record if id_ is None else {"id": id_, **record}
+
+
+def batch_error_record(message: str, kind: str, line: int, id_: Any) -> dict[str, Any]:
+    """A ``search --queries`` input line that could not run: its line number (and ``id``)
+    and the error, in place of its search record."""
+    record: dict[str, Any] = {} if id_ is None else {"id": id_}
+    return record | {"line": line} | error_record(message, kind)
+
+
+def cache_clear_record(removed: int) -> dict[str, Any]:
+    """``toolfind cache clear --json``: how many cache files were deleted."""
+    return {"removed": removed}
+
+
+def cache_path_record(path: str) -> dict[str, Any]:
+    """``toolfind cache path --json``."""
+    return {"path": path}
 
 
 # -- encoding ----------------------------------------------------------------------------------

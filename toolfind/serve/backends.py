@@ -15,7 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
-from toolfind.errors import BackendError, ConfigError
+from toolfind.errors import BackendError, ConfigError, UsageError
 from toolfind.models import Tool
 from toolfind.output.wire import clean_text
 from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
@@ -188,7 +188,7 @@ class BackendPool:
         errlog: TextIO | None = None,
     ) -> None:
         if not separator or safe_name(separator) != separator:
-            raise ConfigError(f"backend name separator {separator!r}: use letters, digits, _ or -")
+            raise UsageError(f"--separator {separator!r}: use letters, digits, _ or -")
         self.separator = separator
         self.reserved_names = frozenset(reserved_names)
         self.start_timeout = start_timeout

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
-from toolfind.errors import ConfigError
+from toolfind.errors import UsageError
 from toolfind.models import ScoringParams, Tool
+from toolfind.serve.servers_config import safe_name
 
 Exposure = Literal["direct", "search"]
 EXPOSURES: tuple[Exposure, ...] = ("direct", "search")
@@ -54,25 +55,23 @@ def parse_http_address(text: str) -> HttpAddress:
     """Parse ``[HOST:]PORT`` (``8080``, ``0.0.0.0:8080``, ``[::1]:8080``).
 
     Raises:
-        ConfigError: the text is not a port or ``HOST:PORT`` with a port in 0-65535.
+        UsageError: the text is not a port or ``HOST:PORT`` with a port in 0-65535.
     """
     raw = text.strip()
     host, port_text = DEFAULT_HOST, raw
     if raw.startswith("["):
         inside, bracket, rest = raw[1:].partition("]")
         if not bracket or not rest.startswith(":"):
-            raise ConfigError(
-                f"--http {text!r}: write an IPv6 host as [HOST]:PORT, e.g. [::1]:8080"
-            )
+            raise UsageError(f"--http {text!r}: write an IPv6 host as [HOST]:PORT, e.g. [::1]:8080")
         host, port_text = inside, rest[1:]
     elif ":" in raw:
         host, _, port_text = raw.rpartition(":")
     if not host:
-        raise ConfigError(
+        raise UsageError(
             f"--http {text!r}: the host before ':' is empty; give [HOST:]PORT, e.g. 8080"
         )
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ConfigError(f"--http {text!r}: the port must be a number from 0 to 65535, e.g. 8080")
+        raise UsageError(f"--http {text!r}: the port must be a number from 0 to 65535, e.g. 8080")
     return HttpAddress(host=host, port=int(port_text))
 
 
@@ -112,28 +111,30 @@ class ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.
 
         Raises:
-            ConfigError: a bad exposure, prefix, log level, timeout or poll interval, or an
+            UsageError: a bad exposure, prefix, log level, timeout or poll interval, or an
                 HTTP address beyond this machine without a token.
         """
         env = os.environ if environ is None else environ
         if self.exposure not in EXPOSURES:
-            raise ConfigError(f"--exposure {self.exposure!r}: use one of {', '.join(EXPOSURES)}")
+            raise UsageError(f"--exposure {self.exposure!r}: use one of {', '.join(EXPOSURES)}")
         if self.log_level.lower() not in LOG_LEVELS:
-            raise ConfigError(f"--log-level {self.log_level!r}: use one of {', '.join(LOG_LEVELS)}")
+            raise UsageError(f"--log-level {self.log_level!r}: use one of {', '.join(LOG_LEVELS)}")
         if len(self.meta_prefix) > _MAX_PREFIX or not set(self.meta_prefix) <= _PREFIX_CHARS:
-            raise ConfigError(
+            raise UsageError(
                 f"--meta-prefix {self.meta_prefix!r}: use at most {_MAX_PREFIX} letters, digits "
                 "or _-/.: (MCP hosts accept tool names matching ^[a-zA-Z0-9_-]{1,64}$)"
             )
         if not self.call_timeout > 0:
-            raise ConfigError(
+            raise UsageError(
                 f"--call-timeout {self.call_timeout!r}: give a number of seconds above 0"
             )
+        if not self.separator or safe_name(self.separator) != self.separator:
+            raise UsageError(f"--separator {self.separator!r}: use letters, digits, _ or -")
         if not 0.05 <= self.poll_interval <= 3600:
-            raise ConfigError(f"poll interval {self.poll_interval!r}: give 0.05 to 3600 seconds")
+            raise UsageError(f"poll interval {self.poll_interval!r}: give 0.05 to 3600 seconds")
         token = self.token if self.token else env.get(TOKEN_ENV) or None
         if self.http is not None and not self.http.is_loopback and not token:
-            raise ConfigError(
+            raise UsageError(
                 f"--http {self.http.host}:{self.http.port} accepts connections from other machines: "
                 f"give --token or set {TOKEN_ENV} (clients then send 'Authorization: Bearer <token>')"
             )

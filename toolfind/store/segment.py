@@ -532,6 +532,11 @@ class Segment:
         start, end = self._items("names.offsets", doc, doc + 2)
         return str(self._bytes("names.blob", start, end), "utf-8", "surrogatepass")
 
+    @property
+    def tool_count(self) -> int:
+        """How many tools the index holds (disabled ones too)."""
+        return int(self._columns["tools.offsets"][1]) - 1
+
     def named(self, query: str) -> list[int]:
         """The tools ``query`` names (disabled ones too), by the function the index uses."""
         from toolfind.core.analysis import lookup_name, name_key
