@@ -125,5 +125,6 @@ def test_config_lookup_stops_at_home_outside_a_repository(tmp_path: Path) -> Non
     (tmp_path / "toolfind.toml").write_text("", encoding="utf-8")
     env = {"HOME": str(home)}
     assert find_config(env, str(home / "proj" / "sub")) == str(home / "toolfind.toml")
+    assert find_config({"HOME": f"{home}/"}, str(home / "proj")) == str(home / "toolfind.toml")
     os.unlink(home / "toolfind.toml")
     assert find_config(env, str(home / "proj" / "sub")) is None  # not above home

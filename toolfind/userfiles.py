@@ -119,7 +119,7 @@ def find_config(environ: Mapping[str, str], cwd: str | None) -> str | None:
         return explicit
     if cwd is None:
         return None
-    home = environ.get("HOME") or os.path.expanduser("~")
+    home = os.path.normpath(environ.get("HOME") or os.path.expanduser("~"))
     directory = cwd
     while True:
         candidate = os.path.join(directory, CONFIG_NAME)
