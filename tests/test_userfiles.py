@@ -128,3 +128,4 @@ def test_config_lookup_stops_at_home_outside_a_repository(tmp_path: Path) -> Non
     assert find_config({"HOME": f"{home}/"}, str(home / "proj")) == str(home / "toolfind.toml")
     os.unlink(home / "toolfind.toml")
     assert find_config(env, str(home / "proj" / "sub")) is None  # not above home
+    assert find_config({"HOME": f"{home}/"}, str(home / "proj")) is None  # however spelled
