@@ -221,9 +221,9 @@ def test_categories_json_counts(small: str) -> None:
 def test_summaries_default_to_deferred_tools(small: str) -> None:
     code, out, _ = invoke("summaries", "-c", small)
     assert code == 0
-    assert out == "compress_file: Compress a file into a zip or tar.gz archive.\n"
+    assert out == "files/compress_file: Compress a file into a zip or tar.gz archive.\n"
     _, out, _ = invoke("summaries", "-c", small, "--all", "--format", "markdown")
-    assert "- **read_file**: Read a text file and return its contents." in out.splitlines()
+    assert "- **files/read_file**: Read a text file and return its contents." in out.splitlines()
 
 
 def test_summaries_json_is_format_json(small: str) -> None:
@@ -458,7 +458,7 @@ def test_summaries_all_prints_one_line_a_tool(small: str) -> None:
     code, out, _ = invoke("summaries", "-c", small, "--all")
     assert code == 0
     assert out.endswith("\n") and len(out.splitlines()) == 3
-    assert "read_file: Read a text file and return its contents." in out.splitlines()
+    assert "files/read_file: Read a text file and return its contents." in out.splitlines()
 
 
 # -- human output in a pipe: render's plain tables -----------------------------------------------

@@ -572,7 +572,7 @@ def test_every_option_of_the_fast_grammar_is_the_typer_commands(name: str) -> No
     assert len(arguments) == int(grammar.takes_name)
     assert all((argument.nargs == -1) is grammar.joins for argument in arguments)
     if "--format" in grammar.valued:
-        assert set(options["--format"].type.choices) == fastpath.SHOW_FORMATS
+        assert set(options["--format"].type.choices) == grammar.formats
 
 
 def test_the_fast_path_leaves_every_command_outside_its_grammar_to_typer() -> None:

@@ -28,7 +28,18 @@ from toolfind.userfiles import (
 DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
 
 _KNOWN_KEYS = frozenset(
-    {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
+    {
+        "catalogs",
+        "weights",
+        "k1",
+        "b",
+        "delta",
+        "max_file_size",
+        "servers",
+        "filters",
+        "serve",
+        "validate",
+    }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 #: Size suffixes, longest first (``b`` ends every other one).
@@ -64,6 +75,8 @@ class Config:
     servers: tuple[Path, ...] = ()
     filters: Filters = field(default_factory=Filters)
     serve: Mapping[str, Any] = field(default_factory=dict)
+    #: ``[validate] ignore``: the warning rules ``toolfind validate`` leaves out.
+    ignore_rules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,7 +168,21 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         ),
         filters=_parse_filters(data.get("filters", {}), file),
         serve=_table(data.get("serve", {}), "serve", file),
+        ignore_rules=_ignore_rules(data.get("validate", {}), file),
     )
+
+
+def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
+    """``[validate] ignore = ["rule", ...]``. Raises ConfigError for another key or rule."""
+    from toolfind.catalog.linter import unknown_rules
+
+    table = _table(raw, "validate", file)
+    _check_keys(table, frozenset({"ignore"}), file, "validate")
+    rules = _string_list(table.get("ignore", []), "validate.ignore", file)
+    problem = unknown_rules(rules)
+    if problem:
+        raise ConfigError(problem, file=file, path="validate.ignore")
+    return tuple(rules)
 
 
 def parse_weights(

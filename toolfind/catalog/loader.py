@@ -199,7 +199,13 @@ class _FileLoader:
         except EntryError as exc:
             # A provider's built-in tool is not a mistake, just nothing to index.
             severity: Severity = "warning" if shape == "builtin" else "error"
-            self.error(exc.message, doc.locate(exc.full_parts), exc.full_parts, severity)
+            line = doc.locate(exc.full_parts)
+            rule = "builtin-tool" if shape == "builtin" else ""
+            self.findings.append(
+                _finding(
+                    self.file, exc.message, severity, line=line, parts=exc.full_parts, rule=rule
+                )
+            )
             return
         self.tools.append(tool)
 
@@ -253,6 +259,7 @@ def load(
                     "warning",
                     line=tool.source.line,
                     parts=pointer_parts(tool.source.pointer),
+                    rule="duplicate-tool",
                 )
             )
     findings.extend(_same_key_findings(tools))

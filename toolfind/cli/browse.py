@@ -18,6 +18,8 @@ from toolfind.cli.common import (
     JsonOpt,
     NamespaceOpt,
     NoCacheOpt,
+    NoPagerOpt,
+    RecordFormatOpt,
     TagOpt,
     WeightOpt,
     _decode_all,
@@ -26,12 +28,15 @@ from toolfind.cli.common import (
     _fail,
     _json_errors,
     _open,
+    _paged,
+    _record_format,
     _render,
     _shipped_note,
     _warn,
     app,
     reports_errors,
 )
+from toolfind.cli.fast import filter_warning
 from toolfind.errors import ConfigError, ToolfindError
 
 if TYPE_CHECKING:
@@ -80,6 +85,8 @@ def search(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    format_: RecordFormatOpt = "table",
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Rank tools for a query; a query that names a tool returns it first.
@@ -91,6 +98,7 @@ def search(
         _fail("give either a QUERY or --queries FILE, not both", 2)
     if queries is None and not text.strip():
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
+    output = _record_format(format_, json_)
     from toolfind.output import wire
     from toolfind.store import segment
 
@@ -124,13 +132,19 @@ def search(
             raise typer.Exit(1)
         return
     result = run(text)
+    hint = filter_warning(index, namespace, tag or ())
+    if hint:
+        _warn(hint)
     hint = segment.unmatched_hint(list(result.unmatched_terms))
     if hint:
         _warn(hint)
-    if json_:
+    if output == "json":
         _emit(wire.search_record(result, include_schema=schema))
+    elif output != "table":
+        sys.stdout.write(wire.records_text(wire.hit_records(result, include_schema=schema), output))
     else:
-        _render().search(result, explain=explain)
+        with _paged(no_pager):
+            _render().search(result, explain=explain)
 
 
 class _BatchLine(NamedTuple):
@@ -219,6 +233,8 @@ def list_(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    format_: RecordFormatOpt = "table",
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """List tools, one row each (name, namespace, summary, tags, deferred).
@@ -227,13 +243,20 @@ def list_(
     """
     from toolfind.output import wire
 
+    output = _record_format(format_, json_)
     index = _open(catalog, no_cache)
     _decode_all(index)
     rows = index.listed(namespace, tag or (), deferred)[:limit]
-    if json_:
+    hint = filter_warning(index, namespace, tag or ())
+    if hint:
+        _warn(hint)
+    if output == "json":
         _emit([wire.tool_row(t) for t in rows])
+    elif output != "table":
+        sys.stdout.write(wire.records_text([wire.tool_row(t) for t in rows], output))
     else:
-        _render().tools(rows)
+        with _paged(no_pager):
+            _render().tools(rows)
 
 
 @app.command()
@@ -280,6 +303,7 @@ def similar(
     weight: WeightOpt = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Tools related to one tool by shared, weighted terms.
@@ -293,13 +317,17 @@ def similar(
     if json_:
         _emit([wire.similar_record(s) for s in items])
     else:
-        _render().similar(name, items)
+        with _paged(no_pager):
+            _render().similar(name, items)
 
 
 @app.command()
 @reports_errors
 def categories(
-    catalog: CatalogOpt = None, json_: JsonOpt = False, no_cache: NoCacheOpt = False
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_pager: NoPagerOpt = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Namespaces with their tool counts, deferred counts and commonest tags.
 
@@ -314,7 +342,8 @@ def categories(
         note = _shipped_note(catalog)
         if note:
             _warn(note)
-        _render().categories(items)
+        with _paged(no_pager):
+            _render().categories(items)
 
 
 @app.command()
@@ -330,6 +359,7 @@ def summaries(
     json_: Annotated[
         bool, typer.Option("--json", help="Same as --format json (see README for its shape).")
     ] = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """One line per tool (name and first sentence), for a system prompt.
 
@@ -347,7 +377,10 @@ def summaries(
     if all_:
         _decode_all(index)
     tools: list[Tool] = index.summaries(deferred=None if all_ else True)
+    if not tools:
+        _warn(_render().summaries_hint(tools, all_))
     if format_ == "json":
         _emit([wire.summary_record(t) for t in tools])
         return
-    _render().summaries(tools, markdown=format_ == "markdown")
+    with _paged(no_pager):
+        _render().summaries(tools, markdown=format_ == "markdown")

@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperGroup
@@ -113,6 +113,21 @@ WeightOpt = Annotated[
         metavar="FIELD=W",
     ),
 ]
+NoPagerOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-pager",
+        help="Print straight to the terminal (default: long output goes through $TOOLFIND_PAGER,"
+        " $PAGER or less -FRX; never in a pipe).",
+    ),
+]
+RecordFormatOpt = Annotated[
+    Literal["table", "jsonl", "csv", "tsv"],
+    typer.Option(
+        "--format",
+        help="table, or one record a line: jsonl (the --json records), csv or tsv.",
+    ),
+]
 NamespaceOpt = Annotated[
     str | None, typer.Option("--namespace", help="Only tools in this namespace.")
 ]
@@ -183,6 +198,21 @@ def _render() -> Any:
     from toolfind.output import render
 
     return render
+
+
+def _paged(no_pager: bool) -> Any:
+    """The pager for a command's human output (see toolfind.cli.pager)."""
+    from toolfind.cli.pager import paged
+
+    return paged(not no_pager)
+
+
+def _record_format(format_: str, json_: bool) -> str:
+    """The output format of ``list``/``search``: ``json`` for --json, else ``--format``'s;
+    both at once (other than the default table) is a usage error."""
+    if json_ and format_ != "table":
+        _fail(f"use either --json or --format {format_}, not both", 2)
+    return "json" if json_ else format_
 
 
 def _emit(document: Any) -> None:

@@ -44,7 +44,7 @@ class Grammar:
     default). Every command takes ``-c/--catalog PATH`` (repeatable). The Typer command reads
     all of it alike (tests/test_fast.py checks each option)."""
 
-    __slots__ = ("flags", "joins", "limit", "takes_name", "valued")
+    __slots__ = ("flags", "formats", "joins", "limit", "takes_name", "valued")
 
     def __init__(
         self,
@@ -54,32 +54,42 @@ class Grammar:
         limit: int | None = None,
         *,
         joins: bool = False,
+        formats: frozenset[str] = frozenset(),
     ) -> None:
         self.flags = flags
         self.valued = valued
         self.takes_name = takes_name
         self.limit = limit
         self.joins = joins
+        #: The ``--format`` choices, when it takes ``--format``.
+        self.formats = formats
 
+
+#: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
+SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp", "gemini"})
+#: ``list``/``search`` ``--format`` choices (cli.common.RecordFormatOpt).
+RECORD_FORMATS = frozenset({"table", "jsonl", "csv", "tsv"})
 
 #: The commands the fast path answers, and what it reads of them.
 GRAMMAR: dict[str, Grammar] = {
     "list": Grammar(
-        frozenset({"--json", "--deferred", "--no-deferred"}),
-        {"--namespace": False, "--tag": True},
+        frozenset({"--json", "--deferred", "--no-deferred", "--no-pager"}),
+        {"--namespace": False, "--tag": True, "--format": False},
         False,
         0,
+        formats=RECORD_FORMATS,
     ),
-    "categories": Grammar(frozenset({"--json"}), {}, False),
-    "summaries": Grammar(frozenset({"--json", "--all", "--deferred"}), {}, False),
-    "similar": Grammar(frozenset({"--json"}), {}, True, 5),
-    "show": Grammar(frozenset({"--json"}), {"--format": False}, True),
+    "categories": Grammar(frozenset({"--json", "--no-pager"}), {}, False),
+    "summaries": Grammar(frozenset({"--json", "--all", "--deferred", "--no-pager"}), {}, False),
+    "similar": Grammar(frozenset({"--json", "--no-pager"}), {}, True, 5),
+    "show": Grammar(frozenset({"--json"}), {"--format": False}, True, formats=SHOW_FORMATS),
     "search": Grammar(
-        frozenset({"--json", "--schema", "--explain"}),
-        {"--namespace": False, "--tag": True, "--min-score": False},
+        frozenset({"--json", "--schema", "--explain", "--no-pager"}),
+        {"--namespace": False, "--tag": True, "--min-score": False, "--format": False},
         True,
         10,
         joins=True,
+        formats=RECORD_FORMATS,
     ),
 }
 
@@ -90,8 +100,6 @@ LIMIT_OPTIONS = ("-k", "--limit")
 #: second; either way, leave it to Typer.
 _EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
 
-#: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
-SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp", "gemini"})
 
 #: The commands a warm ``--json`` reads from the segment, without loading the index, when
 #: they have no other flags than these and no other options than ``-c`` and ``-k``.
@@ -164,7 +172,12 @@ def _plain(args: Args, grammar: Grammar) -> bool:
     score = args.values.get("--min-score", ["0"])[0].removeprefix("-")
     if not (score.isascii() and score.replace(".", "", 1).isdigit()):
         return False
-    return args.values.get("--format", ["native"])[0] in SHOW_FORMATS
+    chosen = args.values.get("--format")
+    if chosen is None:
+        return True
+    # --json with another --format is Typer's usage error to report.
+    together = "table" in grammar.formats and "--json" in args.flags and chosen[0] != "table"
+    return chosen[0] in grammar.formats and not together
 
 
 def _is_count(text: str) -> bool:
@@ -231,12 +244,19 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
         deferred = {"--deferred": True, "--no-deferred": False}
         wanted = next((deferred[f] for f in deferred if f in flags), None)
         namespace = args.values.get("--namespace", [None])[0]
-        rows = index.listed(namespace, args.values.get("--tag", ()), wanted)
-        return rows[: args.limit or None], ""
+        tags = args.values.get("--tag", ())
+        rows = index.listed(namespace, tags, wanted)
+        return rows[: args.limit or None], filter_warning(index, namespace, tags)
     if command == "categories":
         return index.categories(), ""
     if command == "summaries":
-        return index.summaries(deferred=None if "--all" in flags else True), ""
+        every = "--all" in flags
+        tools = index.summaries(deferred=None if every else True)
+        if tools:
+            return tools, ""
+        from toolfind.output.render import summaries_hint
+
+        return tools, summaries_hint(tools, every)
     if command == "similar":
         return index.similar(args.name, args.limit), ""
     if command == "show":
@@ -245,36 +265,78 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
         tool = index.resolve(args.name)
         return (tool, tool_to_format(tool, args.values.get("--format", ["native"])[0])), ""
     score = args.values.get("--min-score")
+    namespace = args.values.get("--namespace", [None])[0]
+    search_tags = tuple(args.values.get("--tag", ()))
     result = index.search(
         args.name,
         args.limit,
-        namespace=args.values.get("--namespace", [None])[0],
-        tags=tuple(args.values.get("--tag", ())),
+        namespace=namespace,
+        tags=search_tags,
         min_score=None if score is None else float(score[0]),
         explain="--explain" in flags,
     )
-    return result, segment.unmatched_hint(list(result.unmatched_terms))
+    hints = (
+        filter_warning(index, namespace, search_tags),
+        segment.unmatched_hint(list(result.unmatched_terms)),
+    )
+    return result, "\n".join(filter(None, hints))
+
+
+def filter_warning(index: Any, namespace: str | None, tags: Sequence[str]) -> str:
+    """The stderr line for a ``--namespace`` or ``--tag`` no tool has ("" if none): such a
+    filter is not an error (exit 0, no rows), but a typo should not look like "no match"."""
+    if namespace is None and not tags:
+        return ""
+    unknown = index.unknown_filters(namespace, tags)
+    return f"Warning: {unknown}" if unknown else ""
 
 
 def _print(args: Args, items: Any) -> None:
-    """Print ``items`` as the Typer command does: its ``--json`` document, or for a human."""
+    """Print ``items`` as the Typer command does: its ``--json`` document, records one a
+    line (``--format jsonl|csv|tsv``), or for a human (through the pager on a terminal)."""
     command = args.command
-    if "--json" not in args.flags:
-        from toolfind.output import render
+    chosen = args.values.get("--format", ["table"])[0] if command != "show" else "table"
+    if chosen != "table":
+        from toolfind.output import wire
 
         if command == "search":
-            render.search(items, explain="--explain" in args.flags)
-        elif command == "show":
-            render.tool(*items)
-        elif command == "similar":
-            render.similar(args.name, items)
-        elif command == "list":
-            render.tools(items)
-        elif command == "categories":
-            render.categories(items)
+            records = wire.hit_records(items, include_schema="--schema" in args.flags)
         else:
-            render.summaries(items)
+            records = [wire.tool_row(t) for t in items]
+        sys.stdout.write(wire.records_text(records, chosen))
         return
+    if "--json" not in args.flags:
+        if sys.stdout.isatty() and command != "show":
+            from toolfind.cli.pager import paged
+
+            with paged("--no-pager" not in args.flags):
+                _print_for_a_person(args, items)
+        else:
+            _print_for_a_person(args, items)
+        return
+    _print_json(args, items)
+
+
+def _print_for_a_person(args: Args, items: Any) -> None:
+    from toolfind.output import render
+
+    command = args.command
+    if command == "search":
+        render.search(items, explain="--explain" in args.flags)
+    elif command == "show":
+        render.tool(*items)
+    elif command == "similar":
+        render.similar(args.name, items)
+    elif command == "list":
+        render.tools(items)
+    elif command == "categories":
+        render.categories(items)
+    else:
+        render.summaries(items)
+
+
+def _print_json(args: Args, items: Any) -> None:
+    command = args.command
     from toolfind.output import wire
 
     document: Any

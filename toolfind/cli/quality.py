@@ -14,6 +14,7 @@ from toolfind.cli.common import (
     NoCacheOpt,
     WeightOpt,
     _emit,
+    _fail,
     _nothing_loaded,
     _open,
     _render,
@@ -38,17 +39,29 @@ def validate(
         str | None,
         typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
     ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore",
+            help="Leave out the warnings of this rule, e.g. param-description (repeatable).",
+            metavar="RULE",
+        ),
+    ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
-    Example: toolfind validate catalogs/ --strict
+    Example: toolfind validate catalogs/ --strict --ignore param-description
     """
     from toolfind import catalog as catalogs
+    from toolfind.catalog.linter import unknown_rules
     from toolfind.config import for_run
     from toolfind.output import wire
 
+    problem = unknown_rules(ignore or ())
+    if problem:
+        _fail(f"--ignore: {problem}", 2)
     given = [*(paths or ()), *(catalog or ())]
     run = for_run(given)
     result = catalogs.load(run.paths, max_bytes=run.max_file_size)
@@ -60,6 +73,8 @@ def validate(
 
         index = SearchIndex.build(result.tools, run.params)
         found += findability_findings(index, load_queries(Path(queries)), file=queries)
+    ignored = {*run.config.ignore_rules, *(ignore or ())}
+    found = [f for f in found if f.rule not in ignored]
     if json_:
         _emit(wire.findings_records(found))
     else:
@@ -123,8 +138,9 @@ def eval_(
         list[str] | None,
         typer.Option(
             "--fail-under",
-            help="Exit 1 when a metric is lower, e.g. ndcg@10=0.8 (repeatable).",
-            metavar="METRIC=X",
+            help="Exit 1 when a metric is lower, in percent as printed, e.g. ndcg@10=80"
+            " (a value up to 1 is a fraction; repeatable).",
+            metavar="METRIC=PCT",
         ),
     ] = None,
     worst: Annotated[
@@ -139,7 +155,7 @@ def eval_(
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
-    Example: toolfind eval queries.yaml --fail-under ndcg@10=0.8
+    Example: toolfind eval queries.yaml --fail-under ndcg@10=80
     """
     from toolfind.eval import evaluate
     from toolfind.output import wire

@@ -87,6 +87,22 @@ def serve_mcp(
         str,
         typer.Option("--log-level", help="debug, info, warning, error or critical (on stderr)."),
     ] = "warning",
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="With --http: also accept this Host header, NAME or NAME:PORT (repeatable).",
+            metavar="HOST",
+        ),
+    ] = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-origin",
+            help="With --http: also accept this Origin, scheme://host[:port] (repeatable).",
+            metavar="ORIGIN",
+        ),
+    ] = None,
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -96,9 +112,16 @@ def serve_mcp(
     """
     from toolfind.config import for_run
     from toolfind.serve import ServeOptions, parse_http_address, run
+    from toolfind.serve.options import allowed_from_config
 
     settings = for_run(catalog or (), weight or ())
     config = settings.config
+    hosts, origins = allowed_from_config(
+        config.serve,
+        str(config.path) if config.path else None,
+        allowed_host or (),
+        allowed_origin or (),
+    )
     options = ServeOptions(
         catalogs=settings.paths,
         exposure=exposure,
@@ -115,6 +138,8 @@ def serve_mcp(
         poll_interval=poll_interval,
         watch=not no_watch,
         use_cache=not no_cache,
+        allowed_hosts=hosts,
+        allowed_origins=origins,
     )
     run(options)
 
@@ -210,14 +235,14 @@ def cache_info(json_: JsonOpt = False) -> None:
     from toolfind.output import wire
 
     store = _store()
-    info = wire.cache_info_record(str(store.root), store.root.is_dir(), store.own_files())
+    found = (str(store.root), store.root.is_dir(), store.own_files())
     if json_:
-        _emit(info)
+        _emit(wire.cache_info_record(*found))
     else:
         note = _shipped_note(None)
         if note:
             _warn(note)
-        _render().mapping("toolfind cache", info)
+        _render().cache_info(*found)
 
 
 @cache_app.command("clear")

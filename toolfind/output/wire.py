@@ -39,7 +39,7 @@ SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
-FINDING_KEYS = ("file", "line", "path", "severity", "message")
+FINDING_KEYS = ("file", "line", "path", "severity", "message", "rule")
 EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
 CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
 CACHE_FILE_KEYS = ("file", "bytes")
@@ -91,13 +91,71 @@ def search_document(
 
 
 def search_record(result: SearchResult, *, include_schema: bool = False) -> dict[str, Any]:
-    hits = [
+    hits = hit_records(result, include_schema=include_schema)
+    return search_document(result.query, hits, list(result.unmatched_terms))
+
+
+def hit_records(result: SearchResult, *, include_schema: bool = False) -> list[dict[str, Any]]:
+    """The search record's ``hits``: one record a hit (``search --format jsonl`` prints them)."""
+    return [
         hit_record(
             h.tool, h.score, h.match, include_schema=include_schema, explanation=h.explanation
         )
         for h in result.hits
     ]
-    return search_document(result.query, hits, list(result.unmatched_terms))
+
+
+#: ``list`` and ``search`` output formats besides a table (and ``--json``): one record a line.
+RECORD_FORMATS = ("jsonl", "csv", "tsv")
+
+
+def records_text(records: Sequence[Mapping[str, Any]], fmt: str) -> str:
+    """``records`` (the ``--json`` records of ``list`` or ``search``' hits) one a line, with a
+    final newline ("" when there are none: no row, no header).
+
+    ``jsonl``: each record as compact JSON. ``csv`` (RFC 4180) and ``tsv`` (tabs and line
+    breaks in a value become spaces, nothing is quoted): a header of the records' keys, then
+    a row a record; a list of strings is joined by commas, ``source`` spreads over
+    ``source.file`` and ``source.pointer``, another list or object (a schema) is compact
+    JSON, a boolean ``true``/``false``, a missing key an empty cell.
+    """
+    if fmt == "jsonl" or not records:
+        return "".join(dumps(record, compact=True) + "\n" for record in records)
+    rows = [_flat(record) for record in records]
+    header = list(dict.fromkeys(key for row in rows for key in row))
+    table = [header, *([row.get(key, "") for key in header] for row in rows)]
+    if fmt == "tsv":
+        clean = str.maketrans("\t\n\r", "   ")
+        return "".join("\t".join(v.translate(clean) for v in line) + "\n" for line in table)
+    import csv
+    import io
+
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(table)
+    return out.getvalue()
+
+
+def _flat(record: Mapping[str, Any]) -> dict[str, str]:
+    row: dict[str, str] = {}
+    for key, value in record.items():
+        if key == "source" and isinstance(value, dict):
+            for sub, item in value.items():
+                row[f"{key}.{sub}"] = _cell(item)
+        else:
+            row[key] = _cell(value)
+    return row
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    if isinstance(value, list | dict):
+        return dumps(value, compact=True)
+    return str(value)
 
 
 def tool_row(tool: Tool) -> dict[str, Any]:

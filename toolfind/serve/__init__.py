@@ -81,7 +81,10 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
 
 def configure_logging(level: str) -> None:
     """Every log line to stderr (stdout belongs to the protocol under stdio)."""
+    from toolfind.serve.http_limits import RateLimit
+
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RateLimit())
     handler.setFormatter(logging.Formatter("toolfind serve-mcp: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]

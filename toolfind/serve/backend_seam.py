@@ -53,8 +53,11 @@ class Backends(Protocol):
     def serves(self, name: str) -> bool:
         """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], on_progress: Any = None
+    ) -> CallToolResult:
         """Forward a call by exposed name; the backend's ``CallToolResult`` comes back unchanged.
+        ``on_progress(progress, total, message)`` is awaited for each progress notification.
 
         Raises BackendError when the backend is down, crashed, timed out or refused;
         serve-mcp makes that a tool error, never a protocol error.
@@ -83,7 +86,9 @@ class NoBackends:
     def serves(self, name: str) -> bool:
         return False
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], on_progress: Any = None
+    ) -> CallToolResult:
         raise BackendError(f"No backend serves {name!r}.")
 
     def status(self) -> Mapping[str, BackendStatus]:

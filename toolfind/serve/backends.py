@@ -23,15 +23,21 @@ from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_to
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from mcp.client.session import IncomingMessage
     from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.dispatcher import ProgressFnT as ProgressFn
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
     from mcp.shared.message import SessionMessage
     from mcp_types import CallToolResult
 
-__all__ = ["BackendPool", "make_backends"]
+__all__ = ["BackendPool", "Relay", "make_backends"]
 
 logger = logging.getLogger("toolfind.serve.backends")
+
+#: Receives a backend's notifications (None: the backend just connected); see `set_relay`.
+Relay = Callable[[str, Any], "Awaitable[None]"]
 
 #: A tools/list that paginates longer than this is cut short (a server that never stops).
 MAX_PAGES = 100
@@ -96,6 +102,7 @@ class _Attempt:
         self.changed = anyio.Event()
         self.dispatcher: JSONRPCDispatcher[Any] | None = None
         self.version = ""
+        self.capabilities: Any = None  # the backend's ServerCapabilities once initialized
         self.settled = False
         self.reason: str | None = None
 
@@ -195,6 +202,7 @@ class BackendPool:
         self.call_timeout = call_timeout
         self._errlog = errlog
         self._listener: Callable[[], None] | None = None
+        self._relay: Relay | None = None
         self._backends: list[_Backend] = []
         for spec in specs:
             if spec.disabled:
@@ -268,8 +276,11 @@ class BackendPool:
     def set_listener(self, listener: Callable[[], None]) -> None:
         self._listener = listener
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], on_progress: ProgressFn | None = None
+    ) -> CallToolResult:
         """Forward a call under the backend's own tool name; the result comes back unchanged.
+        ``on_progress`` receives the backend's progress notifications for the call.
 
         Raises:
             BackendError: no backend serves ``name``; the backend is down (and could not be
@@ -288,7 +299,7 @@ class BackendPool:
         attempt = await self._ensure(backend)
         params = {"name": original, "arguments": dict(arguments)}
         try:
-            raw = await self._request(attempt, "tools/call", params, self.call_timeout)
+            raw = await self._request(attempt, "tools/call", params, self.call_timeout, on_progress)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 self._tg.start_soon(self._probe, backend, attempt)
@@ -315,8 +326,70 @@ class BackendPool:
                 f"server {backend.name!r} sent a tools/call result that is not valid MCP"
             ) from None
 
+    def capabilities(self) -> dict[str, Any]:
+        """Each connected backend's declared ``ServerCapabilities``, by server name."""
+        return {
+            b.name: b.live.capabilities
+            for b in self._backends
+            if b.live is not None and b.live.capabilities is not None
+        }
+
+    def set_relay(self, relay: Relay) -> None:
+        """Await ``relay(server, notification)`` for every notification a backend sends
+        other than ``tools/list_changed``, and ``relay(server, None)`` when one connects."""
+        self._relay = relay
+
+    async def request(
+        self,
+        server: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        on_progress: ProgressFn | None = None,
+    ) -> dict[str, Any]:
+        """A raw request to one backend (started if needed), within ``call_timeout``.
+
+        Raises:
+            BackendError: no such server; it is down, exited or did not answer in time.
+            MCPError: the backend answered with a JSON-RPC error (passed on as sent).
+        """
+        import anyio
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        backend = next((b for b in self._backends if b.name == server), None)
+        if backend is None:
+            raise BackendError(f"No backend server named {server!r}.")
+        attempt = await self._ensure(backend)
+        try:
+            return await self._request(attempt, method, params, self.call_timeout, on_progress)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise BackendError(
+                    f"server {server!r} did not answer {method} within {self.call_timeout:g} s"
+                ) from None
+            if exc.code == CONNECTION_CLOSED or attempt.closed.is_set():
+                self._lost(backend, attempt, f"exited during {method}")
+                raise BackendError(f"server {server!r} exited during {method}") from None
+            raise MCPError(exc.code, backend.redact(exc.message), exc.data) from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._lost(backend, attempt, "connection closed")
+            raise BackendError(f"server {server!r} is not connected") from None
+
+    async def _relay_safely(self, server: str, message: Any) -> None:
+        if self._relay is None:
+            return
+        try:
+            await self._relay(server, message)
+        except Exception:  # a relay's bug must not stop the backend's task
+            logger.exception("relaying a notification from server %r failed", server)
+
     async def _request(
-        self, attempt: _Attempt, method: str, params: Mapping[str, Any] | None, timeout: float
+        self,
+        attempt: _Attempt,
+        method: str,
+        params: Mapping[str, Any] | None,
+        timeout: float,
+        on_progress: ProgressFn | None = None,
     ) -> dict[str, Any]:
         """A raw request: the SDK's typed calls would reject a whole tools/list for one bad tool
         and revalidate call results, where a proxy must pass them on as sent."""
@@ -328,6 +401,8 @@ class BackendPool:
             "timeout": timeout,
             "headers": {MCP_PROTOCOL_VERSION_HEADER: attempt.version},
         }
+        if on_progress is not None:
+            opts["on_progress"] = on_progress
         return await attempt.dispatcher.send_raw_request(method, params, opts)
 
     async def _probe(self, backend: _Backend, attempt: _Attempt) -> None:
@@ -399,7 +474,9 @@ class BackendPool:
                     async def on_message(message: IncomingMessage) -> None:
                         if isinstance(message, ToolListChangedNotification):
                             attempt.changed.set()
-                        elif isinstance(message, Exception):
+                        elif not isinstance(message, Exception):
+                            await self._relay_safely(backend.name, message)
+                        else:
                             described = backend.redact(_describe(message))
                             logger.debug("server %r: transport error: %s", backend.name, described)
 
@@ -412,6 +489,7 @@ class BackendPool:
                     result = await session.initialize()
                     attempt.dispatcher = dispatcher
                     attempt.version = result.protocol_version
+                    attempt.capabilities = result.capabilities
                     listed = await self._list_tools(backend, attempt)
                     self._up(backend, attempt, listed)
                     await self._watch(backend, attempt)
@@ -532,6 +610,8 @@ class BackendPool:
         backend.listed = listed
         self._recompute()
         logger.info("server %r (%s): %d tools", backend.name, backend.spec.describe(), len(listed))
+        if self._relay is not None:
+            self._tg.start_soon(self._relay_safely, backend.name, None)
 
     def _down(self, backend: _Backend, attempt: _Attempt, reason: str) -> None:
         import anyio

@@ -26,7 +26,12 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ServerEvent,
+    ToolsListChanged,
+)
 
 from toolfind import __version__
 from toolfind.errors import BackendError
@@ -36,6 +41,7 @@ from toolfind.output.wire import categories_record, dumps
 from toolfind.serve import meta
 from toolfind.serve.backend_seam import Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
+from toolfind.serve.passthrough import PROGRESS, Passthrough, page
 from toolfind.serve.state import LiveIndex, Snapshot
 
 logger = logging.getLogger("toolfind.serve")
@@ -57,7 +63,9 @@ class ToolfindServer(Server[Any]):
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
     ) -> InitializationOptions:
-        options = notification_options or NotificationOptions(tools_changed=True)
+        options = notification_options or NotificationOptions(
+            tools_changed=True, prompts_changed=True, resources_changed=True
+        )
         return super().create_initialization_options(options, *args, **kwargs)
 
 
@@ -93,9 +101,20 @@ class ChangeNotifier:
 
     async def tools_changed(self) -> None:
         self.sent += 1
-        await self.bus.publish(ToolsListChanged())
+        await self.changed(ToolsListChanged(), "notifications/tools/list_changed")
+
+    async def changed(self, event: ServerEvent, method: str) -> None:
+        """``event`` to 2026-07-28 listeners, ``method`` to every handshake-era connection."""
+        await self.bus.publish(event)
         for connection in list(self._connections):
-            await connection.send_tool_list_changed()  # best effort: never raises
+            await connection.notify(method, None)  # best effort: never raises
+
+    async def publish(self, event: ServerEvent) -> None:
+        await self.bus.publish(event)
+
+    def connections(self) -> list[Connection]:
+        """The handshake-era connections open now."""
+        return list(self._connections)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +136,7 @@ class Discovery:
         self.options = options
         self.backends = backends
         self.notifier = ChangeNotifier()
+        self.passthrough = Passthrough(live, self.notifier, backends, options.separator)
         self._listing: Listing | None = None
         live.on_swap(self._swapped)
 
@@ -169,11 +189,15 @@ class Discovery:
     async def on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(self.listing().tools))
+        tools, cursor = page(self.listing().tools, params.cursor if params else None, "tools")
+        return types.ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        meta_ = ctx.meta or {}
+        wants_progress = "progress_token" in meta_ or "progressToken" in meta_
+        PROGRESS.set(ctx.session.report_progress if wants_progress else None)
         try:
             return await self.call(params.name, params.arguments)
         except meta.ToolCallError as exc:
@@ -218,13 +242,18 @@ class Discovery:
         timeout = self.options.call_timeout
         try:
             with anyio.fail_after(timeout + POOL_SLACK):
-                return await self.backends.call(tool.name, dict(arguments or {}))
+                progress = PROGRESS.get()
+                if progress is None:
+                    result = await self.backends.call(tool.name, dict(arguments or {}))
+                else:
+                    result = await self.backends.call(tool.name, dict(arguments or {}), progress)
         except TimeoutError:
             raise meta.ToolCallError(
                 f"{tool.qualified_name!r} did not answer within {timeout:g} s; try again later."
             ) from None
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
+        return self.passthrough.exposed_result(tool.namespace, result)
 
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
@@ -238,7 +267,12 @@ class Discovery:
             get_tool_input_schema=self.input_schema,
             on_list_tools=self.on_list_tools,
             on_call_tool=self.on_call_tool,
-            on_subscriptions_listen=self.notifier.listen_handler,
+        )
+        self.passthrough.register(server)
+        server.add_request_handler(
+            "subscriptions/listen",
+            types.SubscriptionsListenRequestParams,
+            self.passthrough.listen_handler(self.notifier.listen_handler),
         )
         server.middleware.append(self.notifier)
         return server

@@ -268,16 +268,44 @@ class SearchIndex:
 
     def _suggest(self, name: str) -> list[str]:
         import difflib  # only on the error path
+        from collections import Counter
 
         pool: dict[str, str] = {}
         namespaces, ns_ids, aliases = self._namespaces, self._ns_ids, self._aliases
-        for doc, tool_name in enumerate(self._names):
+        names = list(self._names)
+        shared = {n for n, count in Counter(names).items() if count > 1}
+        for doc, tool_name in enumerate(names):
             qualified = qualified_name(namespaces[ns_ids[doc]], tool_name)
-            for spelling in (tool_name, qualified, *aliases.get(doc, ())):
-                pool.setdefault(spelling.casefold(), spelling)
+            pool.setdefault(tool_name.casefold(), tool_name)
+            pool.setdefault(qualified.casefold(), qualified)
+            # An alias close to the name asked for suggests the tool's own name (what `show`
+            # and the schemas use), qualified when other tools share it.
+            for alias in aliases.get(doc, ()):
+                pool.setdefault(alias.casefold(), qualified if tool_name in shared else tool_name)
         wanted = name.casefold()
-        close = difflib.get_close_matches(wanted, list(pool), n=3, cutoff=0.6)
-        return [pool[c] for c in close]
+        close = difflib.get_close_matches(wanted, list(pool), n=6, cutoff=0.6)
+        return list(dict.fromkeys(pool[c] for c in close))[:3]
+
+    def unknown_filters(self, namespace: str | None, tags: Sequence[str] = ()) -> str:
+        """One line naming a ``--namespace`` or ``--tag`` that no tool has (namespaces and
+        tags compare as the filters do), with close names; "" when every one is known."""
+        problems = []
+        if namespace is not None and analysis.name_key(namespace) not in self._ns_keys:
+            close = analysis.close_names(namespace, self._namespaces)
+            problems.append(_unknown("namespace", namespace, close))
+        for tag in tags:
+            key = analysis.name_key(tag)
+            if not key or self._tag_ids.get(key):
+                continue
+            keys = analysis.close_names(key, self._tag_ids)
+            close = [self._tag_of(k) for k in keys]
+            problems.append(_unknown("tag", tag, close))
+        return "; ".join(problems)
+
+    def _tag_of(self, key: str) -> str:
+        """The tag as a tool of the index spells it, for a tag key."""
+        tool = self.tools[self._tag_ids[key][0]]
+        return next((t for t in tool.all_tags if analysis.name_key(t) == key), key)
 
     def _filter(self, namespace: str | None, tags: Sequence[str] | None) -> Any:
         """A predicate on tool ids for ``--namespace`` and ``--tag`` (one tag: a string), by
@@ -422,7 +450,8 @@ class SearchIndex:
                         length_norm=bm25f.length_norm(
                             self._lengths[fi][doc], self._avg[fi], self.params.b_for(field_name)
                         ),
-                        weight=self._weights[fi],
+                        # The weight as the user set it (``_weights`` are rescaled).
+                        weight=getattr(self.params.weights, field_name),
                         score=self._imp[j] * (tf * scales[fi]) / total,
                     )
                 )
@@ -498,3 +527,8 @@ class SearchIndex:
         """Enabled tools in catalog order: only deferred ones (True), all (None), or only
         the ones not deferred (False)."""
         return self.listed(deferred=deferred)
+
+
+def _unknown(kind: str, value: str, close: Sequence[str]) -> str:
+    suggestion = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+    return f"no tool has the {kind} {value!r}{suggestion}"
