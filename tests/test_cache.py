@@ -267,7 +267,7 @@ def test_foreign_or_shared_pickle_is_never_loaded(
     planted = cache.load_index([other], use_cache=False)
     store = cache.CacheStore(isolated, lambda _: None)
     store.write_index(first.key, cache.Loaded(planted.index, (), first.key, False))
-    path = store.root / f"{first.key}.pickle"
+    path = Path(segment.index_file(str(store.root), first.key))
     how(path)
     loaded, said = load(cat)
     assert not loaded.from_cache and names(loaded) == names(first)
@@ -341,7 +341,9 @@ def test_real_entry_point_answers_through_a_corrupt_directory(cat: Path, isolate
     assert done.stderr.splitlines() == [
         f"Cache file {path} is unreadable (ValueError); rebuilding."
     ]
-    assert cache.CacheStore(isolated, lambda m: pytest.fail(m)).read_index(path.stem)
+    assert cache.CacheStore(isolated, lambda m: pytest.fail(m)).read_index(
+        path.stem.removeprefix(segment.INDEX_PREFIX)
+    )
 
 
 def test_each_index_is_one_file_that_stores_every_column_once(cat: Path, isolated: Path) -> None:
@@ -415,7 +417,7 @@ def _valid_cache(root: Path) -> None:
     """Every cache file left is complete: index files load, and their directories open."""
     store = cache.CacheStore(root, lambda m: pytest.fail(m))
     for path in root.glob("*.pickle"):
-        assert store.read_index(path.stem) is not None
+        assert store.read_index(path.stem.removeprefix(segment.INDEX_PREFIX)) is not None
         with open(path, "rb") as fh:
             segment.Segment(fh, path.stat().st_size)
 

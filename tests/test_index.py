@@ -557,3 +557,28 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
     assert index.similar("t3") == expected.similar("t3")
     assert not index.accelerate() and not index._accelerated
     assert build._NO_NUMPY == [True]
+
+
+def test_names_sharing_a_key_in_one_namespace_are_each_reached_by_their_exact_spelling() -> None:
+    index = SearchIndex.build(
+        [
+            Tool(name="read_file", namespace="alpha", description="alpha read file"),
+            Tool(name="Read-File", namespace="alpha", description="alpha other read file"),
+            Tool(name="read_file", namespace="beta", description="beta read file"),
+        ]
+    )
+    for spelling, wanted in [
+        ("alpha/read_file", ("alpha", "read_file")),
+        ("alpha/Read-File", ("alpha", "Read-File")),
+        ("alpha__Read-File", ("alpha", "Read-File")),
+        ("Read-File", ("alpha", "Read-File")),
+        ("beta/read_file", ("beta", "read_file")),
+    ]:
+        tool = index.resolve(spelling)
+        assert (tool.namespace, tool.name) == wanted, spelling
+    with pytest.raises(AmbiguousName):
+        index.resolve("read_file")  # two namespaces: qualify it
+    with pytest.raises(AmbiguousName):
+        index.resolve("alpha/READ FILE")  # no exact spelling: both alpha tools answer
+    hits = index.search("alpha/read_file", 1)
+    assert [(h.tool.namespace, h.tool.name) for h in hits] == [("alpha", "read_file")]

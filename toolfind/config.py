@@ -15,8 +15,17 @@ from typing import Any
 from toolfind.catalog import DEFAULT_MAX_BYTES
 from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
+from toolfind.userfiles import CONFIG_NAME as CONFIG_NAME
+from toolfind.userfiles import (
+    MAX_INPUT_BYTES,
+    NO_WORKING_DIR,
+    FileProblem,
+    find_config,
+    read_capped,
+    rewrite,
+    working_dir,
+)
 
-CONFIG_NAME = "toolfind.toml"
 DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
 _KNOWN_KEYS = frozenset(
@@ -101,13 +110,12 @@ def for_run(
     return Run(tuple(resolve_catalogs(catalogs, config)), params, config)
 
 
-def config_path(environ: Mapping[str, str], cwd: Path) -> Path | None:
-    """``$TOOLFIND_CONFIG`` if set, else ``./toolfind.toml`` if it exists, else None."""
-    explicit = environ.get("TOOLFIND_CONFIG")
-    if explicit:
-        return Path(explicit)
-    local = cwd / CONFIG_NAME
-    return local if local.is_file() else None
+def config_path(environ: Mapping[str, str], cwd: Path | str | None) -> Path | None:
+    """``$TOOLFIND_CONFIG`` if set, else the nearest ``toolfind.toml`` from ``cwd`` upwards,
+    up to the repository root or the home directory (:func:`userfiles.find_config`), else
+    None."""
+    found = find_config(environ, None if cwd is None else os.fspath(cwd))
+    return None if found is None else Path(found)
 
 
 def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Config:
@@ -116,18 +124,18 @@ def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
     Raises ConfigError naming the file and the key for anything invalid.
     """
     environ = os.environ if environ is None else environ
-    cwd = Path.cwd() if cwd is None else cwd
-    path = config_path(environ, cwd)
+    path = config_path(environ, working_dir() if cwd is None else cwd)
     if path is None:
         return Config()
     try:
-        raw_bytes = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config: {exc.strerror}", file=str(path)) from None
+        raw_bytes = read_capped(path, MAX_INPUT_BYTES)
+    except FileProblem as exc:
+        reason = exc.message.removeprefix("cannot read: ")
+        raise ConfigError(f"cannot read config: {reason}", file=str(path)) from None
     import tomllib
 
     try:
-        data = tomllib.loads(raw_bytes.decode("utf-8"))
+        data = tomllib.loads(raw_bytes.decode("utf-8-sig"))  # a BOM (Windows editors) is skipped
     except UnicodeDecodeError as exc:
         raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
@@ -151,10 +159,14 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         params = with_b(params, data["b"], file=file)
     return Config(
         path=path,
-        catalogs=tuple(base / p for p in _string_list(data.get("catalogs", []), "catalogs", file)),
+        catalogs=tuple(
+            base / _home(p) for p in _string_list(data.get("catalogs", []), "catalogs", file)
+        ),
         params=params,
         max_file_size=parse_size(data.get("max_file_size", DEFAULT_MAX_FILE_SIZE), file=file),
-        servers=tuple(base / p for p in _string_list(data.get("servers", []), "servers", file)),
+        servers=tuple(
+            base / _home(p) for p in _string_list(data.get("servers", []), "servers", file)
+        ),
         filters=_parse_filters(data.get("filters", {}), file),
         serve=_table(data.get("serve", {}), "serve", file),
         ignore_rules=_ignore_rules(data.get("validate", {}), file),
@@ -244,18 +256,41 @@ def resolve_catalogs(
     shipped inside the package.
     """
     environ = os.environ if environ is None else environ
-    cwd = Path.cwd() if cwd is None else cwd
+    here = working_dir() if cwd is None else os.fspath(cwd)
     if explicit:
-        return [Path(p) for p in explicit]
+        for p in explicit:
+            if not os.fspath(p).strip():
+                raise ConfigError(
+                    f"--catalog {os.fspath(p)!r}: an empty path; give a catalog file or directory"
+                )
+        return _resolvable([Path(p) for p in explicit], here)
     env = environ.get("TOOLFIND_CATALOGS", "")
-    if env.strip():
-        return [Path(p) for p in env.split(os.pathsep) if p.strip()]
+    if env:
+        paths = [Path(_home(p)) for p in env.split(os.pathsep) if p.strip()]
+        if not paths:
+            raise ConfigError(
+                f"TOOLFIND_CATALOGS={env!r} names no path; give catalog paths separated by "
+                f"{os.pathsep!r}, or unset it"
+            )
+        return _resolvable(paths, here)
     if config.catalogs:
-        return list(config.catalogs)
+        return _resolvable(list(config.catalogs), here)
     local = Path("catalogs")
-    if (cwd / local).is_dir():
+    if here is not None and os.path.isdir(os.path.join(here, local)):
         return [local]
     return [packaged_catalogs()]
+
+
+def _resolvable(paths: list[Path], cwd: str | None) -> list[Path]:
+    """``paths``, or ConfigError when one is relative and there is no working directory."""
+    if cwd is None and not all(p.is_absolute() for p in paths):
+        raise ConfigError(NO_WORKING_DIR)
+    return paths
+
+
+def _home(path: str) -> str:
+    """``~`` and ``~user`` expanded, as a shell would (README's ``"~/more-tools"``)."""
+    return os.path.expanduser(path) if path.startswith("~") else path
 
 
 def uses_packaged_catalogs(run: Run) -> bool:
@@ -332,18 +367,21 @@ def _parse_filters(raw: Any, file: str | None) -> Filters:
 def write_params(path: Path, params: ScoringParams) -> Path | None:
     """Store scoring settings in ``toolfind.toml``, keeping its other keys and comments.
 
-    The previous file is kept as ``toolfind.toml.bak``; the new one replaces it atomically.
-    Returns the backup's path (None when there was no file). Raises ConfigError.
+    The file is rewritten by :func:`userfiles.rewrite`: through a symlink to its target, its
+    mode and owner kept, atomically, the previous version kept as a numbered backup
+    (``toolfind.toml.~1~``, ``.~2~``, ...). Returns the backup's path (None when there was no
+    file). Raises ConfigError.
     """
-    import tempfile
-
     import tomlkit
 
-    backup: Path | None = None
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config: {exc}", file=str(path)) from None
+        # a dangling symlink is a new file: rewrite() creates its target
+        text = read_capped(path).decode("utf-8-sig") if os.path.exists(path) else ""
+    except FileProblem as exc:
+        reason = exc.message.removeprefix("cannot read: ")
+        raise ConfigError(f"cannot read config: {reason}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
     try:
         document = tomlkit.parse(text)
     except tomlkit.exceptions.TOMLKitError as exc:
@@ -358,18 +396,8 @@ def write_params(path: Path, params: ScoringParams) -> Path | None:
     document["delta"] = params.delta
     document["weights"] = weights
     parse_config(document.unwrap(), path)  # never write a file that would not load
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(tomlkit.dumps(document))
-        if path.exists():
-            backup = path.with_name(path.name + ".bak")
-            backup.write_bytes(path.read_bytes())
-        os.replace(tmp, path)
+        backup = rewrite(path, tomlkit.dumps(document).encode("utf-8"))
     except OSError as exc:
-        raise ConfigError(f"cannot write config: {exc.strerror}", file=str(path)) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return backup
+        raise ConfigError(f"cannot write config: {exc.strerror or exc}", file=str(path)) from None
+    return None if backup is None else Path(backup)

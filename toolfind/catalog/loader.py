@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolfind.catalog import DEFAULT_MAX_BYTES, formats
-from toolfind.catalog.discovery import _discover
+from toolfind.catalog.discovery import discover_all
 from toolfind.catalog.parse import (
     _decode,
     _Doc,
@@ -230,7 +230,7 @@ def load(
 
     Raises ``CatalogError`` only when a path does not exist.
     """
-    files, findings = _discover(paths)
+    files, findings = discover_all(paths)
     tools: list[Tool] = []
     oversized: list[Finding] = []
     first: dict[tuple[str, str], Tool] = {}
@@ -271,12 +271,39 @@ def load(
                     rule="duplicate-tool",
                 )
             )
+    findings.extend(_same_key_findings(tools))
     return LoadResult(
         tools=tuple(tools),
         findings=tuple(findings),
         files=tuple(map(str, files)),
         oversized=tuple(oversized),
     )
+
+
+def _same_key_findings(tools: Sequence[Tool]) -> list[Finding]:
+    """A warning for each tool whose name, in its namespace, has the same ``name_key`` as an
+    earlier tool's (``read_file``, ``Read-File``): both load, and each is reachable only by its
+    exact spelling (``analysis.lookup_name``), not by a case- or separator-free one."""
+    from toolfind.core.analysis import name_key
+
+    first: dict[tuple[str, str], Tool] = {}
+    out = []
+    for tool in tools:
+        key = (tool.namespace, name_key(tool.name))
+        earlier = first.setdefault(key, tool)
+        if earlier is tool or tool.source is None:
+            continue
+        out.append(
+            _finding(
+                tool.source.file,
+                f"{tool.qualified_name!r} and {earlier.qualified_name!r} differ only in case or "
+                "separators: each is found only by its exact name; rename one to tell them apart",
+                "warning",
+                line=tool.source.line,
+                parts=pointer_parts(tool.source.pointer),
+            )
+        )
+    return out
 
 
 _tool_key: Final = attrgetter("namespace", "name")

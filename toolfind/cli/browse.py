@@ -10,7 +10,6 @@ see render), exactly one JSON document with ``--json``.
 import sys
 from collections.abc import Iterator
 from itertools import chain, islice
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 import typer
@@ -166,15 +165,16 @@ def _batch_queries(source: str) -> Iterator[_BatchLine]:
     that cannot be read is yielded with its error (the others still run)."""
     import json
 
-    if source == "-":
-        lines = sys.stdin.read().splitlines()
-        name = "<stdin>"
-    else:
-        try:
-            lines = Path(source).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read queries: {exc}", file=source) from None
-        name = source
+    from toolfind.userfiles import FileProblem, read_capped, read_stream
+
+    name = "<stdin>" if source == "-" else source
+    try:
+        data = read_stream(sys.stdin.buffer) if source == "-" else read_capped(source)
+        lines = data.decode("utf-8-sig").splitlines()
+    except FileProblem as exc:
+        raise ConfigError(f"cannot read queries: {exc.message}", file=name) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):

@@ -163,6 +163,15 @@ def _fail(message: str, code: int = 1, kind: str | None = None) -> NoReturn:
     raise typer.Exit(code)
 
 
+def print_error(message: str, argv: Sequence[str], kind: str = "error") -> None:
+    """The one way an error reaches the user outside :func:`_fail`: ``toolfind.__main__``'s
+    guard for what escapes a command, after it (or the fast path) ran with ``argv``: a JSON
+    object when ``--json`` is among the arguments (before a ``--``), as :class:`Group` decides."""
+    args = list(argv)
+    wants_json = "--json" in (args[: args.index("--")] if "--" in args else args)
+    _echo_error(message, kind, as_json=wants_json or _json_errors())
+
+
 def reports_errors(func: F) -> F:
     """Turn a ToolfindError into one ``Error:`` line (or JSON object) and its exit code (1, 2
     for a usage error), Ctrl-C into exit 130."""

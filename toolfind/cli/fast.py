@@ -361,7 +361,7 @@ def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
     key = segment.recorded_key(root, segment.run_key(catalogs))
     if key is None:
         return None
-    path = os.path.join(root, key + ".pickle")
+    path = segment.index_file(root, key)
     try:
         # Unbuffered: the reads are small and scattered, a buffer would read 8 KiB for each.
         fh = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by run()

@@ -232,7 +232,9 @@ def tune(
     if write:
         import os
 
-        target = config_path(os.environ, Path.cwd()) or Path(CONFIG_NAME)
+        from toolfind.userfiles import working_dir
+
+        target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
         backup = write_params(target, report.params)
         _warn(
             f"Wrote the chosen settings to {target}"

@@ -4,7 +4,8 @@ One analyser serves documents and queries alike:
 
 1. Unicode NFKC (full-width letters, ligatures and superscripts become plain characters).
 2. Anything that is not a letter, digit or combining mark separates words, except the
-   identifier connectors ``_ - . / :`` inside a word.
+   identifier connectors ``_ - . / :`` inside a word and the invisible format characters
+   (zero-width space and joiners, soft hyphen, bidi controls), which are dropped.
 3. A word is an identifier: it is split at its connectors, at camelCase boundaries
    (``getURLs`` -> get, urls; ``HTTPServer`` -> http, server; ASCII capitals only), and at
    letter/digit and CJK/non-CJK boundaries.
@@ -77,7 +78,7 @@ def _stem(word: str) -> str:
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 
 SETTINGS: str = (
-    "toolfind-analysis/1 nfkc casefold split=_-./:,camel,digit,cjk compound=_ "
+    "toolfind-analysis/2 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
     f"stem=snowball-english/pystemmer-{Stemmer.version()} fixpoint cjk=bigram "
     f"stop={','.join(sorted(STOP_WORDS))}"
 )
@@ -92,8 +93,11 @@ class _CharTable(dict[int, int | str]):
 
     def __missing__(self, cp: int) -> int | str:
         char = chr(cp)
-        keep = char.isalnum() or unicodedata.category(char)[0] == "M"
-        value: int | str = cp if keep else " "
+        category = unicodedata.category(char)
+        keep = char.isalnum() or category[0] == "M"
+        # Format characters (zero-width space and joiners, soft hyphen, bidi controls) are
+        # invisible: dropped, so that one inside a word does not split it.
+        value: int | str = cp if keep else "" if category == "Cf" else " "
         self[cp] = value
         return value
 
@@ -126,8 +130,9 @@ def _spans_mixed(text: str) -> list[str]:
     data = text.encode("utf-8", "surrogatepass").translate(_BYTE_TABLE)
     text = data.decode("utf-8", "surrogatepass")
     for char in set(text).difference(_ASCII_CHARS):
-        if _TABLE[ord(char)] == " ":
-            text = text.replace(char, " ")
+        value = _TABLE[ord(char)]
+        if value == " " or value == "":
+            text = text.replace(char, value)
     return text.split()
 
 
@@ -488,7 +493,11 @@ def lookup_name(
     1. tools whose name is exactly ``text``;
     2. tools whose name or an alias has the same :func:`name_key`;
     3. qualified forms ``ns/tool``, ``ns:tool``, ``ns__tool``, ``ns.tool``: the part after the
-       separator matches rule 2 and the part before it has the key of the tool's namespace.
+       separator matches rule 2 and the part before it has the key of the tool's namespace;
+       of those, the tools whose name is exactly the part after the separator, if any.
+
+    So two tools of one namespace whose names share a key (``read_file``, ``Read-File``) are
+    each reachable by their exact spelling, bare or qualified (``ns/read_file``).
 
     ``ids_for(key)`` gives the ids of the tools with that name key (names and aliases);
     ``name_of(i)`` and ``namespace_key_of(i)`` tool i's name and namespace key (asked of
@@ -504,12 +513,18 @@ def lookup_name(
     if candidates:
         return candidates
     found: set[int] = set()
+    spelled: set[int] = set()  # ... whose name is exactly the text after the separator
     for sep in QUALIFIERS:  # every (namespace, tool) reading of ``text``
         start = text.find(sep)
         while start > 0:
             ns_key = name_key(text[:start])
-            tool_key = name_key(text[start + len(sep) :])
+            tool_text = text[start + len(sep) :]
+            tool_key = name_key(tool_text)
             if ns_key and tool_key:
-                found.update(i for i in ids_for(tool_key) if namespace_key_of(i) == ns_key)
+                for i in ids_for(tool_key):
+                    if namespace_key_of(i) == ns_key:
+                        found.add(i)
+                        if name_of(i) == tool_text:
+                            spelled.add(i)
             start = text.find(sep, start + 1)
-    return sorted(found)
+    return sorted(spelled or found)

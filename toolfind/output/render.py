@@ -196,8 +196,10 @@ def categories(items: Sequence[Category]) -> None:
 def findings(items: Sequence[Finding], files: int, tools: int) -> None:
     """One line a finding as compilers write them, ``file:line: severity: path: message
     [rule]`` (the file relative to the working directory when it is under it), then counts."""
+    from toolfind.userfiles import working_dir
+
     out = _out()
-    cwd = os.getcwd()
+    cwd = working_dir()  # None when it was deleted: paths are then shown as given
     for f in items:
         style = "red" if f.severity == "error" else "yellow"
         where = _relative(f.file, cwd) + (f":{f.line}" if f.line else "")
@@ -215,9 +217,9 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _relative(file: str, cwd: str) -> str:
+def _relative(file: str, cwd: str | None) -> str:
     """``file`` relative to ``cwd`` when it is under it, else as given."""
-    if not os.path.isabs(file):
+    if cwd is None or not os.path.isabs(file):
         return file
     try:
         relative = os.path.relpath(file, cwd)

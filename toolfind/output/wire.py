@@ -386,8 +386,28 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     except (TypeError, ValueError, RecursionError):
         import json
 
-        return json.dumps(document, indent=None if compact else 2, ensure_ascii=False)
-    return "".join(out)
+        return json.dumps(document, indent=None if compact else 2, ensure_ascii=ASCII_ONLY)
+    text = "".join(out)
+    return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
+
+
+#: Set (by ``toolfind.__main__``) when stdout cannot encode every character (a Latin-1 or
+#: ASCII locale, a legacy console): :func:`dumps` then escapes every non-ASCII character, as
+#: ``json.dumps(ensure_ascii=True)`` would, so a JSON document never fails to print.
+ASCII_ONLY = False
+
+
+def ascii_escaped(text: str) -> str:
+    """``text`` (JSON) with each non-ASCII character as a ``\\uXXXX`` escape (a surrogate
+    pair above U+FFFF): non-ASCII characters occur only inside JSON strings."""
+    return "".join(ch if ch < "\x80" else _u_escape(ord(ch)) for ch in text)
+
+
+def _u_escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def dumps_array(records: Iterable[Any]) -> Iterator[str]:

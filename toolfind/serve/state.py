@@ -27,13 +27,15 @@ from toolfind.models import ScoringParams, Tool
 from toolfind.serve.backend_seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store.cache import Loaded
-from toolfind.store.segment import MISSING, stamp
+from toolfind.store.segment import MISSING, content_of, racy, stamp
 
 logger = logging.getLogger("toolfind.serve")
 
-#: (path, size, mtime_ns, inode) of every catalog file (see store.segment.stamp), plus each missing
-#: root.
-Signature = tuple[tuple[str, int, int, int], ...]
+#: (path, *stamp, content) of every catalog file (see store.segment.stamp: ctime and device
+#: included, so an edit that keeps size and mtime is seen), plus each missing root. ``content``
+#: is the file's SHA-256 while its stamp is racy (store.segment.racy: an edit in the same
+#: timestamp tick would not change it), else None.
+Signature = tuple[tuple[Any, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,16 +56,36 @@ class Snapshot:
 
 def catalog_signature(paths: Sequence[Path]) -> Signature:
     """What the poller compares: every catalog file's identity and its last modification."""
+    import time
+
     from toolfind import catalog
 
+    taken = time.time_ns()
     present = [root for root in paths if os.path.exists(root)]
-    rows = [(str(root), *MISSING) for root in paths if root not in present]
+    rows = [(str(root), *MISSING, None) for root in paths if root not in present]
     try:
         files = catalog.discover(present)
     except ToolfindError:
-        return (("<unreadable>", *MISSING), *rows)
-    rows.extend((str(file), *stamp(file)) for file in files)
-    return tuple(sorted(rows))
+        return (("<unreadable>", *MISSING, None), *rows)
+    for file in files:
+        st = stamp(file)
+        rows.append((str(file), *st, content_of(str(file)) if racy(st, taken) else None))
+    return tuple(sorted(rows, key=lambda row: row[:-1]))
+
+
+def signature_changed(old: Signature, new: Signature) -> bool:
+    """Whether the catalogs changed between two signatures: a stamp differs, or a file whose
+    stamp was racy in ``old`` no longer has the content it had then."""
+    if len(old) != len(new):
+        return True
+    for before, now in zip(old, new, strict=True):
+        if before[:-1] != now[:-1]:
+            return True
+        if before[-1] is not None:
+            content = now[-1] if now[-1] is not None else content_of(now[0])
+            if content != before[-1]:
+                return True
+    return False
 
 
 OnSwap = Callable[[Snapshot, Snapshot], Awaitable[None]]
@@ -259,7 +281,9 @@ class LiveIndex:
             catalogs_dirty = False
             if catalogs:
                 signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
-                catalogs_dirty = signature != self._signature
+                catalogs_dirty = signature_changed(self._signature, signature)
+                if not catalogs_dirty:
+                    self._signature = signature  # a racy stamp verified: settled
             if catalogs_dirty or backends_dirty:
                 await self.reload(catalogs_changed=catalogs_dirty)
 
