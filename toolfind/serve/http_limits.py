@@ -58,7 +58,7 @@ def connection_cap(wanted: int) -> int:
 class LimitedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a connection cap and header/body read timeouts."""
 
-    max_connections = 200
+    max_connections = 4096
     header_timeout = 5.0
     body_timeout = 30.0
     _deadline: asyncio.TimerHandle | None = None

@@ -33,7 +33,7 @@ _MAX_PREFIX = 40
 #: (further ones are refused before any authentication).
 HEADER_TIMEOUT = 5.0
 BODY_TIMEOUT = 30.0
-MAX_CONNECTIONS = 200
+MAX_CONNECTIONS = 4096
 #: The keys of ``[serve]`` in ``toolfind.toml`` read here.
 SERVE_KEYS = ("allowed_hosts", "allowed_origins")
 

@@ -72,22 +72,40 @@ class ToolfindServer(Server[Any]):
         return super().create_initialization_options(options, *args, **kwargs)
 
 
+#: The list a ``list_changed`` notification invalidates.
+_LISTED_BY = {
+    "notifications/tools/list_changed": "tools/list",
+    "notifications/prompts/list_changed": "prompts/list",
+    "notifications/resources/list_changed": "resources/list",
+}
+_LIST_OF = frozenset(_LISTED_BY.values())
+
+
 class ChangeNotifier:
     """Tells every connected client that the tool list changed, whatever its protocol era.
 
     Handshake-era connections are remembered when their ``notifications/initialized``
-    arrives (a server middleware) and forgotten when they close.
+    arrives (a server middleware) and forgotten when they close. A ``list_changed`` goes
+    only to connections that have asked for that list: one that never asked has no list to
+    refresh, and a simple client reading one reply per request is not surprised by a
+    notification (backends join after start, so such changes are common early on).
     """
 
     def __init__(self) -> None:
         self.bus = InMemorySubscriptionBus()
         self.listen_handler = ListenHandler(self.bus)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        #: Connections by the list they have asked for (``tools/list``, ``prompts/list``...).
+        self._listed: dict[str, weakref.WeakSet[Connection]] = {}
         self.sent = 0
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        if ctx.method in _LIST_OF:
+            connection = getattr(ctx.session, "_connection", None)
+            if isinstance(connection, Connection):
+                self._listed.setdefault(ctx.method, weakref.WeakSet()).add(connection)
         result = await call_next(ctx)
         if ctx.method != "notifications/initialized":
             return result
@@ -107,10 +125,14 @@ class ChangeNotifier:
         await self.changed(ToolsListChanged(), "notifications/tools/list_changed")
 
     async def changed(self, event: ServerEvent, method: str) -> None:
-        """``event`` to 2026-07-28 listeners, ``method`` to every handshake-era connection."""
+        """``event`` to 2026-07-28 listeners, ``method`` to every handshake-era connection
+        (a ``*/list_changed`` only to those that have asked for that list)."""
         await self.bus.publish(event)
+        listed = _LISTED_BY.get(method)
+        asked = self._listed.get(listed, weakref.WeakSet()) if listed else None
         for connection in list(self._connections):
-            await connection.notify(method, None)  # best effort: never raises
+            if asked is None or connection in asked:
+                await connection.notify(method, None)  # best effort: never raises
 
     async def publish(self, event: ServerEvent) -> None:
         await self.bus.publish(event)

@@ -32,10 +32,14 @@ async def run_stdio(server: ToolfindServer) -> None:
 
     from toolfind.serve.stdio_pipes import claimed_pipes
 
-    async with claimed_pipes() as pipes:
-        stdin, stdout = pipes if pipes is not None else (None, None)
-        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+    try:
+        async with claimed_pipes() as pipes:
+            stdin, stdout = pipes if pipes is not None else (None, None)
+            async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):
+        # The client went away while we were writing to it: nobody is left to answer.
+        logger.info("the client closed its end of stdout; stopping")
 
 
 class BearerTokenGate:
