@@ -19,7 +19,19 @@ CONFIG_NAME = "toolfind.toml"
 DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
 
 _KNOWN_KEYS = frozenset(
-    {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
+    {
+        "catalogs",
+        "weights",
+        "k1",
+        "b",
+        "delta",
+        "max_file_size",
+        "servers",
+        "filters",
+        "serve",
+        "semantic",
+        "semantic_weight",
+    }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 #: Size suffixes, longest first (``b`` ends every other one).
@@ -55,6 +67,11 @@ class Config:
     servers: tuple[Path, ...] = ()
     filters: Filters = field(default_factory=Filters)
     serve: Mapping[str, Any] = field(default_factory=dict)
+    #: The semantic signal: True/False as set in the file, None when not set (on where the
+    #: extra is installed for the API and serve-mcp; off for the CLI).
+    semantic: bool | None = None
+    #: Its fusion weight (None: ``toolfind.core.fusion.DEFAULT_WEIGHT``).
+    semantic_weight: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +160,21 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         servers=tuple(base / p for p in _string_list(data.get("servers", []), "servers", file)),
         filters=_parse_filters(data.get("filters", {}), file),
         serve=_table(data.get("serve", {}), "serve", file),
+        semantic=_semantic_switch(data.get("semantic"), file),
+        semantic_weight=_semantic_weight(data.get("semantic_weight"), file),
     )
+
+
+def _semantic_switch(raw: Any, file: str) -> bool | None:
+    if raw is None or isinstance(raw, bool):
+        return raw
+    raise ConfigError("semantic must be true or false", file=file, path="semantic")
+
+
+def _semantic_weight(raw: Any, file: str) -> float | None:
+    if raw is None:
+        return None
+    return _unit(raw, "semantic_weight", file)
 
 
 def parse_weights(

@@ -67,3 +67,7 @@ class AmbiguousName(ToolfindError):
 
 class BackendError(ToolfindError):
     """A backend MCP server failed to start, crashed or did not answer."""
+
+
+class SemanticUnavailable(ToolfindError):
+    """The semantic signal was asked for, but its optional extra is not installed."""

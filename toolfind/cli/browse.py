@@ -19,6 +19,7 @@ from toolfind.cli.common import (
     JsonOpt,
     NamespaceOpt,
     NoCacheOpt,
+    SemanticOpt,
     TagOpt,
     WeightOpt,
     _decode_all,
@@ -76,6 +77,7 @@ def search(
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    semantic: SemanticOpt = None,
 ) -> None:
     """Rank tools for a query; a query that names a tool returns it first.
 
@@ -86,7 +88,7 @@ def search(
     from toolfind.output import wire
     from toolfind.store import segment
 
-    index = _open(catalog, no_cache, weight)
+    index = _open(catalog, no_cache, weight, semantic)
 
     def run(text: str) -> Any:
         return index.search(

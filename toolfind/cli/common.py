@@ -50,6 +50,13 @@ WeightOpt = Annotated[
         metavar="FIELD=W",
     ),
 ]
+SemanticOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--semantic/--lexical",
+        help="Fuse the semantic signal with BM25F (needs toolfind[semantic]), or rank by words only.",
+    ),
+]
 NamespaceOpt = Annotated[
     str | None, typer.Option("--namespace", help="Only tools in this namespace.")
 ]
@@ -101,9 +108,15 @@ def _emit(document: Any) -> None:
     typer.echo(dumps(document))
 
 
-def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
+def _open(
+    catalogs: list[str] | None,
+    no_cache: bool,
+    weights: list[str] | None = None,
+    semantic: bool | None = None,
+) -> Any:
     """Load the index for a command (from the cache, else config, catalogs and a build),
-    printing load warnings on stderr."""
+    printing load warnings on stderr. ``semantic`` True turns the semantic signal on (or
+    fails with the line saying how to get it); the command line is lexical otherwise."""
     from toolfind.store import segment
     from toolfind.store.cache import load_recorded
 
@@ -125,6 +138,12 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
             )
     for finding in loaded.findings:
         _warn(f"Warning: skipped {finding}")
+    if semantic:
+        from toolfind.config import load_config
+        from toolfind.store import vectors
+
+        weight = load_config().semantic_weight
+        vectors.enable(loaded.index, "" if no_cache else loaded.key, True, weight=weight, warn=_warn)
     return loaded.index
 
 

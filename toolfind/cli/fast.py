@@ -67,7 +67,7 @@ GRAMMAR: dict[str, Grammar] = {
     "similar": Grammar(frozenset({"--json"}), {}, True, 5),
     "show": Grammar(frozenset({"--json"}), {"--format": False}, True),
     "search": Grammar(
-        frozenset({"--json", "--schema", "--explain"}),
+        frozenset({"--json", "--schema", "--explain", "--lexical"}),
         {"--namespace": False, "--tag": True, "--min-score": False},
         True,
         10,

@@ -12,6 +12,7 @@ from toolfind.cli.common import (
     CatalogOpt,
     JsonOpt,
     NoCacheOpt,
+    SemanticOpt,
     WeightOpt,
     _emit,
     _render,
@@ -88,6 +89,7 @@ def serve_mcp(
     ] = "warning",
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
+    semantic: SemanticOpt = None,
 ) -> None:
     """Serve the catalogs (and backend MCP servers) to MCP hosts as a few discovery meta-tools.
 
@@ -114,6 +116,8 @@ def serve_mcp(
         poll_interval=poll_interval,
         watch=not no_watch,
         use_cache=not no_cache,
+        semantic=config.semantic if semantic is None else semantic,
+        semantic_weight=config.semantic_weight,
     )
     run(options)
 

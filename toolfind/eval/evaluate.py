@@ -18,7 +18,7 @@ import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import astuple, dataclass, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from toolfind.errors import ConfigError
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
@@ -432,6 +432,47 @@ def tune(
         trials=len(cache),
         steps=tuple(steps),
     )
+
+
+#: Fusion weights of the semantic signal that ``tune`` tries (0: lexical only).
+FUSION_GRID: tuple[float, ...] = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
+
+
+def with_fusion_weight(index: Any, weight: float) -> Any:
+    """A copy of ``index`` (a SearchIndex with the semantic signal on) fusing at ``weight``."""
+    trial = index.with_params(index.params)
+    trial.use_semantic(index.semantic.with_weight(weight))
+    return trial
+
+
+def fusion_curve(
+    index: Any,
+    queries: Sequence[JudgedQuery],
+    *,
+    metric: str = "ndcg@10",
+    grid: Sequence[float] = FUSION_GRID,
+    progress: Progress | None = None,
+) -> list[tuple[float, float]]:
+    """``metric`` of ``queries`` at each fusion weight of ``grid``: (weight, value) pairs.
+
+    ``index`` must have the semantic signal on (``SearchIndex.use_semantic``)."""
+    k = METRICS.index(metric_name(metric))
+    out = []
+    for n, weight in enumerate(grid, 1):
+        out.append((weight, mean_metrics(with_fusion_weight(index, weight), queries).values()[k]))
+        if progress is not None:
+            progress(n, len(grid))
+    return out
+
+
+def best_fusion_weight(curves: Sequence[Sequence[tuple[float, float]]]) -> float:
+    """The weight with the best mean over several sets' curves (each from
+    :func:`fusion_curve` over the same grid); ties go to the smaller weight."""
+    totals: dict[float, float] = {}
+    for curve in curves:
+        for weight, value in curve:
+            totals[weight] = totals.get(weight, 0.0) + value
+    return min(totals, key=lambda w: (-totals[w], w))
 
 
 #: Whether a tool has text in a field (``name`` always has).

@@ -107,6 +107,9 @@ class ServeOptions:
     allowed_hosts: tuple[str, ...] = ()
     use_cache: bool = True
     server_name: str = "toolfind"
+    #: The semantic signal: None on when the extra is installed, True required, False off.
+    semantic: bool | None = None
+    semantic_weight: float | None = None
 
     def checked(self, environ: dict[str, str] | None = None) -> ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.
