@@ -266,7 +266,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
 
     tuned_params: ScoringParams | None = None
     seal_tuned = meta_tuned = mcp_tuned = None
-    if not args.no_tune:
+    if not args.no_tune and not args.no_lexical_tune:
         t0 = time.perf_counter()
         last = [0.0]
 
@@ -556,6 +556,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="bench data directory (relative to the repo root)",
     )
     parser.add_argument("--no-tune", action="store_true", help="skip tuning on seal-tools dev")
+    parser.add_argument(
+        "--no-lexical-tune",
+        action="store_true",
+        help="skip the lexical tuning on seal-tools dev (the fusion weight is still tuned)",
+    )
     parser.add_argument(
         "--no-semantic", action="store_true", help="skip the rows fused with the semantic signal"
     )
