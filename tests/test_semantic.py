@@ -285,3 +285,30 @@ def test_without_the_extra_the_api_is_lexical_and_semantic_true_raises(tmp_path:
     lines = done.stdout.splitlines()
     assert lines[0] == "True ['compress_file']"
     assert lines[1].startswith("raised the semantic signal needs the optional extra")
+
+
+def test_eval_reports_and_tune_learns_the_fusion_weight(tmp_path: Path) -> None:
+    catalog = str(_catalog(tmp_path))
+    queries = tmp_path / "q.json"
+    queries.write_text(
+        json.dumps(
+            [
+                {"query": "will it be sunny tomorrow", "relevant": ["get_forecast"]},
+                {"query": "remember where my sister lives", "relevant": ["add_observations"]},
+                {"query": "compress a file", "relevant": ["compress_file"]},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    runner = CliRunner()
+    evaluated = runner.invoke(app, ["eval", str(queries), "-c", catalog, "--semantic", "--json"])
+    assert evaluated.exit_code == 0, evaluated.output
+    assert "Semantic signal on, fusion weight 0.35" in evaluated.stderr
+    tuned = runner.invoke(
+        app, ["tune", str(queries), "-c", catalog, "--semantic", "--write", "--rounds", "1"]
+    )
+    assert tuned.exit_code == 0, tuned.output
+    assert "Fusion weight of the semantic signal:" in tuned.stderr
+    written = (Path.cwd() / "toolfind.toml").read_text(encoding="utf-8")
+    (line,) = [x for x in written.splitlines() if x.startswith("semantic_weight")]
+    assert 0.0 < float(line.split("=")[1]) <= 1.0  # lexical alone finds only one of three

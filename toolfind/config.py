@@ -325,8 +325,11 @@ def _parse_filters(raw: Any, file: str | None) -> Filters:
     return Filters(**{k: tuple(_string_list(v, f"filters.{k}", file)) for k, v in table.items()})
 
 
-def write_params(path: Path, params: ScoringParams) -> Path | None:
-    """Store scoring settings in ``toolfind.toml``, keeping its other keys and comments.
+def write_params(
+    path: Path, params: ScoringParams, semantic_weight: float | None = None
+) -> Path | None:
+    """Store scoring settings (and the fusion weight, when given) in ``toolfind.toml``,
+    keeping its other keys and comments.
 
     The previous file is kept as ``toolfind.toml.bak``; the new one replaces it atomically.
     Returns the backup's path (None when there was no file). Raises ConfigError.
@@ -353,6 +356,8 @@ def write_params(path: Path, params: ScoringParams) -> Path | None:
     document["b"] = b_table
     document["delta"] = params.delta
     document["weights"] = weights
+    if semantic_weight is not None:
+        document["semantic_weight"] = semantic_weight
     parse_config(document.unwrap(), path)  # never write a file that would not load
     directory = path.parent if str(path.parent) else Path(".")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
