@@ -353,7 +353,9 @@ def semantic_rows(
     embedder = semantic.load()
     t0 = time.perf_counter()
     for index, _, _ in (seal, meta, mcp):
-        index.use_semantic(vectors.SemanticSignal(embedder, vectors.compute(index, embedder), DEFAULT_WEIGHT))
+        index.use_semantic(
+            vectors.SemanticSignal(embedder, vectors.compute(index, embedder), DEFAULT_WEIGHT)
+        )
     progress(f"tool vectors in {time.perf_counter() - t0:.1f}s ({semantic.model_id()})")
     weights: list[tuple[str, float]] = [("toolfind+semantic", DEFAULT_WEIGHT)]
     if not args.no_tune:
@@ -366,7 +368,9 @@ def semantic_rows(
         best = best_fusion_weight(curves)
         progress(f"fusion weight tuned in {time.perf_counter() - t0:.1f}s: {best:g}")
         for (w, a), (_, b), (_, c) in zip(*curves, strict=True):
-            progress(f"  w={w:<5g} seal dev NDCG {pct(a)}  metatool MRR {pct(b)}  mcp-open MRR {pct(c)}")
+            progress(
+                f"  w={w:<5g} seal dev NDCG {pct(a)}  metatool MRR {pct(b)}  mcp-open MRR {pct(c)}"
+            )
         if best != DEFAULT_WEIGHT:
             weights.append((f"toolfind+semantic w={best:g}", best))
     rows: list[tuple[str, str, Metrics, Metrics | None]] = []

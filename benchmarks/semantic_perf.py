@@ -25,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -113,7 +112,11 @@ print(json.dumps({{"lexical": median(False), "hybrid": median(True)}}))
             "<= +1 s",
         ),
         ("P: python -c pass", f"{p * ms:.0f} ms", ""),
-        ("warm search --json (lexical fast path)", f"{warm_lex * ms:.0f} ms ({warm_lex / p:.1f} P)", ""),
+        (
+            "warm search --json (lexical fast path)",
+            f"{warm_lex * ms:.0f} ms ({warm_lex / p:.1f} P)",
+            "",
+        ),
         ("warm search --semantic --json", f"{warm_sem * ms:.0f} ms ({warm_sem / p:.1f} P)", ""),
     ]
     print("| measure | median | target |\n|---|---|---|")

@@ -29,9 +29,15 @@ TOOLS = [
         namespace="memory",
     ),
     Tool(
-        "add_observations", "Add facts about existing people or things to memory.", namespace="memory"
+        "add_observations",
+        "Add facts about existing people or things to memory.",
+        namespace="memory",
     ),
-    Tool("get_forecast", "Weather forecast for a city: temperature, rain and wind.", namespace="weather"),
+    Tool(
+        "get_forecast",
+        "Weather forecast for a city: temperature, rain and wind.",
+        namespace="weather",
+    ),
     Tool("compress_file", "Compress a file with gzip.", namespace="files"),
     Tool("send_message", "Post a message to a Slack channel.", namespace="slack"),
     Tool("git_commit", "Record staged changes to the repository.", namespace="git"),
@@ -65,7 +71,16 @@ def test_embedder_gives_unit_vectors_and_similar_texts_are_closer() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "   ", "🙂🙂🙂", "天気はどうですか", "quel temps fait-il à Paris", "x" * 1_000_000, "\x00\ud800"]
+    "text",
+    [
+        "",
+        "   ",
+        "🙂🙂🙂",
+        "天気はどうですか",
+        "quel temps fait-il à Paris",
+        "x" * 1_000_000,
+        "\x00\ud800",
+    ],
 )
 def test_embedder_never_crashes_on_odd_input(text: str) -> None:
     vec = semantic.load().embed_one(text)
@@ -263,9 +278,7 @@ def test_without_the_extra_cli_semantic_says_how_to_get_it(tmp_path: Path) -> No
     done = _run_without_extra(code, tmp_path)
     assert done.returncode == 1
     assert done.stdout == ""
-    assert done.stderr.strip().splitlines() == [
-        "Error: " + semantic.INSTALL_HINT
-    ]
+    assert done.stderr.strip().splitlines() == ["Error: " + semantic.INSTALL_HINT]
 
 
 def test_without_the_extra_the_api_is_lexical_and_semantic_true_raises(tmp_path: Path) -> None:

@@ -143,7 +143,9 @@ def _open(
         from toolfind.store import vectors
 
         weight = load_config().semantic_weight
-        vectors.enable(loaded.index, "" if no_cache else loaded.key, True, weight=weight, warn=_warn)
+        vectors.enable(
+            loaded.index, "" if no_cache else loaded.key, True, weight=weight, warn=_warn
+        )
     return loaded.index
 
 

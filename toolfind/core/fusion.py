@@ -40,7 +40,9 @@ SEMANTIC_FLOOR = 0.7
 Scored = list[tuple[int, float]]
 
 
-def mix(lexical: float, max_lexical: float, similarity: float, lo: float, hi: float, weight: float) -> tuple[float, float]:
+def mix(
+    lexical: float, max_lexical: float, similarity: float, lo: float, hi: float, weight: float
+) -> tuple[float, float]:
     """(fused score, its semantic part) for one tool, by the formula in the module docstring."""
     lex = lexical / max_lexical if max_lexical > 0.0 else 0.0
     sem = (similarity - lo) / (hi - lo) if hi > lo else 0.0

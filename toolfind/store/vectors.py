@@ -64,11 +64,16 @@ class SemanticSignal:
         limit: int,
         keep: Callable[[int], bool] | None,
         min_score: float | None,
-    ) -> tuple[list[str], tuple[str, ...], list[tuple[int, float, float]], list[tuple[int, float, float]], float]:
+    ) -> tuple[
+        list[str],
+        tuple[str, ...],
+        list[tuple[int, float, float]],
+        list[tuple[int, float, float]],
+        float,
+    ]:
         """(matched terms, unmatched words, exact hits, ranked hits, lexical scale): as
         :func:`toolfind.core.search.run`, each hit a (tool id, fused score, semantic part);
         the scale turns a BM25F contribution into its share of a fused score."""
-        np = self.embedder._np
         pool = max(limit, fusion.POOL)
         matched, unmatched, exact, lexical = searching.run(source, query, pool, keep=keep)
         if limit <= 0:
@@ -99,7 +104,11 @@ class SemanticSignal:
         return matched, unmatched, exact_f, ranked, scale
 
     def _closest(
-        self, sims: Any, pool: int, enabled: Callable[[int], bool], keep: Callable[[int], bool] | None
+        self,
+        sims: Any,
+        pool: int,
+        enabled: Callable[[int], bool],
+        keep: Callable[[int], bool] | None,
     ) -> list[int]:
         np = self.embedder._np
         n = len(sims)
