@@ -325,3 +325,11 @@ def test_eval_reports_and_tune_learns_the_fusion_weight(tmp_path: Path) -> None:
     written = (Path.cwd() / "toolfind.toml").read_text(encoding="utf-8")
     (line,) = [x for x in written.splitlines() if x.startswith("semantic_weight")]
     assert 0.0 < float(line.split("=")[1]) <= 1.0  # lexical alone finds only one of three
+
+
+def test_cache_clear_removes_the_stored_vectors(tmp_path: Path, isolated: Path) -> None:
+    toolfind.open_index([_catalog(tmp_path)])
+    assert any(p.suffix == ".vec" for p in isolated.iterdir())
+    result = CliRunner().invoke(app, ["cache", "clear"])
+    assert result.exit_code == 0, result.output
+    assert not any(p.suffix == ".vec" for p in isolated.iterdir())

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
 
 MAX_MANIFEST_RUNS = 64
 #: The files toolfind writes here (``.seg``: the separate segments of cache formats 1 and 2,
-#: still listed and cleared).
-_OWN_SUFFIXES = (".pickle", ".seg", ".marshal")
+#: still listed and cleared; ``.vec``: the semantic signal's tool vectors, store/vectors.py).
+_OWN_SUFFIXES = (".pickle", ".seg", ".marshal", ".vec")
 
 
 def _no_warn(message: str) -> None:
