@@ -316,7 +316,7 @@ def test_eval_reports_and_tune_learns_the_fusion_weight(tmp_path: Path) -> None:
     runner = CliRunner()
     evaluated = runner.invoke(app, ["eval", str(queries), "-c", catalog, "--semantic", "--json"])
     assert evaluated.exit_code == 0, evaluated.output
-    assert "Semantic signal on, fusion weight 0.35" in evaluated.stderr
+    assert "Semantic signal on, fusion weight 0.3" in evaluated.stderr
     tuned = runner.invoke(
         app, ["tune", str(queries), "-c", catalog, "--semantic", "--write", "--rounds", "1"]
     )
@@ -333,3 +333,11 @@ def test_cache_clear_removes_the_stored_vectors(tmp_path: Path, isolated: Path) 
     result = CliRunner().invoke(app, ["cache", "clear"])
     assert result.exit_code == 0, result.output
     assert not any(p.suffix == ".vec" for p in isolated.iterdir())
+
+
+def test_term_coverage_scales_the_lexical_part() -> None:
+    assert fusion.term_coverage(["rain"], ["rain", "oslo"]) == 0.5
+    assert fusion.term_coverage([], []) == 0.0
+    full, _ = fusion.mix(2.0, 2.0, 0.0, 0.0, 1.0, 0.3, coverage=1.0)
+    half, _ = fusion.mix(2.0, 2.0, 0.0, 0.0, 1.0, 0.3, coverage=0.5)
+    assert full == pytest.approx(0.7) and half == pytest.approx(0.7 * 0.25)

@@ -20,6 +20,7 @@ import struct
 from toolfind import semantic as model
 from toolfind.core import fusion
 from toolfind.core import search as searching
+from toolfind.core.analysis import query_terms
 from toolfind.store import segment
 
 TYPE_CHECKING = False
@@ -88,6 +89,7 @@ class SemanticSignal:
         if hi > lo and model.knows_a_word(self.embedder, query):
             closest = self._closest(sims, pool, source.enabled, keep)
         max_lex = max((s for _, s in (*exact, *lexical)), default=0.0)
+        covered = fusion.term_coverage(matched, (term for term, _ in query_terms(query)))
         exact_f, ranked = fusion.fuse(
             exact,
             lexical,
@@ -99,8 +101,10 @@ class SemanticSignal:
             limit=limit,
             tie_key=source.tie_key,
             min_score=min_score,
+            coverage=covered,
         )
-        scale = (1.0 - self.weight) / max_lex if max_lex > 0.0 else 0.0
+        lexical_share = (1.0 - self.weight) * covered**fusion.COVERAGE_POWER
+        scale = lexical_share / max_lex if max_lex > 0.0 else 0.0
         return matched, unmatched, exact_f, ranked, scale
 
     def _closest(
