@@ -365,7 +365,7 @@ def semantic_rows(
             fusion_curve(meta[0], meta[1], metric="mrr@10"),
             fusion_curve(mcp[0], mcp[1], metric="mrr@10"),
         ]
-        best = best_fusion_weight(curves)
+        best = best_fusion_weight(curves, guard=curves[0])
         progress(f"fusion weight tuned in {time.perf_counter() - t0:.1f}s: {best:g}")
         for (w, a), (_, b), (_, c) in zip(*curves, strict=True):
             progress(

@@ -465,14 +465,25 @@ def fusion_curve(
     return out
 
 
-def best_fusion_weight(curves: Sequence[Sequence[tuple[float, float]]]) -> float:
+def best_fusion_weight(
+    curves: Sequence[Sequence[tuple[float, float]]],
+    guard: Sequence[tuple[float, float]] | None = None,
+) -> float:
     """The weight with the best mean over several sets' curves (each from
-    :func:`fusion_curve` over the same grid); ties go to the smaller weight."""
+    :func:`fusion_curve` over the same grid); ties go to the smaller weight. With ``guard``
+    (a curve that includes weight 0), only weights that keep it at least at its weight-0
+    value are chosen: no loss on that set (e.g. lexical queries)."""
     totals: dict[float, float] = {}
     for curve in curves:
         for weight, value in curve:
             totals[weight] = totals.get(weight, 0.0) + value
-    return min(totals, key=lambda w: (-totals[w], w))
+    allowed = set(totals)
+    if guard is not None:
+        values = dict(guard)
+        base = values.get(0.0)
+        if base is not None:
+            allowed = {w for w in allowed if values.get(w, base) >= base - 1e-12}
+    return min(allowed, key=lambda w: (-totals[w], w))
 
 
 #: Whether a tool has text in a field (``name`` always has).
