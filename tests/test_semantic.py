@@ -341,3 +341,20 @@ def test_term_coverage_scales_the_lexical_part() -> None:
     full, _ = fusion.mix(2.0, 2.0, 0.0, 0.0, 1.0, 0.3, coverage=1.0)
     half, _ = fusion.mix(2.0, 2.0, 0.0, 0.0, 1.0, 0.3, coverage=0.5)
     assert full == pytest.approx(0.7) and half == pytest.approx(0.7 * 0.25)
+
+
+def test_embedder_matches_wordllamas_own_inference() -> None:
+    """Oracle: WordLlama's WordLlamaInference.embed(norm=True) over the same two files."""
+    from tokenizers import Tokenizer
+    from wordllama.inference import WordLlamaInference
+
+    e = semantic.load()
+    root = semantic._package_dir()
+    assert root is not None
+    theirs = WordLlamaInference(
+        e._table, Tokenizer.from_file(str(root.joinpath(*semantic._TOKENIZER)))
+    )
+    texts = ["Compress a file with gzip.", "is it going to rain in Oslo", "a", "git_commit: Record"]
+    ours = e.embed(texts)
+    expected = theirs.embed(texts, norm=True)
+    assert abs(ours - expected).max() < 1e-5
