@@ -343,18 +343,22 @@ def test_term_coverage_scales_the_lexical_part() -> None:
     assert full == pytest.approx(0.7) and half == pytest.approx(0.7 * 0.25)
 
 
-def test_embedder_matches_wordllamas_own_inference() -> None:
-    """Oracle: WordLlama's WordLlamaInference.embed(norm=True) over the same two files."""
-    from tokenizers import Tokenizer
-    from wordllama.inference import WordLlamaInference
-
-    e = semantic.load()
-    root = semantic._package_dir()
-    assert root is not None
-    theirs = WordLlamaInference(
-        e._table, Tokenizer.from_file(str(root.joinpath(*semantic._TOKENIZER)))
+def test_embedder_matches_wordllamas_own_inference(tmp_path: Path) -> None:
+    """Oracle: WordLlama's WordLlamaInference.embed(norm=True) over the same two files (in a
+    subprocess: importing wordllama configures the root logger)."""
+    code = """
+from tokenizers import Tokenizer
+from wordllama.inference import WordLlamaInference
+from toolfind import semantic
+e = semantic.load()
+root = semantic._package_dir()
+theirs = WordLlamaInference(e._table, Tokenizer.from_file(str(root.joinpath(*semantic._TOKENIZER))))
+texts = ["Compress a file with gzip.", "is it going to rain in Oslo", "a", "git_commit: Record"]
+print(float(abs(e.embed(texts) - theirs.embed(texts, norm=True)).max()))
+"""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
     )
-    texts = ["Compress a file with gzip.", "is it going to rain in Oslo", "a", "git_commit: Record"]
-    ours = e.embed(texts)
-    expected = theirs.embed(texts, norm=True)
-    assert abs(ours - expected).max() < 1e-5
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout.strip().splitlines()[-1]) < 1e-5
