@@ -138,3 +138,29 @@ def test_pulled_files_load_as_catalogs_with_the_server_as_namespace(tmp_path: Pa
     )
     loaded = catalog.load([out])
     assert [(t.namespace, t.name) for t in loaded.tools] == [("time", "get_current_time")]
+
+
+def test_a_backend_printing_a_banner_on_stdout_is_pulled_with_one_warning_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lifecycle = Path(__file__).parent / "fixtures" / "backends" / "lifecycle_server.py"
+    config = tmp_path / "servers.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "banner": {"command": sys.executable, "args": [str(lifecycle), "--banner"]}
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:
+        report = by_server(pull([config], tmp_path / "out", environ={}, errlog=errlog))
+    assert report["banner"].status == "written" and report["banner"].tool_count == 4
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [
+        "server 'banner' wrote a line that is not JSON-RPC on stdout (ignored): stdout is for "
+        "protocol messages; a banner or log belongs on stderr"
+    ]
+    assert not any(r.exc_info for r in caplog.records)

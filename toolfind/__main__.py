@@ -8,7 +8,7 @@ import sys
 #: The first argument of the one-shot commands besides the fast path's (``fast.GRAMMAR``), and
 #: of help and version: done once their output is written, nothing they start outlives them.
 #: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
-_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help"})
+_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help", "-h"})
 
 
 def main() -> None:

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolfind.errors import ConfigError
+from toolfind.catalog import DEFAULT_MAX_BYTES
+from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
 
 CONFIG_NAME = "toolfind.toml"
-DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
+DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
 _KNOWN_KEYS = frozenset(
     {
@@ -29,6 +30,7 @@ _KNOWN_KEYS = frozenset(
         "servers",
         "filters",
         "serve",
+        "validate",
         "semantic",
         "semantic_weight",
     }
@@ -67,6 +69,8 @@ class Config:
     servers: tuple[Path, ...] = ()
     filters: Filters = field(default_factory=Filters)
     serve: Mapping[str, Any] = field(default_factory=dict)
+    #: ``[validate] ignore``: the warning rules ``toolfind validate`` leaves out.
+    ignore_rules: tuple[str, ...] = ()
     #: The semantic signal: True/False as set in the file, None when not set (on where the
     #: extra is installed for the API and serve-mcp; off for the CLI).
     semantic: bool | None = None
@@ -160,9 +164,23 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         servers=tuple(base / p for p in _string_list(data.get("servers", []), "servers", file)),
         filters=_parse_filters(data.get("filters", {}), file),
         serve=_table(data.get("serve", {}), "serve", file),
+        ignore_rules=_ignore_rules(data.get("validate", {}), file),
         semantic=_semantic_switch(data.get("semantic"), file),
         semantic_weight=_semantic_weight(data.get("semantic_weight"), file),
     )
+
+
+def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
+    """``[validate] ignore = ["rule", ...]``. Raises ConfigError for another key or rule."""
+    from toolfind.catalog.linter import unknown_rules
+
+    table = _table(raw, "validate", file)
+    _check_keys(table, frozenset({"ignore"}), file, "validate")
+    rules = _string_list(table.get("ignore", []), "validate.ignore", file)
+    problem = unknown_rules(rules)
+    if problem:
+        raise ConfigError(problem, file=file, path="validate.ignore")
+    return tuple(rules)
 
 
 def _semantic_switch(raw: Any, file: str) -> bool | None:
@@ -186,21 +204,21 @@ def parse_weights(
 
 
 def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWeights:
-    """``--weight name=5`` options on top of ``base``. Raises ConfigError for a bad one."""
+    """``--weight name=5`` options on top of ``base``. Raises UsageError for a bad one."""
     values: dict[str, float] = {}
     for option in options:
         key, sep, value = option.partition("=")
         key = key.strip()
         if not sep:
-            raise ConfigError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
+            raise UsageError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
         if key not in FIELDS:
-            raise ConfigError(f"--weight {option!r}: {_unknown_field(key)}")
+            raise UsageError(f"--weight {option!r}: {_unknown_field(key)}")
         try:
             number = float(value)
         except ValueError:
-            raise ConfigError(f"--weight {option!r}: {value!r} is not a number") from None
+            raise UsageError(f"--weight {option!r}: {value!r} is not a number") from None
         if number < 0 or number != number:
-            raise ConfigError(f"--weight {option!r}: a weight must be a number >= 0")
+            raise UsageError(f"--weight {option!r}: a weight must be a number >= 0")
         values[key] = number
     return base.with_overrides(values)
 
@@ -259,6 +277,13 @@ def resolve_catalogs(
     if (cwd / local).is_dir():
         return [local]
     return [packaged_catalogs()]
+
+
+def uses_packaged_catalogs(run: Run) -> bool:
+    """Whether ``run`` reads the demo catalogs shipped with toolfind because nothing else is
+    configured (no ``--catalog``, ``$TOOLFIND_CATALOGS``, ``catalogs`` setting or ``./catalogs``)."""
+    configured = run.config.catalogs or os.environ.get("TOOLFIND_CATALOGS", "").strip()
+    return not configured and run.paths == (packaged_catalogs(),)
 
 
 def packaged_catalogs() -> Path:

@@ -86,7 +86,12 @@ def _walk(
             except OSError as exc:
                 if catalog_file:
                     findings.append(
-                        _finding(directory / name, f"cannot read: {exc.strerror}", "warning")
+                        _finding(
+                            directory / name,
+                            f"cannot read: {exc.strerror}",
+                            "warning",
+                            rule="unreadable-path",
+                        )
                     )
                 continue
             if stat.S_ISDIR(st.st_mode):
@@ -98,7 +103,9 @@ def _walk(
             elif stat.S_ISREG(st.st_mode):
                 found.append(((*rel, name), directory / name, st))
             else:
-                findings.append(_finding(directory / name, _not_regular(st), "warning"))
+                findings.append(
+                    _finding(directory / name, _not_regular(st), "warning", rule="not-a-file")
+                )
     found.sort(key=lambda item: item[0])
     return [(path, st) for _, path, st in found]
 

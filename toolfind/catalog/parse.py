@@ -65,7 +65,7 @@ def _read(path: Path, limit: int) -> bytes:
             if not stat.S_ISREG(st.st_mode):
                 raise _Problem(_not_regular(st))
             if st.st_size > limit:
-                raise _Problem(_too_big(f"{st.st_size:,}", limit))
+                raise _TooBig(_too_big(st.st_size, limit))
             # Sized to the file: read(limit + 1) would allocate a limit-sized buffer per file.
             want = st.st_size + 1
             data = f.read(want)
@@ -74,14 +74,21 @@ def _read(path: Path, limit: int) -> bytes:
     except OSError as exc:
         raise _Problem(f"cannot read: {exc.strerror}") from None
     if len(data) > limit:  # it grew after the stat
-        raise _Problem(_too_big(f"more than {limit:,}", limit))
+        raise _TooBig(_too_big(len(data), limit, grew=True))
     return data
 
 
-def _too_big(size: str, limit: int) -> str:
+class _TooBig(_Problem):
+    """A file over the size limit (the loader lists these: see ``LoadResult.oversized``)."""
+
+
+def _too_big(size: int, limit: int, *, grew: bool = False) -> str:
+    """The message for a file of ``size`` bytes over ``limit``, with a limit that would do."""
+    mib = -(-size // (1 << 20)) + (1 if grew else 0)  # rounded up (grew: it may grow on)
+    told = f"more than {limit:,}" if grew else f"{size:,}"
     return (
-        f"file is {size} bytes, over the {limit:,}-byte limit; raise it with "
-        "max_file_size in toolfind.toml"
+        f"file is {told} bytes, over the {limit:,}-byte limit; raise it with "
+        f'max_file_size = "{mib}MiB" in toolfind.toml'
     )
 
 

@@ -32,7 +32,7 @@ import Stemmer
 # collections.abc and typing cost a warm search more than this module: only mypy reads this.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Sequence
+    from collections.abc import Callable, Collection, Iterable, Sequence
 
 #: English function words dropped from prose and queries. Small on purpose: words such as
 #: "not", "all", "new" or "first" change what a tool does, so they stay.
@@ -442,6 +442,35 @@ def name_key(text: str) -> str:
         return text.lower() if text.isalnum() else text.lower().translate(_DROP_ASCII)
     folded = unicodedata.normalize("NFKC", text).casefold()
     return "".join(c for c in folded if c.isalnum())
+
+
+def close_names(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` of ``candidates`` within a few edits of ``word`` (case folded), closest
+    first: the "did you mean" of a mistyped filter. (difflib would import re and enum on a
+    path that is otherwise a warm, fast one.)"""
+    wanted = word.casefold()
+    limit = max(1, len(wanted) // 3)
+    scored = []
+    for candidate in candidates:
+        folded = candidate.casefold()
+        if abs(len(folded) - len(wanted)) > limit:
+            continue
+        distance = _edits(wanted, folded)
+        if distance <= limit:
+            scored.append((distance, candidate))
+    scored.sort()
+    return [candidate for _, candidate in scored[:n]]
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
 
 
 #: Separators of a qualified name ``namespace<sep>tool``.

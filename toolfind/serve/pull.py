@@ -86,6 +86,7 @@ def pull(
 
     async def connect() -> tuple[Mapping[str, BackendStatus], Sequence[Tool]]:
         async with BackendPool(specs, start_timeout=start_timeout, errlog=errlog) as pool:
+            await pool.wait_settled()
             return pool.status(), pool.tools()
 
     status, tools = anyio.run(connect)

@@ -24,7 +24,8 @@ import stat
 # importer of this module unpickles an index or builds one).
 from _pickle import Unpickler, UnpicklingError
 
-from toolfind.errors import CacheError
+from toolfind.catalog import DEFAULT_MAX_BYTES
+from toolfind.errors import CacheError, NothingLoaded
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     Warn = Callable[[str], None]
+    #: (files read, files found, tools loaded, tools analysed), as a build goes.
+    Progress = Callable[[int, int, int, int], None]
 
 MAX_MANIFEST_RUNS = 64
 #: The files toolfind writes here (``.seg``: the separate segments of cache formats 1 and 2,
@@ -55,7 +58,7 @@ class Loaded:
     (empty for an uncached build), whether the cache answered, and the catalog files read.
     (Not a dataclass: the import would cost a warm command more than the load.)"""
 
-    __slots__ = ("files", "findings", "from_cache", "index", "key")
+    __slots__ = ("extras", "files", "findings", "from_cache", "index", "key")
 
     def __init__(
         self,
@@ -64,12 +67,15 @@ class Loaded:
         key: str,
         from_cache: bool,
         files: tuple[str, ...] = (),
+        extras: dict[int, tuple[str, ...]] | None = None,
     ) -> None:
         self.index = index
         self.findings = findings
         self.key = key
         self.from_cache = from_cache
         self.files = files
+        #: A build's ``segment._native_extras`` of its tools, for the index file's directory.
+        self.extras = extras
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
@@ -88,17 +94,21 @@ def load_index(
     paths: Sequence[Path],
     params: ScoringParams | None = None,
     *,
-    max_file_size: int = 64 * 1024 * 1024,
+    max_file_size: int = DEFAULT_MAX_BYTES,
     use_cache: bool = True,
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
     warn: Warn = _no_warn,
+    progress: Progress | None = None,
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
     ``run_key`` names the invocation (see ``segment.run_key``) so the fast path can find this
     index again without parsing anything. Raises CatalogError for a catalog path that does not
-    exist; cache problems never raise, they are reported through ``warn``.
+    exist, and NothingLoaded (naming the file, its size and the limit) when a file over
+    ``max_file_size`` was skipped and no other file loaded a tool;
+    cache problems never raise, they are reported through ``warn``. A build reports through
+    ``progress`` (files read, files found, tools loaded, tools analysed) as it goes.
     """
     from toolfind import catalog
 
@@ -107,7 +117,7 @@ def load_index(
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
         with collector_paused():
-            return _build(paths, params, max_file_size, key="", files=files)
+            return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
     store = CacheStore(cache_root, warn)
     manifest = segment.read_manifest(store._root, warn)
@@ -120,7 +130,7 @@ def load_index(
     loaded = store.read_index(key)
     if loaded is None:
         with collector_paused():
-            loaded = _build(paths, params, max_file_size, key=key, files=files)
+            loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:
         store.remember_run(manifest, run_key, key, _dir_stamps(paths), stats, digests, inputs)
@@ -154,13 +164,36 @@ def _build(
     *,
     key: str,
     files: Sequence[Path],
+    progress: Progress | None = None,
 ) -> Loaded:
     from toolfind import catalog
     from toolfind.store.index import SearchIndex
 
-    result = catalog.load(paths, max_bytes=max_file_size)
-    index = SearchIndex.build(result.tools, params)
-    return Loaded(index, result.errors, key, False, tuple(map(str, files)))
+    def read(done: int, found: int, tools: int) -> None:
+        if progress is not None:
+            progress(done, found, tools, 0)
+
+    result = catalog.load(paths, max_bytes=max_file_size, progress=read)
+    n_files = len(result.files)
+    if result.oversized and not result.tools:  # skipped, with nothing else to search
+        raise NothingLoaded(str(result.oversized[0]))
+    findings = result.errors
+    extras = segment._native_extras(result.tools)  # now, not by decoding every tool again
+    try:
+        # The tools as the cache stores them, one buffer; their objects (the parsed JSON)
+        # are then let go, and the build decodes one tool at a time: a 100k-tool build never
+        # holds both every tool's objects and its index.
+        tools: Sequence[Any] = ToolTable.of(result.tools)
+    except ValueError:  # a value marshal cannot store (not from a catalog file): as they are
+        tools = result.tools
+    del result
+
+    def analysed(done: int, total: int) -> None:
+        if progress is not None:
+            progress(n_files, n_files, total, done)
+
+    index = SearchIndex.build(tools, params, progress=analysed)
+    return Loaded(index, findings, key, False, tuple(map(str, files)), extras)
 
 
 def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
@@ -274,7 +307,7 @@ class CacheStore:
             "files": list(loaded.files),
         }
         try:
-            parts = _index_file_parts(payload)
+            parts = _index_file_parts(payload, loaded.extras)
         except (ValueError, TypeError) as exc:  # a value marshal cannot store: no cache
             self.warn(f"Cannot cache this index ({exc}); working without a cache.")
             return
@@ -372,10 +405,12 @@ def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
         table.pop(next(iter(table)))
 
 
-def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
+def _index_file_parts(
+    payload: dict[str, Any], extras: dict[int, tuple[str, ...]] | None = None
+) -> list[Any]:
     """The chunks of an index file (see :mod:`toolfind.store.segment`): header, the directory,
-    the pickle, its buffers (every column once). Raises ValueError or TypeError for an index
-    that cannot be stored."""
+    the pickle, its buffers (every column once); ``extras`` as ``segment.directory`` takes
+    them. Raises ValueError or TypeError for an index that cannot be stored."""
     import pickle
 
     class Pickler(pickle.Pickler):
@@ -409,7 +444,7 @@ def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
             raise ValueError("an index column was not pickled out of band") from None
 
     directory = segment.directory(
-        payload["index"], pickler.tool_tables[0], payload["findings"], part_of
+        payload["index"], pickler.tool_tables[0], payload["findings"], part_of, extras
     )
     return segment.layout([directory, out.getbuffer(), *raws])
 

@@ -230,10 +230,16 @@ def layout(parts: Sequence[Any]) -> list[Any]:
 
 
 def directory(
-    index: Any, tools: Any, findings: Iterable[Any], part_of: Callable[[Any], int]
+    index: Any,
+    tools: Any,
+    findings: Iterable[Any],
+    part_of: Callable[[Any], int],
+    extras: dict[int, tuple[str, ...]] | None = None,
 ) -> bytes:
     """The directory of an index file: ``tools`` is the ``columns.ToolTable`` pickled with
-    ``index``; ``part_of(column)`` the part a column was written as. Never per tool."""
+    ``index``; ``part_of(column)`` the part a column was written as; ``extras`` the index's
+    :func:`_native_extras` if known (a build computes them while it holds the tools). Never
+    per tool."""
     columns = {
         name: (part_of(column), memoryview(column).format)  # the item type
         for name, column in _fast_columns(index, tools).items()
@@ -242,7 +248,7 @@ def directory(
         {
             "format": FORMAT,
             "columns": columns,
-            "extras": _native_extras(index.tools),
+            "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
             "warnings": tuple(f"Warning: skipped {f}" for f in findings),
         }
@@ -460,6 +466,11 @@ class Segment:
         """Tool ``doc``'s name."""
         start, end = self._items("names.offsets", doc, doc + 2)
         return str(self._bytes("names.blob", start, end), "utf-8", "surrogatepass")
+
+    @property
+    def tool_count(self) -> int:
+        """How many tools the index holds (disabled ones too)."""
+        return int(self._columns["tools.offsets"][1]) - 1
 
     def named(self, query: str) -> list[int]:
         """The tools ``query`` names (disabled ones too), by the function the index uses."""
