@@ -20,6 +20,12 @@ table.
   CLI does (exact-name hits first).
 - "toolfind tuned" runs ``toolfind.eval.evaluate.tune`` on seal-tools ``dev`` only and applies the
   chosen settings to every set; test splits and metatool never influence it.
+- "toolfind+semantic" (when the ``semantic`` extra is installed; ``--no-semantic`` skips it) is
+  the same lexical ranking fused with the semantic signal at the default fusion weight
+  (``toolfind.core.fusion.DEFAULT_WEIGHT``); "toolfind+semantic w=X" at the weight that
+  maximises the mean of seal-tools ``dev`` NDCG@10, metatool MRR@10 and mcp-open MRR@10 (one
+  weight for all: tuned for the kind of query, not the examples). seal-tools test splits never
+  influence it.
 """
 
 from __future__ import annotations
@@ -260,7 +266,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
 
     tuned_params: ScoringParams | None = None
     seal_tuned = meta_tuned = mcp_tuned = None
-    if not args.no_tune:
+    if not args.no_tune and not args.no_lexical_tune:
         t0 = time.perf_counter()
         last = [0.0]
 
@@ -303,11 +309,81 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
         if mcp_tuned:
             rows.append((label, "toolfind tuned", mcp_tuned[kind], mcp_bm[kind]))
 
+    if not args.no_semantic:
+        rows += semantic_rows(
+            args,
+            progress,
+            (seal_index, seal_q, seal_tf),
+            (meta_index, meta_q, meta_tf),
+            (mcp_index, mcp_q, mcp_tf),
+        )
+        rows.sort(key=lambda r: ROW_ORDER.get(r[0], 99))
     out = [table(rows), "", f"toolfind: {describe(base)}"]
     if tuned_params is not None:
         out.append(f"toolfind tuned on seal-tools dev: {describe(tuned_params)}")
         out.append(f"tuned as JSON: {params_to_json(tuned_params)}")
     return "\n".join(out)
+
+
+ROW_ORDER = {
+    **{f"seal-tools {split}": i for i, split in enumerate(SEAL_SPLITS)},
+    "metatool (all)": 10,
+    **{f"mcp-open {kind}": 20 + i for i, kind in enumerate(("all", *MCP_KINDS))},
+}
+
+
+def semantic_rows(
+    args: argparse.Namespace,
+    progress: Callable[[str], None],
+    seal: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
+    meta: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
+    mcp: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
+) -> list[tuple[str, str, Metrics, Metrics | None]]:
+    """Rows for toolfind fused with the semantic signal: the default weight, and the weight
+    tuned on seal-tools dev + metatool + mcp-open (mean of their headline metrics). Their
+    deltas are against toolfind's lexical ranking (the third item of each set), not bm25s."""
+    from toolfind import semantic
+    from toolfind.core.fusion import DEFAULT_WEIGHT
+    from toolfind.eval.evaluate import best_fusion_weight, fusion_curve, with_fusion_weight
+    from toolfind.store import vectors
+
+    if not semantic.available():
+        progress("semantic extra not installed: no semantic rows")
+        return []
+    embedder = semantic.load()
+    t0 = time.perf_counter()
+    for index, _, _ in (seal, meta, mcp):
+        index.use_semantic(
+            vectors.SemanticSignal(embedder, vectors.compute(index, embedder), DEFAULT_WEIGHT)
+        )
+    progress(f"tool vectors in {time.perf_counter() - t0:.1f}s ({semantic.model_id()})")
+    weights: list[tuple[str, float]] = [("toolfind+semantic", DEFAULT_WEIGHT)]
+    if not args.no_tune:
+        t0 = time.perf_counter()
+        curves = [
+            fusion_curve(seal[0], [q for q in seal[1] if q.split == "dev"], metric="ndcg@10"),
+            fusion_curve(meta[0], meta[1], metric="mrr@10"),
+            fusion_curve(mcp[0], mcp[1], metric="mrr@10"),
+        ]
+        best = best_fusion_weight(curves, guard=curves[0])
+        progress(f"fusion weight tuned in {time.perf_counter() - t0:.1f}s: {best:g}")
+        for (w, a), (_, b), (_, c) in zip(*curves, strict=True):
+            progress(
+                f"  w={w:<5g} seal dev NDCG {pct(a)}  metatool MRR {pct(b)}  mcp-open MRR {pct(c)}"
+            )
+        if best != DEFAULT_WEIGHT:
+            weights.append((f"toolfind+semantic w={best:g}", best))
+    rows: list[tuple[str, str, Metrics, Metrics | None]] = []
+    for label, weight in weights:
+        seal_m = toolfind_metrics(with_fusion_weight(seal[0], weight), seal[1])
+        meta_m = toolfind_metrics(with_fusion_weight(meta[0], weight), meta[1])
+        mcp_m = toolfind_metrics(with_fusion_weight(mcp[0], weight), mcp[1])
+        for split in SEAL_SPLITS:
+            rows.append((f"seal-tools {split}", label, seal_m[split], seal[2][split]))
+        rows.append(("metatool (all)", label, meta_m["all"], meta[2]["all"]))
+        for kind in ("all", *MCP_KINDS):
+            rows.append((f"mcp-open {kind}", label, mcp_m[kind], mcp[2][kind]))
+    return rows
 
 
 # --- analysis experiments (monkeypatched; seal-tools dev only) --------------------------------
@@ -484,6 +560,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="bench data directory (relative to the repo root)",
     )
     parser.add_argument("--no-tune", action="store_true", help="skip tuning on seal-tools dev")
+    parser.add_argument(
+        "--no-lexical-tune",
+        action="store_true",
+        help="skip the lexical tuning on seal-tools dev (the fusion weight is still tuned)",
+    )
+    parser.add_argument(
+        "--no-semantic", action="store_true", help="skip the rows fused with the semantic signal"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="coordinate-ascent rounds")
     parser.add_argument("--metric", default="ndcg@10", help="metric tune maximises")
     parser.add_argument(

@@ -202,6 +202,15 @@ def test_is_own_file_knows_the_temporary_files_of_its_writes() -> None:
     assert not cache.is_own_file(".notes.txt.abc.tmp")
 
 
+def test_is_own_file_knows_the_semantic_vectors_and_nothing_like_them() -> None:
+    key = "b" * 32
+    assert cache.is_own_file(f"toolfind-{key}.wordllama-0.4.0.post1-l2_supercat-256.vec")
+    assert cache.is_own_file(f".toolfind-{key}.wordllama-0.4.0.post1.vec.x_1.tmp")
+    assert not cache.is_own_file("toolfind-notes.vec")
+    assert not cache.is_own_file(f"{key}.wordllama.vec")  # not toolfind's name
+    assert not cache.is_own_file("model.vec")
+
+
 def test_a_config_created_in_a_parent_directory_is_seen_by_the_next_warm_run(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

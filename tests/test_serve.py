@@ -384,9 +384,12 @@ async def test_filters_apply_alike_to_listing_search_and_calls(catalog_dir: Path
         names = [t.name for t in (await c.list_tools()).tools]
         assert "weather__forecast" in names and "weather__alerts" not in names
         hits = structured(await c.call_tool("proxy_search_tools", {"query": "weather alerts"}))
-        assert [h["name"] for h in hits["hits"]] == ["weather__forecast"]
+        found = [h["name"] for h in hits["hits"]]
+        # The semantic signal (on when installed) may add related tools; never a filtered one.
+        assert found[0] == "weather__forecast" and "weather__alerts" not in found
+        assert not any(h["namespace"] == "git" for h in hits["hits"])
         commits = structured(await c.call_tool("proxy_search_tools", {"query": "commit"}))
-        assert commits["hits"] == []
+        assert not any(h["namespace"] == "git" for h in commits["hits"])
         refused = await c.call_tool("weather__alerts", {})
         assert refused.is_error
         refused_via = await c.call_tool("proxy_call_tool", {"name": "weather__alerts"})

@@ -462,7 +462,9 @@ async def test_search_results_from_a_backend_name_their_source_and_hide_nothing(
             assert invisible(json.dumps(definition, ensure_ascii=False)) == []
 
             huge = structured(
-                await client.call_tool("proxy_search_tools", {"query": "summarise documents"})
+                await client.call_tool(
+                    "proxy_search_tools", {"query": "summarise documents", "namespace": "bad"}
+                )
             )["hits"][0]
             assert huge["name"] == "bad__huge_doc"
             assert len(huge["description"]) <= 1000

@@ -27,14 +27,22 @@ def open_index(
     *,
     weights: Mapping[str, float] | None = None,
     use_cache: bool = True,
+    semantic: bool | None = None,
+    semantic_weight: float | None = None,
 ) -> SearchIndex:
     """Load (from the cache) or build the index over ``catalogs``.
 
     With no catalogs, resolves them as the CLI does: ``$TOOLFIND_CATALOGS``, then ``catalogs``
     in ``toolfind.toml``, then ``./catalogs``, then the catalogs shipped with toolfind.
-    ``weights`` overrides some field weights (``{"name": 5}``). Raises ToolfindError
-    subclasses (CatalogError, ConfigError) for bad input; entries that cannot be read are
-    skipped.
+    ``weights`` overrides some field weights (``{"name": 5}``).
+
+    ``semantic``: fuse the semantic signal into every search (``pip install
+    "toolfind[semantic]"``). None (the default): on when the extra is installed, unless
+    ``semantic = false`` in ``toolfind.toml``; True: on, or SemanticUnavailable saying how to
+    get it; False: lexical only. ``semantic_weight`` (0..1) overrides the fusion weight.
+
+    Raises ToolfindError subclasses (CatalogError, ConfigError, SemanticUnavailable) for bad
+    input; entries that cannot be read are skipped.
     """
     from toolfind.config import for_run
     from toolfind.store.cache import load_index
@@ -43,4 +51,10 @@ def open_index(
     loaded = load_index(run.paths, run.params, max_file_size=run.max_file_size, use_cache=use_cache)
     index: SearchIndex = loaded.index
     index.accelerate()  # an API user asks many queries: numpy (if installed) pays for itself
+    want = run.config.semantic if semantic is None else semantic
+    if want is not False:
+        from toolfind.store import vectors
+
+        weight = run.config.semantic_weight if semantic_weight is None else semantic_weight
+        vectors.enable(index, loaded.key, want, weight=weight)
     return index

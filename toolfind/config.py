@@ -40,6 +40,8 @@ _KNOWN_KEYS = frozenset(
         "filters",
         "serve",
         "validate",
+        "semantic",
+        "semantic_weight",
     }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
@@ -78,6 +80,11 @@ class Config:
     serve: Mapping[str, Any] = field(default_factory=dict)
     #: ``[validate] ignore``: the warning rules ``toolfind validate`` leaves out.
     ignore_rules: tuple[str, ...] = ()
+    #: The semantic signal: True/False as set in the file, None when not set (on where the
+    #: extra is installed for the API and serve-mcp; off for the CLI).
+    semantic: bool | None = None
+    #: Its fusion weight (None: ``toolfind.core.fusion.DEFAULT_WEIGHT``).
+    semantic_weight: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +177,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         filters=_parse_filters(data.get("filters", {}), file),
         serve=_table(data.get("serve", {}), "serve", file),
         ignore_rules=_ignore_rules(data.get("validate", {}), file),
+        semantic=_semantic_switch(data.get("semantic"), file),
+        semantic_weight=_semantic_weight(data.get("semantic_weight"), file),
     )
 
 
@@ -184,6 +193,18 @@ def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
     if problem:
         raise ConfigError(problem, file=file, path="validate.ignore")
     return tuple(rules)
+
+
+def _semantic_switch(raw: Any, file: str) -> bool | None:
+    if raw is None or isinstance(raw, bool):
+        return raw
+    raise ConfigError("semantic must be true or false", file=file, path="semantic")
+
+
+def _semantic_weight(raw: Any, file: str) -> float | None:
+    if raw is None:
+        return None
+    return _unit(raw, "semantic_weight", file)
 
 
 def parse_weights(
@@ -364,8 +385,11 @@ def _parse_filters(raw: Any, file: str | None) -> Filters:
     return Filters(**{k: tuple(_string_list(v, f"filters.{k}", file)) for k, v in table.items()})
 
 
-def write_params(path: Path, params: ScoringParams) -> Path | None:
-    """Store scoring settings in ``toolfind.toml``, keeping its other keys and comments.
+def write_params(
+    path: Path, params: ScoringParams, semantic_weight: float | None = None
+) -> Path | None:
+    """Store scoring settings (and the fusion weight, when given) in ``toolfind.toml``,
+    keeping its other keys and comments.
 
     The file is rewritten by :func:`userfiles.rewrite`: through a symlink to its target, its
     mode and owner kept, atomically, the previous version kept as a numbered backup
@@ -395,6 +419,8 @@ def write_params(path: Path, params: ScoringParams) -> Path | None:
     document["b"] = b_table
     document["delta"] = params.delta
     document["weights"] = weights
+    if semantic_weight is not None:
+        document["semantic_weight"] = semantic_weight
     parse_config(document.unwrap(), path)  # never write a file that would not load
     try:
         backup = rewrite(path, tomlkit.dumps(document).encode("utf-8"))

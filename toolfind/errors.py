@@ -99,3 +99,9 @@ class BackendError(ToolfindError):
     """A backend MCP server failed to start, crashed or did not answer."""
 
     kind = "backend"
+
+
+class SemanticUnavailable(ToolfindError):
+    """The semantic signal was asked for, but its optional extra is not installed."""
+
+    kind = "semantic_unavailable"

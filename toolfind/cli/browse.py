@@ -21,6 +21,7 @@ from toolfind.cli.common import (
     NoCacheOpt,
     NoPagerOpt,
     RecordFormatOpt,
+    SemanticOpt,
     TagOpt,
     WeightOpt,
     _decode_all,
@@ -90,6 +91,7 @@ def search(
     format_: RecordFormatOpt = "table",
     no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
+    semantic: SemanticOpt = None,
 ) -> None:
     """Rank tools for a query; a query that names a tool returns it first.
 
@@ -104,7 +106,7 @@ def search(
     from toolfind.output import wire
     from toolfind.store import segment
 
-    index = _open(catalog, no_cache, weight)
+    index = _open(catalog, no_cache, weight, semantic)
 
     def run(text: str) -> Any:
         return index.search(

@@ -113,6 +113,13 @@ WeightOpt = Annotated[
         metavar="FIELD=W",
     ),
 ]
+SemanticOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--semantic/--lexical",
+        help="Fuse the semantic signal with BM25F (needs toolfind[semantic]), or rank by words only.",
+    ),
+]
 NoPagerOpt = Annotated[
     bool,
     typer.Option(
@@ -231,9 +238,15 @@ def _emit_array(records: Iterable[Any]) -> None:
     write("\n")
 
 
-def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None = None) -> Any:
+def _open(
+    catalogs: list[str] | None,
+    no_cache: bool,
+    weights: list[str] | None = None,
+    semantic: bool | None = None,
+) -> Any:
     """Load the index for a command (from the cache, else config, catalogs and a build),
-    printing load warnings on stderr."""
+    printing load warnings on stderr. ``semantic`` True turns the semantic signal on (or
+    fails with the line saying how to get it); the command line is lexical otherwise."""
     from toolfind.store import segment
     from toolfind.store.cache import load_recorded
 
@@ -258,6 +271,14 @@ def _open(catalogs: list[str] | None, no_cache: bool, weights: list[str] | None 
         _warn(f"Warning: skipped {finding}")
     if not len(loaded.index.tools):
         _nothing_loaded(catalogs)
+    if semantic:
+        from toolfind.config import load_config
+        from toolfind.store import vectors
+
+        weight = load_config().semantic_weight
+        vectors.enable(
+            loaded.index, "" if no_cache else loaded.key, True, weight=weight, warn=_warn
+        )
     return loaded.index
 
 

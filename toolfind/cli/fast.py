@@ -85,7 +85,7 @@ GRAMMAR: dict[str, Grammar] = {
     "similar": Grammar(frozenset({"--json", "--no-pager"}), {}, True, 5),
     "show": Grammar(frozenset({"--json"}), {"--format": False}, True, formats=SHOW_FORMATS),
     "search": Grammar(
-        frozenset({"--json", "--schema", "--explain", "--no-pager"}),
+        frozenset({"--json", "--schema", "--explain", "--no-pager", "--lexical"}),
         {"--namespace": False, "--tag": True, "--min-score": False, "--format": False},
         True,
         10,

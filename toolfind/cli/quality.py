@@ -12,6 +12,7 @@ from toolfind.cli.common import (
     CatalogOpt,
     JsonOpt,
     NoCacheOpt,
+    SemanticOpt,
     WeightOpt,
     _emit,
     _fail,
@@ -152,6 +153,7 @@ def eval_(
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    semantic: SemanticOpt = None,
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
@@ -160,7 +162,9 @@ def eval_(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
-    index = _open(catalog, no_cache)
+    index = _open(catalog, no_cache, semantic=semantic)
+    if index.semantic is not None:
+        _warn(f"Semantic signal on, fusion weight {index.semantic.weight:g}")
     thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
     params = _scoring(index, weight, k1, b)
     judged = _judged(index, queries_file)
@@ -203,8 +207,12 @@ def tune(
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
+    semantic: SemanticOpt = None,
 ) -> None:
     """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
+
+    With --semantic, also learn the fusion weight of the semantic signal on the training
+    queries (reported on stderr, written as semantic_weight with --write).
 
     Example: toolfind tune queries.yaml --holdout 0.3 --write
     """
@@ -212,8 +220,10 @@ def tune(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
-    index = _open(catalog, no_cache)
+    index = _open(catalog, no_cache, semantic=semantic)
     judged = _judged(index, queries_file)
+    signal, fusion_weight = index.semantic, None
+    index.use_semantic(None)  # field weights, b, k1 and delta are tuned on the lexical ranking
     with _progress_bar("Tuning", None) as progress:
         report = evaluate.tune(
             index,
@@ -225,6 +235,20 @@ def tune(
             rounds=rounds,
             progress=progress,
         )
+    if signal is not None:
+        tuned = index.with_params(report.params)
+        tuned.use_semantic(signal)
+        train, _ = evaluate.split_queries(
+            judged, holdout=holdout, train_split=train_split, seed=seed
+        )
+        curve = evaluate.fusion_curve(tuned, train, metric=metric)
+        fusion_weight = evaluate.best_fusion_weight([curve])
+        values = dict(curve)
+        _warn(
+            f"Fusion weight of the semantic signal: {fusion_weight:g} "
+            f"({metric} on the training queries {values[fusion_weight]:.4f}; "
+            f"lexical only {values.get(0.0, 0.0):.4f})"
+        )
     if json_:
         _emit(wire.tune_record(report))
     else:
@@ -235,7 +259,7 @@ def tune(
         from toolfind.userfiles import working_dir
 
         target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
-        backup = write_params(target, report.params)
+        backup = write_params(target, report.params, fusion_weight)
         _warn(
             f"Wrote the chosen settings to {target}"
             + (f" (previous file kept as {backup})" if backup else "")

@@ -12,6 +12,7 @@ from toolfind.cli.common import (
     CatalogOpt,
     JsonOpt,
     NoCacheOpt,
+    SemanticOpt,
     WeightOpt,
     _emit,
     _render,
@@ -129,6 +130,7 @@ def serve_mcp(
     ] = "10MiB",
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
+    semantic: SemanticOpt = None,
 ) -> None:
     """Serve the catalogs (and backend MCP servers) to MCP hosts as a few discovery meta-tools.
 
@@ -172,6 +174,8 @@ def serve_mcp(
         retry_initial=retry_initial,
         retry_max=retry_max,
         max_result_size=_size_option("--max-result-size", max_result_size),
+        semantic=config.semantic if semantic is None else semantic,
+        semantic_weight=config.semantic_weight,
     )
     run(options)
 

@@ -18,7 +18,7 @@ import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import astuple, dataclass, replace
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from toolfind.errors import ConfigError, UsageError
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
@@ -437,6 +437,58 @@ def tune(
         trials=len(cache),
         steps=tuple(steps),
     )
+
+
+#: Fusion weights of the semantic signal that ``tune`` tries (0: lexical only).
+FUSION_GRID: tuple[float, ...] = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
+
+
+def with_fusion_weight(index: Any, weight: float) -> Any:
+    """A copy of ``index`` (a SearchIndex with the semantic signal on) fusing at ``weight``."""
+    trial = index.with_params(index.params)
+    trial.use_semantic(index.semantic.with_weight(weight))
+    return trial
+
+
+def fusion_curve(
+    index: Any,
+    queries: Sequence[JudgedQuery],
+    *,
+    metric: str = "ndcg@10",
+    grid: Sequence[float] = FUSION_GRID,
+    progress: Progress | None = None,
+) -> list[tuple[float, float]]:
+    """``metric`` of ``queries`` at each fusion weight of ``grid``: (weight, value) pairs.
+
+    ``index`` must have the semantic signal on (``SearchIndex.use_semantic``)."""
+    k = METRICS.index(metric_name(metric))
+    out = []
+    for n, weight in enumerate(grid, 1):
+        out.append((weight, mean_metrics(with_fusion_weight(index, weight), queries).values()[k]))
+        if progress is not None:
+            progress(n, len(grid))
+    return out
+
+
+def best_fusion_weight(
+    curves: Sequence[Sequence[tuple[float, float]]],
+    guard: Sequence[tuple[float, float]] | None = None,
+) -> float:
+    """The weight with the best mean over several sets' curves (each from
+    :func:`fusion_curve` over the same grid); ties go to the smaller weight. With ``guard``
+    (a curve that includes weight 0), only weights that keep it at least at its weight-0
+    value are chosen: no loss on that set (e.g. lexical queries)."""
+    totals: dict[float, float] = {}
+    for curve in curves:
+        for weight, value in curve:
+            totals[weight] = totals.get(weight, 0.0) + value
+    allowed = set(totals)
+    if guard is not None:
+        values = dict(guard)
+        base = values.get(0.0)
+        if base is not None:
+            allowed = {w for w in allowed if values.get(w, base) >= base - 1e-12}
+    return min(allowed, key=lambda w: (-totals[w], w))
 
 
 #: Whether a tool has text in a field (``name`` always has).

@@ -76,6 +76,8 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
             backends=active,
             max_file_size=options.max_file_size,
             use_cache=options.use_cache,
+            semantic=options.semantic,
+            semantic_weight=options.semantic_weight,
         )
         active.set_listener(live.backends_changed)
         await anyio.to_thread.run_sync(live.load)

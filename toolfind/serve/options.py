@@ -123,6 +123,9 @@ class ServeOptions:
     retry_initial: float = 1.0
     retry_max: float = 60.0
     max_result_size: int = 10 * 1024 * 1024
+    #: The semantic signal: None on when the extra is installed, True required, False off.
+    semantic: bool | None = None
+    semantic_weight: float | None = None
 
     def checked(self, environ: dict[str, str] | None = None) -> ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.

@@ -103,8 +103,12 @@ class LiveIndex:
         backends: Backends,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         use_cache: bool = True,
+        semantic: bool | None = None,
+        semantic_weight: float | None = None,
     ) -> None:
         self.catalogs = tuple(catalogs)
+        self.semantic = semantic
+        self.semantic_weight = semantic_weight
         self.params = params
         self.filters = filters
         self.backends = backends
@@ -211,12 +215,20 @@ class LiveIndex:
 
         tools = tuple(catalog.index.tools if isinstance(catalog, Loaded) else catalog)
         backend_tools, namespaces = self._apart(tools, backend_tools)
+        key = ""  # the cache key of the index, when the cached index is served as it is
         if isinstance(catalog, Loaded) and self.filters == Filters() and not backend_tools:
             index = catalog.index  # the cached index already answers exactly this
+            key = catalog.key
         else:
             allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
             index = SearchIndex.build(allowed, self.params)
         index.accelerate()  # a server answers many queries: numpy pays for its import
+        if self.semantic is not False:
+            from toolfind.store import vectors
+
+            vectors.enable(
+                index, key, self.semantic, weight=self.semantic_weight, warn=logger.warning
+            )
         return Snapshot(index, tools, frozenset(map(str, errors)), generation, namespaces)
 
     def _apart(

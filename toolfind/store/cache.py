@@ -461,13 +461,17 @@ class CacheStore:
 
 def is_own_file(name: str) -> bool:
     """Whether a file in the cache directory is one toolfind wrote: ``toolfind-<32 hex>.pickle``,
-    the manifest, their ``.toolfind-*.tmp`` leftovers, or the files of earlier cache formats
+    the semantic vectors ``toolfind-<32 hex>.<model>.vec``, the manifest, their
+    ``.toolfind-*.tmp`` leftovers, or the files of earlier cache formats
     (``<hex>.pickle``, ``<hex>.seg``, ``manifest.marshal`` and their temporary files)."""
     if name.startswith(".") and name.endswith(".tmp"):
         inner = name[1:].rsplit(".", 2)[0]  # ".<name>.<random>.tmp"
         return inner != name[1:] and is_own_file(inner)
     if name == MANIFEST_NAME or name == "manifest.marshal":
         return True
+    if name.startswith(segment.INDEX_PREFIX) and name.endswith(segment.VECTORS_SUFFIX):
+        key = name[len(segment.INDEX_PREFIX) :].split(".", 1)[0]  # toolfind-<key>.<model>.vec
+        return len(key) == 32 and _is_hex(key)
     stem, dot, suffix = name.rpartition(".")
     if name.startswith(segment.INDEX_PREFIX) and "." + suffix == segment.INDEX_SUFFIX:
         stem = stem[len(segment.INDEX_PREFIX) :]

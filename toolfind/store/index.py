@@ -68,7 +68,7 @@ _COLUMNS = frozenset(
     "_rank_of _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_views")
+_TRANSIENT = ("_accelerated", "_semantic", "_views")
 
 
 class SearchIndex:
@@ -107,6 +107,7 @@ class SearchIndex:
     _tier_of: dict[int, tuple[int, int, float]]
     _weights: tuple[float, ...]
     _accelerated: bool
+    _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
     _views: tuple[memoryview, memoryview, memoryview] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
 
@@ -166,6 +167,7 @@ class SearchIndex:
         self._aliases = meta.aliases
         self._categories = meta.categories()
         self._accelerated = False
+        self._semantic = None
         self._apply(params)
         return self
 
@@ -185,7 +187,7 @@ class SearchIndex:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._accelerated, self._views = False, None
+        self._accelerated, self._views, self._semantic = False, None, None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
@@ -340,27 +342,59 @@ class SearchIndex:
         tags: Sequence[str] | None = (),
         min_score: float | None = None,
         explain: bool = False,
+        semantic: bool | None = None,
     ) -> SearchResult:
         """The tools best matching ``query``: named tools first (``match="exact"``, by
         namespace then name), then the rest by (-score, name, namespace); at most ``limit``.
 
         ``namespace`` and ``tags`` filter by :mod:`toolfind.core.filters`' rule; ``min_score``
-        drops ranked hits scoring less; ``explain`` fills each hit's ``explanation``. See
-        :func:`toolfind.core.search.run` for the rest.
+        drops ranked hits scoring less; ``explain`` fills each hit's ``explanation``. With the
+        semantic signal attached (:meth:`use_semantic`) and ``semantic`` not False, scores are
+        fused (:mod:`toolfind.core.fusion`, in [0, 1]); ``semantic=True`` without it raises
+        SemanticUnavailable. See :func:`toolfind.core.search.run` for the rest.
         """
         keep = self._filter(namespace, tags)
-        matched, unmatched, exact, ranked = searching.run(
-            self, query, limit, keep=keep, min_score=min_score
-        )
+        signal = self._semantic if semantic is not False else None
+        if semantic and signal is None:
+            from toolfind.errors import SemanticUnavailable
+            from toolfind.semantic import INSTALL_HINT
+
+            raise SemanticUnavailable(INSTALL_HINT)
+        if signal is None:
+            matched, unmatched, exact, ranked = searching.run(
+                self, query, limit, keep=keep, min_score=min_score
+            )
+            fused_exact = [(d, s, 0.0) for d, s in exact]
+            fused_ranked = [(d, s, 0.0) for d, s in ranked]
+            scale = 1.0
+        else:
+            matched, unmatched, fused_exact, fused_ranked, scale = signal.run(
+                self, query, limit, keep, min_score
+            )
         found = [(self._terms.find(term), term) for term in matched] if explain else []
         term_ids = [(term, t) for t, term in found if t is not None]
 
-        def hit(doc: int, score: float, match: MatchKind) -> Hit:
-            explanation = self._explain(doc, term_ids) if explain else ()
+        def hit(doc: int, score: float, part: float, match: MatchKind) -> Hit:
+            explanation: tuple[TermContribution, ...] = ()
+            if explain:
+                explanation = self._explain(doc, term_ids)
+                if signal is not None:
+                    explanation = _fused_explanation(explanation, scale, part, signal.weight)
             return Hit(self.tools[doc], score, match, explanation)
 
-        hits = [hit(d, s, "exact") for d, s in exact] + [hit(d, s, "ranked") for d, s in ranked]
+        hits = [hit(d, s, p, "exact") for d, s, p in fused_exact]
+        hits += [hit(d, s, p, "ranked") for d, s, p in fused_ranked]
         return SearchResult(query, tuple(hits), unmatched)
+
+    def use_semantic(self, signal: Any) -> None:
+        """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over
+        this index's tools) into every search from now on; None turns it off."""
+        self._semantic = signal
+
+    @property
+    def semantic(self) -> Any:
+        """The attached semantic signal, or None."""
+        return self._semantic
 
     def postings(self, term: str) -> TermPostings | None:
         """The term's postings for :func:`toolfind.core.search.run` (views, not copies)."""
@@ -561,6 +595,21 @@ class SearchIndex:
         """Enabled tools in catalog order: only deferred ones (True), all (None), or only
         the ones not deferred (False)."""
         return self.listed(deferred=deferred)
+
+
+def _fused_explanation(
+    lexical: tuple[TermContribution, ...], scale: float, semantic: float, weight: float
+) -> tuple[TermContribution, ...]:
+    """A fused hit's explanation: each BM25F contribution scaled to its share of the fused
+    score, then one ``semantic`` row (field ``semantic``, term ``(meaning)``, ``weight`` the
+    fusion weight, ``tf`` the normalised similarity) holding the semantic share."""
+    rows = [
+        TermContribution(c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale)
+        for c in lexical
+    ]
+    similarity = semantic / weight if weight > 0.0 else 0.0
+    rows.append(TermContribution("(meaning)", "semantic", similarity, 0.0, 1.0, weight, semantic))
+    return tuple(rows)
 
 
 def _unknown(kind: str, value: str, close: Sequence[str]) -> str:

@@ -124,6 +124,8 @@ MANIFEST_NAME = "toolfind-manifest.marshal"
 #: paths, files named ``toolfind-*``.
 CACHE_FORMAT = 4
 INDEX_PREFIX, INDEX_SUFFIX = "toolfind-", ".pickle"
+#: The semantic signal's tool vectors beside an index: ``toolfind-<key>.<model id>.vec``.
+VECTORS_SUFFIX = ".vec"
 
 
 def index_file(root: str, key: str) -> str:

@@ -1,0 +1,128 @@
+"""Speed of the semantic signal: the hybrid query, the cost of turning it on, the vectors' build.
+
+Uses benchmarks/perf.py's synthetic catalog (fixed seed) of --size tools (default 10k) and
+reports, from a fresh cache:
+
+* in-process median latency of ``SearchIndex.search`` over that catalog: lexical (numpy on,
+  as the API and serve-mcp run it) and hybrid (fused with the semantic signal), over perf.py's
+  queries and a few natural requests;
+* the cost of the first ``open_index(semantic=True)`` (the tool vectors are computed and
+  stored) and of a later one (read back), against ``open_index(semantic=False)``, each in a fresh
+  interpreter: what serve-mcp's start pays for the extra;
+* warm ``toolfind search QUERY --json`` (the lexical fast path) against
+  ``toolfind search QUERY --semantic --json`` (Typer, numpy and the model), and P
+  (``python -c pass``).
+
+Usage: python benchmarks/semantic_perf.py [--size 10000] [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perf import QUERIES, timed, write_catalog  # noqa: E402
+
+NATURAL = [
+    "remember that my sister lives in Rome",
+    "is it going to rain in Oslo",
+    "post this to slack",
+    "download a web page",
+    "commit my changes",
+]
+
+
+def fresh(code: str, env: dict[str, str]) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    repo = Path(__file__).resolve().parent.parent
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = write_catalog(Path(tmp), args.size)
+        env = {
+            **os.environ,
+            "TOOLFIND_CACHE_DIR": str(Path(tmp) / "cache"),
+            "PYTHONPATH": str(repo),
+            "HF_HUB_OFFLINE": "1",
+        }
+        opening = """
+import json, time
+t = time.perf_counter()
+import toolfind
+index = toolfind.open_index([{cat!r}], semantic={sem})
+print(json.dumps({{"open": time.perf_counter() - t}}))
+"""
+        lexical_open = [
+            fresh(opening.format(cat=str(catalog), sem=False), env)["open"] for _ in range(3)
+        ]
+        first = fresh(opening.format(cat=str(catalog), sem=True), env)["open"]
+        later = [fresh(opening.format(cat=str(catalog), sem=True), env)["open"] for _ in range(3)]
+        queries = QUERIES + NATURAL
+        latency = f"""
+import json, statistics, time
+import toolfind
+index = toolfind.open_index([{str(catalog)!r}], semantic=True)
+def median(semantic):
+    samples = []
+    for _ in range({args.runs}):
+        for q in {queries!r}:
+            t = time.perf_counter(); index.search(q, semantic=semantic)
+            samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+median(True)
+print(json.dumps({{"lexical": median(False), "hybrid": median(True)}}))
+"""
+        lat = fresh(latency, env)
+        exe = [sys.executable, "-m", "toolfind"]
+        search = [*exe, "search", "compress file", "-c", str(catalog), "--json"]
+        subprocess.run(search, env=env, capture_output=True, check=True)  # fill the cache
+        subprocess.run([*search, "--semantic"], env=env, capture_output=True, check=True)
+        p = timed([sys.executable, "-c", "pass"], env, args.runs)
+        warm_lex = timed(search, env, args.runs)
+        warm_sem = timed([*search, "--semantic"], env, args.runs)
+    ms = 1000
+    lex_open = statistics.median(lexical_open)
+    rows = [
+        (f"SearchIndex.search {args.size:,}, lexical (numpy)", f"{lat['lexical'] * ms:.2f} ms", ""),
+        (f"SearchIndex.search {args.size:,}, hybrid", f"{lat['hybrid'] * ms:.2f} ms", "<= 3 ms"),
+        ("open_index(semantic=False), warm cache", f"{lex_open * ms:.0f} ms", ""),
+        (
+            "open_index(semantic=True), first (vectors computed)",
+            f"{first * ms:.0f} ms (+{(first - lex_open) * ms:.0f})",
+            "",
+        ),
+        (
+            "open_index(semantic=True), later (vectors read)",
+            f"{statistics.median(later) * ms:.0f} ms (+{(statistics.median(later) - lex_open) * ms:.0f})",
+            "<= +1 s",
+        ),
+        ("P: python -c pass", f"{p * ms:.0f} ms", ""),
+        (
+            "warm search --json (lexical fast path)",
+            f"{warm_lex * ms:.0f} ms ({warm_lex / p:.1f} P)",
+            "",
+        ),
+        ("warm search --semantic --json", f"{warm_sem * ms:.0f} ms ({warm_sem / p:.1f} P)", ""),
+    ]
+    print("| measure | median | target |\n|---|---|---|")
+    for name, value, target in rows:
+        print(f"| {name} | {value} | {target} |")
+
+
+if __name__ == "__main__":
+    main()
