@@ -3,6 +3,8 @@
 # proxy in front of the npm reference server @modelcontextprotocol/server-everything and of the
 # test backend tests/fixtures/backends/rich_server.py (resources, templates, prompts).
 # Needs node/npm and an installed `toolfind` on PATH. Exits non-zero on the first failed check.
+# The Inspector is pinned to 0.21.1: the 0.21.2 package lacks cli/package.json, which its CLI
+# imports ("Cannot find module .../inspector/cli/package.json").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -11,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 export TOOLFIND_CACHE_DIR="$work/cache"
 
 (cd "$work" && npm install --prefix "$work" --silent --no-audit --no-fund \
-  @modelcontextprotocol/inspector@0.21 @modelcontextprotocol/server-everything@2026.8.31 >/dev/null)
+  @modelcontextprotocol/inspector@0.21.1 @modelcontextprotocol/server-everything@2026.8.31 >/dev/null)
 inspector="$work/node_modules/.bin/mcp-inspector"
 everything="$work/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 cat >"$work/servers.json" <<JSON
@@ -37,7 +39,7 @@ cat_args=(toolfind serve-mcp -c "$repo/catalogs")
 check "catalogs tools/list" '"name": "proxy_search_tools"' -- "${cat_args[@]}" --method tools/list
 check "catalogs search_tools" 'compress_file' -- "${cat_args[@]}" \
   --method tools/call --tool-name proxy_search_tools --tool-arg "query=compress a file"
-proxy_args=(toolfind serve-mcp -c "$repo/catalogs" --servers "$work/servers.json")
+proxy_args=(toolfind serve-mcp -c "$repo/catalogs" --servers "$work/servers.json" --backend-wait 60)
 check "proxy tools/list (direct)" '"name": "everything__echo"' -- "${proxy_args[@]}" --exposure direct --method tools/list
 check "proxy search_tools" 'everything__echo' -- "${proxy_args[@]}" \
   --method tools/call --tool-name proxy_search_tools --tool-arg "query=echo message"
@@ -47,7 +49,7 @@ check "proxy call_tool" 'Echo: via call_tool' -- "${proxy_args[@]}" \
   --method tools/call --tool-name proxy_call_tool --tool-arg "name=everything/echo" \
   --tool-arg 'arguments={"message": "via call_tool"}'
 
-rich_args=(toolfind serve-mcp -c "$repo/catalogs" --servers "$work/rich.json")
+rich_args=(toolfind serve-mcp -c "$repo/catalogs" --servers "$work/rich.json" --backend-wait 60)
 check "proxy resources/list" '"uri": "toolfind://rich/note://hello"' -- "${rich_args[@]}" --method resources/list
 check "own resources/list" '"uri": "toolfind:deferred-tools"' -- "${rich_args[@]}" --method resources/list
 check "proxy resources/templates/list" '"uriTemplate": "toolfind://rich/note://{name}"' -- "${rich_args[@]}" \

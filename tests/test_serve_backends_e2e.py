@@ -469,3 +469,31 @@ async def test_an_answer_over_the_limits_is_a_clear_error_and_the_backend_keeps_
                 await pool.call("b__big", {"bytes": 1_000_000})  # never read whole
             echoed = await pool.call("b__echo", {"text": "after"})
             assert echoed.structured_content == {"echo": "after"}
+
+
+async def test_backend_wait_lets_the_first_tools_list_include_backends_that_connect_in_time(
+    tmp_path: Path,
+) -> None:
+    # A client that lists once and ignores list_changed (a one-shot script, the Inspector's
+    # CLI) sees the backend's tools in its first list when it asks serve-mcp to wait.
+    servers = write_servers(tmp_path / "servers.json", {"good": server()})
+    args = ("--servers", str(servers), "--exposure", "direct", "--backend-wait", str(WAIT))
+    async with serving(tmp_path, *args) as (client, _, _):
+        first = await client.list_tools()
+        names = [t.name for t in first.tools]
+        assert "good__echo" in names, names
+
+
+async def test_catalogs_given_with_c_are_served_beside_backends_even_the_shipped_ones(
+    tmp_path: Path,
+) -> None:
+    # Only the shipped demo *fallback* is dropped when backends are configured: naming the
+    # shipped directory with -c (in a checkout, ./catalogs is that directory) keeps it.
+    from toolfind.config import packaged_catalogs
+
+    servers = write_servers(tmp_path / "servers.json", {"good": server()})
+    args = ("-c", str(packaged_catalogs()), "--servers", str(servers))
+    async with serving(tmp_path, *args) as (client, _, _):
+        await client.list_tools()
+        found = structured(await client.call_tool("proxy_search_tools", {"query": "merge pdfs"}))
+        assert found["hits"][0]["name"] == "merge_pdfs"

@@ -120,6 +120,15 @@ def serve_mcp(
     retry_max: Annotated[
         float, typer.Option("--retry-max", help="Longest wait between a backend's retries.")
     ] = 60.0,
+    backend_wait: Annotated[
+        float,
+        typer.Option(
+            "--backend-wait",
+            help="Let the first tools/list wait up to this many seconds for backends still "
+            "connecting (for clients that list tools once and ignore list_changed).",
+            metavar="SECONDS",
+        ),
+    ] = 0.0,
     max_result_size: Annotated[
         str,
         typer.Option(
@@ -136,7 +145,7 @@ def serve_mcp(
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
-    from toolfind.config import for_run, packaged_catalogs
+    from toolfind.config import for_run, uses_packaged_catalogs
     from toolfind.serve import ServeOptions, parse_http_address, run
     from toolfind.serve.options import allowed_from_config
 
@@ -150,7 +159,7 @@ def serve_mcp(
     )
     backends = tuple(Path(s) for s in servers or ()) or config.servers
     catalogs = settings.paths
-    if backends and catalogs == (packaged_catalogs(),):
+    if backends and not catalog and uses_packaged_catalogs(settings):
         catalogs = ()  # backends and no catalogs of the user's: not the shipped demo ones
     options = ServeOptions(
         catalogs=catalogs,
@@ -173,6 +182,7 @@ def serve_mcp(
         validate_arguments=not no_validate_arguments,
         retry_initial=retry_initial,
         retry_max=retry_max,
+        backend_wait=backend_wait,
         max_result_size=_size_option("--max-result-size", max_result_size),
         semantic=config.semantic if semantic is None else semantic,
         semantic_weight=config.semantic_weight,

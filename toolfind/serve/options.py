@@ -122,6 +122,8 @@ class ServeOptions:
     validate_arguments: bool = True
     retry_initial: float = 1.0
     retry_max: float = 60.0
+    #: Seconds the first ``tools/list`` may wait for backends still connecting (0: none).
+    backend_wait: float = 0.0
     max_result_size: int = 10 * 1024 * 1024
     #: The semantic signal: None on when the extra is installed, True required, False off.
     semantic: bool | None = None
@@ -153,6 +155,8 @@ class ServeOptions:
                 f"--retry-initial {self.retry_initial!r} / --retry-max {self.retry_max!r}: give "
                 "seconds above 0, the initial wait at most the maximum"
             )
+        if not 0 <= self.backend_wait <= 600:
+            raise UsageError(f"--backend-wait {self.backend_wait!r}: give seconds from 0 to 600")
         if self.max_result_size < 1024:
             raise UsageError(
                 f"--max-result-size {self.max_result_size!r}: give at least 1KiB, e.g. 10MiB"

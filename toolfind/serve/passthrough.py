@@ -177,6 +177,10 @@ def _connection(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
 # -- the handlers ------------------------------------------------------------------------------
 
 
+async def _nothing() -> None:
+    return None
+
+
 class Passthrough:
     """The resource, prompt, completion and logging handlers, and the backends' relay."""
 
@@ -195,6 +199,8 @@ class Passthrough:
         self._subscribers: dict[str, weakref.WeakSet[Connection]] = {}
         self._backend_refs: Counter[str] = Counter()
         self._prompt_routes: dict[str, tuple[str, str]] = {}
+        #: Awaited before a list (serve-mcp's --backend-wait; set by `server.Discovery`).
+        self.settle: Callable[[], Awaitable[None]] = _nothing
         if self.upstream is not None:
             self.upstream.set_relay(self.relay)
         live.on_swap(self._swapped)
@@ -305,6 +311,7 @@ class Passthrough:
     async def on_list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        await self.settle()
         listed = [self._own_resource()]
         for server, entry in await self._gather("resources", "resources/list", "resources"):
             if isinstance(entry, dict) and isinstance(entry.get("uri"), str):
@@ -318,6 +325,7 @@ class Passthrough:
     async def on_list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
+        await self.settle()
         listed: list[types.ResourceTemplate] = []
         gathered = await self._gather("resources", "resources/templates/list", "resourceTemplates")
         for server, entry in gathered:
@@ -529,12 +537,14 @@ class Passthrough:
     async def on_list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        await self.settle()
         listed = [self._own_prompt(), *await self._backend_prompts()]
         items, cursor = page(listed, params.cursor if params else None, "prompts")
         return types.ListPromptsResult(prompts=items, next_cursor=cursor)
 
     async def _prompt_route(self, name: str) -> tuple[str, str]:
         if name not in self._prompt_routes:
+            await self.settle()
             await self._backend_prompts()
         route = self._prompt_routes.get(name)
         if route is None:

@@ -164,6 +164,8 @@ class Discovery:
         self.passthrough = Passthrough(live, self.notifier, backends, options.separator)
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
+        self._waited = options.backend_wait <= 0
+        self.passthrough.settle = self.settle
         live.on_swap(self._swapped)
 
     def listing(self) -> Listing:
@@ -215,9 +217,21 @@ class Discovery:
     async def on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        await self.settle()
         tools, cursor = page(self.listing().tools, params.cursor if params else None, "tools")
         self.backends.release()  # the first list is answered: backends may start now
         return types.ListToolsResult(tools=tools, next_cursor=cursor)
+
+    async def settle(self) -> None:
+        """Before the first list: with --backend-wait, wait that long for backends still
+        connecting, so that a client that lists once and ignores list_changed sees them."""
+        if self._waited:
+            return
+        self._waited = True
+        self.backends.release()
+        with anyio.move_on_after(self.options.backend_wait):
+            await self.backends.wait_settled()
+        await self.live.catch_up()
 
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
