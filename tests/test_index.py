@@ -556,3 +556,64 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
     assert index.similar("t3") == expected.similar("t3")
     assert not index.accelerate() and not index._accelerated
     assert build._NO_NUMPY == [True]
+
+
+# --- lexical scoring that behaves (issue 15) ---------------------------------------------------
+
+
+def test_the_bm25_plus_floor_scales_with_the_weight_of_the_field_matched() -> None:
+    # "compress" only in a parameter description must not get the floor of a name match.
+    tools = [
+        Tool(name="compress_file", description="Shrink a file."),
+        Tool(
+            name="backup_database",
+            description="Back up a database to a file.",
+            parameters=_params(("mode", "Whether to compress the dump")),
+        ),
+        Tool(name="append_file", description="Append text to a file."),
+    ]
+    params = ScoringParams()
+    index = SearchIndex.build(tools, params)
+    weights = index._weights
+    ranked = [h.name for h in index.search("compress file").hits]
+    assert ranked[0] == "compress_file"
+    hit = next(
+        h for h in index.search("compress", explain=True).hits if h.name == "backup_database"
+    )
+    (part,) = hit.explanation
+    assert part.field == "params"
+    # impact = idf * (saturation + delta * w_params): the floor shrinks with the weight.
+    tf = part.tf * part.weight / part.length_norm
+    saturation = (params.k1 + 1) * tf / (params.k1 + tf)
+    floor = params.delta * weights[FIELDS.index("params")]
+    assert part.score == pytest.approx(part.idf * (saturation + floor))
+    assert floor < params.delta
+
+
+def test_explain_and_similar_show_words_as_written_not_stems() -> None:
+    tools = [
+        Tool(name="list_directory", description="List the directories under a path."),
+        Tool(name="make_directory", description="Create directories under a path."),
+    ]
+    index = SearchIndex.build(tools)
+    hit = index.search("directories", explain=True).hits[0]
+    assert {c.term for c in hit.explanation} == {"directories"}  # the query's word
+    (similar,) = index.similar("list_directory", 1)
+    # One word per shared stem: the first the tool writes ("directory" in its name).
+    assert similar.shared_terms == ("directory", "path", "under")
+
+
+def test_a_misspelt_query_finds_the_tool_below_an_exact_match() -> None:
+    tools = [
+        Tool(name="send_email", description="Send an email message."),
+        Tool(name="send_sms", description="Send a text message."),
+    ]
+    index = SearchIndex.build(tools)
+    exact = index.search("send email", explain=True)
+    typo = index.search("send emial", explain=True)
+    assert exact.hits[0].name == typo.hits[0].name == "send_email"
+    assert typo.hits[0].score < exact.hits[0].score
+    assert typo.unmatched_terms == ("emial",)  # as written, in no tool
+    terms = {c.term for c in typo.hits[0].explanation}
+    assert terms == {"send", "email"}  # the tool's word the typo stood for
+    assert sum(c.score for c in typo.hits[0].explanation) == pytest.approx(typo.hits[0].score)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     TermPostings = tuple[Sequence[int], Sequence[float], Tier | None, float | None]
     Keep = Callable[[int], bool]
     Scored = list[tuple[int, float]]
+    #: A term searched: the index term, the query word it comes from, the factor of its impacts.
+    Matched = tuple[str, str, float]
 
     class Source(Protocol):
         """What :func:`run` asks of an index."""
@@ -65,9 +67,10 @@ def run(
     *,
     keep: Keep | None = None,
     min_score: float | None = None,
-) -> tuple[list[str], tuple[str, ...], Scored, Scored]:
-    """Search ``source``: (the query terms found, the words found nowhere, the exact hits,
-    the ranked hits), at most ``limit`` hits in all, each hit a (tool id, score).
+) -> tuple[list[Matched], tuple[str, ...], Scored, Scored]:
+    """Search ``source``: (the terms searched, each (index term, query word, factor: 1, or
+    the discount of a typo), the words found nowhere, the exact hits, the ranked hits), at
+    most ``limit`` hits in all, each hit a (tool id, score).
 
     The tools the query names come first (by ``source.exact_key``), then the ranked ones by
     (-score, ``source.tie_key``). ``keep`` (a filter on tool ids) applies to both kinds of
@@ -75,14 +78,8 @@ def run(
     there are no hits at all.
     """
     pairs = query_terms(query)
-    matched: list[str] = []
-    terms: list[TermPostings] = []
-    for term, _ in pairs:
-        postings = source.postings(term)
-        if postings is not None:
-            matched.append(term)
-            terms.append(postings)
-    unmatched = unmatched_words(pairs, matched)
+    found, matched, terms = _match(source, pairs)
+    unmatched = unmatched_words(pairs, found)
     if not terms or limit <= 0:
         return matched, unmatched, [], []
     enabled = source.enabled
@@ -92,6 +89,46 @@ def run(
     named = [(d, score_of(d, terms)) for d in exact]
     ranked = rank(source, terms, limit - len(exact), keep=keep, min_score=min_score, skip=exact)
     return matched, unmatched, named, ranked
+
+
+def _match(
+    source: Source, pairs: Sequence[tuple[str, str]]
+) -> tuple[list[str], list[Matched], list[TermPostings]]:
+    """The query terms found as they are, and per term searched: (the index term, the query
+    word, its factor) and its postings: the terms found in query order, then the typos'.
+
+    A term with no postings stands for the indexed term one edit away that
+    :func:`toolfind.core.typos.correct` picks, its impacts times ``bm25f.TYPO_DISCOUNT``
+    (so every strategy adds the same, discounted floats), unless the query also has that term.
+    Its word is still one found nowhere (as written, no tool has it).
+    """
+    found: list[str] = []
+    matched: list[Matched] = []
+    terms: list[TermPostings] = []
+    typos: list[tuple[str, str, TermPostings]] = []  # (the term it stands for, word, postings)
+    for term, word in pairs:
+        postings = source.postings(term)
+        if postings is not None:
+            found.append(term)
+            matched.append((term, word, 1.0))
+            terms.append(postings)
+        elif "_" not in term:
+            from toolfind.core import typos as typo_rule  # only for a term found nowhere
+
+            fix = typo_rule.correct(term, source.postings)
+            if fix is not None:
+                typos.append((fix[0], word, fix[1]))
+    if typos:
+        from toolfind.core import bm25f
+
+        factor = bm25f.TYPO_DISCOUNT
+        for fixed, word, (docs, impacts, _, largest) in typos:
+            if any(m[0] == fixed for m in matched):
+                continue
+            matched.append((fixed, word, factor))
+            bound = None if largest is None else factor * largest
+            terms.append((docs, bm25f.discounted(impacts, factor), None, bound))
+    return found, matched, terms
 
 
 def rank(

@@ -1,0 +1,75 @@
+"""Typo tolerance: a query term found in no tool, matched to an indexed term one edit away.
+
+A search box forgives "emial" and "shufle my spotfy". When a query term has no postings, the
+terms one Damerau-Levenshtein edit away (a letter deleted, inserted, replaced, or two
+neighbours swapped) are looked up in the index's vocabulary, and the one found in most tools
+stands in for it, scored at :data:`toolfind.core.bm25f.TYPO_DISCOUNT` of an exact match.
+
+How far, by length (of the analysed term):
+
+* :data:`MIN_LENGTH` letters or more: one edit of any kind. Most misspellings are one edit
+  (Damerau, "A technique for computer detection and correction of spelling errors", CACM
+  1964: over 80 %), and one edit is exact and cheap here: the few hundred candidates are hash
+  lookups in the vocabulary, no scan of it, and only for the terms that matched nothing. Two
+  edits (what Elasticsearch's ``AUTO`` fuzziness allows from 6 characters) would mean tens of
+  thousands of lookups a word, or a second index of the vocabulary, for the rarer double typo.
+* four letters: only two neighbours swapped ("lsit", "wrod"), the commonest slip of a typist
+  on a short word. Any edit of a four-letter word mostly lands on another real word ("rome"
+  -> "role", "live" -> "line"): a real word the catalog lacks, corrected into noise.
+* shorter: never.
+
+Terms are compared as the analyser makes them (case-folded, stemmed: "spotfy" -> "spotfi",
+one insertion from "spotifi", Spotify's stem). A corrected word still counts as found in no
+tool (``unmatched_terms``: as written, it is not in any); ``--explain`` shows the word it
+stood for.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+#: Terms this long get any one edit; four letters, only a swap; shorter, none.
+MIN_LENGTH = 5
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def swaps(word: str) -> list[str]:
+    """Every distinct string made by swapping two neighbouring letters of ``word`` (itself
+    excluded), in order."""
+    found = dict.fromkeys(
+        word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)
+    )
+    found.pop(word, None)
+    return list(found)
+
+
+def edits(word: str) -> list[str]:
+    """Every distinct string one Damerau-Levenshtein edit from ``word`` (lower-case ASCII
+    letters inserted or substituted), ``word`` itself excluded, in a fixed order."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    found = dict.fromkeys(a + b[1:] for a, b in splits if b)
+    found.update(dict.fromkeys(swaps(word)))
+    found.update(dict.fromkeys(a + c + b[1:] for a, b in splits if b for c in _LETTERS))
+    found.update(dict.fromkeys(a + c + b for a, b in splits for c in _LETTERS))
+    found.pop(word, None)
+    return list(found)
+
+
+def correct(term: str, postings: Callable[[str], Any]) -> tuple[str, Any] | None:
+    """The indexed term standing in for ``term`` (which has no postings) and its postings:
+    of the terms one edit away that ``postings`` finds, the one in most tools (ties: the first
+    in alphabetical order); None when there is none or ``term`` is too short or not plain
+    ASCII letters. Four-letter terms get swaps only (see the module docstring)."""
+    if len(term) < MIN_LENGTH - 1 or not (term.isascii() and term.isalpha()):
+        return None
+    best: tuple[str, Any] | None = None
+    for candidate in edits(term) if len(term) >= MIN_LENGTH else swaps(term):
+        found = postings(candidate)
+        if found is None:
+            continue
+        if best is None or (len(found[0]), best[0]) > (len(best[1][0]), candidate):
+            best = (candidate, found)
+    return best
