@@ -388,6 +388,12 @@ def test_a_typo_matches_the_term_one_edit_away_at_a_discount_below_an_exact_matc
     assert search.run(source, "sand", 5) == ([], ("sand",), [], [])
 
 
+def test_a_typo_the_stemmer_mangles_is_corrected_from_the_word_as_written() -> None:
+    # "compres" stems to "compr", three edits from "compress"; the word is one edit from it.
+    source = FakeSource({"compress": [(0, 2.0)]}, ["a"])
+    assert search.run(source, "compres", 5)[0] == [("compress", "compres", bm25f.TYPO_DISCOUNT)]
+
+
 def test_a_typo_picks_the_candidate_found_in_most_tools_then_the_first_by_name() -> None:
     postings = {"carts": [(0, 1.0)], "cares": [(1, 1.0), (2, 1.0)], "cores": [(3, 1.0), (4, 1.0)]}
     source = FakeSource(postings, ["a", "b", "c", "d", "e"])

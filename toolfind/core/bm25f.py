@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 
 #: A query term found in no tool that stands for an indexed term one edit away
 #: (:mod:`toolfind.core.typos`) scores this share of that term's impacts: always below an
-#: exact match of the same term.
+#: exact match of the same term. A power of two, so that scaling is exact and keeps the impact
+#: tiers' cuts exact bounds.
 TYPO_DISCOUNT = 0.5
 
 

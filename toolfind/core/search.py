@@ -21,7 +21,7 @@ from bisect import bisect_left
 from itertools import compress, repeat
 from operator import add, mul, or_
 
-from toolfind.core.analysis import query_terms, unmatched_words
+from toolfind.core.analysis import query_terms, stem, unmatched_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -115,19 +115,23 @@ def _match(
         elif "_" not in term:
             from toolfind.core import typos as typo_rule  # only for a term found nowhere
 
-            fix = typo_rule.correct(term, source.postings)
+            fix = typo_rule.correct(term, source.postings, word, stem)
             if fix is not None:
                 typos.append((fix[0], word, fix[1]))
     if typos:
         from toolfind.core import bm25f
 
         factor = bm25f.TYPO_DISCOUNT
-        for fixed, word, (docs, impacts, _, largest) in typos:
+        for fixed, word, (docs, impacts, tier, largest) in typos:
             if any(m[0] == fixed for m in matched):
                 continue
             matched.append((fixed, word, factor))
+            # Scaling by a positive factor keeps every order: the tier's postings are still
+            # the strongest, the others below its scaled cut, the scaled largest the largest.
+            if tier is not None:
+                tier = (tier[0], factor * tier[1])
             bound = None if largest is None else factor * largest
-            terms.append((docs, bm25f.discounted(impacts, factor), None, bound))
+            terms.append((docs, bm25f.discounted(impacts, factor), tier, bound))
     return found, matched, terms
 
 

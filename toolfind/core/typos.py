@@ -28,7 +28,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 #: Terms this long get any one edit; four letters, only a swap; shorter, none.
@@ -58,15 +58,36 @@ def edits(word: str) -> list[str]:
     return list(found)
 
 
-def correct(term: str, postings: Callable[[str], Any]) -> tuple[str, Any] | None:
+def correct(
+    term: str, postings: Callable[[str], Any], word: str = "", stem: Callable[[str], str] = str
+) -> tuple[str, Any] | None:
     """The indexed term standing in for ``term`` (which has no postings) and its postings:
     of the terms one edit away that ``postings`` finds, the one in most tools (ties: the first
     in alphabetical order); None when there is none or ``term`` is too short or not plain
-    ASCII letters. Four-letter terms get swaps only (see the module docstring)."""
-    if len(term) < MIN_LENGTH - 1 or not (term.isascii() and term.isalpha()):
-        return None
+    ASCII letters. Four-letter terms get swaps only (see the module docstring).
+
+    When no term is one edit from ``term`` (a stem), the edits of ``word``, the word it was
+    stemmed from, are tried, each stemmed by ``stem``: "compres" stems to "compr", three edits
+    from "compress", but is one edit from the word "compress"."""
+    best = _best(term, _candidates(term), postings)
+    if best is None and word and word != term:
+        best = _best(word, map(stem, _candidates(word)), postings)
+    return best
+
+
+def _candidates(word: str) -> list[str]:
+    if len(word) < MIN_LENGTH - 1 or not (word.isascii() and word.isalpha()):
+        return []
+    return edits(word) if len(word) >= MIN_LENGTH else swaps(word)
+
+
+def _best(
+    term: str, candidates: Iterable[str], postings: Callable[[str], Any]
+) -> tuple[str, Any] | None:
     best: tuple[str, Any] | None = None
-    for candidate in edits(term) if len(term) >= MIN_LENGTH else swaps(term):
+    for candidate in candidates:
+        if candidate == term or (best is not None and candidate == best[0]):
+            continue
         found = postings(candidate)
         if found is None:
             continue
