@@ -617,3 +617,25 @@ def test_a_misspelt_query_finds_the_tool_below_an_exact_match() -> None:
     terms = {c.term for c in typo.hits[0].explanation}
     assert terms == {"send", "email"}  # the tool's word the typo stood for
     assert sum(c.score for c in typo.hits[0].explanation) == pytest.approx(typo.hits[0].score)
+
+
+def test_a_request_naming_the_app_favours_that_namespace() -> None:
+    tools = [
+        Tool(name="send_message", namespace="slack", description="Send a message to a channel."),
+        Tool(name="send_message", namespace="teams", description="Send a message to a channel."),
+        Tool(name="post", namespace="http", description="Send an HTTP POST request."),
+    ]
+    index = SearchIndex.build(tools)
+    assert index.search("post this message to slack").hits[0].tool.namespace == "slack"
+    assert index.search("send a message in teams").hits[0].tool.namespace == "teams"
+
+
+def test_a_misspelt_app_and_verb_still_find_the_tool() -> None:
+    tools = [
+        Tool(name="set_shuffle", namespace="spotify", description="Turn shuffle on or off."),
+        Tool(name="set_volume", namespace="spotify", description="Set the playback volume."),
+        Tool(name="shuffle_list", namespace="lists", description="Shuffle the items of a list."),
+    ]
+    result = SearchIndex.build(tools).search("shufle my spotfy")
+    assert [h.name for h in result.hits][:1] == ["set_shuffle"]
+    assert result.unmatched_terms == ("shufle", "spotfy")
