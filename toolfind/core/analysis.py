@@ -70,11 +70,6 @@ def _stem(word: str) -> str:
     return stem
 
 
-def stem(word: str) -> str:
-    """The term a folded ASCII word of letters becomes (its Snowball stem)."""
-    return _stem(word)
-
-
 #: Stop words as the analyser sees them (stemmed).
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 

@@ -21,7 +21,7 @@ from bisect import bisect_left
 from itertools import compress, repeat
 from operator import add, mul, or_
 
-from toolfind.core.analysis import query_terms, stem, unmatched_words
+from toolfind.core.analysis import query_terms, unmatched_words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         """What :func:`run` asks of an index."""
 
         def postings(self, term: str) -> TermPostings | None: ...  # None: in no tool
+        def known(self, terms: list[str]) -> Iterable[str]: ...  # those in the vocabulary
         def named(self, query: str) -> Sequence[int]: ...  # analysis.lookup_name's ids
         def enabled(self, doc: int) -> bool: ...
         def exact_key(self, doc: int) -> Any: ...  # (namespace, name)
@@ -115,7 +116,7 @@ def _match(
         elif "_" not in term:
             from toolfind.core import typos as typo_rule  # only for a term found nowhere
 
-            fix = typo_rule.correct(term, source.postings, word, stem)
+            fix = typo_rule.correct(term, source.known, source.postings, word)
             if fix is not None:
                 typos.append((fix[0], word, fix[1]))
     if typos:

@@ -50,28 +50,32 @@ def edits(word: str) -> list[str]:
     """Every distinct string one Damerau-Levenshtein edit from ``word`` (lower-case ASCII
     letters inserted or substituted), ``word`` itself excluded, in a fixed order."""
     splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    found = dict.fromkeys(a + b[1:] for a, b in splits if b)
-    found.update(dict.fromkeys(swaps(word)))
-    found.update(dict.fromkeys(a + c + b[1:] for a, b in splits if b for c in _LETTERS))
-    found.update(dict.fromkeys(a + c + b for a, b in splits for c in _LETTERS))
-    found.pop(word, None)
-    return list(found)
+    found = [a + b[1:] for a, b in splits if b]
+    found += swaps(word)
+    found += [a + c + b[1:] for a, b in splits if b for c in _LETTERS]
+    found += [a + c + b for a, b in splits for c in _LETTERS]
+    return list(dict.fromkeys(edit for edit in found if edit != word))
 
 
 def correct(
-    term: str, postings: Callable[[str], Any], word: str = "", stem: Callable[[str], str] = str
+    term: str,
+    known: Callable[[list[str]], Iterable[str]],
+    postings: Callable[[str], Any],
+    word: str = "",
 ) -> tuple[str, Any] | None:
     """The indexed term standing in for ``term`` (which has no postings) and its postings:
-    of the terms one edit away that ``postings`` finds, the one in most tools (ties: the first
-    in alphabetical order); None when there is none or ``term`` is too short or not plain
-    ASCII letters. Four-letter terms get swaps only (see the module docstring).
+    of the terms one edit away that are in the vocabulary (``known`` keeps those of a list
+    that are, in any order) and have ``postings``, the one in most tools (ties: the first in
+    alphabetical order); None when there is none or ``term`` is too short or not plain ASCII
+    letters. Four-letter terms get swaps only (see the module docstring).
 
     When no term is one edit from ``term`` (a stem), the edits of ``word``, the word it was
-    stemmed from, are tried, each stemmed by ``stem``: "compres" stems to "compr", three edits
-    from "compress", but is one edit from the word "compress"."""
-    best = _best(term, _candidates(term), postings)
+    stemmed from, are looked up as they are: "compres" stems to "compr", three edits from
+    "compress", but is one edit from the word "compress", its own stem. (Stemming every
+    candidate would also find the rarer words whose stem differs, at ten times the cost.)"""
+    best = _best(term, known(_candidates(term)), postings)
     if best is None and word and word != term:
-        best = _best(word, map(stem, _candidates(word)), postings)
+        best = _best(term, known(_candidates(word)), postings)
     return best
 
 
@@ -85,9 +89,7 @@ def _best(
     term: str, candidates: Iterable[str], postings: Callable[[str], Any]
 ) -> tuple[str, Any] | None:
     best: tuple[str, Any] | None = None
-    for candidate in candidates:
-        if candidate == term or (best is not None and candidate == best[0]):
-            continue
+    for candidate in set(candidates) - {term}:
         found = postings(candidate)
         if found is None:
             continue

@@ -68,7 +68,7 @@ _COLUMNS = frozenset(
     "_rank_of _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_views")
+_TRANSIENT = ("_accelerated", "_views", "_vocab")
 
 
 class SearchIndex:
@@ -108,6 +108,7 @@ class SearchIndex:
     _weights: tuple[float, ...]
     _accelerated: bool
     _views: tuple[memoryview, memoryview, memoryview] | None
+    _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
 
     @classmethod
@@ -155,6 +156,7 @@ class SearchIndex:
         self._aliases = meta.aliases
         self._categories = meta.categories()
         self._accelerated = False
+        self._vocab = None
         self._apply(params)
         return self
 
@@ -174,7 +176,7 @@ class SearchIndex:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._accelerated, self._views = False, None
+        self._accelerated, self._views, self._vocab = False, None, None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
@@ -325,6 +327,14 @@ class SearchIndex:
         if t is None:
             return None
         return self._postings_at(t)
+
+    def known(self, terms: list[str]) -> frozenset[str]:
+        """Those of ``terms`` in the vocabulary (a typo's candidates): a set intersection, the
+        set made on the first typo lookup (a process answering many queries pays once)."""
+        vocab = self._vocab
+        if vocab is None:
+            vocab = self._vocab = frozenset(self._terms)
+        return vocab.intersection(terms)
 
     def _postings_at(self, t: int) -> TermPostings | None:
         a, b = self._ioffsets[t], self._ioffsets[t + 1]
