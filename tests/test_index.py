@@ -639,3 +639,29 @@ def test_a_misspelt_app_and_verb_still_find_the_tool() -> None:
     result = SearchIndex.build(tools).search("shufle my spotfy")
     assert [h.name for h in result.hits][:1] == ["set_shuffle"]
     assert result.unmatched_terms == ("shufle", "spotfy")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    docs=st.lists(
+        st.lists(
+            st.sampled_from(["Directories", "listing", "files", "only", "copied"]), min_size=1
+        ),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_shared_terms_are_words_of_the_tool_that_analyse_to_terms_both_tools_hold(
+    docs: list[list[str]],
+) -> None:
+    names = ["alpha", "bravo", "charlie", "echo", "foxtrot", "golf"]  # share no word
+    tools = [Tool(name=names[i], description=" ".join(d)) for i, d in enumerate(docs)]
+    index = SearchIndex.build(tools)
+    own = {w.casefold() for w in docs[0]}
+    mine = set(field_terms(tools[0])[2])
+    for similar in index.similar("alpha", 5):
+        theirs = set(field_terms(similar.tool)[2])
+        for word in similar.shared_terms:
+            assert word in own  # as written in the tool (folded), never a stem
+            (term,) = analyze_query(word)
+            assert term in mine and term in theirs
