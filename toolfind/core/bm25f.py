@@ -38,10 +38,10 @@ scalar form's IEEE operations in the same order: both give the same bits.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the warm path imports this module for a typo: no typing, no collections
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 
