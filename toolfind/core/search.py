@@ -408,10 +408,14 @@ def _kth(acc: dict[int, float], k: int, keep: Keep | None, skip: Collection[int]
     import heapq
 
     scores: Collection[float]
-    if keep is None and not skip:
-        scores = acc.values()
-    else:
-        scores = [s for d, s in acc.items() if d not in skip and (keep is None or keep(d))]
+    if keep is None:
+        # A few skipped tools (``similar``'s own): set aside, not a filtered copy of every score.
+        held = [(d, acc.pop(d)) for d in skip if d in acc]
+        try:
+            return heapq.nlargest(k, acc.values())[-1] if len(acc) >= k else None
+        finally:
+            acc.update(held)
+    scores = [s for d, s in acc.items() if d not in skip and keep(d)]
     if len(scores) < k:
         return None
     return heapq.nlargest(k, scores)[-1]
