@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Drive `toolfind serve-mcp` with the MCP Inspector's CLI mode, over the shipped catalogs and as a
-# proxy in front of the npm reference server @modelcontextprotocol/server-everything.
+# proxy in front of the npm reference server @modelcontextprotocol/server-everything and of the
+# test backend tests/fixtures/backends/rich_server.py (resources, templates, prompts).
 # Needs node/npm and an installed `toolfind` on PATH. Exits non-zero on the first failed check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,12 +10,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TOOLFIND_CACHE_DIR="$work/cache"
 
-(cd "$work" && npm install --silent --no-audit --no-fund \
+(cd "$work" && npm install --prefix "$work" --silent --no-audit --no-fund \
   @modelcontextprotocol/inspector@0.21 @modelcontextprotocol/server-everything@2026.8.31 >/dev/null)
 inspector="$work/node_modules/.bin/mcp-inspector"
 everything="$work/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 cat >"$work/servers.json" <<JSON
 {"mcpServers": {"everything": {"command": "node", "args": ["$everything", "stdio"]}}}
+JSON
+python=$(command -v python || command -v python3)
+cat >"$work/rich.json" <<JSON
+{"mcpServers": {"rich": {"command": "$python", "args": ["$repo/tests/fixtures/backends/rich_server.py"]}}}
 JSON
 
 check() {  # check NAME EXPECTED-TEXT -- COMMAND...
@@ -41,3 +46,18 @@ check "proxy call (search exposure)" 'Echo: hello proxy' -- "${proxy_args[@]}" \
 check "proxy call_tool" 'Echo: via call_tool' -- "${proxy_args[@]}" \
   --method tools/call --tool-name proxy_call_tool --tool-arg "name=everything/echo" \
   --tool-arg 'arguments={"message": "via call_tool"}'
+
+rich_args=(toolfind serve-mcp -c "$repo/catalogs" --servers "$work/rich.json")
+check "proxy resources/list" '"uri": "toolfind://rich/note://hello"' -- "${rich_args[@]}" --method resources/list
+check "own resources/list" '"uri": "toolfind:deferred-tools"' -- "${rich_args[@]}" --method resources/list
+check "proxy resources/templates/list" '"uriTemplate": "toolfind://rich/note://{name}"' -- "${rich_args[@]}" \
+  --method resources/templates/list
+check "proxy resources/read" 'Hello, world.' -- "${rich_args[@]}" \
+  --method resources/read --uri "toolfind://rich/note://hello"
+check "own resources/read" 'merge_pdfs' -- "${rich_args[@]}" --method resources/read --uri "toolfind:deferred-tools"
+check "proxy prompts/list" '"name": "rich__greet"' -- "${rich_args[@]}" --method prompts/list
+check "proxy prompts/get" 'Say hello to Ann.' -- "${rich_args[@]}" \
+  --method prompts/get --prompt-name rich__greet --prompt-args name=Ann
+check "own prompts/get" 'merge_pdfs' -- "${rich_args[@]}" --method prompts/get --prompt-name deferred_tool_summaries
+check "everything resources/list" '"uri": "toolfind://everything/' -- "${proxy_args[@]}" --method resources/list
+check "everything prompts/list" '"name": "everything__' -- "${proxy_args[@]}" --method prompts/list

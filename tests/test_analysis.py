@@ -272,3 +272,9 @@ def test_the_word_memos_are_cleared_together(monkeypatch: pytest.MonkeyPatch) ->
     assert len(analysis._every_memo) <= 3
     assert analysis._every_memo.keys() == analysis._content_memo.keys()
     assert analyze_prose(" ".join(words)) == [t for w in words for t in analyze_prose(w)]
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"])
+def test_an_invisible_format_character_inside_a_word_does_not_split_it(invisible: str) -> None:
+    assert analyze_query(f"com{invisible}press the file") == analyze_query("compress the file")
+    assert analyze_query(f"read{invisible}_file") == analyze_query("read_file")

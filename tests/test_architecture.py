@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "toolfind"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "models", "shapes"}),
     frozenset({"core"}),
-    frozenset({"catalog", "config"}),
+    frozenset({"catalog", "config", "userfiles"}),
     frozenset({"store"}),
     frozenset({"output"}),
     frozenset({"eval"}),

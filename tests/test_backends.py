@@ -86,6 +86,7 @@ async def pool(repo: Path, errlog: TextIO) -> AsyncIterator[BackendPool]:
         ServerSpec(name="off", transport="stdio", command="never-run", disabled=True),
     ]
     async with BackendPool(specs, errlog=errlog, start_timeout=30, call_timeout=30) as started:
+        await started.wait_settled()
         yield started
 
 
@@ -167,9 +168,7 @@ def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
 
 
 def test_a_separator_outside_host_names_is_refused() -> None:
-    with pytest.raises(
-        ConfigError, match="backend name separator '/': use letters, digits, _ or -"
-    ):
+    with pytest.raises(ConfigError, match="--separator '/': use letters, digits, _ or -"):
         BackendPool([], separator="/")
 
 

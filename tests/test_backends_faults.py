@@ -145,6 +145,7 @@ async def pool(
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TOOLFIND_PARENT_ONLY", "must not leak")
         async with backends:
+            await backends.wait_settled()
             yield backends
 
 
@@ -222,6 +223,7 @@ async def test_a_stderr_flood_does_not_block_the_backend(
 async def test_list_changed_rereads_the_tools_and_tells_the_listeners(
     pool: BackendPool, changes: Changes
 ) -> None:
+    changes.event = anyio.Event()  # backends joining at start ran the listener already
     calls = changes.listener_calls
     await pool.call("faulty__add_tool", {"name": "added_1"})
     with anyio.fail_after(WAIT):
@@ -263,7 +265,7 @@ async def test_a_crash_mid_call_is_a_backend_error_and_the_next_call_restarts_it
 ) -> None:
     with pytest.raises(
         BackendError,
-        match=r"^server 'faulty' exited during the call; it is restarted on the next call$",
+        match=r"^server 'faulty' exited during the call; it is being restarted$",
     ):
         await pool.call("faulty__crash", {})
     status = pool.status()["faulty"]

@@ -52,6 +52,7 @@ async def test_a_streamable_http_backend_is_listed_called_and_notifies_changes()
         async with anyio.create_task_group() as tg:
             tg.start_soon(web.serve, [sock])
             async with BackendPool([spec], call_timeout=10) as pool:
+                await pool.wait_settled()
                 pool.set_listener(changed.set)
                 assert pool.status()["web"].available, pool.status()["web"].detail
                 assert pool.serves("web__echo") and not pool.serves("web__broken_schema")

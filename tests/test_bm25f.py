@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from toolfind.core import bm25f
 from toolfind.core.analysis import analyze_prose, analyze_query
-from toolfind.models import FieldWeights, ScoringParams, Tool
+from toolfind.models import FIELDS, FieldWeights, ScoringParams, Tool
 from toolfind.store.index import SearchIndex
 
 DESCRIPTIONS = [
@@ -203,7 +203,7 @@ def test_a_match_in_a_light_field_gets_only_that_fields_share_of_the_floor(
     for hit in index.search("alpha beta gamma", 5, explain=True).hits:
         for part in hit.explanation:
             # impact share of a one-field match: idf * (saturation + delta * w_f / w_max)
-            w = part.weight
+            w = index._weights[FIELDS.index(part.field)]
             tf = part.tf * w / part.length_norm
             expected = part.idf * ((1.2 + 1.0) * tf / (1.2 + tf) + 1.0 * w)
             assert part.score == pytest.approx(expected)

@@ -126,6 +126,35 @@ def test_a_cached_index_maps_its_file_and_decodes_only_the_tools_it_prints(
     assert loaded.index.search(QUERY) == built.index.search(QUERY)
 
 
+def test_a_build_holds_no_tool_objects_and_streams_what_it_prints(
+    cat: Path, isolated: Path
+) -> None:
+    """A cold build keeps the tools marshalled, as the cache stores them (100k tools' parsed
+    JSON is not held beside the index), and list/summaries decode one at a time."""
+    for use_cache in (True, False):
+        built, _ = load(cat, use_cache=use_cache)
+        tools = built.index.tools
+        assert type(tools).__name__ == "ToolTable"
+        assert not any(tools._decoded)  # the build and the write decoded none to keep
+        streamed = list(built.index.stream())
+        assert [t.name for t in streamed] == ["read_file", "write_file", "send_email"] + [
+            "compress_file"
+        ]
+        assert not any(tools._decoded)
+        assert streamed == list(built.index.listed())  # equal tools, now decoded and kept
+        assert built.index.search(QUERY) == load(cat)[0].index.search(QUERY)
+
+
+def test_a_build_reports_files_read_and_tools_counted(cat: Path, isolated: Path) -> None:
+    calls: list[tuple[int, int, int, int]] = []
+    load(cat, progress=lambda *counts: calls.append(counts))
+    # a.json (3 tools), then b.yaml (1 more), then the analysis of all 4
+    assert calls == [(1, 2, 3, 0), (2, 2, 4, 0), (2, 2, 4, 4)]
+    calls.clear()
+    assert load(cat, progress=lambda *counts: calls.append(counts))[0].from_cache
+    assert calls == []  # from the cache: nothing is built
+
+
 def _bad_columns(good: bytes, key: str) -> bytes:
     """A well-formed file whose index has columns of different lengths."""
     copy = Path("good.pickle")
@@ -238,7 +267,7 @@ def test_foreign_or_shared_pickle_is_never_loaded(
     planted = cache.load_index([other], use_cache=False)
     store = cache.CacheStore(isolated, lambda _: None)
     store.write_index(first.key, cache.Loaded(planted.index, (), first.key, False))
-    path = store.root / f"{first.key}.pickle"
+    path = Path(segment.index_file(str(store.root), first.key))
     how(path)
     loaded, said = load(cat)
     assert not loaded.from_cache and names(loaded) == names(first)
@@ -312,7 +341,9 @@ def test_real_entry_point_answers_through_a_corrupt_directory(cat: Path, isolate
     assert done.stderr.splitlines() == [
         f"Cache file {path} is unreadable (ValueError); rebuilding."
     ]
-    assert cache.CacheStore(isolated, lambda m: pytest.fail(m)).read_index(path.stem)
+    assert cache.CacheStore(isolated, lambda m: pytest.fail(m)).read_index(
+        path.stem.removeprefix(segment.INDEX_PREFIX)
+    )
 
 
 def test_each_index_is_one_file_that_stores_every_column_once(cat: Path, isolated: Path) -> None:
@@ -386,7 +417,7 @@ def _valid_cache(root: Path) -> None:
     """Every cache file left is complete: index files load, and their directories open."""
     store = cache.CacheStore(root, lambda m: pytest.fail(m))
     for path in root.glob("*.pickle"):
-        assert store.read_index(path.stem) is not None
+        assert store.read_index(path.stem.removeprefix(segment.INDEX_PREFIX)) is not None
         with open(path, "rb") as fh:
             segment.Segment(fh, path.stat().st_size)
 
@@ -538,9 +569,34 @@ def test_a_recorded_run_is_not_used_with_no_cache_or_another_config(
     Path("toolfind.toml").write_text("max_file_size = 10\n", encoding="utf-8")
     assert cache.load_recorded(segment.run_key((str(cat),))) is None
     result = runner.invoke(app, args)
-    assert result.exit_code == 0
-    assert json.loads(result.stdout)["total_tools"] == 0  # every file is over 10 bytes now
-    assert "over" in result.stderr or "skipped" in result.stderr
+    assert result.exit_code == 1  # every file is over 10 bytes now: nothing loaded
+    assert result.stdout == ""
+    error = json.loads(result.stderr.splitlines()[-1])["error"]
+    assert error["kind"] == "nothing_loaded" and "over the 10-byte limit" in error["message"]
+
+
+def test_a_lone_catalog_over_the_size_limit_is_an_error_naming_size_limit_and_fix(
+    tmp_path: Path,
+) -> None:
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps([{"name": "big_tool", "description": "x" * 3000}]), "utf-8")
+    Path("toolfind.toml").write_text('max_file_size = "2KiB"\n', encoding="utf-8")
+    message = (
+        f"{big}: file is {big.stat().st_size:,} bytes, over the 2,048-byte limit; "
+        'raise it with max_file_size = "1MiB" in toolfind.toml'
+    )
+    result = runner.invoke(app, ["search", "big", "-c", str(big)])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", f"Error: {message}\n")
+    result = runner.invoke(app, ["list", "-c", str(big), "--json"])
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert json.loads(result.stderr) == {"error": {"message": message, "kind": "nothing_loaded"}}
+    # beside a catalog that loads, it is a warning and the rest is searched
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps([{"name": "small_tool", "description": "Small."}]), "utf-8")
+    result = runner.invoke(app, ["list", "-c", str(big), "-c", str(small), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert [row["name"] for row in json.loads(result.stdout)] == ["small_tool"]
+    assert f"Warning: skipped {big}: file is" in result.stderr
 
 
 def test_changing_weights_rebuilds(cat: Path) -> None:

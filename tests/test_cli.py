@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 import toolfind.__main__ as toolfind_main
 from tests.conftest import REPO, SHIPPED
 from toolfind.cli import common
+from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app, app_for
 from toolfind.output import render, wire
 
@@ -122,9 +123,9 @@ def test_search_filters_by_namespace(small: str) -> None:
     assert [h["namespace"] for h in json.loads(out)["hits"]] == ["web"]
 
 
-def test_search_unknown_weight_field_is_an_error(small: str) -> None:
+def test_search_unknown_weight_field_is_a_usage_error(small: str) -> None:
     code, _, err = invoke("search", "file", "-c", small, "--weight", "nam=3")
-    assert code == 1
+    assert code == 2
     assert err.strip() == (
         "Error: --weight 'nam=3': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint"
     )
@@ -221,9 +222,9 @@ def test_categories_json_counts(small: str) -> None:
 def test_summaries_default_to_deferred_tools(small: str) -> None:
     code, out, _ = invoke("summaries", "-c", small)
     assert code == 0
-    assert out == "compress_file: Compress a file into a zip or tar.gz archive.\n"
+    assert out == "files/compress_file: Compress a file into a zip or tar.gz archive.\n"
     _, out, _ = invoke("summaries", "-c", small, "--all", "--format", "markdown")
-    assert "- **read_file**: Read a text file and return its contents." in out.splitlines()
+    assert "- **files/read_file**: Read a text file and return its contents." in out.splitlines()
 
 
 def test_summaries_json_is_format_json(small: str) -> None:
@@ -334,8 +335,6 @@ def test_the_app_for_one_command_prints_what_the_full_app_prints(
 @pytest.mark.parametrize(
     "args",
     [
-        [],
-        ["--help"],
         ["nope"],
         ["serch"],
         ["cache"],
@@ -348,6 +347,16 @@ def test_the_app_for_one_command_prints_what_the_full_app_prints(
 def test_other_arguments_get_the_full_app(args: list[str]) -> None:
     assert app_for(args) is app
     assert run_with(app_for(args), args) == run_with(app, args)
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["-h"]])
+def test_help_gets_the_full_app_with_only_an_epilog_added(
+    args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    noted = run_with(app_for(args), args)  # the shipped catalogs answer here: a note ends it
+    assert noted != run_with(app, args)
+    monkeypatch.setenv("TOOLFIND_CATALOGS", str(SHIPPED))
+    assert app_for(args) is app
 
 
 @pytest.mark.parametrize(
@@ -401,6 +410,9 @@ class FakeSpinners:
         self.started.set()
         return self
 
+    def update(self, message: str) -> None:
+        self.message = message
+
     def stop(self) -> None:
         self.stopped.append(self.message)
 
@@ -424,6 +436,27 @@ def test_slow_work_on_a_terminal_shows_a_spinner_and_stops_it(terminal: FakeSpin
     with common._progress("Building", after=0):
         assert terminal.started.wait(10)
     assert terminal.stopped == ["Building"]
+
+
+def test_the_spinner_of_a_build_shows_files_and_tools_counted(terminal: FakeSpinners) -> None:
+    with common._progress("Building", after=0) as show:
+        assert show is not None and terminal.started.wait(10)
+        progress = common._counted(show)
+        progress(1, 2, 0, 0)
+        assert terminal.message == "Reading catalogs: 1/2 files, 0 tools…"
+        progress(2, 2, 100_000, 0)
+        assert terminal.message == "Reading catalogs: 2/2 files, 100,000 tools…"
+        progress(2, 2, 100_000, 45_000)
+        assert terminal.message == "Indexing 45,000/100,000 tools (2/2 files read)…"
+        progress(2, 2, 100_000, 100_000)
+    assert terminal.stopped == ["Indexing 100,000 tools (2/2 files read): weighing and writing…"]
+
+
+def test_off_a_terminal_a_build_shows_no_progress(small: str) -> None:
+    with common._progress("Building", after=0) as show:
+        assert show is None  # stderr is not a terminal here: nothing to show, nothing counted
+    code, _, err = invoke("list", "-c", small, "--json")
+    assert (code, err) == (0, "")
 
 
 def test_the_cli_runs_with_the_garbage_collector_back_on() -> None:
@@ -450,7 +483,45 @@ def test_summaries_all_prints_one_line_a_tool(small: str) -> None:
     code, out, _ = invoke("summaries", "-c", small, "--all")
     assert code == 0
     assert out.endswith("\n") and len(out.splitlines()) == 3
-    assert "read_file: Read a text file and return its contents." in out.splitlines()
+    assert "files/read_file: Read a text file and return its contents." in out.splitlines()
+
+
+def test_list_and_summaries_print_as_they_read_the_same_bytes_as_one_document(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """list --json and summaries stream over 100k tools; the bytes are those of one document
+    of the same records, from the cache (fast path and Typer) and from a fresh build."""
+    from toolfind.store.cache import load_index
+
+    entries = [
+        {
+            "type": "function",
+            "function": {"name": f"tool_{i}", "description": f"Does thing {i}. Then more."},
+            **({"defer": True} if i % 3 == 0 else {}),
+        }
+        for i in range(1500)  # more than a piece of output
+    ]
+    cat = str(write(tmp_path / "cat" / "many.json", json.dumps(entries)))
+    tools = load_index([Path(cat)], use_cache=False).index.listed()
+    deferred = [t for t in tools if t.defer]
+    expected = {
+        ("list", "--json"): wire.dumps([wire.tool_row(t) for t in tools]) + "\n",
+        ("summaries", "--all", "--json"): wire.dumps([wire.summary_record(t) for t in tools])
+        + "\n",
+        ("summaries", "--json"): wire.dumps([wire.summary_record(t) for t in deferred]) + "\n",
+        ("summaries", "--all"): "".join(f"many/{t.name}: {t.summary}\n" for t in tools),
+        ("list", "--json", "-k", "2"): wire.dumps([wire.tool_row(t) for t in tools[:2]]) + "\n",
+        ("list", "--json", "--tag", "nowhere"): "[]\n",
+    }
+    for args, document in expected.items():
+        for extra in ([], ["--no-cache"]):
+            code, out, err = invoke(*args, "-c", cat, *extra)
+            assert (code, err.startswith("Warning: no tool has the tag")) == (0, "nowhere" in args)
+            assert out == document, (args, extra)
+        capsys.readouterr()
+        assert fastpath.run([*args, "-c", cat]) == 0  # the cache is warm: the fast path too
+        assert capsys.readouterr().out == document
+    assert json.loads(expected["list", "--json"])[1]["summary"] == "Does thing 1."
 
 
 # -- human output in a pipe: render's plain tables -----------------------------------------------

@@ -159,3 +159,69 @@ def test_write_params_keeps_other_keys_and_comments_and_a_backup(tmp_path: Path)
     assert config.params.weights.name == 9.0 and config.params.k1 == 2.0
     assert config.catalogs == (tmp_path / "cats",)
     assert config.filters.namespaces == ("files",)
+
+
+def test_catalog_and_servers_paths_expand_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / "more-tools").mkdir(parents=True)
+    (home / "more-tools" / "t.json").write_text(
+        '[{"name": "h_tool", "description": "rocket in home"}]', encoding="utf-8"
+    )
+    monkeypatch.setenv("HOME", str(home))
+    Path("toolfind.toml").write_text(
+        'catalogs = ["~/more-tools"]\nservers = ["~/mcp.json"]\n', encoding="utf-8"
+    )
+    config = load_config()
+    assert config.catalogs == (home / "more-tools",)
+    assert config.servers == (home / "mcp.json",)
+    from typer.testing import CliRunner
+
+    from toolfind.cli.app import app
+
+    done = CliRunner().invoke(app, ["search", "rocket", "--json"])
+    assert done.exit_code == 0, done.stderr
+    assert '"name": "h_tool"' in done.stdout
+
+
+def test_a_config_with_a_utf8_bom_is_read(tmp_path: Path) -> None:
+    (tmp_path / "toolfind.toml").write_bytes(b"\xef\xbb\xbfk1 = 1.5\n")
+    assert load_config({}, tmp_path).params.k1 == 1.5
+
+
+@pytest.mark.parametrize(("make", "kind"), [(os.mkdir, "a directory"), (os.mkfifo, "a FIFO")])
+def test_a_config_that_is_not_a_regular_file_is_one_error(
+    tmp_path: Path, make: object, kind: str
+) -> None:
+    path = tmp_path / "toolfind.toml"
+    make(path)  # type: ignore[operator]
+    with pytest.raises(ConfigError) as caught:
+        load_config({}, tmp_path)
+    assert str(caught.value) == f"{path}: cannot read config: not a regular file ({kind})"
+
+
+def test_the_config_is_found_in_a_parent_directory_up_to_the_repository_root(
+    tmp_path: Path,
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "toolfind.toml").write_text("k1 = 0.5\n", encoding="utf-8")
+    config = load_config({"HOME": str(tmp_path / "home")}, repo / "src" / "pkg")
+    assert config.path == repo / "toolfind.toml" and config.params.k1 == 0.5
+    (tmp_path / "toolfind.toml").write_text("k1 = 3\n", encoding="utf-8")
+    (repo / "toolfind.toml").unlink()
+    assert load_config({"HOME": str(tmp_path / "home")}, repo / "src").path is None
+
+
+def test_empty_catalog_paths_are_errors_not_the_working_directory() -> None:
+    with pytest.raises(ConfigError, match="an empty path"):
+        resolve_catalogs([""], load_config({}, Path.cwd()))
+    for junk in (":::", " : ", os.pathsep):
+        with pytest.raises(ConfigError, match="names no path"):
+            resolve_catalogs([], load_config({}, Path.cwd()), {"TOOLFIND_CATALOGS": junk})
+    assert resolve_catalogs([], load_config({}, Path.cwd()), {"TOOLFIND_CATALOGS": "a::b"}) == [
+        Path("a"),
+        Path("b"),
+    ]

@@ -89,6 +89,10 @@ def test_metrics_mean_averages_each_metric_over_queries() -> None:
         ("R@5=0", Threshold("recall@5", 0.0)),
         ("recall@10=.95", Threshold("recall@10", 0.95)),
         ("mrr=0.5", Threshold("mrr@10", 0.5)),
+        ("ndcg@10=80", Threshold("ndcg@10", 0.8)),
+        ("ndcg@10=80%", Threshold("ndcg@10", 0.8)),
+        ("ndcg@10=1%", Threshold("ndcg@10", 0.01)),
+        ("ndcg@10=100", Threshold("ndcg@10", 1.0)),
     ],
 )
 def test_fail_under_parses_metric_names_case_insensitively(text: str, expected: Threshold) -> None:
@@ -98,11 +102,11 @@ def test_fail_under_parses_metric_names_case_insensitively(text: str, expected: 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("ndcg@10", "--fail-under 'ndcg@10': expected METRIC=VALUE, e.g. ndcg@10=0.8"),
-        ("=0.5", "--fail-under '=0.5': expected METRIC=VALUE, e.g. ndcg@10=0.8"),
+        ("ndcg@10", "--fail-under 'ndcg@10': expected METRIC=PERCENT, e.g. ndcg@10=80"),
+        ("=0.5", "--fail-under '=0.5': expected METRIC=PERCENT, e.g. ndcg@10=80"),
         ("ndcg@10=high", "--fail-under 'ndcg@10=high': 'high' is not a number"),
-        ("ndcg@10=80", "--fail-under 'ndcg@10=80': the value must be between 0 and 1"),
-        ("ndcg@10=nan", "--fail-under 'ndcg@10=nan': the value must be between 0 and 1"),
+        ("ndcg@10=180", "--fail-under 'ndcg@10=180': the value must be a percentage, 0 to 100"),
+        ("ndcg@10=nan", "--fail-under 'ndcg@10=nan': the value must be a percentage, 0 to 100"),
         (
             "map@10=0.5",
             "unknown metric 'map@10'; use one of mrr@10, recall@1, recall@5, recall@10, ndcg@10",
@@ -123,8 +127,8 @@ def test_check_thresholds_lists_each_shortfall() -> None:
         parse_threshold("R@1=0.5"),
     ]
     assert check_thresholds(m, gates) == [
-        "ndcg@10 is 0.7000, below the required 0.8",
-        "recall@1 is 0.4000, below the required 0.5",
+        "ndcg@10 is 70.00%, below the required 80%",
+        "recall@1 is 40.00%, below the required 50%",
     ]
 
 
@@ -199,7 +203,7 @@ def test_evaluate_reports_overall_and_per_split_metrics() -> None:
 def test_evaluate_returns_fail_under_failures() -> None:
     index = CannedIndex(CANNED_TOOLS, {"a": [1, 0]})
     report = evaluate(index, [judged("q", "a", [0])], thresholds=[parse_threshold("mrr@10=0.6")])
-    assert report.failures == ("mrr@10 is 0.5000, below the required 0.6",)
+    assert report.failures == ("mrr@10 is 50.00%, below the required 60%",)
 
 
 def test_evaluate_reports_progress_per_query() -> None:

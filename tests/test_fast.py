@@ -153,7 +153,6 @@ def test_a_new_file_in_a_catalog_directory_invalidates(
         ["search", "file", "--json", "--no-cache"],
         ["show", "nonexistent_tool_name", "--json"],
         ["show", "nonexistent_tool_name"],
-        ["show", "read_file", "--format", "gemini"],
         ["show", "read_file", "--format", "OpenAI"],
         ["schemas", "--format", "openai"],
         ["search", "-k", "0", "file", "--json"],
@@ -365,8 +364,9 @@ def test_show_as_a_table_or_in_another_format_is_byte_identical_for_every_tool(
 
     rows = json.loads(slow(["list", "-c", CATALOG, "--json"]))
     formats = [[], ["--format", "openai"], ["--format", "anthropic"], ["--format", "mcp"]]
+    formats.append(["--format", "gemini"])
     for i, row in enumerate(rows):
-        args = ["show", f"{row['namespace']}/{row['name']}", "-c", CATALOG, *formats[i % 4]]
+        args = ["show", f"{row['namespace']}/{row['name']}", "-c", CATALOG, *formats[i % 5]]
         if i % 3 == 0:
             args.append("--json")
         typer_out, fast_out = both(args, capsys)
@@ -567,10 +567,12 @@ def test_every_option_of_the_fast_grammar_is_the_typer_commands(name: str) -> No
     else:
         limit = options["--limit"]
         assert sorted(limit.opts) == sorted(fastpath.LIMIT_OPTIONS) and not limit.multiple
-        assert limit.default == grammar.limit
-    assert len(click_arguments(name)) == int(grammar.takes_name)
+        assert limit.default == (grammar.limit or None)  # 0: no limit unless given
+    arguments = click_arguments(name)
+    assert len(arguments) == int(grammar.takes_name)
+    assert all((argument.nargs == -1) is grammar.joins for argument in arguments)
     if "--format" in grammar.valued:
-        assert set(options["--format"].type.choices) == fastpath.SHOW_FORMATS
+        assert set(options["--format"].type.choices) == grammar.formats
 
 
 def test_the_fast_path_leaves_every_command_outside_its_grammar_to_typer() -> None:
@@ -651,9 +653,10 @@ def test_whatever_the_fast_parser_accepts_typer_reads_alike(argv: list[str]) -> 
             assert got == given[0]
     assert tuple(params["catalog"] or ()) == tuple(args.catalogs)
     if grammar.limit is not None:
-        assert params["limit"] == args.limit
+        assert (params["limit"] or 0) == args.limit
     if grammar.takes_name:
-        assert params[str(click_arguments(argv[0])[0].name)] == args.name
+        name = params[str(click_arguments(argv[0])[0].name)]
+        assert (" ".join(name) if grammar.joins else name) == args.name
 
 
 @pytest.mark.parametrize(
@@ -664,6 +667,9 @@ def test_whatever_the_fast_parser_accepts_typer_reads_alike(argv: list[str]) -> 
         ["show", "read_file", "--format", "openai"],
         ["summaries", "--all", "--json"],
         ["similar", "read_file", "-k", "2"],
+        ["search", "compress", "file", "--json"],
+        ["list", "-k", "3", "--json"],
+        ["show", "read_file", "--format", "gemini"],
     ],
 )
 def test_the_fast_parser_reads_the_plain_spellings(argv: list[str]) -> None:
@@ -682,7 +688,6 @@ def test_the_fast_parser_reads_the_plain_spellings(argv: list[str]) -> None:
         ["list", "--namespace", "a", "--namespace", "b"],
         ["list", "--deferred", "--no-deferred"],
         ["summaries", "--all", "--deferred"],
-        ["show", "x", "--format", "gemini"],
         ["show", "x", "y"],
         ["similar"],
         ["schemas"],

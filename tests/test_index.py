@@ -164,12 +164,13 @@ def test_namespace_and_tag_filters(index: SearchIndex) -> None:
     assert index.search("file", namespace="nowhere").hits == ()
 
 
-def test_min_score_drops_weak_ranked_hits_but_keeps_named_ones(index: SearchIndex) -> None:
+def test_min_score_drops_weak_hits_named_ones_too(index: SearchIndex) -> None:
     scores = [h.score for h in index.search("file").hits]
     cut = (scores[0] + scores[-1]) / 2
     result = index.search("file", min_score=cut)
     assert result.hits and all(h.score >= cut for h in result.hits)
-    assert names(index.search("read_file", min_score=1e9)) == ["files/read_file"]
+    assert names(index.search("read_file", min_score=1e9)) == []
+    assert names(index.search("read_file", min_score=cut))[0] == "files/read_file"
 
 
 def test_cjk_text_is_searchable(index: SearchIndex) -> None:
@@ -583,7 +584,7 @@ def test_the_bm25_plus_floor_scales_with_the_weight_of_the_field_matched() -> No
     (part,) = hit.explanation
     assert part.field == "params"
     # impact = idf * (saturation + delta * w_params): the floor shrinks with the weight.
-    tf = part.tf * part.weight / part.length_norm
+    tf = part.tf * weights[FIELDS.index("params")] / part.length_norm
     saturation = (params.k1 + 1) * tf / (params.k1 + tf)
     floor = params.delta * weights[FIELDS.index("params")]
     assert part.score == pytest.approx(part.idf * (saturation + floor))
@@ -665,3 +666,28 @@ def test_shared_terms_are_words_of_the_tool_that_analyse_to_terms_both_tools_hol
             assert word in own  # as written in the tool (folded), never a stem
             (term,) = analyze_query(word)
             assert term in mine and term in theirs
+
+
+def test_names_sharing_a_key_in_one_namespace_are_each_reached_by_their_exact_spelling() -> None:
+    index = SearchIndex.build(
+        [
+            Tool(name="read_file", namespace="alpha", description="alpha read file"),
+            Tool(name="Read-File", namespace="alpha", description="alpha other read file"),
+            Tool(name="read_file", namespace="beta", description="beta read file"),
+        ]
+    )
+    for spelling, wanted in [
+        ("alpha/read_file", ("alpha", "read_file")),
+        ("alpha/Read-File", ("alpha", "Read-File")),
+        ("alpha__Read-File", ("alpha", "Read-File")),
+        ("Read-File", ("alpha", "Read-File")),
+        ("beta/read_file", ("beta", "read_file")),
+    ]:
+        tool = index.resolve(spelling)
+        assert (tool.namespace, tool.name) == wanted, spelling
+    with pytest.raises(AmbiguousName):
+        index.resolve("read_file")  # two namespaces: qualify it
+    with pytest.raises(AmbiguousName):
+        index.resolve("alpha/READ FILE")  # no exact spelling: both alpha tools answer
+    hits = index.search("alpha/read_file", 1)
+    assert [(h.tool.namespace, h.tool.name) for h in hits] == [("alpha", "read_file")]

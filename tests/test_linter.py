@@ -48,7 +48,7 @@ def test_lint_warns_about_parameters_without_descriptions(tmp_path: Path) -> Non
     ]
     result = load_one(write(tmp_path, "p.json", doc))
     assert [str(f) for f in catalog.lint(result)] == [
-        "../p.json: [0].function.parameters.properties.a: parameter 'a' of 'f' has no description"
+        "../p.json:1: [0].function.parameters.properties.a: parameter 'a' of 'f' has no description"
     ]
 
 
@@ -86,8 +86,8 @@ def test_lint_warns_about_invisible_characters_in_descriptions(
     }
     result = load_one(write(tmp_path, "i.json", doc))
     assert [str(f) for f in catalog.lint(result)] == [
-        f"../i.json: description: description contains the invisible or control character {described} at index 4",
-        f"../i.json: parameters.properties.p.description: description contains the invisible or control character {described} at index 1",
+        f"../i.json:1: description: description contains the invisible or control character {described} at index 4",
+        f"../i.json:1: parameters.properties.p.description: description contains the invisible or control character {described} at index 1",
     ]
 
 

@@ -379,3 +379,29 @@ def test_a_bad_entry_still_gets_its_one_line_finding(tmp_path: Path) -> None:
     same_result(result, reference_load([path]))
     with pytest.raises(EntryError):
         general({"name": "bad", "parameters": {"type": "strnig"}}, {}, "stem", Source("f"))
+
+
+def test_names_that_differ_only_in_case_or_separators_are_a_warning_at_load(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "alpha.json").write_text(
+        json.dumps(
+            [
+                {"name": "read_file", "description": "alpha read file"},
+                {"name": "Read-File", "description": "alpha other read file"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    (tmp_path / "beta.json").write_text(
+        json.dumps([{"name": "read_file", "description": "beta read file"}]), encoding="utf-8"
+    )
+    result = catalog.load([tmp_path])
+    assert len(result.tools) == 3
+    assert [(f.severity, f.message) for f in result.findings] == [
+        (
+            "warning",
+            "'alpha/Read-File' and 'alpha/read_file' differ only in case or separators: each is "
+            "found only by its exact name; rename one to tell them apart",
+        )
+    ]

@@ -26,7 +26,7 @@ def test_a_file_over_the_size_limit_names_size_limit_and_how_to_raise_it(tmp_pat
     path = write(tmp_path, "big.json", {"name": "a", "description": "x" * 200})
     assert messages(load_one(path, max_bytes=100)) == [
         f"../big.json: file is {path.stat().st_size} bytes, over the 100-byte limit; "
-        "raise it with max_file_size in toolfind.toml"
+        'raise it with max_file_size = "1MiB" in toolfind.toml'
     ]
 
 

@@ -81,12 +81,12 @@ def test_pull_writes_each_backend_as_a_catalog_then_reports_changes(tmp_path: Pa
         ("shout",),
         ("echo",),
     )
-    assert changed.backup == str(out / "faulty.json.bak")
-    assert json.loads((out / "faulty.json.bak").read_text(encoding="utf-8")) == written
+    assert changed.backup == str(out / "faulty.json.~1~")
+    assert json.loads((out / "faulty.json.~1~").read_text(encoding="utf-8")) == written
     assert sorted(p.name for p in out.iterdir()) == [
         "broken.json",
         "faulty.json",
-        "faulty.json.bak",
+        "faulty.json.~1~",
     ]
 
 
@@ -112,10 +112,10 @@ def test_write_catalog_replaces_atomically_and_keeps_a_backup(tmp_path: Path) ->
         "s", [{**tool, "description": "now described"}, {**tool, "name": "b"}], target
     )
     assert (renamed.status, renamed.added, renamed.changed) == ("written", ("b",), ("a",))
-    assert json.loads((out / "s.json.bak").read_text(encoding="utf-8")) == {"tools": [tool]}
+    assert json.loads((out / "s.json.~1~").read_text(encoding="utf-8")) == {"tools": [tool]}
     assert sorted(p.name for p in out.iterdir()) == [
         "s.json",
-        "s.json.bak",
+        "s.json.~1~",
     ]  # no temporary files left
 
 
@@ -124,7 +124,7 @@ def test_a_previous_file_that_is_not_a_tools_list_counts_as_empty(tmp_path: Path
     target.write_text("not json", encoding="utf-8")
     result = write_catalog("s", [{"name": "a", "inputSchema": {"type": "object"}}], target)
     assert (result.added, result.removed) == (("a",), ())
-    assert (tmp_path / "s.json.bak").read_text(encoding="utf-8") == "not json"
+    assert (tmp_path / "s.json.~1~").read_text(encoding="utf-8") == "not json"
 
 
 def test_pulled_files_load_as_catalogs_with_the_server_as_namespace(tmp_path: Path) -> None:
@@ -138,3 +138,51 @@ def test_pulled_files_load_as_catalogs_with_the_server_as_namespace(tmp_path: Pa
     )
     loaded = catalog.load([out])
     assert [(t.namespace, t.name) for t in loaded.tools] == [("time", "get_current_time")]
+
+
+def test_a_backend_printing_a_banner_on_stdout_is_pulled_with_one_warning_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    lifecycle = Path(__file__).parent / "fixtures" / "backends" / "lifecycle_server.py"
+    config = tmp_path / "servers.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "banner": {"command": sys.executable, "args": [str(lifecycle), "--banner"]}
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+    with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:
+        report = by_server(pull([config], tmp_path / "out", environ={}, errlog=errlog))
+    assert report["banner"].status == "written" and report["banner"].tool_count == 4
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages == [
+        "server 'banner' wrote a line that is not JSON-RPC on stdout (ignored): stdout is for "
+        "protocol messages; a banner or log belongs on stderr"
+    ]
+    assert not any(r.exc_info for r in caplog.records)
+
+
+def test_a_server_whose_file_cannot_be_written_is_reported_and_the_others_are_written(
+    tmp_path: Path,
+) -> None:
+    long_name = "L" * 300  # legal in a host's config, too long for a file name
+    doc = {
+        "mcpServers": {
+            name: {"command": sys.executable, "args": [str(SERVER)]}
+            for name in ("first", long_name, "third")
+        }
+    }
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "out"
+    with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:
+        report = by_server(pull([config], out, environ={}, errlog=errlog))
+    assert report["first"].status == report["third"].status == "written"
+    failed = report[long_name]
+    assert failed.status == "failed" and failed.error is not None
+    assert failed.error.endswith(": cannot read: File name too long")
+    assert sorted(p.name for p in out.iterdir()) == ["first.json", "third.json"]

@@ -91,7 +91,7 @@ def test_tune_write_stores_settings_that_the_next_search_uses(tmp_path: Path) ->
     assert report["train_size"] == 2 and report["holdout_size"] == 1
     text = Path("toolfind.toml").read_text(encoding="utf-8")
     assert text.startswith("# keep me\n") and "[weights]" in text
-    assert Path("toolfind.toml.bak").read_text(encoding="utf-8") == "# keep me\n"
+    assert Path("toolfind.toml.~1~").read_text(encoding="utf-8") == "# keep me\n"
     again = runner.invoke(app, ["eval", queries, "-c", catalog, "--json"])
     assert json.loads(again.stdout)["params"]["k1"] == report["params"]["k1"]
 

@@ -107,6 +107,7 @@ class FakeBackends:
                 description="Get the weather forecast for a city.",
                 namespace="weather",
                 parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+                aliases=("forecast",),
                 source=Source(file="mcp://weather"),
             ),
             Tool(
@@ -114,6 +115,7 @@ class FakeBackends:
                 description="List severe weather alerts for a region.",
                 namespace="weather",
                 tags=("alerts",),
+                aliases=("alerts",),
                 source=Source(file="mcp://weather"),
             ),
         ]
@@ -146,10 +148,16 @@ class FakeBackends:
         )
 
     def status(self) -> Mapping[str, BackendStatus]:
-        return {"weather": BackendStatus("weather", True, len(self._tools))}
+        return {"weather": BackendStatus("weather", True, len(self._tools), state="ready")}
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         self.listener = listener
+
+    async def wait_settled(self) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
 
 
 def make_server(
@@ -205,7 +213,10 @@ async def test_tools_list_without_backends_holds_only_the_meta_tools(client: Cli
     assert [t.name for t in listed.tools] == META_NAMES
     for tool in listed.tools:
         assert tool.input_schema["type"] == "object"
-        assert tool.output_schema is not None and tool.output_schema["type"] == "object"
+        if tool.name == "proxy_call_tool":  # a called tool's result is passed on as it is
+            assert tool.output_schema is None
+        else:
+            assert tool.output_schema is not None and tool.output_schema["type"] == "object"
         assert tool.description
 
 
@@ -361,9 +372,8 @@ async def test_direct_exposure_lists_backend_tools_and_search_exposure_hides_the
                 "proxy_call_tool", {"name": "weather/forecast", "arguments": {"city": "Rome"}}
             )
             assert not via.is_error
-            assert via.structured_content == {
-                "content": [{"type": "text", "text": "sunny in Rome"}]
-            }
+            assert via.content[0] == types.TextContent(text="sunny in Rome")
+            assert via.structured_content is None  # passed on as it is: no copy of content
 
 
 async def test_filters_apply_alike_to_listing_search_and_calls(catalog_dir: Path) -> None:
@@ -400,6 +410,105 @@ async def test_a_failing_backend_is_a_tool_error(catalog_dir: Path) -> None:
     async with Client(server, mode="legacy") as c:
         text = error_text(await c.call_tool("proxy_call_tool", {"name": "weather__forecast"}))
     assert "failed: weather exited with status 1" in text
+
+
+async def test_search_hits_say_whether_a_backend_serves_them(catalog_dir: Path) -> None:
+    server, _, _ = make_server([catalog_dir], FakeBackends())
+    async with Client(server, mode="legacy") as c:
+        weather = structured(await c.call_tool("proxy_search_tools", {"query": "forecast"}))
+        files = structured(await c.call_tool("proxy_search_tools", {"query": "read file"}))
+    assert [(h["name"], h["callable"]) for h in weather["hits"]] == [("weather__forecast", True)]
+    assert (files["hits"][0]["name"], files["hits"][0]["callable"]) == ("read_file", False)
+
+
+async def test_calls_never_run_a_tool_their_name_does_not_spell_out(catalog_dir: Path) -> None:
+    backends = FakeBackends()
+    server, _, _ = make_server([catalog_dir], backends)
+    async with Client(server, mode="legacy") as c:
+
+        async def call(name: str) -> str:
+            return error_text(await c.call_tool("proxy_call_tool", {"name": name}))
+
+        assert await call("Weather__Forecast") == (
+            "No tool named 'Weather__Forecast'. Did you mean 'weather__forecast'?"
+        )
+        assert await call("forecst") == "No tool named 'forecst'. Did you mean 'weather__forecast'?"
+        assert await call("weather/alert") == (
+            "No tool named 'weather/alert'. Did you mean 'weather__alerts'?"
+        )
+        ran = await c.call_tool(
+            "proxy_call_tool", {"name": "weather:forecast", "arguments": {"city": "Oslo"}}
+        )
+        assert not ran.is_error
+    assert backends.calls == [("weather__forecast", {"city": "Oslo"})]
+
+
+async def test_arguments_are_checked_against_the_input_schema_unless_turned_off(
+    catalog_dir: Path,
+) -> None:
+    backends = FakeBackends()
+    server, _, _ = make_server([catalog_dir], backends)
+    async with Client(server, mode="legacy") as c:
+        refused = await c.call_tool(
+            "proxy_call_tool", {"name": "weather__forecast", "arguments": {"city": 5}}
+        )
+        direct = await c.call_tool("weather__forecast", {"city": ["Oslo"]})
+    assert error_text(refused) == (
+        "Invalid arguments for 'weather__forecast' at $.city: 5 is not of type 'string'. "
+        "Fix them to match its input schema (proxy_get_tool shows it); nothing was sent to "
+        "the tool."
+    )
+    assert "at $.city: ['Oslo'] is not of type 'string'" in error_text(direct)
+    assert backends.calls == []
+    server, _, _ = make_server([catalog_dir], backends, validate_arguments=False)
+    async with Client(server, mode="legacy") as c:
+        sent = await c.call_tool("weather__forecast", {"city": 5})
+    assert not sent.is_error and backends.calls == [("weather__forecast", {"city": 5})]
+
+
+async def test_a_backend_named_like_a_catalog_namespace_is_kept_apart(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_catalog(
+        tmp_path,
+        "weather",
+        {"namespace": "weather", "tools": [{"name": "forecast", "description": "Catalog only."}]},
+    )
+    server, _, _ = make_server([tmp_path], FakeBackends())
+    async with Client(server, mode="legacy") as c:
+        found = structured(await c.call_tool("proxy_tool_categories", {}))
+        refused = await c.call_tool("proxy_call_tool", {"name": "forecast"})
+    by_name = {c["name"]: c for c in found["categories"]}
+    assert by_name["weather"] == {
+        "name": "weather",
+        "tool_count": 1,
+        "deferred_count": 0,
+        "tags": [],
+    }
+    assert by_name["weather-mcp"]["tool_count"] == 2
+    assert by_name["weather-mcp"]["available"] is True
+    assert by_name["weather-mcp"]["state"] == "ready"
+    assert error_text(refused).startswith("No backend serves 'weather/forecast'")
+    assert error_text(refused).endswith("Did you mean 'weather__forecast'?")
+    warnings = [r.getMessage() for r in caplog.records if "catalog namespace" in r.getMessage()]
+    assert warnings == [
+        "server 'weather' has the name of a catalog namespace; its tools are kept apart in "
+        "namespace 'weather-mcp' (rename the server in its servers file to choose another)"
+    ]
+
+
+async def test_a_backend_without_tools_yet_is_kept_apart_from_a_catalog_namespace_too(
+    tmp_path: Path,
+) -> None:
+    write_catalog(tmp_path, "weather", {"namespace": "weather", "tools": [{"name": "forecast"}]})
+    backends = FakeBackends()
+    backends._tools.clear()
+    server, _, _ = make_server([tmp_path], backends)
+    async with Client(server, mode="legacy") as c:
+        found = structured(await c.call_tool("proxy_tool_categories", {}))
+    by_name = {c["name"]: c for c in found["categories"]}
+    assert "state" not in by_name["weather"] and by_name["weather"]["tool_count"] == 1
+    assert by_name["weather-mcp"]["tool_count"] == 0 and by_name["weather-mcp"]["state"] == "ready"
 
 
 async def test_call_tool_refuses_non_object_arguments_and_meta_tools(client: Client) -> None:

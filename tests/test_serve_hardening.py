@@ -118,6 +118,17 @@ class Log:
         assert found, f"no stderr line with {text!r} within {timeout} s: {self.lines[-20:]}"
         return found[0]
 
+    def position(self, text: str, since: int = 0, timeout: float = WAIT) -> int:
+        """The index of the first line from ``since`` on containing ``text``."""
+        line = self.wait_for(text, since, timeout)
+        return self.lines.index(line, since)
+
+    def wait_ready(self, servers: list[str], timeout: float = START) -> None:
+        """Backends connect in the background: wait until each is up and the index holds
+        its tools (the rebuild after the last one came up)."""
+        last = max(self.position(f"server {name!r} (stdio: ", 0, timeout) for name in servers)
+        self.wait_for("index rebuilt", last + 1, timeout)
+
     async def wait(self, text: str, since: int = 0, timeout: float = WAIT) -> str:
         wait = partial(self.wait_for, text, since, timeout)
         return await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
@@ -220,6 +231,7 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Http]:
         assert process.stderr is not None
         log = Log(process.stderr)
         line = log.wait_for("listening on ", timeout=START)
+        log.wait_ready(["good", "bad"])
         yield Http(line.split("listening on ", 1)[1].strip(), process, log)
     finally:
         stop(process)
@@ -603,7 +615,9 @@ def stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawStdio]:
     work = tmp_path_factory.mktemp("hardening-stdio")
     process = start(work, ["proxy"], "--separator", "_", stdin=subprocess.PIPE)
     try:
-        yield RawStdio(process)
+        raw = RawStdio(process)
+        raw.log.wait_ready(["proxy"])
+        yield raw
     finally:
         stop(process)
 

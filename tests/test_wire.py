@@ -135,6 +135,24 @@ def test_compact_dumps_equals_json_dumps_on_one_line(document: object) -> None:
     assert wire.dumps(document, compact=True) == json.dumps(document, ensure_ascii=False)
 
 
+@given(st.lists(JSON, max_size=6), st.integers(1, 3))
+def test_dumps_array_pieces_join_to_dumps_of_the_list(records: list[object], pieces: int) -> None:
+    """list/summaries --json are written a few hundred records at a time: same bytes."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(wire, "_PIECES", pieces)  # a piece every record or so
+        streamed = list(wire.dumps_array(iter(records)))
+    assert "".join(streamed) == wire.dumps(records)
+    assert "".join(streamed) == json.dumps(records, indent=2, ensure_ascii=False)
+    assert len(streamed) >= min(len(records), 2) or not records
+
+
+def test_dumps_array_leaves_a_record_it_cannot_write_to_json_as_dumps_does() -> None:
+    records = [{"a": 1}, {"d": OrderedDict(a={}), "e": IntEnum("E", "A").A}, [1]]
+    assert "".join(wire.dumps_array(records)) == json.dumps(records, indent=2)
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        "".join(wire.dumps_array([{"x": {1, 2}}]))
+
+
 @pytest.mark.parametrize("compact", [False, True])
 def test_dumps_leaves_other_data_to_json_and_refuses_what_json_refuses(compact: bool) -> None:
     indent = None if compact else 2

@@ -1,4 +1,5 @@
-"""``toolfind`` and ``python -m toolfind``: the fast path first, then the Typer app."""
+"""``toolfind`` and ``python -m toolfind``: the fast path first, then the Typer app, both
+inside one guard for the environment (:func:`main`)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,44 @@ import sys
 #: The first argument of the one-shot commands besides the fast path's (``fast.GRAMMAR``), and
 #: of help and version: done once their output is written, nothing they start outlives them.
 #: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
-_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help"})
+_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help", "-h"})
 
 
 def main() -> None:
-    """Run toolfind with ``sys.argv``."""
+    """Run toolfind with ``sys.argv``, guarded against its environment: output that stdout
+    cannot encode degrades (replacement characters in text, ``\\u`` escapes in JSON), a
+    failed write to stdout (a full disk) is one ``Error:`` line and exit 1, Ctrl-C exits 130,
+    and nothing else that escapes a command is a traceback."""
     argv = sys.argv[1:]
+    _degrade_unencodable_output(argv)
+    try:
+        _run(argv)
+    except SystemExit:
+        if _stdout_broken():  # Python's exit would flush it again, and complain
+            _stop(1, "cannot write the output", argv)
+        raise
+    except KeyboardInterrupt:
+        _stop(130, "Interrupted.", argv)
+    except BrokenPipeError:
+        _stop(0, None, argv)  # a reader such as `head` went away: not an error of ours
+    except OSError as exc:
+        if _output_error(exc):
+            _stop(1, f"cannot write the output: {exc.strerror or exc}", argv)
+        _stop(1, str(exc), argv)
+
+
+def _run(argv: list[str]) -> None:
     from toolfind.cli import fast  # it declines (None) every command its grammar does not know
 
     if argv:
         try:
             code = fast.run(argv)
-        except KeyboardInterrupt:
-            sys.exit(130)
+        except (KeyboardInterrupt, BrokenPipeError):
+            raise
+        except OSError as exc:
+            if _output_error(exc):
+                raise  # the answer was found but cannot be written: Typer could not either
+            code = None  # e.g. an unreadable cache file: the full CLI reports or rebuilds
         except Exception:  # noqa: BLE001 - any doubt falls back to the full CLI, which reports it
             code = None
         if code is not None:
@@ -44,14 +70,72 @@ def main() -> None:
         raise
 
 
+def _degrade_unencodable_output(argv: list[str]) -> None:
+    """When stdout's encoding is not UTF-8: unencodable characters of text become ``?`` and
+    JSON documents escape every non-ASCII character (``output.wire.ASCII_ONLY``). Not under
+    serve-mcp, whose stdout is the MCP protocol's (the SDK writes UTF-8 itself)."""
+    stdout = sys.stdout
+    encoding = (getattr(stdout, "encoding", None) or "utf-8").lower().replace("-", "")
+    if encoding in ("utf8", "utf_8", "utf8sig") or (argv and argv[0] == "serve-mcp"):
+        return
+    try:
+        stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
+    except (AttributeError, ValueError):
+        pass
+    from toolfind.output import wire
+
+    wire.ASCII_ONLY = True
+
+
+def _output_error(exc: OSError) -> bool:
+    """Whether ``exc`` is a failed write to stdout: a write error that names no file (an
+    open, a stat or a read of a user's file does, and those are reported where they happen),
+    or what is still buffered for stdout cannot be written either."""
+    import errno
+
+    writes = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EBADF, getattr(errno, "EDQUOT", -1)}
+    return (exc.filename is None and exc.errno in writes) or _stdout_broken()
+
+
+def _stdout_broken() -> bool:
+    """Whether stdout cannot take what is written to it (a full disk, an I/O error): the
+    data still buffered cannot be flushed."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    except (ValueError, AttributeError):
+        return False
+    return False
+
+
+def _stop(code: int, message: str | None, argv: list[str]) -> None:
+    """Print ``message`` (an ``Error:`` line, or a JSON object under ``--json``, through the
+    CLI's one error printer; or ``Interrupted.``) and end with ``code`` at once: stdout's unwritable buffer is dropped, not
+    flushed again at exit (which would print Python's own complaint)."""
+    import os
+
+    try:
+        if message == "Interrupted.":
+            sys.stderr.write(message + "\n")
+        elif message is not None:
+            from toolfind.cli.common import print_error
+
+            print_error(message, argv)
+        sys.stderr.flush()
+    except (OSError, ValueError, KeyboardInterrupt):
+        pass
+    os._exit(code)
+
+
 def _end(code: int) -> None:
     """End a one-shot command at once, with exit status ``code``, skipping the interpreter's
     teardown; return (for the caller to exit as usual) when that would not be safe.
 
     Python's exit frees every object one by one, memory the OS takes back anyway: once stdout
     and stderr are flushed and the ``atexit`` functions have run, the process simply ends. Not
-    while a non-daemon thread runs (Python's exit would wait for it), and not when flushing
-    fails (a closed pipe): Python's exit reports that as it always has.
+    while a non-daemon thread runs (Python's exit would wait for it). A flush that fails with
+    OSError (a closed pipe, a full disk) raises it, for :func:`main`'s guard to report.
     """
     import atexit
     import os
@@ -64,7 +148,7 @@ def _end(code: int) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError, AttributeError):
+    except (ValueError, AttributeError):
         return
     atexit._run_exitfuncs()
     try:

@@ -12,14 +12,35 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from toolfind.errors import ConfigError
+from toolfind.catalog import DEFAULT_MAX_BYTES
+from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
+from toolfind.userfiles import CONFIG_NAME as CONFIG_NAME
+from toolfind.userfiles import (
+    MAX_INPUT_BYTES,
+    NO_WORKING_DIR,
+    FileProblem,
+    find_config,
+    read_capped,
+    rewrite,
+    working_dir,
+)
 
-CONFIG_NAME = "toolfind.toml"
-DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
+DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
 _KNOWN_KEYS = frozenset(
-    {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
+    {
+        "catalogs",
+        "weights",
+        "k1",
+        "b",
+        "delta",
+        "max_file_size",
+        "servers",
+        "filters",
+        "serve",
+        "validate",
+    }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 #: Size suffixes, longest first (``b`` ends every other one).
@@ -55,6 +76,8 @@ class Config:
     servers: tuple[Path, ...] = ()
     filters: Filters = field(default_factory=Filters)
     serve: Mapping[str, Any] = field(default_factory=dict)
+    #: ``[validate] ignore``: the warning rules ``toolfind validate`` leaves out.
+    ignore_rules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +110,12 @@ def for_run(
     return Run(tuple(resolve_catalogs(catalogs, config)), params, config)
 
 
-def config_path(environ: Mapping[str, str], cwd: Path) -> Path | None:
-    """``$TOOLFIND_CONFIG`` if set, else ``./toolfind.toml`` if it exists, else None."""
-    explicit = environ.get("TOOLFIND_CONFIG")
-    if explicit:
-        return Path(explicit)
-    local = cwd / CONFIG_NAME
-    return local if local.is_file() else None
+def config_path(environ: Mapping[str, str], cwd: Path | str | None) -> Path | None:
+    """``$TOOLFIND_CONFIG`` if set, else the nearest ``toolfind.toml`` from ``cwd`` upwards,
+    up to the repository root or the home directory (:func:`userfiles.find_config`), else
+    None."""
+    found = find_config(environ, None if cwd is None else os.fspath(cwd))
+    return None if found is None else Path(found)
 
 
 def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Config:
@@ -102,18 +124,18 @@ def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
     Raises ConfigError naming the file and the key for anything invalid.
     """
     environ = os.environ if environ is None else environ
-    cwd = Path.cwd() if cwd is None else cwd
-    path = config_path(environ, cwd)
+    path = config_path(environ, working_dir() if cwd is None else cwd)
     if path is None:
         return Config()
     try:
-        raw_bytes = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config: {exc.strerror}", file=str(path)) from None
+        raw_bytes = read_capped(path, MAX_INPUT_BYTES)
+    except FileProblem as exc:
+        reason = exc.message.removeprefix("cannot read: ")
+        raise ConfigError(f"cannot read config: {reason}", file=str(path)) from None
     import tomllib
 
     try:
-        data = tomllib.loads(raw_bytes.decode("utf-8"))
+        data = tomllib.loads(raw_bytes.decode("utf-8-sig"))  # a BOM (Windows editors) is skipped
     except UnicodeDecodeError as exc:
         raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
@@ -137,13 +159,31 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         params = with_b(params, data["b"], file=file)
     return Config(
         path=path,
-        catalogs=tuple(base / p for p in _string_list(data.get("catalogs", []), "catalogs", file)),
+        catalogs=tuple(
+            base / _home(p) for p in _string_list(data.get("catalogs", []), "catalogs", file)
+        ),
         params=params,
         max_file_size=parse_size(data.get("max_file_size", DEFAULT_MAX_FILE_SIZE), file=file),
-        servers=tuple(base / p for p in _string_list(data.get("servers", []), "servers", file)),
+        servers=tuple(
+            base / _home(p) for p in _string_list(data.get("servers", []), "servers", file)
+        ),
         filters=_parse_filters(data.get("filters", {}), file),
         serve=_table(data.get("serve", {}), "serve", file),
+        ignore_rules=_ignore_rules(data.get("validate", {}), file),
     )
+
+
+def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
+    """``[validate] ignore = ["rule", ...]``. Raises ConfigError for another key or rule."""
+    from toolfind.catalog.linter import unknown_rules
+
+    table = _table(raw, "validate", file)
+    _check_keys(table, frozenset({"ignore"}), file, "validate")
+    rules = _string_list(table.get("ignore", []), "validate.ignore", file)
+    problem = unknown_rules(rules)
+    if problem:
+        raise ConfigError(problem, file=file, path="validate.ignore")
+    return tuple(rules)
 
 
 def parse_weights(
@@ -155,21 +195,21 @@ def parse_weights(
 
 
 def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWeights:
-    """``--weight name=5`` options on top of ``base``. Raises ConfigError for a bad one."""
+    """``--weight name=5`` options on top of ``base``. Raises UsageError for a bad one."""
     values: dict[str, float] = {}
     for option in options:
         key, sep, value = option.partition("=")
         key = key.strip()
         if not sep:
-            raise ConfigError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
+            raise UsageError(f"--weight {option!r}: expected FIELD=NUMBER, for example name=5")
         if key not in FIELDS:
-            raise ConfigError(f"--weight {option!r}: {_unknown_field(key)}")
+            raise UsageError(f"--weight {option!r}: {_unknown_field(key)}")
         try:
             number = float(value)
         except ValueError:
-            raise ConfigError(f"--weight {option!r}: {value!r} is not a number") from None
+            raise UsageError(f"--weight {option!r}: {value!r} is not a number") from None
         if number < 0 or number != number:
-            raise ConfigError(f"--weight {option!r}: a weight must be a number >= 0")
+            raise UsageError(f"--weight {option!r}: a weight must be a number >= 0")
         values[key] = number
     return base.with_overrides(values)
 
@@ -216,18 +256,48 @@ def resolve_catalogs(
     shipped inside the package.
     """
     environ = os.environ if environ is None else environ
-    cwd = Path.cwd() if cwd is None else cwd
+    here = working_dir() if cwd is None else os.fspath(cwd)
     if explicit:
-        return [Path(p) for p in explicit]
+        for p in explicit:
+            if not os.fspath(p).strip():
+                raise ConfigError(
+                    f"--catalog {os.fspath(p)!r}: an empty path; give a catalog file or directory"
+                )
+        return _resolvable([Path(p) for p in explicit], here)
     env = environ.get("TOOLFIND_CATALOGS", "")
-    if env.strip():
-        return [Path(p) for p in env.split(os.pathsep) if p.strip()]
+    if env:
+        paths = [Path(_home(p)) for p in env.split(os.pathsep) if p.strip()]
+        if not paths:
+            raise ConfigError(
+                f"TOOLFIND_CATALOGS={env!r} names no path; give catalog paths separated by "
+                f"{os.pathsep!r}, or unset it"
+            )
+        return _resolvable(paths, here)
     if config.catalogs:
-        return list(config.catalogs)
+        return _resolvable(list(config.catalogs), here)
     local = Path("catalogs")
-    if (cwd / local).is_dir():
+    if here is not None and os.path.isdir(os.path.join(here, local)):
         return [local]
     return [packaged_catalogs()]
+
+
+def _resolvable(paths: list[Path], cwd: str | None) -> list[Path]:
+    """``paths``, or ConfigError when one is relative and there is no working directory."""
+    if cwd is None and not all(p.is_absolute() for p in paths):
+        raise ConfigError(NO_WORKING_DIR)
+    return paths
+
+
+def _home(path: str) -> str:
+    """``~`` and ``~user`` expanded, as a shell would (README's ``"~/more-tools"``)."""
+    return os.path.expanduser(path) if path.startswith("~") else path
+
+
+def uses_packaged_catalogs(run: Run) -> bool:
+    """Whether ``run`` reads the demo catalogs shipped with toolfind because nothing else is
+    configured (no ``--catalog``, ``$TOOLFIND_CATALOGS``, ``catalogs`` setting or ``./catalogs``)."""
+    configured = run.config.catalogs or os.environ.get("TOOLFIND_CATALOGS", "").strip()
+    return not configured and run.paths == (packaged_catalogs(),)
 
 
 def packaged_catalogs() -> Path:
@@ -297,18 +367,21 @@ def _parse_filters(raw: Any, file: str | None) -> Filters:
 def write_params(path: Path, params: ScoringParams) -> Path | None:
     """Store scoring settings in ``toolfind.toml``, keeping its other keys and comments.
 
-    The previous file is kept as ``toolfind.toml.bak``; the new one replaces it atomically.
-    Returns the backup's path (None when there was no file). Raises ConfigError.
+    The file is rewritten by :func:`userfiles.rewrite`: through a symlink to its target, its
+    mode and owner kept, atomically, the previous version kept as a numbered backup
+    (``toolfind.toml.~1~``, ``.~2~``, ...). Returns the backup's path (None when there was no
+    file). Raises ConfigError.
     """
-    import tempfile
-
     import tomlkit
 
-    backup: Path | None = None
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config: {exc}", file=str(path)) from None
+        # a dangling symlink is a new file: rewrite() creates its target
+        text = read_capped(path).decode("utf-8-sig") if os.path.exists(path) else ""
+    except FileProblem as exc:
+        reason = exc.message.removeprefix("cannot read: ")
+        raise ConfigError(f"cannot read config: {reason}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
     try:
         document = tomlkit.parse(text)
     except tomlkit.exceptions.TOMLKitError as exc:
@@ -323,18 +396,8 @@ def write_params(path: Path, params: ScoringParams) -> Path | None:
     document["delta"] = params.delta
     document["weights"] = weights
     parse_config(document.unwrap(), path)  # never write a file that would not load
-    directory = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(tomlkit.dumps(document))
-        if path.exists():
-            backup = path.with_name(path.name + ".bak")
-            backup.write_bytes(path.read_bytes())
-        os.replace(tmp, path)
+        backup = rewrite(path, tomlkit.dumps(document).encode("utf-8"))
     except OSError as exc:
-        raise ConfigError(f"cannot write config: {exc.strerror}", file=str(path)) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return backup
+        raise ConfigError(f"cannot write config: {exc.strerror or exc}", file=str(path)) from None
+    return None if backup is None else Path(backup)

@@ -10,7 +10,14 @@ from collections.abc import Sequence
 
 
 class ToolfindError(Exception):
-    """Any error toolfind reports to a user (exit code 1, never a traceback)."""
+    """Any error toolfind reports to a user (exit code 1, never a traceback).
+
+    ``kind`` names the class of error in ``--json`` error objects; ``exit_code`` is the
+    command line's exit status for it.
+    """
+
+    kind = "error"
+    exit_code = 1
 
     def __init__(
         self,
@@ -34,17 +41,38 @@ class ToolfindError(Exception):
 class CatalogError(ToolfindError):
     """A catalog file, or an entry in one, cannot be read."""
 
+    kind = "catalog"
+
+
+class NothingLoaded(CatalogError):
+    """The catalogs of a run hold no tool at all (empty, not catalogs, or every entry bad)."""
+
+    kind = "nothing_loaded"
+
 
 class ConfigError(ToolfindError):
     """``toolfind.toml``, a ``--weight`` or another setting is invalid."""
+
+    kind = "config"
+
+
+class UsageError(ConfigError):
+    """A command-line option or argument has a bad value (exit code 2, as click's own)."""
+
+    kind = "usage"
+    exit_code = 2
 
 
 class CacheError(ToolfindError):
     """The index cache cannot be used (toolfind carries on without it where it can)."""
 
+    kind = "cache"
+
 
 class ToolNotFound(ToolfindError):
     """No tool answers to a name. ``suggestions`` holds the closest names, best first."""
+
+    kind = "not_found"
 
     def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
         self.name = name
@@ -58,6 +86,8 @@ class ToolNotFound(ToolfindError):
 class AmbiguousName(ToolfindError):
     """A bare name matches tools in several namespaces; ``candidates`` lists them qualified."""
 
+    kind = "ambiguous"
+
     def __init__(self, name: str, candidates: Sequence[str]) -> None:
         self.name = name
         self.candidates = tuple(candidates)
@@ -67,3 +97,5 @@ class AmbiguousName(ToolfindError):
 
 class BackendError(ToolfindError):
     """A backend MCP server failed to start, crashed or did not answer."""
+
+    kind = "backend"

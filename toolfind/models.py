@@ -185,6 +185,28 @@ class Source:
         return f"{where}#{self.pointer}" if self.pointer else where
 
 
+#: Abbreviations whose period never ends a sentence, lower-cased, without their last period.
+_ABBREVIATIONS = frozenset("e.g eg i.e ie vs cf approx incl esp viz et al".split())
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of ``text``'s first line: up to the first period followed by a
+    space that ends a sentence. A period does not end one after an abbreviation (``e.g.``,
+    ``i.e.``, ``vs.``) or before a lower-case word
+    (``etc. and``); one inside a word or number (``v1.2``, ``3.5``, ``.tar.gz``) is never
+    followed by a space."""
+    line = text.strip().split("\n", 1)[0].strip()
+    at = line.find(". ")
+    while at >= 0:
+        if not line[at + 2 : at + 3].islower():
+            # The word before the period (abbreviations are short: look 8 characters back).
+            word = line[max(0, at - 8) : at].rpartition(" ")[2].lstrip("([{\"'").lower()
+            if word not in _ABBREVIATIONS:
+                return line[: at + 1]
+        at = line.find(". ", at + 2)
+    return line
+
+
 @_frozen_dataclass
 class Tool:
     """One tool, whatever format it was written in.
@@ -253,10 +275,8 @@ class Tool:
 
     @property
     def summary(self) -> str:
-        """The first sentence: the text before the first ``.`` on the description's first line."""
-        first_line = self.description.strip().split("\n", 1)[0].strip()
-        head, dot, _ = first_line.partition(". ")
-        return head + "." if dot else first_line
+        """The first sentence of the description's first line (:func:`first_sentence`)."""
+        return first_sentence(self.description)
 
 
 @_frozen_dataclass
@@ -463,22 +483,34 @@ class Category:
 
 @_frozen_dataclass
 class Finding:
-    """One problem found in a catalog: an error skips the entry, a warning is a lint."""
+    """One problem found in a catalog: an error skips the entry, a warning is a lint.
+
+    ``rule`` names the check that found it (``validate --ignore RULE`` switches a warning's
+    rule off): the lint rules' ids, ``duplicate-tool``, ``builtin-tool`` and ``findability-*``
+    for the other warnings, ``invalid`` for every error."""
 
     file: str
     line: int | None
     path: str
     severity: Severity
     message: str
+    rule: str
 
     def __init__(
-        self, file: str, line: int | None, path: str, severity: Severity, message: str
+        self,
+        file: str,
+        line: int | None,
+        path: str,
+        severity: Severity,
+        message: str,
+        rule: str = "",
     ) -> None:
         _set(self, "file", file)
         _set(self, "line", line)
         _set(self, "path", path)
         _set(self, "severity", severity)
         _set(self, "message", message)
+        _set(self, "rule", rule or ("invalid" if severity == "error" else "warning"))
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
@@ -487,21 +519,25 @@ class Finding:
 
 @_frozen_dataclass
 class LoadResult:
-    """Tools read from catalogs, plus what was skipped or worth a warning."""
+    """Tools read from catalogs, plus what was skipped or worth a warning. ``oversized``
+    holds the findings (among ``findings``) of the files skipped for their size."""
 
     tools: tuple[Tool, ...]
     findings: tuple[Finding, ...]
     files: tuple[str, ...]
+    oversized: tuple[Finding, ...]
 
     def __init__(
         self,
         tools: tuple[Tool, ...],
         findings: tuple[Finding, ...] = (),
         files: tuple[str, ...] = (),
+        oversized: tuple[Finding, ...] = (),
     ) -> None:
         _set(self, "tools", tools)
         _set(self, "findings", findings)
         _set(self, "files", files)
+        _set(self, "oversized", oversized)
 
     @property
     def errors(self) -> tuple[Finding, ...]:

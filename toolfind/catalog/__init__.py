@@ -16,7 +16,11 @@ if TYPE_CHECKING:
     from toolfind.catalog.linter import lint
     from toolfind.catalog.loader import load
 
-__all__ = ["discover", "file_digest", "lint", "load"]
+#: The default file size limit (``max_file_size``): only a guard against a runaway file; a
+#: 100k-tool catalog in OpenAI's format is about 80 MB.
+DEFAULT_MAX_BYTES = 1 << 30
+
+__all__ = ["DEFAULT_MAX_BYTES", "discover", "file_digest", "lint", "load"]
 
 _HOMES = {"discover": "discovery", "file_digest": "discovery", "lint": "linter", "load": "loader"}
 

@@ -16,6 +16,7 @@ from typing import Final
 from toolfind.catalog.paths import finding as _finding
 from toolfind.errors import CatalogError
 from toolfind.models import Finding
+from toolfind.userfiles import not_regular
 
 CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 
@@ -23,10 +24,12 @@ CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 def discover(paths: Sequence[Path]) -> list[Path]:
     """Catalog files under ``paths``, each once (see the module); raises ``CatalogError``
     when a path does not exist."""
-    return _discover(paths)[0]
+    return discover_all(paths)[0]
 
 
-def _discover(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
+def discover_all(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
+    """Catalog files under ``paths`` (see :func:`discover`), and the findings of what was
+    skipped (FIFOs, devices, unreadable entries); raises ``CatalogError`` as ``discover``."""
     files: list[Path] = []
     findings: list[Finding] = []
     seen_files: set[tuple[int, int]] = set()
@@ -86,7 +89,12 @@ def _walk(
             except OSError as exc:
                 if catalog_file:
                     findings.append(
-                        _finding(directory / name, f"cannot read: {exc.strerror}", "warning")
+                        _finding(
+                            directory / name,
+                            f"cannot read: {exc.strerror}",
+                            "warning",
+                            rule="unreadable-path",
+                        )
                     )
                 continue
             if stat.S_ISDIR(st.st_mode):
@@ -98,21 +106,15 @@ def _walk(
             elif stat.S_ISREG(st.st_mode):
                 found.append(((*rel, name), directory / name, st))
             else:
-                findings.append(_finding(directory / name, _not_regular(st), "warning"))
+                findings.append(
+                    _finding(directory / name, _not_regular(st), "warning", rule="not-a-file")
+                )
     found.sort(key=lambda item: item[0])
     return [(path, st) for _, path, st in found]
 
 
 def _not_regular(st: os.stat_result) -> str:
-    mode = st.st_mode
-    kind = "not a file"
-    if stat.S_ISFIFO(mode):
-        kind = "a FIFO"
-    elif stat.S_ISSOCK(mode):
-        kind = "a socket"
-    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        kind = "a device"
-    return f"not a regular file ({kind}); skipped"
+    return f"{not_regular(st)}; skipped"
 
 
 def file_digest(path: str | Path) -> str:

@@ -26,7 +26,7 @@ from toolfind.catalog.rules import (
 )
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
-from toolfind.shapes import METADATA_KEYS, detect_entry, schema_from_gemini
+from toolfind.shapes import MANAGED, METADATA_KEYS, SCHEMA_KEYS, detect_entry, schema_from_gemini
 
 Entries = list[tuple[str, Any, Mapping[str, Any]]]
 _GEMINI_LISTS: Final = ("functionDeclarations", "function_declarations")
@@ -83,6 +83,13 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
         if key in doc:
             break
     else:
+        if not doc.keys() & SCHEMA_KEYS and "function" not in doc and not doc.keys() <= MANAGED:
+            # No tools list, no schema, and keys no tool has: a package.json, a tsconfig...
+            others = ", ".join(repr(k) for k in sorted(doc.keys() - MANAGED)[:3])
+            raise CatalogError(
+                f"not a tool catalog: no 'tools' list, no schema, and keys no tool has ({others})",
+                path=json_path(prefix),
+            )
         return [(json_pointer(prefix), doc, no_defaults)]
     items = doc[key]
     if not isinstance(items, list):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from toolfind.catalog.paths import PathPart, describe_char, invisible_chars, pointer_parts
@@ -17,18 +17,73 @@ MCP_NAME_CHARS: Final = frozenset(
 )
 
 
+#: The lint rules, by id (``validate --ignore RULE``, ``[validate] ignore`` in toolfind.toml).
+RULES: Final = {
+    "no-description": "a tool without a description",
+    "one-word-description": "a tool whose description is one word",
+    "mcp-name": "a name MCP hosts reject",
+    "invisible-character": "a control or invisible character in a description",
+    "param-description": "a top-level parameter without a description",
+}
+
+
+#: Every warning's rule: the lint rules, then the loader's, discovery's and findability's.
+WARNING_RULES: Final = (
+    *RULES,
+    "duplicate-tool",
+    "builtin-tool",
+    "unreadable-path",
+    "not-a-file",
+    "findability-missed",
+    "findability-unfound",
+    "findability-indistinct",
+)
+
+
+def unknown_rules(names: Iterable[str]) -> str:
+    """ "" when every name is a warning's rule id, else a message naming the others (errors,
+    rule ``invalid``, cannot be switched off: the entry is skipped either way)."""
+    unknown = [name for name in names if name not in WARNING_RULES]
+    if not unknown:
+        return ""
+    return (
+        f"unknown rule {', '.join(map(repr, unknown))}; the rules a warning can have:"
+        f" {', '.join(WARNING_RULES)}"
+    )
+
+
 def lint(result: LoadResult) -> list[Finding]:
-    """Warnings about loaded tools, for ``toolfind validate``.
+    """Warnings about loaded tools, for ``toolfind validate``; each names its rule (:data:`RULES`).
 
     Missing or one-word descriptions, top-level parameters without a description, names MCP
     hosts reject (``^[a-zA-Z0-9_-]{1,64}$``), and control or invisible characters (zero-width,
     bidi controls, Unicode tag characters) in descriptions. Duplicate names are reported by
-    ``load`` (it decides which one wins). Never raises.
+    ``load`` (it decides which one wins). A warning in a JSON file carries the line of the
+    key it is about (the file is read again, for the warnings only). Never raises.
     """
-    return [finding for tool in result.tools for finding in _lint_tool(tool)]
+    locators: dict[str, Locate | None] = {}
+    return [finding for tool in result.tools for finding in _lint_tool(tool, locators)]
 
 
-def _lint_tool(tool: Tool) -> Iterable[Finding]:
+Locate = Callable[[Sequence[PathPart]], "int | None"]
+
+
+def _locator(file: str, locators: dict[str, Locate | None]) -> Locate | None:
+    """How to find a JSON path's line in ``file`` (None when it cannot be read again)."""
+    if file not in locators:
+        from pathlib import Path
+
+        from toolfind.catalog.parse import _decode, _parse_json, _Problem, _read
+
+        try:
+            text = _decode(_read(Path(file), 1 << 40))
+            locators[file] = _parse_json(text, find_duplicates=False).locate
+        except (_Problem, OSError, ValueError):
+            locators[file] = None
+    return locators[file]
+
+
+def _lint_tool(tool: Tool, locators: dict[str, Locate | None]) -> Iterable[Finding]:
     source = tool.source or Source("")
     entry = tool.original if isinstance(tool.original, Mapping) else {}
     shape = detect_entry(entry) if entry else "native"
@@ -36,22 +91,28 @@ def _lint_tool(tool: Tool) -> Iterable[Finding]:
     body: tuple[PathPart, ...] = (*base, "function") if shape == "openai" else base
     params_at = (input_key(shape, entry),)
 
-    def warn(message: str, parts: Sequence[PathPart]) -> Finding:
-        return _finding(source.file, message, "warning", line=source.line, parts=parts)
+    def warn(message: str, parts: Sequence[PathPart], rule: str) -> Finding:
+        line = source.line
+        if line is None and source.file.lower().endswith(".json"):
+            locate = _locator(source.file, locators)
+            line = locate(parts) if locate is not None else None
+        return _finding(source.file, message, "warning", line=line, parts=parts, rule=rule)
 
     name = repr(tool.name)
     words = tool.description.split()
     if not words:
-        yield warn(f"{name} has no description", base)
+        yield warn(f"{name} has no description", base, "no-description")
     elif len(words) == 1:
         yield warn(
             f"{name} has a one-word description; say what the tool does and when to use it",
             (*body, "description"),
+            "one-word-description",
         )
     if not (len(tool.name) <= 64 and set(tool.name) <= MCP_NAME_CHARS):
         yield warn(
             f"{name} is a name MCP hosts reject (allowed: ^[a-zA-Z0-9_-]{{1,64}}$)",
             (*body, "name"),
+            "mcp-name",
         )
     properties = tool.parameters.get("properties")
     params = list(properties.items()) if isinstance(properties, Mapping) else []
@@ -66,6 +127,7 @@ def _lint_tool(tool: Tool) -> Iterable[Finding]:
                 f"description contains the invisible or control character "
                 f"{describe_char(char)} at index {index}",
                 at,
+                "invisible-character",
             )
     for param, schema in params:
         if isinstance(schema, Mapping) and "$ref" not in schema:
@@ -74,4 +136,5 @@ def _lint_tool(tool: Tool) -> Iterable[Finding]:
                 yield warn(
                     f"parameter {param!r} of {name} has no description",
                     (*body, *params_at, "properties", param),
+                    "param-description",
                 )

@@ -11,13 +11,13 @@ decides and words every finding.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from toolfind.catalog import formats
-from toolfind.catalog.discovery import _discover
+from toolfind.catalog import DEFAULT_MAX_BYTES, formats
+from toolfind.catalog.discovery import discover_all
 from toolfind.catalog.parse import (
     _decode,
     _Doc,
@@ -26,6 +26,7 @@ from toolfind.catalog.parse import (
     _Problem,
     _read,
     _strings_in,
+    _TooBig,
 )
 from toolfind.catalog.paths import EntryError, PathPart, pointer_parts, short_repr
 from toolfind.catalog.paths import finding as _finding
@@ -38,7 +39,6 @@ from toolfind.shapes import detect_entry
 if TYPE_CHECKING:
     from toolfind.models import Severity
 
-DEFAULT_MAX_BYTES: Final = 64 * 1024 * 1024
 _quick_shape: Final = formats.quick_shape
 
 
@@ -59,6 +59,7 @@ class _FileLoader:
         self.namespace = _stem_namespace(path)  # for tools that name none (once, not per tool)
         self.tools: list[Tool] = []
         self.findings: list[Finding] = []
+        self.too_big = False
 
     def error(
         self,
@@ -73,6 +74,7 @@ class _FileLoader:
         try:
             text = _decode(_read(self.path, max_bytes))
         except _Problem as problem:
+            self.too_big = isinstance(problem, _TooBig)
             self.error(problem.message, problem.line)
             return
         if self.path.suffix.lower() == ".jsonl":
@@ -199,7 +201,13 @@ class _FileLoader:
         except EntryError as exc:
             # A provider's built-in tool is not a mistake, just nothing to index.
             severity: Severity = "warning" if shape == "builtin" else "error"
-            self.error(exc.message, doc.locate(exc.full_parts), exc.full_parts, severity)
+            line = doc.locate(exc.full_parts)
+            rule = "builtin-tool" if shape == "builtin" else ""
+            self.findings.append(
+                _finding(
+                    self.file, exc.message, severity, line=line, parts=exc.full_parts, rule=rule
+                )
+            )
             return
         self.tools.append(tool)
 
@@ -209,6 +217,7 @@ def load(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     check_schemas: bool = True,
+    progress: Callable[[int, int, int], object] | None = None,
 ) -> LoadResult:
     """Load every tool under ``paths`` (files or directories, see ``discover``).
 
@@ -217,16 +226,22 @@ def load(
     the order given, files within a directory sorted). ``check_schemas`` runs the packaged
     JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
     ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
+    ``progress``, if given, is called after each file with (files read, files found, tools).
 
     Raises ``CatalogError`` only when a path does not exist.
     """
-    files, findings = _discover(paths)
+    files, findings = discover_all(paths)
     tools: list[Tool] = []
+    oversized: list[Finding] = []
     first: dict[tuple[str, str], Tool] = {}
-    for path in files:
+    for done, path in enumerate(files, 1):
         loader = _FileLoader(path, check_schemas)
         loader.load(max_bytes)
         findings.extend(loader.findings)
+        if loader.too_big:
+            oversized.extend(loader.findings)
+        if progress is not None:
+            progress(done, len(files), len(tools) + len(loader.tools))
         if not loader.tools:
             continue
         # Most files repeat no tool, of their own or an earlier file's: decided at once.
@@ -253,9 +268,42 @@ def load(
                     "warning",
                     line=tool.source.line,
                     parts=pointer_parts(tool.source.pointer),
+                    rule="duplicate-tool",
                 )
             )
-    return LoadResult(tools=tuple(tools), findings=tuple(findings), files=tuple(map(str, files)))
+    findings.extend(_same_key_findings(tools))
+    return LoadResult(
+        tools=tuple(tools),
+        findings=tuple(findings),
+        files=tuple(map(str, files)),
+        oversized=tuple(oversized),
+    )
+
+
+def _same_key_findings(tools: Sequence[Tool]) -> list[Finding]:
+    """A warning for each tool whose name, in its namespace, has the same ``name_key`` as an
+    earlier tool's (``read_file``, ``Read-File``): both load, and each is reachable only by its
+    exact spelling (``analysis.lookup_name``), not by a case- or separator-free one."""
+    from toolfind.core.analysis import name_key
+
+    first: dict[tuple[str, str], Tool] = {}
+    out = []
+    for tool in tools:
+        key = (tool.namespace, name_key(tool.name))
+        earlier = first.setdefault(key, tool)
+        if earlier is tool or tool.source is None:
+            continue
+        out.append(
+            _finding(
+                tool.source.file,
+                f"{tool.qualified_name!r} and {earlier.qualified_name!r} differ only in case or "
+                "separators: each is found only by its exact name; rename one to tell them apart",
+                "warning",
+                line=tool.source.line,
+                parts=pointer_parts(tool.source.pointer),
+            )
+        )
+    return out
 
 
 _tool_key: Final = attrgetter("namespace", "name")

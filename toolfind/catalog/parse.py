@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import stat
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from toolfind.catalog.discovery import _not_regular
 from toolfind.catalog.paths import PathPart, json_path, printable
+from toolfind.userfiles import FileProblem, read_capped
 
 Locate = Callable[[Sequence[PathPart]], int | None]
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -56,33 +54,26 @@ class _Doc:
 
 
 def _read(path: Path, limit: int) -> bytes:
-    # O_NONBLOCK: if the path became a FIFO after discovery, opening must not hang; the
-    # fstat then refuses it before any read.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    """The file's bytes (``userfiles.read_capped``: a FIFO or device that replaced a
+    discovered file is refused before any read, never more than ``limit`` bytes)."""
     try:
-        with open(os.open(path, flags), "rb", closefd=True) as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise _Problem(_not_regular(st))
-            if st.st_size > limit:
-                raise _Problem(_too_big(f"{st.st_size:,}", limit))
-            # Sized to the file: read(limit + 1) would allocate a limit-sized buffer per file.
-            want = st.st_size + 1
-            data = f.read(want)
-            if len(data) == want:  # it grew after the stat: read on, up to the limit
-                data += f.read(limit + 1 - want)
-    except OSError as exc:
-        raise _Problem(f"cannot read: {exc.strerror}") from None
-    if len(data) > limit:  # it grew after the stat
-        raise _Problem(_too_big(f"more than {limit:,}", limit))
-    return data
+        return read_capped(path, limit)
+    except FileProblem as exc:
+        if exc.too_big:
+            raise _TooBig(_too_big(exc)) from None
+        if exc.message.startswith("not a regular file"):
+            raise _Problem(f"{exc.message}; skipped") from None
+        raise _Problem(exc.message) from None
 
 
-def _too_big(size: str, limit: int) -> str:
-    return (
-        f"file is {size} bytes, over the {limit:,}-byte limit; raise it with "
-        "max_file_size in toolfind.toml"
-    )
+class _TooBig(_Problem):
+    """A file over the size limit (the loader lists these: see ``LoadResult.oversized``)."""
+
+
+def _too_big(exc: FileProblem) -> str:
+    """The message for a file over the limit, with a limit that would do."""
+    mib = -(-exc.size // (1 << 20)) + (1 if exc.grew else 0)  # rounded up (grew: may grow on)
+    return f'{exc.message}; raise it with max_file_size = "{mib}MiB" in toolfind.toml'
 
 
 def _decode(data: bytes) -> str:

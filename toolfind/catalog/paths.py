@@ -112,5 +112,6 @@ def finding(
     *,
     line: int | None = None,
     parts: Sequence[PathPart] = (),
+    rule: str = "",
 ) -> Finding:
-    return Finding(str(path), line, json_path(parts), severity, message)
+    return Finding(str(path), line, json_path(parts), severity, message, rule)

@@ -62,7 +62,22 @@ def app_for(args: Sequence[str]) -> typer.Typer:
     """
     if args and args[0] == "--version":
         return _with_only(app, commands=[], groups=[])
+    if not args or args[0] in ("--help", "-h"):
+        return _with_shipped_note(app)
     return _pruned(app, args) or app
+
+
+def _with_shipped_note(group: typer.Typer) -> typer.Typer:
+    """``group`` whose help ends by saying so when the shipped demo catalogs are in use."""
+    from toolfind.cli.common import _shipped_note
+
+    note = _shipped_note(None)
+    if not note:
+        return group
+    noted = _with_only(group, commands=group.registered_commands, groups=group.registered_groups)
+    noted.info = copy.copy(group.info)
+    noted.info.epilog = "T" + note.removeprefix("Note: t")
+    return noted
 
 
 def _pruned(group: typer.Typer, args: Sequence[str]) -> typer.Typer | None:

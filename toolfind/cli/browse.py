@@ -9,8 +9,8 @@ see render), exactly one JSON document with ``--json``.
 
 import sys
 from collections.abc import Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from itertools import chain, islice
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple
 
 import typer
 
@@ -19,18 +19,27 @@ from toolfind.cli.common import (
     JsonOpt,
     NamespaceOpt,
     NoCacheOpt,
+    NoPagerOpt,
+    RecordFormatOpt,
     TagOpt,
     WeightOpt,
     _decode_all,
+    _echo_error,
     _emit,
+    _emit_array,
     _fail,
+    _json_errors,
     _open,
+    _paged,
+    _record_format,
     _render,
+    _shipped_note,
     _warn,
     app,
     reports_errors,
 )
-from toolfind.errors import ConfigError
+from toolfind.cli.fast import filter_warning
+from toolfind.errors import ConfigError, ToolfindError
 
 if TYPE_CHECKING:
     from toolfind.models import Tool
@@ -38,7 +47,7 @@ if TYPE_CHECKING:
 
 # Choices are Literal types: Typer lists and checks them as it does an Enum's values, and an
 # Enum class costs a fifth of a millisecond to create, on every run.
-ShowFormat = Literal["native", "openai", "anthropic", "mcp"]
+ShowFormat = Literal["native", "openai", "anthropic", "mcp", "gemini"]
 SchemaFormat = Literal["openai", "anthropic", "mcp", "gemini"]
 SummaryFormat = Literal["text", "markdown", "json"]
 
@@ -50,7 +59,10 @@ SummaryFormat = Literal["text", "markdown", "json"]
 @reports_errors
 def search(
     query: Annotated[
-        str | None, typer.Argument(help="What the tool should do, or a tool's name.")
+        list[str] | None,
+        typer.Argument(
+            help="What the tool should do, or a tool's name; several words are one query."
+        ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-k", min=1, help="How many hits.")] = 10,
     namespace: NamespaceOpt = None,
@@ -75,14 +87,20 @@ def search(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    format_: RecordFormatOpt = "table",
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Rank tools for a query; a query that names a tool returns it first.
 
     Example: toolfind search "compress file" --json
     """
-    if queries is None and (query is None or not query.strip()):
+    text = " ".join(query or ())
+    if queries is not None and query:
+        _fail("give either a QUERY or --queries FILE, not both", 2)
+    if queries is None and not text.strip():
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
+    output = _record_format(format_, json_)
     from toolfind.output import wire
     from toolfind.store import segment
 
@@ -99,49 +117,82 @@ def search(
         )
 
     if queries is not None:
-        from toolfind.output.wire import dumps
-
-        for text in _batch_queries(queries):
-            record = wire.search_record(run(text), include_schema=schema)
-            typer.echo(dumps(record, compact=True))
+        failed = False
+        for line in _batch_queries(queries):
+            try:
+                if line.error:
+                    raise ConfigError(line.error, file=line.file, line=line.number)
+                record = wire.batch_record(
+                    wire.search_record(run(line.text), include_schema=schema), line.id
+                )
+            except ToolfindError as exc:
+                failed = True
+                _echo_error(str(exc), exc.kind, as_json=_json_errors())
+                record = wire.batch_error_record(str(exc), exc.kind, line.number, line.id)
+            typer.echo(wire.dumps(record, compact=True))
+        if failed:
+            raise typer.Exit(1)
         return
-    assert query is not None
-    result = run(query)
+    result = run(text)
+    hint = filter_warning(index, namespace, tag or ())
+    if hint:
+        _warn(hint)
     hint = segment.unmatched_hint(list(result.unmatched_terms))
     if hint:
         _warn(hint)
-    if json_:
+    if output == "json":
         _emit(wire.search_record(result, include_schema=schema))
+    elif output != "table":
+        sys.stdout.write(wire.records_text(wire.hit_records(result, include_schema=schema), output))
     else:
-        _render().search(result, explain=explain)
+        with _paged(no_pager):
+            _render().search(result, explain=explain)
 
 
-def _batch_queries(source: str) -> Iterator[str]:
-    """Queries from a file (or stdin): plain lines, or JSON Lines objects with a ``query``."""
+class _BatchLine(NamedTuple):
+    """One query line of ``--queries``: its number, ``id`` (JSON Lines), query or error."""
+
+    file: str
+    number: int
+    id: Any
+    text: str
+    error: str
+
+
+def _batch_queries(source: str) -> Iterator[_BatchLine]:
+    """Queries from a file (or stdin): plain lines, or JSON Lines objects with a ``query``
+    (and an optional ``id``). Blank lines and lines starting with ``#`` are skipped; a line
+    that cannot be read is yielded with its error (the others still run)."""
     import json
 
-    if source == "-":
-        lines = sys.stdin.read().splitlines()
-        name = "<stdin>"
-    else:
-        try:
-            lines = Path(source).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read queries: {exc}", file=source) from None
-        name = source
+    from toolfind.userfiles import FileProblem, read_capped, read_stream
+
+    name = "<stdin>" if source == "-" else source
+    try:
+        data = read_stream(sys.stdin.buffer) if source == "-" else read_capped(source)
+        lines = data.decode("utf-8-sig").splitlines()
+    except FileProblem as exc:
+        raise ConfigError(f"cannot read queries: {exc.message}", file=name) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
     for number, line in enumerate(lines, 1):
         text = line.strip()
-        if not text:
+        if not text or text.startswith("#"):
             continue
-        if text.startswith("{"):
-            try:
-                entry = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(f"invalid JSON: {exc.msg}", file=name, line=number) from None
-            if not isinstance(entry, dict) or not isinstance(entry.get("query"), str):
-                raise ConfigError("a JSON line needs a string 'query'", file=name, line=number)
-            text = entry["query"]
-        yield text
+        if not text.startswith("{"):
+            yield _BatchLine(name, number, None, text, "")
+            continue
+        try:
+            entry = json.loads(text)
+        except json.JSONDecodeError as exc:
+            yield _BatchLine(name, number, None, "", f"invalid JSON: {exc.msg}")
+            continue
+        id_ = entry.get("id") if isinstance(entry, dict) else None
+        query = entry.get("query") if isinstance(entry, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            yield _BatchLine(name, number, id_, "", "a JSON line needs a non-blank string 'query'")
+            continue
+        yield _BatchLine(name, number, id_, query, "")
 
 
 @app.command()
@@ -173,6 +224,9 @@ def show(
 @app.command("list")
 @reports_errors
 def list_(
+    limit: Annotated[
+        int | None, typer.Option("--limit", "-k", min=1, help="At most this many tools.")
+    ] = None,
     namespace: NamespaceOpt = None,
     tag: TagOpt = None,
     deferred: Annotated[
@@ -181,6 +235,8 @@ def list_(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    format_: RecordFormatOpt = "table",
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """List tools, one row each (name, namespace, summary, tags, deferred).
@@ -189,13 +245,22 @@ def list_(
     """
     from toolfind.output import wire
 
+    output = _record_format(format_, json_)
     index = _open(catalog, no_cache)
+    hint = filter_warning(index, namespace, tag or ())
+    if hint:
+        _warn(hint)
+    if output == "json":  # written as each tool is read: 100k tools are not held at once
+        rows = islice(index.stream(namespace, tag or (), deferred), limit)
+        _emit_array(map(wire.tool_row, rows))
+        return
     _decode_all(index)
-    rows = index.listed(namespace, tag or (), deferred)
-    if json_:
-        _emit([wire.tool_row(t) for t in rows])
+    listed = index.listed(namespace, tag or (), deferred)[:limit]
+    if output != "table":
+        sys.stdout.write(wire.records_text([wire.tool_row(t) for t in listed], output))
     else:
-        _render().tools(rows)
+        with _paged(no_pager):
+            _render().tools(listed)
 
 
 @app.command()
@@ -207,17 +272,31 @@ def schemas(
     ] = False,
     catalog: CatalogOpt = None,
     no_cache: NoCacheOpt = False,
+    json_: Annotated[
+        bool, typer.Option("--json", help="Accepted for uniformity: the output is always JSON.")
+    ] = False,
 ) -> None:
     """Print the tool list to send to an LLM, as one JSON array in the chosen format.
 
     Example: toolfind schemas --format anthropic > tools.json
     """
-    from toolfind.output.tool_formats import tool_to_format
+    from toolfind.output.tool_formats import list_names, renamed, tool_to_format
 
     index = _open(catalog, no_cache)
     _decode_all(index)
     chosen = [t for t in index.tools if t.enabled and (include_deferred or not t.defer)]
-    _emit([tool_to_format(t, format_) for t in chosen])
+    names = list_names(chosen)
+    documents = []
+    for tool, name in zip(chosen, names, strict=True):
+        document = tool_to_format(tool, format_)
+        documents.append(document if name == tool.name else renamed(document, format_, name))
+    for name in sorted({t.name for t, new in zip(chosen, names, strict=True) if new != t.name}):
+        written = [new for t, new in zip(chosen, names, strict=True) if t.name == name]
+        _warn(
+            f"Note: {len(written)} tools are named {name!r}: written as {', '.join(written)}"
+            " (LLM APIs reject two tools of one name)"
+        )
+    _emit(documents)
 
 
 @app.command()
@@ -228,6 +307,7 @@ def similar(
     weight: WeightOpt = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    no_pager: NoPagerOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Tools related to one tool by shared, weighted terms.
@@ -241,13 +321,17 @@ def similar(
     if json_:
         _emit([wire.similar_record(s) for s in items])
     else:
-        _render().similar(name, items)
+        with _paged(no_pager):
+            _render().similar(name, items)
 
 
 @app.command()
 @reports_errors
 def categories(
-    catalog: CatalogOpt = None, json_: JsonOpt = False, no_cache: NoCacheOpt = False
+    catalog: CatalogOpt = None,
+    json_: JsonOpt = False,
+    no_pager: NoPagerOpt = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Namespaces with their tool counts, deferred counts and commonest tags.
 
@@ -259,7 +343,11 @@ def categories(
     if json_:
         _emit(wire.categories_record(items))
     else:
-        _render().categories(items)
+        note = _shipped_note(catalog)
+        if note:
+            _warn(note)
+        with _paged(no_pager):
+            _render().categories(items)
 
 
 @app.command()
@@ -275,6 +363,7 @@ def summaries(
     json_: Annotated[
         bool, typer.Option("--json", help="Same as --format json (see README for its shape).")
     ] = False,
+    no_pager: NoPagerOpt = False,
 ) -> None:
     """One line per tool (name and first sentence), for a system prompt.
 
@@ -289,10 +378,14 @@ def summaries(
     from toolfind.output import wire
 
     index = _open(catalog, no_cache)
-    if all_:
-        _decode_all(index)
-    tools: list[Tool] = index.summaries(deferred=None if all_ else True)
+    tools: Iterator[Tool] = index.stream(deferred=None if all_ else True)  # printed as read
+    first = next(tools, None)
+    if first is None:
+        _warn(_render().summaries_hint((), all_))
+    else:
+        tools = chain((first,), tools)
     if format_ == "json":
-        _emit([wire.summary_record(t) for t in tools])
+        _emit_array(map(wire.summary_record, tools))
         return
-    _render().summaries(tools, markdown=format_ == "markdown")
+    with _paged(no_pager):
+        _render().summaries(tools, markdown=format_ == "markdown")

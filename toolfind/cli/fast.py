@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from itertools import chain, islice
 
 from toolfind.store import segment
 
@@ -27,6 +28,9 @@ def run(argv: Sequence[str]) -> int | None:
     args = parse(argv)
     if args is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
         return None
+    if args.command == "categories" and "--json" not in args.flags and not args.catalogs:
+        if not os.environ.get("TOOLFIND_CATALOGS"):
+            return None  # maybe the shipped demo catalogs, which the Typer command points out
     segment_only = "--json" in args.flags and args.flags <= _SEGMENT_FLAGS and not args.values
     if args.command in _SEGMENT_COMMANDS and segment_only:
         # search/show --json without filters or explanations: from the segment alone.
@@ -36,11 +40,12 @@ def run(argv: Sequence[str]) -> int | None:
 
 class Grammar:
     """What the fast path accepts of one command: its flags, its options taking a value
-    (repeatable or not), whether it takes one NAME/QUERY argument, and its ``-k`` default
-    (None: no ``-k``). Every command takes ``-c/--catalog PATH`` (repeatable). The Typer
-    command reads all of it alike (tests/test_fast.py checks each option)."""
+    (repeatable or not), whether it takes one NAME/QUERY argument (``joins``: of several
+    words, joined by spaces), and its ``-k`` default (None: no ``-k``; 0: ``-k``, no limit by
+    default). Every command takes ``-c/--catalog PATH`` (repeatable). The Typer command reads
+    all of it alike (tests/test_fast.py checks each option)."""
 
-    __slots__ = ("flags", "limit", "takes_name", "valued")
+    __slots__ = ("flags", "formats", "joins", "limit", "takes_name", "valued")
 
     def __init__(
         self,
@@ -48,29 +53,44 @@ class Grammar:
         valued: dict[str, bool],
         takes_name: bool,
         limit: int | None = None,
+        *,
+        joins: bool = False,
+        formats: frozenset[str] = frozenset(),
     ) -> None:
         self.flags = flags
         self.valued = valued
         self.takes_name = takes_name
         self.limit = limit
+        self.joins = joins
+        #: The ``--format`` choices, when it takes ``--format``.
+        self.formats = formats
 
+
+#: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
+SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp", "gemini"})
+#: ``list``/``search`` ``--format`` choices (cli.common.RecordFormatOpt).
+RECORD_FORMATS = frozenset({"table", "jsonl", "csv", "tsv"})
 
 #: The commands the fast path answers, and what it reads of them.
 GRAMMAR: dict[str, Grammar] = {
     "list": Grammar(
-        frozenset({"--json", "--deferred", "--no-deferred"}),
-        {"--namespace": False, "--tag": True},
+        frozenset({"--json", "--deferred", "--no-deferred", "--no-pager"}),
+        {"--namespace": False, "--tag": True, "--format": False},
         False,
+        0,
+        formats=RECORD_FORMATS,
     ),
-    "categories": Grammar(frozenset({"--json"}), {}, False),
-    "summaries": Grammar(frozenset({"--json", "--all", "--deferred"}), {}, False),
-    "similar": Grammar(frozenset({"--json"}), {}, True, 5),
-    "show": Grammar(frozenset({"--json"}), {"--format": False}, True),
+    "categories": Grammar(frozenset({"--json", "--no-pager"}), {}, False),
+    "summaries": Grammar(frozenset({"--json", "--all", "--deferred", "--no-pager"}), {}, False),
+    "similar": Grammar(frozenset({"--json", "--no-pager"}), {}, True, 5),
+    "show": Grammar(frozenset({"--json"}), {"--format": False}, True, formats=SHOW_FORMATS),
     "search": Grammar(
-        frozenset({"--json", "--schema", "--explain"}),
-        {"--namespace": False, "--tag": True, "--min-score": False},
+        frozenset({"--json", "--schema", "--explain", "--no-pager"}),
+        {"--namespace": False, "--tag": True, "--min-score": False, "--format": False},
         True,
         10,
+        joins=True,
+        formats=RECORD_FORMATS,
     ),
 }
 
@@ -81,8 +101,6 @@ LIMIT_OPTIONS = ("-k", "--limit")
 #: second; either way, leave it to Typer.
 _EXCLUSIVE = (frozenset({"--all", "--deferred"}), frozenset({"--deferred", "--no-deferred"}))
 
-#: ``show --format`` choices, as the Typer command spells them (cli.browse.ShowFormat).
-SHOW_FORMATS = frozenset({"native", "openai", "anthropic", "mcp"})
 
 #: The commands a warm ``--json`` reads from the segment, without loading the index, when
 #: they have no other flags than these and no other options than ``-c`` and ``-k``.
@@ -138,10 +156,11 @@ def parse(argv: Sequence[str]) -> Args | None:
         else:
             positional.append(arg)
         i += 1
-    if any(pair <= args.flags for pair in _EXCLUSIVE) or len(positional) != grammar.takes_name:
+    if any(pair <= args.flags for pair in _EXCLUSIVE) or bool(positional) != grammar.takes_name:
         return None
-    if grammar.takes_name:
-        args.name = positional[0]
+    if len(positional) > 1 and not grammar.joins:
+        return None
+    args.name = " ".join(positional)
     return args if _plain(args, grammar) else None
 
 
@@ -154,7 +173,12 @@ def _plain(args: Args, grammar: Grammar) -> bool:
     score = args.values.get("--min-score", ["0"])[0].removeprefix("-")
     if not (score.isascii() and score.replace(".", "", 1).isdigit()):
         return False
-    return args.values.get("--format", ["native"])[0] in SHOW_FORMATS
+    chosen = args.values.get("--format")
+    if chosen is None:
+        return True
+    # --json with another --format is Typer's usage error to report.
+    together = "table" in grammar.formats and "--json" in args.flags and chosen[0] != "table"
+    return chosen[0] in grammar.formats and not together
 
 
 def _is_count(text: str) -> bool:
@@ -168,6 +192,8 @@ def _run_on_segment(args: Args) -> int | None:
     if seg is None:
         return None
     try:
+        if not seg.tool_count:
+            return None  # nothing loaded: an error, which the Typer path reports
         if args.command == "search":
             out = _search(seg, args.name, args.limit, "--schema" in args.flags)
         else:
@@ -193,8 +219,8 @@ def _run_on_index(args: Args) -> int | None:
     from toolfind.store import cache
 
     loaded = cache.load_recorded(segment.run_key(tuple(args.catalogs)))
-    if loaded is None:
-        return None
+    if loaded is None or not len(loaded.index.tools):
+        return None  # not warm, or nothing loaded (an error the Typer path reports)
     try:
         items, hint = _answer(loaded.index, args)
     except ToolfindError:
@@ -211,19 +237,27 @@ def _run_on_index(args: Args) -> int | None:
 def _answer(index: Any, args: Args) -> tuple[Any, str]:
     """What the command prints, and its stderr hint. Raises ToolfindError as the index does."""
     command, flags = args.command, args.flags
-    if command == "list" or (command == "summaries" and "--all" in flags):
-        from toolfind.store.columns import decode_for_printing  # (columns is loaded with the index)
-
-        decode_for_printing(index.tools)  # they print every tool
     if command == "list":
         deferred = {"--deferred": True, "--no-deferred": False}
         wanted = next((deferred[f] for f in deferred if f in flags), None)
         namespace = args.values.get("--namespace", [None])[0]
-        return index.listed(namespace, args.values.get("--tag", ()), wanted), ""
+        tags = args.values.get("--tag", ())
+        hint = filter_warning(index, namespace, tags)
+        if "--json" in flags:  # printed as read, as the Typer command does
+            return islice(index.stream(namespace, tags, wanted), args.limit or None), hint
+        rows = index.listed(namespace, tags, wanted)
+        return rows[: args.limit or None], hint
     if command == "categories":
         return index.categories(), ""
-    if command == "summaries":
-        return index.summaries(deferred=None if "--all" in flags else True), ""
+    if command == "summaries":  # printed as read, as the Typer command does
+        every = "--all" in flags
+        tools = index.stream(deferred=None if every else True)
+        first = next(tools, None)
+        if first is not None:
+            return chain((first,), tools), ""
+        from toolfind.output.render import summaries_hint
+
+        return (), summaries_hint((), every)
     if command == "similar":
         return index.similar(args.name, args.limit), ""
     if command == "show":
@@ -232,36 +266,78 @@ def _answer(index: Any, args: Args) -> tuple[Any, str]:
         tool = index.resolve(args.name)
         return (tool, tool_to_format(tool, args.values.get("--format", ["native"])[0])), ""
     score = args.values.get("--min-score")
+    namespace = args.values.get("--namespace", [None])[0]
+    search_tags = tuple(args.values.get("--tag", ()))
     result = index.search(
         args.name,
         args.limit,
-        namespace=args.values.get("--namespace", [None])[0],
-        tags=tuple(args.values.get("--tag", ())),
+        namespace=namespace,
+        tags=search_tags,
         min_score=None if score is None else float(score[0]),
         explain="--explain" in flags,
     )
-    return result, segment.unmatched_hint(list(result.unmatched_terms))
+    hints = (
+        filter_warning(index, namespace, search_tags),
+        segment.unmatched_hint(list(result.unmatched_terms)),
+    )
+    return result, "\n".join(filter(None, hints))
+
+
+def filter_warning(index: Any, namespace: str | None, tags: Sequence[str]) -> str:
+    """The stderr line for a ``--namespace`` or ``--tag`` no tool has ("" if none): such a
+    filter is not an error (exit 0, no rows), but a typo should not look like "no match"."""
+    if namespace is None and not tags:
+        return ""
+    unknown = index.unknown_filters(namespace, tags)
+    return f"Warning: {unknown}" if unknown else ""
 
 
 def _print(args: Args, items: Any) -> None:
-    """Print ``items`` as the Typer command does: its ``--json`` document, or for a human."""
+    """Print ``items`` as the Typer command does: its ``--json`` document, records one a
+    line (``--format jsonl|csv|tsv``), or for a human (through the pager on a terminal)."""
     command = args.command
-    if "--json" not in args.flags:
-        from toolfind.output import render
+    chosen = args.values.get("--format", ["table"])[0] if command != "show" else "table"
+    if chosen != "table":
+        from toolfind.output import wire
 
         if command == "search":
-            render.search(items, explain="--explain" in args.flags)
-        elif command == "show":
-            render.tool(*items)
-        elif command == "similar":
-            render.similar(args.name, items)
-        elif command == "list":
-            render.tools(items)
-        elif command == "categories":
-            render.categories(items)
+            records = wire.hit_records(items, include_schema="--schema" in args.flags)
         else:
-            render.summaries(items)
+            records = [wire.tool_row(t) for t in items]
+        sys.stdout.write(wire.records_text(records, chosen))
         return
+    if "--json" not in args.flags:
+        if sys.stdout.isatty() and command != "show":
+            from toolfind.cli.pager import paged
+
+            with paged("--no-pager" not in args.flags):
+                _print_for_a_person(args, items)
+        else:
+            _print_for_a_person(args, items)
+        return
+    _print_json(args, items)
+
+
+def _print_for_a_person(args: Args, items: Any) -> None:
+    from toolfind.output import render
+
+    command = args.command
+    if command == "search":
+        render.search(items, explain="--explain" in args.flags)
+    elif command == "show":
+        render.tool(*items)
+    elif command == "similar":
+        render.similar(args.name, items)
+    elif command == "list":
+        render.tools(items)
+    elif command == "categories":
+        render.categories(items)
+    else:
+        render.summaries(items)
+
+
+def _print_json(args: Args, items: Any) -> None:
+    command = args.command
     from toolfind.output import wire
 
     document: Any
@@ -273,7 +349,10 @@ def _print(args: Args, items: Any) -> None:
         document = wire.categories_record(items)
     else:
         record = {"list": wire.tool_row, "summaries": wire.summary_record}
-        document = [record.get(command, wire.similar_record)(item) for item in items]
+        for piece in wire.dumps_array(map(record.get(command, wire.similar_record), items)):
+            sys.stdout.write(piece)
+        sys.stdout.write("\n")
+        return
     sys.stdout.write(wire.dumps(document) + "\n")
 
 
@@ -282,7 +361,7 @@ def _open_segment(catalogs: tuple[str, ...]) -> segment.Segment | None:
     key = segment.recorded_key(root, segment.run_key(catalogs))
     if key is None:
         return None
-    path = os.path.join(root, key + ".pickle")
+    path = segment.index_file(root, key)
     try:
         # Unbuffered: the reads are small and scattered, a buffer would read 8 KiB for each.
         fh = open(path, "rb", buffering=0)  # noqa: SIM115 - closed by run()

@@ -14,13 +14,15 @@ from toolfind.cli.common import (
     NoCacheOpt,
     WeightOpt,
     _emit,
+    _fail,
+    _nothing_loaded,
     _open,
     _render,
     _warn,
     app,
     reports_errors,
 )
-from toolfind.errors import ConfigError
+from toolfind.errors import UsageError
 
 # -- validate ------------------------------------------------------------------------------------
 
@@ -37,31 +39,49 @@ def validate(
         str | None,
         typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
     ] = None,
+    ignore: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore",
+            help="Leave out the warnings of this rule, e.g. param-description (repeatable).",
+            metavar="RULE",
+        ),
+    ] = None,
+    catalog: CatalogOpt = None,
     json_: JsonOpt = False,
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
-    Example: toolfind validate catalogs/ --strict
+    Example: toolfind validate catalogs/ --strict --ignore param-description
     """
-    from toolfind import catalog
+    from toolfind import catalog as catalogs
+    from toolfind.catalog.linter import unknown_rules
     from toolfind.config import for_run
     from toolfind.output import wire
 
-    run = for_run(paths or ())
-    result = catalog.load(run.paths, max_bytes=run.max_file_size)
-    found = list(result.findings) + catalog.lint(result)
-    if queries is not None:
+    problem = unknown_rules(ignore or ())
+    if problem:
+        _fail(f"--ignore: {problem}", 2)
+    given = [*(paths or ()), *(catalog or ())]
+    run = for_run(given)
+    result = catalogs.load(run.paths, max_bytes=run.max_file_size)
+    found = list(result.findings) + catalogs.lint(result)
+    if queries is not None and result.tools:
         from toolfind.eval.evaluate import findability_findings
         from toolfind.eval.queries import load_queries
         from toolfind.store.index import SearchIndex
 
         index = SearchIndex.build(result.tools, run.params)
         found += findability_findings(index, load_queries(Path(queries)), file=queries)
+    ignored = {*run.config.ignore_rules, *(ignore or ())}
+    found = [f for f in found if f.rule not in ignored]
     if json_:
         _emit(wire.findings_records(found))
     else:
         _render().findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
+    if not result.tools:
+        _nothing_loaded(given)
     if errors or (strict and found):
         raise typer.Exit(1)
 
@@ -93,14 +113,14 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
         params = replace(params, weights=parse_weight_options(weight, params.weights))
     if k1 is not None:
         if k1 < 0:
-            raise ConfigError(f"--k1 {k1!r}: k1 must be >= 0")
+            raise UsageError(f"--k1 {k1!r}: k1 must be >= 0")
         params = replace(params, k1=k1)
     for option in b or ():
         key, sep, value = option.partition("=")
         try:
             params = with_b(params, {key.strip(): float(value)} if sep else float(option))
         except ValueError:
-            raise ConfigError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+            raise UsageError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
     return params
 
 
@@ -118,8 +138,9 @@ def eval_(
         list[str] | None,
         typer.Option(
             "--fail-under",
-            help="Exit 1 when a metric is lower, e.g. ndcg@10=0.8 (repeatable).",
-            metavar="METRIC=X",
+            help="Exit 1 when a metric is lower, in percent as printed, e.g. ndcg@10=80"
+            " (a value up to 1 is a fraction; repeatable).",
+            metavar="METRIC=PCT",
         ),
     ] = None,
     worst: Annotated[
@@ -134,7 +155,7 @@ def eval_(
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
-    Example: toolfind eval queries.yaml --fail-under ndcg@10=0.8
+    Example: toolfind eval queries.yaml --fail-under ndcg@10=80
     """
     from toolfind.eval import evaluate
     from toolfind.output import wire
@@ -211,7 +232,9 @@ def tune(
     if write:
         import os
 
-        target = config_path(os.environ, Path.cwd()) or Path(CONFIG_NAME)
+        from toolfind.userfiles import working_dir
+
+        target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
         backup = write_params(target, report.params)
         _warn(
             f"Wrote the chosen settings to {target}"

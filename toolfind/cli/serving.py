@@ -15,6 +15,7 @@ from toolfind.cli.common import (
     WeightOpt,
     _emit,
     _render,
+    _shipped_note,
     _warn,
     app,
     reports_errors,
@@ -86,6 +87,46 @@ def serve_mcp(
         str,
         typer.Option("--log-level", help="debug, info, warning, error or critical (on stderr)."),
     ] = "warning",
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="With --http: also accept this Host header, NAME or NAME:PORT (repeatable).",
+            metavar="HOST",
+        ),
+    ] = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-origin",
+            help="With --http: also accept this Origin, scheme://host[:port] (repeatable).",
+            metavar="ORIGIN",
+        ),
+    ] = None,
+    no_validate_arguments: Annotated[
+        bool,
+        typer.Option(
+            "--no-validate-arguments",
+            help="Forward calls without checking their arguments against the tool's input schema.",
+        ),
+    ] = False,
+    retry_initial: Annotated[
+        float,
+        typer.Option(
+            "--retry-initial", help="Seconds before retrying a failed backend (doubling)."
+        ),
+    ] = 1.0,
+    retry_max: Annotated[
+        float, typer.Option("--retry-max", help="Longest wait between a backend's retries.")
+    ] = 60.0,
+    max_result_size: Annotated[
+        str,
+        typer.Option(
+            "--max-result-size",
+            help="Largest backend tool result relayed (e.g. 10MiB).",
+            metavar="SIZE",
+        ),
+    ] = "10MiB",
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
 ) -> None:
@@ -93,13 +134,24 @@ def serve_mcp(
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
-    from toolfind.config import for_run
+    from toolfind.config import for_run, packaged_catalogs
     from toolfind.serve import ServeOptions, parse_http_address, run
+    from toolfind.serve.options import allowed_from_config
 
     settings = for_run(catalog or (), weight or ())
     config = settings.config
+    hosts, origins = allowed_from_config(
+        config.serve,
+        str(config.path) if config.path else None,
+        allowed_host or (),
+        allowed_origin or (),
+    )
+    backends = tuple(Path(s) for s in servers or ()) or config.servers
+    catalogs = settings.paths
+    if backends and catalogs == (packaged_catalogs(),):
+        catalogs = ()  # backends and no catalogs of the user's: not the shipped demo ones
     options = ServeOptions(
-        catalogs=settings.paths,
+        catalogs=catalogs,
         exposure=exposure,
         meta_prefix=meta_prefix,
         http=parse_http_address(http) if http else None,
@@ -108,14 +160,30 @@ def serve_mcp(
         params=settings.params,
         filters=config.filters,
         max_file_size=config.max_file_size,
-        servers=tuple(Path(s) for s in servers or ()) or config.servers,
+        servers=backends,
         separator=separator,
         call_timeout=call_timeout,
         poll_interval=poll_interval,
         watch=not no_watch,
         use_cache=not no_cache,
+        allowed_hosts=hosts,
+        allowed_origins=origins,
+        validate_arguments=not no_validate_arguments,
+        retry_initial=retry_initial,
+        retry_max=retry_max,
+        max_result_size=_size_option("--max-result-size", max_result_size),
     )
     run(options)
+
+
+def _size_option(option: str, text: str) -> int:
+    from toolfind.config import parse_size
+    from toolfind.errors import ConfigError, UsageError
+
+    try:
+        return parse_size(text)
+    except ConfigError:
+        raise UsageError(f"{option} {text!r}: give a size such as 10MiB") from None
 
 
 # -- catalog pull --------------------------------------------------------------------------------
@@ -181,7 +249,7 @@ def _store() -> Any:
 
 @cache_app.command("path")
 @reports_errors
-def cache_path() -> None:
+def cache_path(json_: JsonOpt = False) -> None:
     """Print the cache directory.
 
     Example: toolfind cache path
@@ -190,7 +258,13 @@ def cache_path() -> None:
 
     from toolfind.store.segment import default_cache_dir
 
-    typer.echo(str(Path(default_cache_dir(os.environ))))
+    path = str(Path(default_cache_dir(os.environ)))
+    if json_:
+        from toolfind.output import wire
+
+        _emit(wire.cache_path_record(path))
+    else:
+        typer.echo(path)
 
 
 @cache_app.command("info")
@@ -203,19 +277,27 @@ def cache_info(json_: JsonOpt = False) -> None:
     from toolfind.output import wire
 
     store = _store()
-    info = wire.cache_info_record(str(store.root), store.root.is_dir(), store.own_files())
+    found = (str(store.root), store.root.is_dir(), store.own_files())
     if json_:
-        _emit(info)
+        _emit(wire.cache_info_record(*found))
     else:
-        _render().mapping("toolfind cache", info)
+        note = _shipped_note(None)
+        if note:
+            _warn(note)
+        _render().cache_info(*found)
 
 
 @cache_app.command("clear")
 @reports_errors
-def cache_clear() -> None:
+def cache_clear(json_: JsonOpt = False) -> None:
     """Delete toolfind's cached indexes (nothing else in the directory is touched).
 
     Example: toolfind cache clear
     """
     removed = _store().clear()
-    typer.echo(f"Removed {removed} cache files.", err=True)
+    if json_:
+        from toolfind.output import wire
+
+        _emit(wire.cache_clear_record(removed))
+    else:
+        typer.echo(f"Removed {removed} cache files.", err=True)

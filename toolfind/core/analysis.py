@@ -4,7 +4,8 @@ One analyser serves documents and queries alike:
 
 1. Unicode NFKC (full-width letters, ligatures and superscripts become plain characters).
 2. Anything that is not a letter, digit or combining mark separates words, except the
-   identifier connectors ``_ - . / :`` inside a word.
+   identifier connectors ``_ - . / :`` inside a word and the invisible format characters
+   (zero-width space and joiners, soft hyphen, bidi controls), which are dropped.
 3. A word is an identifier: it is split at its connectors, at camelCase boundaries
    (``getURLs`` -> get, urls; ``HTTPServer`` -> http, server; ASCII capitals only), and at
    letter/digit and CJK/non-CJK boundaries.
@@ -74,7 +75,7 @@ def _stem(word: str) -> str:
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 
 SETTINGS: str = (
-    "toolfind-analysis/2 nfkc casefold split=_-./:,camel,digit,cjk compound=_ "
+    "toolfind-analysis/3 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
     f"stem=snowball-english/pystemmer-{Stemmer.version()} once cjk=bigram "
     f"stop={','.join(sorted(STOP_WORDS))}"
 )
@@ -89,8 +90,11 @@ class _CharTable(dict[int, int | str]):
 
     def __missing__(self, cp: int) -> int | str:
         char = chr(cp)
-        keep = char.isalnum() or unicodedata.category(char)[0] == "M"
-        value: int | str = cp if keep else " "
+        category = unicodedata.category(char)
+        keep = char.isalnum() or category[0] == "M"
+        # Format characters (zero-width space and joiners, soft hyphen, bidi controls) are
+        # invisible: dropped, so that one inside a word does not split it.
+        value: int | str = cp if keep else "" if category == "Cf" else " "
         self[cp] = value
         return value
 
@@ -123,8 +127,9 @@ def _spans_mixed(text: str) -> list[str]:
     data = text.encode("utf-8", "surrogatepass").translate(_BYTE_TABLE)
     text = data.decode("utf-8", "surrogatepass")
     for char in set(text).difference(_ASCII_CHARS):
-        if _TABLE[ord(char)] == " ":
-            text = text.replace(char, " ")
+        value = _TABLE[ord(char)]
+        if value == " " or value == "":
+            text = text.replace(char, value)
     return text.split()
 
 
@@ -457,6 +462,35 @@ def name_key(text: str) -> str:
     return "".join(c for c in folded if c.isalnum())
 
 
+def close_names(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` of ``candidates`` within a few edits of ``word`` (case folded), closest
+    first: the "did you mean" of a mistyped filter. (difflib would import re and enum on a
+    path that is otherwise a warm, fast one.)"""
+    wanted = word.casefold()
+    limit = max(1, len(wanted) // 3)
+    scored = []
+    for candidate in candidates:
+        folded = candidate.casefold()
+        if abs(len(folded) - len(wanted)) > limit:
+            continue
+        distance = _edits(wanted, folded)
+        if distance <= limit:
+            scored.append((distance, candidate))
+    scored.sort()
+    return [candidate for _, candidate in scored[:n]]
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance (insertions, deletions, substitutions)."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
 #: Separators of a qualified name ``namespace<sep>tool``.
 QUALIFIERS: tuple[str, ...] = ("/", ":", "__", ".")
 
@@ -472,7 +506,11 @@ def lookup_name(
     1. tools whose name is exactly ``text``;
     2. tools whose name or an alias has the same :func:`name_key`;
     3. qualified forms ``ns/tool``, ``ns:tool``, ``ns__tool``, ``ns.tool``: the part after the
-       separator matches rule 2 and the part before it has the key of the tool's namespace.
+       separator matches rule 2 and the part before it has the key of the tool's namespace;
+       of those, the tools whose name is exactly the part after the separator, if any.
+
+    So two tools of one namespace whose names share a key (``read_file``, ``Read-File``) are
+    each reachable by their exact spelling, bare or qualified (``ns/read_file``).
 
     ``ids_for(key)`` gives the ids of the tools with that name key (names and aliases);
     ``name_of(i)`` and ``namespace_key_of(i)`` tool i's name and namespace key (asked of
@@ -488,12 +526,18 @@ def lookup_name(
     if candidates:
         return candidates
     found: set[int] = set()
+    spelled: set[int] = set()  # ... whose name is exactly the text after the separator
     for sep in QUALIFIERS:  # every (namespace, tool) reading of ``text``
         start = text.find(sep)
         while start > 0:
             ns_key = name_key(text[:start])
-            tool_key = name_key(text[start + len(sep) :])
+            tool_text = text[start + len(sep) :]
+            tool_key = name_key(tool_text)
             if ns_key and tool_key:
-                found.update(i for i in ids_for(tool_key) if namespace_key_of(i) == ns_key)
+                for i in ids_for(tool_key):
+                    if namespace_key_of(i) == ns_key:
+                        found.add(i)
+                        if name_of(i) == tool_text:
+                            spelled.add(i)
             start = text.find(sep, start + 1)
-    return sorted(found)
+    return sorted(spelled or found)

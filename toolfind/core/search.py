@@ -75,7 +75,7 @@ def run(
 
     The tools the query names come first (by ``source.exact_key``), then the ranked ones by
     (-score, ``source.tie_key``). ``keep`` (a filter on tool ids) applies to both kinds of
-    hit; ``min_score`` drops ranked hits scoring less. When no query term occurs in any tool
+    hit; ``min_score`` drops hits scoring less, exact ones too. When no query term occurs in any tool
     there are no hits at all.
     """
     pairs = query_terms(query)
@@ -88,7 +88,9 @@ def run(
     exact.sort(key=source.exact_key)
     del exact[limit:]
     named = [(d, score_of(d, terms)) for d in exact]
-    ranked = rank(source, terms, limit - len(exact), keep=keep, min_score=min_score, skip=exact)
+    if min_score is not None:
+        named = [(d, s) for d, s in named if s >= min_score]
+    ranked = rank(source, terms, limit - len(named), keep=keep, min_score=min_score, skip=exact)
     return matched, unmatched, named, ranked
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import astuple, dataclass, replace
 from typing import Literal, Protocol
 
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
 from toolfind.models import FIELDS, Finding, ScoringParams, SearchResult, Similar, Tool
 
@@ -142,7 +142,7 @@ def metric_name(text: str) -> str:
     """The canonical name of a metric (``r@5`` = ``recall@5``). Raises ``ConfigError``."""
     key = text.strip().casefold()
     if key not in _ALIASES:
-        raise ConfigError(f"unknown metric {text!r}; use one of {', '.join(METRICS)}")
+        raise UsageError(f"unknown metric {text!r}; use one of {', '.join(METRICS)}")
     return _ALIASES[key]
 
 
@@ -157,28 +157,33 @@ class Threshold:
     minimum: float
 
     def __str__(self) -> str:
-        return f"{self.metric}={self.minimum:g}"
+        return f"{self.metric}={100 * self.minimum:g}%"
 
 
 def parse_threshold(text: str) -> Threshold:
-    """Parse ``ndcg@10=0.8`` (the value in 0..1). Raises ``ConfigError`` with the expected form."""
+    """Parse ``ndcg@10=80`` or ``ndcg@10=80%``: a percentage, the unit ``eval`` prints. A
+    number up to 1 is read as a fraction (``ndcg@10=0.8`` is 80%, as before percentages).
+    Raises ``ConfigError`` with the expected form."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip() or not value.strip():
-        raise ConfigError(f"--fail-under {text!r}: expected METRIC=VALUE, e.g. ndcg@10=0.8")
+        raise UsageError(f"--fail-under {text!r}: expected METRIC=PERCENT, e.g. ndcg@10=80")
     metric = metric_name(name)
+    number = value.strip().removesuffix("%")
     try:
-        minimum = float(value)
+        minimum = float(number)
     except ValueError:
-        raise ConfigError(f"--fail-under {text!r}: {value.strip()!r} is not a number") from None
-    if not 0.0 <= minimum <= 1.0 or math.isnan(minimum):
-        raise ConfigError(f"--fail-under {text!r}: the value must be between 0 and 1")
+        raise UsageError(f"--fail-under {text!r}: {value.strip()!r} is not a number") from None
+    if not 0.0 <= minimum <= 100.0 or math.isnan(minimum):
+        raise UsageError(f"--fail-under {text!r}: the value must be a percentage, 0 to 100")
+    if minimum > 1.0 or value.strip().endswith("%"):
+        minimum /= 100.0
     return Threshold(metric, minimum)
 
 
 def check_thresholds(metrics: Metrics, thresholds: Sequence[Threshold]) -> list[str]:
-    """One line per threshold the metrics fall short of (empty when all pass)."""
+    """One line per threshold the metrics fall short of (empty when all pass), in percent."""
     return [
-        f"{t.metric} is {metrics.get(t.metric):.4f}, below the required {t.minimum:g}"
+        f"{t.metric} is {100 * metrics.get(t.metric):.2f}%, below the required {100 * t.minimum:g}%"
         for t in thresholds
         if metrics.get(t.metric) < t.minimum
     ]
@@ -342,7 +347,7 @@ def split_queries(
         holdout = 0.3
     if holdout is not None:
         if not 0.0 < holdout < 1.0:
-            raise ConfigError(f"--holdout {holdout:g}: use a fraction between 0 and 1, e.g. 0.3")
+            raise UsageError(f"--holdout {holdout:g}: use a fraction between 0 and 1, e.g. 0.3")
         order = list(range(len(queries)))
         random.Random(seed).shuffle(order)
         n_held = min(max(round(len(queries) * holdout), 1), len(queries) - 1)
@@ -355,7 +360,7 @@ def split_queries(
     train = [q for q in queries if q.split == name]
     if not train:
         splits = sorted({q.split for q in queries if q.split})
-        raise ConfigError(
+        raise UsageError(
             f"no query is in split {name!r} (splits: {', '.join(splits)}); "
             "name the training split or use a random holdout, e.g. --holdout 0.3"
         )
@@ -616,5 +621,6 @@ def findability_findings(
     for issue in findability(index, judged, min_similarity=min_similarity):
         source = issue.tools[0].source
         where = (source.file, source.line, source.pointer) if source else (file, None, "")
-        out.append(Finding(*where, "warning", f"{issue.message}: {issue.suggestion}"))
+        message = f"{issue.message}: {issue.suggestion}"
+        out.append(Finding(*where, "warning", message, f"findability-{issue.kind}"))
     return out

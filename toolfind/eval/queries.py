@@ -74,22 +74,19 @@ def load_queries(path: Path | str, *, max_bytes: int = MAX_BYTES) -> list[Labell
 
     Raises ``ToolfindError`` for a missing, unreadable, oversized or malformed file or entry.
     """
+    from toolfind.userfiles import FileProblem, read_capped
+
     p = Path(path)
     name = str(path)
     try:
-        size = p.stat().st_size
-        if size > max_bytes:
-            raise ToolfindError(
-                f"file is {size} bytes, over the {max_bytes}-byte limit for queries files",
-                file=name,
-            )
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise ToolfindError("no such queries file", file=name) from None
-    except IsADirectoryError:
-        raise ToolfindError("is a directory; give a queries file", file=name) from None
-    except OSError as exc:
-        raise ToolfindError(f"cannot read: {exc.strerror or exc}", file=name) from None
+        data = read_capped(p, max_bytes)
+    except FileProblem as exc:
+        message = exc.message
+        if exc.too_big:
+            message += " for queries files"
+        elif exc.missing:
+            message = "no such queries file"
+        raise ToolfindError(message, file=name) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

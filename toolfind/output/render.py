@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 
 from toolfind.output import wire
 from toolfind.output.wire import clean_text, dumps
@@ -88,7 +89,8 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
                 ", ".join(hit.tool.all_tags),
             ]
         )
-    out.table(("#", "tool", "score", "description", "tags"), rows)
+    # The name is never cut: tags, then the score, give way first on a narrow terminal.
+    out.table(("#", "tool", "score", "description", "tags"), rows, key=1, drop=(4, 2))
     if not explain:
         return
     for hit in result.hits:
@@ -105,7 +107,8 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
             for c in hit.explanation
         ]
         headers = ("term", "field", "tf", "idf", "length norm", "weight", "score")
-        out.table(headers, rows, title=f"{hit.tool.qualified_name}: {hit.score:.4f}")
+        title = f"{hit.tool.qualified_name}: {hit.score:.4f}"
+        out.table(headers, rows, title=title, key=0, drop=(4, 3, 2, 5))
 
 
 def tools(rows: Sequence[Tool]) -> None:
@@ -125,6 +128,8 @@ def tools(rows: Sequence[Tool]) -> None:
             ]
             for tool in rows
         ],
+        key=0,
+        drop=(3, 4, 1),
     )
 
 
@@ -153,15 +158,28 @@ def similar(name: str, items: Sequence[Similar]) -> None:
         ]
         for item in items
     ]
-    out.table(("tool", "score", "shared terms", "description"), rows, title=f"Similar to {name}")
+    headers = ("tool", "score", "shared terms", "description")
+    out.table(headers, rows, title=f"Similar to {name}", key=0, drop=(2, 1))
 
 
-def summaries(tools: Sequence[Tool], *, markdown: bool = False) -> None:
-    """One line per tool, ``name: summary`` (``- **name**: summary`` in Markdown), never Rich."""
-    if tools:  # one write, not one a tool
-        pattern = "- **{}**: {}" if markdown else "{}: {}"
-        lines = (pattern.format(t.name, clean_text(t.summary)) for t in tools)
-        sys.stdout.write("\n".join(lines) + "\n")
+def summaries(tools: Iterable[Tool], *, markdown: bool = False) -> None:
+    """One line per tool, ``namespace/name: summary`` (``- **namespace/name**: summary`` in
+    Markdown), never Rich: the qualified name tells two tools of one name apart. Written as
+    the tools come, a few hundred lines a write."""
+    from toolfind.output.tool_formats import summaries_text
+
+    tools = iter(tools)
+    while batch := list(islice(tools, 512)):
+        sys.stdout.write(summaries_text(batch, markdown=markdown))
+
+
+def summaries_hint(tools: Sequence[Tool], every: bool) -> str:
+    """The stderr line for ``summaries`` when it prints nothing ("" when it prints some)."""
+    if tools:
+        return ""
+    if every:
+        return "No enabled tools."
+    return "No deferred tools (none has defer: true); --all lists every enabled tool."
 
 
 def categories(items: Sequence[Category]) -> None:
@@ -169,29 +187,72 @@ def categories(items: Sequence[Category]) -> None:
     out.table(
         ("namespace", "tools", "deferred", "top tags"),
         [[c.name, str(c.tool_count), str(c.deferred_count), ", ".join(c.tags)] for c in items],
+        key=0,
+        drop=(3, 2),
     )
     out.line(f"{len(items)} namespaces, {sum(c.tool_count for c in items)} tools")
 
 
 def findings(items: Sequence[Finding], files: int, tools: int) -> None:
+    """One line a finding as compilers write them, ``file:line: severity: path: message
+    [rule]`` (the file relative to the working directory when it is under it), then counts."""
+    from toolfind.userfiles import working_dir
+
     out = _out()
+    cwd = working_dir()  # None when it was deleted: paths are then shown as given
     for f in items:
         style = "red" if f.severity == "error" else "yellow"
-        out.line([Styled(f.severity, style), " ", str(f)])
+        where = _relative(f.file, cwd) + (f":{f.line}" if f.line else "")
+        what = f"{f.path}: {f.message}" if f.path else f.message
+        out.line([where, ": ", Styled(f.severity, style), f": {what} [{f.rule}]"])
     errors = sum(1 for f in items if f.severity == "error")
     warnings = len(items) - errors
-    out.line(f"{files} files, {tools} tools: {errors} errors, {warnings} warnings")
+    out.line(
+        f"{_count(files, 'file')}, {_count(tools, 'tool')}: "
+        f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
+    )
 
 
-def mapping(title: str, data: dict[str, Any]) -> None:
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _relative(file: str, cwd: str | None) -> str:
+    """``file`` relative to ``cwd`` when it is under it, else as given."""
+    if cwd is None or not os.path.isabs(file):
+        return file
+    try:
+        relative = os.path.relpath(file, cwd)
+    except ValueError:  # another drive
+        return file
+    return file if relative.startswith(os.pardir) else relative
+
+
+def cache_info(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> None:
+    """``cache info`` for a person: what ``wire.cache_info_record`` holds, sizes in KiB/MiB."""
     rows: list[list[Cell]] = [
-        [key, str(value)] for key, value in data.items() if not isinstance(value, list | dict)
+        ["path", path],
+        ["exists", str(exists)],
+        ["indexes", str(sum(1 for name, _ in files if name.endswith(".pickle")))],
+        ["size", human_size(sum(size for _, size in files))],
     ]
-    _out().table((), rows, title=title, show_header=False)
+    _out().table((), rows, title="toolfind cache", show_header=False)
+
+
+def human_size(n: int) -> str:
+    """``n`` bytes in binary units: ``512 B``, ``1.5 KiB``, ``2.4 MiB``, ``1.1 GiB``."""
+    if n < 1024:
+        return f"{n} B"
+    value = float(n)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            break
+    return f"{value:.1f} {unit}"
 
 
 def spinner(message: str) -> Any:
-    """A spinner on stderr, started; the caller stops it."""
+    """A spinner on stderr, started; ``update(text)`` changes its message; the caller stops it."""
     from rich.console import Console
 
     status = Console(stderr=True).status(message)
@@ -206,6 +267,9 @@ def _pct(value: float) -> str:
 def _metrics_row(label: str, m: Any) -> list[Cell]:
     return [label, str(m.count), *(_pct(v) for v in m.values())]
 
+
+#: How many of the tools no query retrieves ``eval`` names in its table output.
+_UNRETRIEVED_SHOWN = 20
 
 _METRIC_HEADERS = ("queries", "MRR@10", "R@1", "R@5", "R@10", "NDCG@10")
 
@@ -225,8 +289,13 @@ def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
             worst.append([o.query.query, _pct(o.metrics["ndcg@10"]), ranks])
         out.table(("query", "NDCG@10", "relevant tool: rank"), worst, title="Worst queries")
     if report.unretrieved:
-        names = ", ".join(t.qualified_name for t in report.unretrieved)
-        out.line(f"{len(report.unretrieved)} tools no query retrieves in its top 10: {names}")
+        # One per line, at most _UNRETRIEVED_SHOWN: --json lists them all.
+        missing = report.unretrieved
+        out.line(f"{_count(len(missing), 'tool')} no query retrieves in its top 10:")
+        for tool in missing[:_UNRETRIEVED_SHOWN]:
+            out.line(f"  {tool.qualified_name}")
+        if len(missing) > _UNRETRIEVED_SHOWN:
+            out.line(f"  ... and {len(missing) - _UNRETRIEVED_SHOWN} more (--json lists them all)")
 
 
 def tune_report(report: Any) -> None:
@@ -293,19 +362,96 @@ class RichOutput:
         *,
         title: str | None = None,
         show_header: bool = True,
+        key: int | None = None,
+        drop: Sequence[int] = (),
     ) -> None:
+        """A table fitted to the terminal. The ``key`` column (a tool's name: what a person
+        pastes into ``show``) is never cut or folded: the other columns wrap, the ``drop``
+        columns go (first listed first) when even wrapped they would not fit, and a
+        terminal too narrow for the key and one other column gets each row stacked."""
         from rich.markup import escape
         from rich.table import Table
 
-        table = Table(
-            *headers, title=None if title is None else escape(title), show_header=show_header
-        )
+        shown = list(range(len(headers) or max(map(len, rows), default=0)))
+        if key is not None:
+            fitted = fit_columns(headers, rows, key, drop, self.console.width)
+            if fitted is None:
+                self._stacked(headers, rows, key, title)
+                return
+            shown = fitted
+        table = Table(title=None if title is None else escape(title), show_header=show_header)
+        for i in shown:
+            if i == key:
+                width = max(_width(line) for line in _lines(headers[i], rows, i))
+                table.add_column(headers[i], no_wrap=True, min_width=width)
+            else:
+                table.add_column(headers[i] if headers else "", overflow="fold")
         for row in rows:
-            table.add_row(*(_markup(cell) for cell in row))
+            table.add_row(*(_markup(row[i]) for i in shown))
         self.console.print(table)
+
+    def _stacked(
+        self, headers: Sequence[str], rows: Sequence[Sequence[Cell]], key: int, title: str | None
+    ) -> None:
+        """Each row as its key on a line of its own (after the columns left of it, such as
+        a rank), then ``header: value`` lines for the rest, indented."""
+        from rich.markup import escape
+        from rich.padding import Padding
+
+        if title is not None:
+            self.console.print(escape(title))
+        for row in rows:
+            first = [_markup(row[i]) for i in range(key + 1) if _plain(row[i])]
+            self.console.print(" ".join(first))
+            for i in range(key + 1, len(row)):
+                if _plain(row[i]):
+                    text = f"{escape(headers[i])}: {_markup(row[i])}"
+                    self.console.print(Padding(text, (0, 0, 0, 2), expand=False), soft_wrap=False)
 
     def json(self, text: str) -> None:
         self.console.print_json(text)
+
+
+#: A column other than the key is not squeezed below this (or its header, or its text).
+_MIN_COLUMN = 16
+
+
+def fit_columns(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    key: int,
+    drop: Sequence[int],
+    width: int,
+) -> list[int] | None:
+    """The columns (indices) of a table that fit in ``width`` terminal cells with the
+    ``key`` column at its full width and each other one wrapped down to at most
+    ``_MIN_COLUMN`` cells, dropping the ``drop`` columns in turn; None when not even the key
+    and one other column fit (the rows are then stacked)."""
+
+    def need(i: int) -> int:
+        natural = max(_width(line) for line in _lines(headers[i], rows, i))
+        if i == key:
+            return natural
+        return min(natural, max(_width(headers[i]), _MIN_COLUMN))
+
+    shown = list(range(len(headers)))
+    cost = {i: need(i) + 3 for i in shown}  # a cell's padding and its border
+
+    def fits() -> bool:
+        return 1 + sum(cost[i] for i in shown) <= width
+
+    for i in drop:
+        if fits():
+            break
+        shown.remove(i)
+    return shown if fits() and len(shown) > 1 else None
+
+
+def _lines(header: str, rows: Sequence[Sequence[Cell]], i: int) -> list[str]:
+    """The lines of text of column ``i``, its header's included."""
+    return [
+        line for text in (header, *(_plain(row[i]) for row in rows)) for line in text.split("\n")
+    ]
 
 
 def _markup(cell: Cell) -> str:
@@ -351,7 +497,10 @@ class PlainOutput:
         *,
         title: str | None = None,
         show_header: bool = True,
+        key: int | None = None,
+        drop: Sequence[int] = (),
     ) -> None:
+        # Natural widths: nothing is cut in a pipe, so the key and drop columns change nothing.
         lines = table_lines(
             headers if show_header else None,
             [[_plain(cell) for cell in row] for row in rows],

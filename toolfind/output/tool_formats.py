@@ -159,3 +159,55 @@ def _native(tool: ToolLike) -> dict[str, Any]:
     if not tool.enabled:
         out["enabled"] = False
     return out
+
+
+def summaries_text(tools: Sequence[ToolLike], *, markdown: bool = False) -> str:
+    """One line per tool, ``namespace/name: summary`` (``- **namespace/name**: summary`` in
+    Markdown): the text of ``toolfind summaries`` and of serve-mcp's deferred-tools prompt and
+    resource. The qualified name tells two tools of one name apart."""
+    from toolfind.output.wire import clean_text
+
+    pattern = "- **{}**: {}" if markdown else "{}: {}"
+    return "".join(pattern.format(t.qualified_name, clean_text(t.summary)) + "\n" for t in tools)
+
+
+# --- a tool list for an LLM ----------------------------------------------------------------
+
+#: What LLM APIs and MCP hosts accept as a tool name.
+_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+_NAME_MAX = 64
+
+
+def list_names(tools: Sequence[ToolLike]) -> list[str]:
+    """The name each of ``tools`` goes by in one tool list: its own, unless another tool of the
+    list has the same name (LLM APIs reject a request with two tools of one name); then
+    ``namespace__name``, with characters hosts reject (outside ``[a-zA-Z0-9_-]``) as ``_``,
+    at most 64 characters, and ``_2``, ``_3``... should that still collide."""
+    counts: dict[str, int] = {}
+    for tool in tools:
+        counts[tool.name] = counts.get(tool.name, 0) + 1
+    taken = {name for name, count in counts.items() if count == 1}
+    names = []
+    for tool in tools:
+        if counts[tool.name] == 1:
+            names.append(tool.name)
+            continue
+        raw = f"{tool.namespace}__{tool.name}" if tool.namespace else tool.name
+        base = "".join(ch if ch in _NAME_CHARS else "_" for ch in raw)[:_NAME_MAX]
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            suffix = f"_{n}"
+            name = base[: _NAME_MAX - len(suffix)] + suffix
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def renamed(document: dict[str, Any], fmt: str, name: str) -> dict[str, Any]:
+    """``document`` (a fresh :func:`tool_to_format` result of format ``fmt``) named ``name``."""
+    if fmt == "openai":
+        document["function"]["name"] = name
+    else:
+        document["name"] = name
+    return document

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
     from toolfind.models import (
@@ -39,10 +39,11 @@ SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
-FINDING_KEYS = ("file", "line", "path", "severity", "message")
+FINDING_KEYS = ("file", "line", "path", "severity", "message", "rule")
 EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
 CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
 CACHE_FILE_KEYS = ("file", "bytes")
+ERROR_KEYS = ("message", "kind")
 METRICS_KEYS = ("mrr_at_10", "recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10", "count")
 
 SCORE_DIGITS = 6
@@ -89,14 +90,87 @@ def search_document(
     return {"query": query, "hits": hits, "unmatched_terms": unmatched_terms}
 
 
-def search_record(result: SearchResult, *, include_schema: bool = False) -> dict[str, Any]:
-    hits = [
-        hit_record(
+def search_record(
+    result: SearchResult,
+    *,
+    include_schema: bool = False,
+    callable_: Callable[[Tool], bool] | None = None,
+) -> dict[str, Any]:
+    """The search record; with ``callable_`` (serve-mcp), each hit says whether a backend
+    serves it (``callable``)."""
+    hits = hit_records(result, include_schema=include_schema, callable_=callable_)
+    return search_document(result.query, hits, list(result.unmatched_terms))
+
+
+def hit_records(
+    result: SearchResult,
+    *,
+    include_schema: bool = False,
+    callable_: Callable[[Tool], bool] | None = None,
+) -> list[dict[str, Any]]:
+    """The search record's ``hits``: one record a hit (``search --format jsonl`` prints them)."""
+    hits = []
+    for h in result.hits:
+        hit = hit_record(
             h.tool, h.score, h.match, include_schema=include_schema, explanation=h.explanation
         )
-        for h in result.hits
-    ]
-    return search_document(result.query, hits, list(result.unmatched_terms))
+        if callable_ is not None:
+            hit["callable"] = callable_(h.tool)
+        hits.append(hit)
+    return hits
+
+
+#: ``list`` and ``search`` output formats besides a table (and ``--json``): one record a line.
+RECORD_FORMATS = ("jsonl", "csv", "tsv")
+
+
+def records_text(records: Sequence[Mapping[str, Any]], fmt: str) -> str:
+    """``records`` (the ``--json`` records of ``list`` or ``search``' hits) one a line, with a
+    final newline ("" when there are none: no row, no header).
+
+    ``jsonl``: each record as compact JSON. ``csv`` (RFC 4180) and ``tsv`` (tabs and line
+    breaks in a value become spaces, nothing is quoted): a header of the records' keys, then
+    a row a record; a list of strings is joined by commas, ``source`` spreads over
+    ``source.file`` and ``source.pointer``, another list or object (a schema) is compact
+    JSON, a boolean ``true``/``false``, a missing key an empty cell.
+    """
+    if fmt == "jsonl" or not records:
+        return "".join(dumps(record, compact=True) + "\n" for record in records)
+    rows = [_flat(record) for record in records]
+    header = list(dict.fromkeys(key for row in rows for key in row))
+    table = [header, *([row.get(key, "") for key in header] for row in rows)]
+    if fmt == "tsv":
+        clean = str.maketrans("\t\n\r", "   ")
+        return "".join("\t".join(v.translate(clean) for v in line) + "\n" for line in table)
+    import csv
+    import io
+
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(table)
+    return out.getvalue()
+
+
+def _flat(record: Mapping[str, Any]) -> dict[str, str]:
+    row: dict[str, str] = {}
+    for key, value in record.items():
+        if key == "source" and isinstance(value, dict):
+            for sub, item in value.items():
+                row[f"{key}.{sub}"] = _cell(item)
+        else:
+            row[key] = _cell(value)
+    return row
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ",".join(value)
+    if isinstance(value, list | dict):
+        return dumps(value, compact=True)
+    return str(value)
 
 
 def tool_row(tool: Tool) -> dict[str, Any]:
@@ -229,6 +303,8 @@ def categories_record(
                 record = {"name": name, "tool_count": 0, "deferred_count": 0, "tags": []}
                 records.append(record)
             record["available"] = bool(status.available)
+            if getattr(status, "state", ""):
+                record["state"] = str(status.state)
             if not status.available:
                 record["detail"] = str(status.detail)
     return {
@@ -257,6 +333,34 @@ def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]])
     }
 
 
+def error_record(message: str, kind: str) -> dict[str, Any]:
+    """An error under ``--json``: one object on stderr, besides the exit code."""
+    return {"error": {"message": message, "kind": kind}}
+
+
+def batch_record(record: dict[str, Any], id_: Any) -> dict[str, Any]:
+    """One line of ``search --queries``: the search record, led by the input line's ``id``
+    when it has one."""
+    return record if id_ is None else {"id": id_, **record}
+
+
+def batch_error_record(message: str, kind: str, line: int, id_: Any) -> dict[str, Any]:
+    """A ``search --queries`` input line that could not run: its line number (and ``id``)
+    and the error, in place of its search record."""
+    record: dict[str, Any] = {} if id_ is None else {"id": id_}
+    return record | {"line": line} | error_record(message, kind)
+
+
+def cache_clear_record(removed: int) -> dict[str, Any]:
+    """``toolfind cache clear --json``: how many cache files were deleted."""
+    return {"removed": removed}
+
+
+def cache_path_record(path: str) -> dict[str, Any]:
+    """``toolfind cache path --json``."""
+    return {"path": path}
+
+
 # -- encoding ----------------------------------------------------------------------------------
 #
 # No json import: it (and its ``re``) costs a warm command half of Python's start-up, and with
@@ -282,8 +386,54 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     except (TypeError, ValueError, RecursionError):
         import json
 
-        return json.dumps(document, indent=None if compact else 2, ensure_ascii=False)
-    return "".join(out)
+        return json.dumps(document, indent=None if compact else 2, ensure_ascii=ASCII_ONLY)
+    text = "".join(out)
+    return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
+
+
+#: Set (by ``toolfind.__main__``) when stdout cannot encode every character (a Latin-1 or
+#: ASCII locale, a legacy console): :func:`dumps` then escapes every non-ASCII character, as
+#: ``json.dumps(ensure_ascii=True)`` would, so a JSON document never fails to print.
+ASCII_ONLY = False
+
+
+def ascii_escaped(text: str) -> str:
+    """``text`` (JSON) with each non-ASCII character as a ``\\uXXXX`` escape (a surrogate
+    pair above U+FFFF): non-ASCII characters occur only inside JSON strings."""
+    return "".join(ch if ch < "\x80" else _u_escape(ord(ch)) for ch in text)
+
+
+def _u_escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def dumps_array(records: Iterable[Any]) -> Iterator[str]:
+    """``dumps(list(records))`` in pieces, each record encoded as it comes: for a document too
+    large to hold at once (``list --json`` over 100k tools). Joined, byte for byte the same."""
+    out: list[str] = []
+    sep = "[\n  "
+    for record in records:
+        piece = [sep]
+        try:
+            _write(record, "\n  ", piece)
+        except (TypeError, ValueError, RecursionError):
+            import json  # as dumps does: the record at depth 1 of json's own list
+
+            piece[1:] = [json.dumps([record], indent=2, ensure_ascii=False)[4:-2]]
+        out += piece
+        sep = ",\n  "
+        if len(out) >= _PIECES:
+            yield "".join(out)
+            out.clear()
+    out.append("[]" if sep == "[\n  " else "\n]")
+    yield "".join(out)
+
+
+#: Strings gathered before :func:`dumps_array` hands them out (a few hundred records).
+_PIECES = 8192
 
 
 def json_str(text: str) -> str:
@@ -408,6 +558,11 @@ _HIT_SCHEMA = {
         "tags": STRINGS_SCHEMA,
         "source": _SOURCE_SCHEMA,
         "schema": {"type": "object", "description": "The tool's input JSON Schema."},
+        "callable": {
+            "type": "boolean",
+            "description": "serve-mcp only: true when a backend serves the tool (call_tool "
+            "can run it); false for a catalog-only tool.",
+        },
     },
     "required": list(HIT_KEYS),
 }
@@ -456,7 +611,16 @@ CATEGORIES_SCHEMA = {
                         "type": "boolean",
                         "description": "Backend servers only: false while the server is down.",
                     },
-                    "detail": {"type": "string", "description": "Why a backend is unavailable."},
+                    "state": {
+                        "type": "string",
+                        "enum": ["connecting", "ready", "retrying", "failed"],
+                        "description": "Backend servers only: connecting, ready, retrying "
+                        "(waiting out a backoff) or failed (retried when next called).",
+                    },
+                    "detail": {
+                        "type": "string",
+                        "description": "Why a backend is unavailable (its last error).",
+                    },
                 },
                 "required": list(CATEGORY_KEYS),
             },

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from functools import partial
 
 from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
@@ -56,7 +57,17 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
             separator=options.separator,
             reserved_names=[options.meta_prefix + key for key in META_KEYS],
             call_timeout=options.call_timeout,
+            backoff_initial=options.retry_initial,
+            backoff_max=options.retry_max,
+            max_result_bytes=options.max_result_size,
         )
+    # Backends connect in the background: serving never waits for one; their tools join
+    # through the listener (a rebuild, then list_changed). Under stdio they start once the
+    # first tools/list is answered (or after RELEASE_AFTER), so that their start-up does
+    # not compete with it for the CPU.
+    hold = getattr(backends, "hold", None)
+    if hold is not None and options.http is None:
+        hold()
     async with backends as active:
         live = LiveIndex(
             options.catalogs,
@@ -66,12 +77,15 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
             max_file_size=options.max_file_size,
             use_cache=options.use_cache,
         )
-        await anyio.to_thread.run_sync(live.load)
         active.set_listener(live.backends_changed)
+        await anyio.to_thread.run_sync(live.load)
         server = Discovery(live, options, active).build_server()
         async with anyio.create_task_group() as tg:
-            if options.watch:
-                tg.start_soon(live.watch, options.poll_interval)
+            tg.start_soon(partial(live.watch, options.poll_interval, catalogs=options.watch))
+            tg.start_soon(_release_later, active)
+            watch_servers = getattr(active, "watch_servers", None)
+            if options.watch and watch_servers is not None:
+                tg.start_soon(watch_servers, options.poll_interval)
             if options.http is None:
                 await run_stdio(server)
             else:
@@ -79,9 +93,23 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
             tg.cancel_scope.cancel()
 
 
+#: Seconds after which held backends start even if no client has listed the tools.
+RELEASE_AFTER = 1.0
+
+
+async def _release_later(backends: Backends) -> None:
+    import anyio
+
+    await anyio.sleep(RELEASE_AFTER)
+    backends.release()
+
+
 def configure_logging(level: str) -> None:
     """Every log line to stderr (stdout belongs to the protocol under stdio)."""
+    from toolfind.serve.http_limits import RateLimit
+
     handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RateLimit())
     handler.setFormatter(logging.Formatter("toolfind serve-mcp: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]

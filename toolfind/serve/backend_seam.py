@@ -16,25 +16,33 @@ from toolfind.models import Tool
 if TYPE_CHECKING:
     from mcp_types import CallToolResult
 
-__all__ = ["BackendStatus", "Backends", "NoBackends"]
+__all__ = ["NOT_STARTED", "BackendStatus", "Backends", "NoBackends"]
+
+#: The ``detail`` of a backend whose first attempt has not ended yet.
+NOT_STARTED = "not started"
 
 
 @dataclass(frozen=True, slots=True)
 class BackendStatus:
-    """How one backend is doing: ``available`` false means calls to it fail until it restarts."""
+    """How one backend is doing: ``available`` false means calls to it fail until it restarts.
+
+    ``state`` is ``connecting``, ``ready``, ``retrying`` (waiting out a backoff) or ``failed``
+    (retries given up until a call needs it); ``detail`` is the last error while not ready.
+    """
 
     name: str
     available: bool
     tool_count: int = 0
     detail: str = ""
+    state: str = ""
 
 
 class Backends(Protocol):
     """Live MCP servers whose tools serve-mcp indexes and whose calls it forwards.
 
-    An async context manager that starts (concurrently, with a start-up timeout) and stops
-    every backend; serve-mcp enters it once, before the first client connects, and leaves it
-    from the same task.
+    An async context manager that starts every backend in the background (entering returns
+    at once; tools join later through the listener) and stops them; serve-mcp enters it
+    once, before the first client connects, and leaves it from the same task.
     """
 
     async def __aenter__(self) -> Self: ...
@@ -53,8 +61,11 @@ class Backends(Protocol):
     def serves(self, name: str) -> bool:
         """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], on_progress: Any = None
+    ) -> CallToolResult:
         """Forward a call by exposed name; the backend's ``CallToolResult`` comes back unchanged.
+        ``on_progress(progress, total, message)`` is awaited for each progress notification.
 
         Raises BackendError when the backend is down, crashed, timed out or refused;
         serve-mcp makes that a tool error, never a protocol error.
@@ -62,6 +73,12 @@ class Backends(Protocol):
 
     def status(self) -> Mapping[str, BackendStatus]:
         """Each backend by server name."""
+
+    async def wait_settled(self) -> None:
+        """Return once no backend is connecting (each is up, or its attempt failed)."""
+
+    def release(self) -> None:
+        """Let backends held back at start connect now (idempotent; see `BackendPool.hold`)."""
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         """Run ``listener`` (on the event loop) when any backend's tools change; serve-mcp
@@ -83,11 +100,19 @@ class NoBackends:
     def serves(self, name: str) -> bool:
         return False
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], on_progress: Any = None
+    ) -> CallToolResult:
         raise BackendError(f"No backend serves {name!r}.")
 
     def status(self) -> Mapping[str, BackendStatus]:
         return {}
+
+    async def wait_settled(self) -> None:
+        return None
+
+    def release(self) -> None:
+        return None
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         return None

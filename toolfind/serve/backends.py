@@ -1,46 +1,76 @@
 """`BackendPool`: the backend MCP servers connected, restarted when they fail, calls forwarded.
 
-It fills the `toolfind.serve.backend_seam.Backends` seam (the contract is there). The MCP SDK
-and anyio are imported only when the pool starts.
+It fills the `toolfind.serve.backend_seam.Backends` seam (the contract is there). Every
+backend has a supervisor task: it connects in the background (serving never waits for a
+backend), and after a failure it retries with a capped exponential backoff. One connection's
+pieces (transports, events, one-line reasons) are in `toolfind.serve.backend_link`. The MCP
+SDK and anyio are imported only when the pool starts.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import sys
+import math
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable, Collection, Mapping, Sequence
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
-from toolfind.errors import BackendError, ConfigError
+from toolfind.errors import BackendError, ConfigError, UsageError
 from toolfind.models import Tool
 from toolfind.output.wire import clean_text
-from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
+from toolfind.serve.backend_link import (
+    CONNECTING,
+    FAILED,
+    READY,
+    RETRYING,
+    Attempt,
+    Backend,
+    WatchedReadStream,
+    describe,
+    open_transport,
+    read_all,
+    result_size,
+    same_server,
+    size_text,
+)
+from toolfind.serve.backend_seam import NOT_STARTED, Backends, BackendStatus, NoBackends
+from toolfind.serve.backend_stdio import MessageTooLarge
 from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_tool
 from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
     from mcp.client.session import IncomingMessage
-    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.dispatcher import ProgressFnT as ProgressFn
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-    from mcp.shared.message import SessionMessage
     from mcp_types import CallToolResult
 
-__all__ = ["BackendPool", "make_backends"]
+__all__ = ["BackendPool", "Relay", "make_backends"]
 
 logger = logging.getLogger("toolfind.serve.backends")
+
+#: Receives a backend's notifications (None: the backend just connected); see `set_relay`.
+Relay = Callable[[str, Any], "Awaitable[None]"]
 
 #: A tools/list that paginates longer than this is cut short (a server that never stops).
 MAX_PAGES = 100
 MAX_TOOLS_PER_SERVER = 10_000
-#: The first failed restart waits this long before the next attempt; doubling up to the max.
+#: After a failed start the supervisor waits this long before the next attempt, doubling up
+#: to the max; after this many failures in a row it gives up until a call or an edit.
 BACKOFF_INITIAL = 1.0
 BACKOFF_MAX = 60.0
+MAX_ATTEMPTS = 10
 #: After a call times out, a ping this long decides whether the backend still answers at all.
 PING_TIMEOUT = 5.0
+#: A backend's tools/call result larger than this (about, as text) is refused, not relayed.
+MAX_RESULT_BYTES = 10 * 1024 * 1024
+#: A stdio backend's message longer than this (or the result limit, if larger) is not even
+#: read: the connection is dropped and restarted (a tools/list may be larger than a result).
+MIN_MESSAGE_LIMIT = 32 * 1024 * 1024
 
 
 def make_backends(
@@ -50,6 +80,10 @@ def make_backends(
     separator: str = "__",
     reserved_names: Collection[str] = (),
     call_timeout: float = 60.0,
+    backoff_initial: float = BACKOFF_INITIAL,
+    backoff_max: float = BACKOFF_MAX,
+    max_result_bytes: int = MAX_RESULT_BYTES,
+    errlog: TextIO | None = None,
 ) -> Backends:
     """The backends named by ``--servers`` files; `NoBackends` when there are none.
 
@@ -61,118 +95,35 @@ def make_backends(
         return NoBackends()
     specs = load_servers(servers, environ)
     return BackendPool(
-        specs, separator=separator, reserved_names=reserved_names, call_timeout=call_timeout
+        specs,
+        separator=separator,
+        reserved_names=reserved_names,
+        call_timeout=call_timeout,
+        backoff_initial=backoff_initial,
+        backoff_max=backoff_max,
+        max_result_bytes=max_result_bytes,
+        servers_files=servers,
+        environ=environ,
+        errlog=errlog,
     )
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for why a backend failed, from an exception (or the first in a group)."""
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import CONNECTION_CLOSED
-
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, FileNotFoundError):
-        return f"command not found: {exc.filename or exc}"
-    if isinstance(exc, OSError):
-        return f"cannot start: {exc.strerror or exc}"
-    if isinstance(exc, MCPError):
-        return "connection closed" if exc.code == CONNECTION_CLOSED else exc.message
-    if isinstance(exc, BackendError):
-        return exc.message
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
-
-
-class _Attempt:
-    """One connection attempt to a backend, from spawn to exit."""
-
-    def __init__(self) -> None:
-        import anyio
-
-        self.scope = anyio.CancelScope()
-        self.ready = anyio.Event()
-        self.closed = anyio.Event()
-        self.changed = anyio.Event()
-        self.dispatcher: JSONRPCDispatcher[Any] | None = None
-        self.version = ""
-        self.settled = False
-        self.reason: str | None = None
-
-
-class _Backend:
-    def __init__(self, spec: ServerSpec) -> None:
-        import anyio
-
-        self.spec = spec
-        self.lock = anyio.Lock()
-        self.current: _Attempt | None = None
-        self.live: _Attempt | None = None
-        self.listed: tuple[Listed, ...] = ()
-        self.reason = "not started"
-        self.failures = 0
-        self.retry_at = 0.0
-        self.logged: set[str] = set()
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    def redact(self, text: str) -> str:
-        for secret in self.spec.secrets:
-            text = text.replace(secret, "***")
-        return text
-
-    def warn_once(self, message: str) -> None:
-        if message not in self.logged:
-            self.logged.add(message)
-            logger.warning("%s", message)
-
-
-class _WatchedReadStream:
-    """A transport's read stream that sets the attempt's ``closed`` (and wakes its ``changed``
-    waiter) when the dispatcher closes it.
-
-    The dispatcher iterates inside ``async with`` the stream, so EOF, an error and a
-    cancellation all end in `aclose`; the rest (iteration, ``last_context``) is the inner
-    stream's.
-    """
-
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], attempt: _Attempt) -> None:
-        self._inner = inner
-        self._attempt = attempt
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __aiter__(self) -> ReadStream[SessionMessage | Exception]:
-        return self._inner.__aiter__()
-
-    async def aclose(self) -> None:
-        self._attempt.closed.set()
-        self._attempt.changed.set()
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 class BackendPool:
     """Backend MCP servers, connected through the SDK's client, behind one set of tools.
 
-    Every enabled server starts concurrently on ``__aenter__`` (each within
-    ``start_timeout``); one that fails is logged once and marked unavailable, never raised.
+    Entering the pool starts a supervisor per enabled server and returns at once: each
+    backend connects in the background (each attempt within ``start_timeout``) and its tools
+    join when it is up (the listener runs). A failed start is retried after
+    ``backoff_initial`` seconds, doubling up to ``backoff_max``; after ``max_attempts``
+    failures in a row (0: never) the backend is ``failed`` until a call needs it or `update`
+    changes it. A backend that exits after running is restarted at once (a backoff again if
+    it keeps crashing). After a call times out, a ping decides whether the backend still
+    answers; if not, it is stopped and restarted.
+
     Tools are exposed as `backend_tools.assign_names` says (``reserved_names`` are the
     meta-tools'). Tools the ``allow``/``deny`` globs exclude, and malformed tools (logged
     once), are neither listed nor callable. A backend's ``tools/list_changed`` re-reads its
     tools; when the exposed tools change, the listener runs.
-
-    A backend that exits is restarted on the next call that needs it: at once if it had been
-    running, otherwise after an exponential backoff. After a call times out, a ping decides
-    whether the backend still answers; if not, it is stopped until next needed.
 
     Enter and leave it from the same task (``async with BackendPool(...) as pool``).
     """
@@ -186,16 +137,34 @@ class BackendPool:
         start_timeout: float = 30.0,
         call_timeout: float = 60.0,
         errlog: TextIO | None = None,
+        backoff_initial: float = BACKOFF_INITIAL,
+        backoff_max: float = BACKOFF_MAX,
+        max_attempts: int = MAX_ATTEMPTS,
+        max_result_bytes: int = MAX_RESULT_BYTES,
+        max_message_bytes: int | None = None,
+        servers_files: Sequence[Path] = (),
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         if not separator or safe_name(separator) != separator:
-            raise ConfigError(f"backend name separator {separator!r}: use letters, digits, _ or -")
+            raise UsageError(f"--separator {separator!r}: use letters, digits, _ or -")
         self.separator = separator
         self.reserved_names = frozenset(reserved_names)
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout
+        self.backoff_initial = backoff_initial
+        self.backoff_max = max(backoff_max, backoff_initial)
+        self.max_attempts = max_attempts
+        self.max_result_bytes = max_result_bytes
+        self.max_message_bytes = max_message_bytes or max(
+            MIN_MESSAGE_LIMIT, max_result_bytes + (1 << 20)
+        )
+        self.servers_files = tuple(servers_files)
+        self.environ = environ
+        self._servers_text = read_all(self.servers_files)
         self._errlog = errlog
         self._listener: Callable[[], None] | None = None
-        self._backends: list[_Backend] = []
+        self._relay: Relay | None = None
+        self._backends: list[Backend] = []
         for spec in specs:
             if spec.disabled:
                 logger.info("%s: server %r is disabled; not starting it", spec.origin, spec.name)
@@ -204,32 +173,56 @@ class BackendPool:
                     f"{spec.origin}: server name {spec.name!r} is used twice; rename one"
                 )
             else:
-                self._backends.append(_Backend(spec))
+                self._backends.append(Backend(spec))
         self._tools: tuple[Tool, ...] = ()
-        self._routes: dict[str, tuple[_Backend, str]] = {}
+        self._routes: dict[str, tuple[Backend, str]] = {}
         self._key: list[tuple[str, str]] = []
         self._tg: Any = None
         self._started = False
         self._closing = False
+        self._go: Any = None
+        self._held = False
+
+    def hold(self) -> None:
+        """Enter without starting the backends until `release` (before `__aenter__`):
+        serve-mcp answers its first ``tools/list`` before backend processes compete with
+        it for the CPU."""
+        self._held = True
+
+    def release(self) -> None:
+        """Let held backends start (idempotent)."""
+        if self._go is not None:
+            self._go.set()
 
     async def __aenter__(self) -> Self:
-        """Start every backend concurrently; returns when each is up or has failed."""
+        """Start every backend's supervisor; returns at once (see `wait_settled`)."""
         import anyio
 
+        self._go = anyio.Event()
+        if not self._held:
+            self._go.set()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        try:
-            async with anyio.create_task_group() as starters:
-                for backend in self._backends:
-                    starters.start_soon(self._start, backend)  # no call can race: unlocked
-        except BaseException:  # cancelled (Ctrl-C) while starting: stop what started, then go
-            await self.aclose()
-            raise
         self._started = True
+        for backend in self._backends:
+            backend.prepare()
+            self._tg.start_soon(self._supervise, backend)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    async def wait_settled(self) -> None:
+        """Wait until no backend is connecting: each is up, or its attempt failed."""
+        for backend in list(self._backends):
+            while backend.state == CONNECTING and not backend.removed:
+                await backend.notice.wait()
+
+    async def wait_for_state(self, name: str, *states: str) -> None:
+        """Wait until the backend ``name`` is in one of ``states``."""
+        backend = next(b for b in self._backends if b.name == name)
+        while backend.state not in states:
+            await backend.notice.wait()
 
     async def aclose(self) -> None:
         """Stop every backend (each server process is closed, then terminated if it lingers)."""
@@ -261,6 +254,7 @@ class BackendPool:
                 available=b.live is not None,
                 tool_count=counts[b.name],
                 detail="" if b.live is not None else b.reason,
+                state=b.state,
             )
             for b in self._backends
         }
@@ -268,13 +262,55 @@ class BackendPool:
     def set_listener(self, listener: Callable[[], None]) -> None:
         self._listener = listener
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> CallToolResult:
+    def update(self, specs: Sequence[ServerSpec]) -> None:
+        """Serve ``specs`` from now on: start the new servers, stop the removed ones, restart
+        the changed ones; the others keep running untouched."""
+        wanted = [s for s in specs if not s.disabled]
+        old = {b.name: b for b in self._backends}
+        keep: list[Backend] = []
+        for spec in wanted:
+            if any(b.name == spec.name for b in keep):
+                continue
+            backend = old.get(spec.name)
+            if backend is not None and same_server(backend.spec, spec):
+                keep.append(backend)
+                continue
+            verb = "changed; restarting it" if backend is not None else "added; starting it"
+            logger.warning("server %r %s", spec.name, verb)
+            fresh = Backend(spec)
+            keep.append(fresh)
+            if self._started and not self._closing:
+                fresh.prepare()
+                self._tg.start_soon(self._supervise, fresh)
+        kept = {id(b) for b in keep}
+        for backend in self._backends:
+            if id(backend) not in kept:
+                if not any(s.name == backend.name for s in wanted):
+                    logger.warning("server %r removed; stopping it", backend.name)
+                self._remove(backend)
+        self._backends = keep
+        self._recompute()
+
+    def _remove(self, backend: Backend) -> None:
+        backend.removed = True
+        backend.reason = "removed from the servers file"
+        if backend.scope is not None:
+            backend.scope.cancel()
+            backend.set_state(FAILED)
+        if backend.current is not None:
+            backend.current.scope.cancel()
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], on_progress: ProgressFn | None = None
+    ) -> CallToolResult:
         """Forward a call under the backend's own tool name; the result comes back unchanged.
+        ``on_progress`` receives the backend's progress notifications for the call.
 
         Raises:
             BackendError: no backend serves ``name``; the backend is down (and could not be
                 restarted), exited during the call, did not answer within ``call_timeout``,
-                answered with a JSON-RPC error, or sent a result that is not a CallToolResult.
+                answered with a JSON-RPC error, sent a result that is not a CallToolResult,
+                or one larger than ``max_result_bytes``.
         """
         import anyio
         from mcp.shared.exceptions import MCPError
@@ -288,17 +324,24 @@ class BackendPool:
         attempt = await self._ensure(backend)
         params = {"name": original, "arguments": dict(arguments)}
         try:
-            raw = await self._request(attempt, "tools/call", params, self.call_timeout)
+            raw = await self._request(attempt, "tools/call", params, self.call_timeout, on_progress)
         except MCPError as exc:
             if exc.code == REQUEST_TIMEOUT:
                 self._tg.start_soon(self._probe, backend, attempt)
                 raise BackendError(
                     f"server {backend.name!r} did not answer {original!r} within {self.call_timeout:g} s"
                 ) from None
+            if attempt.too_large:
+                limit = size_text(self.max_result_bytes)
+                raise BackendError(
+                    f"server {backend.name!r} answered {original!r} with far more than "
+                    f"{limit}; toolfind relays results up to {limit} (--max-result-size), so it "
+                    "dropped the connection and restarts the server: ask for less"
+                ) from None
             if exc.code == CONNECTION_CLOSED or attempt.closed.is_set():
                 self._lost(backend, attempt, f"exited during a call to {original!r}")
                 raise BackendError(
-                    f"server {backend.name!r} exited during the call; it is restarted on the next call"
+                    f"server {backend.name!r} exited during the call; it is being restarted"
                 ) from None
             raise BackendError(
                 f"server {backend.name!r} refused the call: {backend.redact(exc.message)}"
@@ -306,8 +349,15 @@ class BackendPool:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._lost(backend, attempt, "connection closed")
             raise BackendError(
-                f"server {backend.name!r} is not connected; it is restarted on the next call"
+                f"server {backend.name!r} is not connected; it is being restarted"
             ) from None
+        if result_size(raw, self.max_result_bytes) > self.max_result_bytes:
+            limit = size_text(self.max_result_bytes)
+            raise BackendError(
+                f"server {backend.name!r} answered {original!r} with more than {limit}; "
+                f"toolfind relays results up to {limit} (--max-result-size): ask for less, "
+                "e.g. a smaller range or page"
+            )
         try:
             return CallToolResult.model_validate(raw, by_name=False)
         except ValidationError:
@@ -315,8 +365,70 @@ class BackendPool:
                 f"server {backend.name!r} sent a tools/call result that is not valid MCP"
             ) from None
 
+    def capabilities(self) -> dict[str, Any]:
+        """Each connected backend's declared ``ServerCapabilities``, by server name."""
+        return {
+            b.name: b.live.capabilities
+            for b in self._backends
+            if b.live is not None and b.live.capabilities is not None
+        }
+
+    def set_relay(self, relay: Relay) -> None:
+        """Await ``relay(server, notification)`` for every notification a backend sends
+        other than ``tools/list_changed``, and ``relay(server, None)`` when one connects."""
+        self._relay = relay
+
+    async def request(
+        self,
+        server: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        on_progress: ProgressFn | None = None,
+    ) -> dict[str, Any]:
+        """A raw request to one backend (started if needed), within ``call_timeout``.
+
+        Raises:
+            BackendError: no such server; it is down, exited or did not answer in time.
+            MCPError: the backend answered with a JSON-RPC error (passed on as sent).
+        """
+        import anyio
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+        backend = next((b for b in self._backends if b.name == server), None)
+        if backend is None:
+            raise BackendError(f"No backend server named {server!r}.")
+        attempt = await self._ensure(backend)
+        try:
+            return await self._request(attempt, method, params, self.call_timeout, on_progress)
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise BackendError(
+                    f"server {server!r} did not answer {method} within {self.call_timeout:g} s"
+                ) from None
+            if exc.code == CONNECTION_CLOSED or attempt.closed.is_set():
+                self._lost(backend, attempt, f"exited during {method}")
+                raise BackendError(f"server {server!r} exited during {method}") from None
+            raise MCPError(exc.code, backend.redact(exc.message), exc.data) from None
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._lost(backend, attempt, "connection closed")
+            raise BackendError(f"server {server!r} is not connected") from None
+
+    async def _relay_safely(self, server: str, message: Any) -> None:
+        if self._relay is None:
+            return
+        try:
+            await self._relay(server, message)
+        except Exception:  # a relay's bug must not stop the backend's task
+            logger.exception("relaying a notification from server %r failed", server)
+
     async def _request(
-        self, attempt: _Attempt, method: str, params: Mapping[str, Any] | None, timeout: float
+        self,
+        attempt: Attempt,
+        method: str,
+        params: Mapping[str, Any] | None,
+        timeout: float,
+        on_progress: ProgressFn | None = None,
     ) -> dict[str, Any]:
         """A raw request: the SDK's typed calls would reject a whole tools/list for one bad tool
         and revalidate call results, where a proxy must pass them on as sent."""
@@ -328,9 +440,11 @@ class BackendPool:
             "timeout": timeout,
             "headers": {MCP_PROTOCOL_VERSION_HEADER: attempt.version},
         }
+        if on_progress is not None:
+            opts["on_progress"] = on_progress
         return await attempt.dispatcher.send_raw_request(method, params, opts)
 
-    async def _probe(self, backend: _Backend, attempt: _Attempt) -> None:
+    async def _probe(self, backend: Backend, attempt: Attempt) -> None:
         """After a timed-out call: stop the backend if it does not even answer a ping."""
         from mcp.shared.exceptions import MCPError
 
@@ -341,49 +455,72 @@ class BackendPool:
             reason = f"stopped answering (no reply to a ping within {timeout:g} s)"
             self._lost(backend, attempt, reason)
 
-    def _lost(self, backend: _Backend, attempt: _Attempt, reason: str) -> None:
+    def _lost(self, backend: Backend, attempt: Attempt, reason: str) -> None:
         if attempt.reason is None:
             attempt.reason = reason
         attempt.scope.cancel()
         self._down(backend, attempt, attempt.reason)
 
-    async def _ensure(self, backend: _Backend) -> _Attempt:
+    async def _ensure(self, backend: Backend) -> Attempt:
+        """The backend's live connection; waits for an attempt under way (a failed backend
+        is tried once more). Raises BackendError while it backs off or when it fails."""
         import anyio
 
         live = backend.live
         if live is not None and not live.closed.is_set():
             return live
-        async with backend.lock:
-            live = backend.live
-            if live is not None and not live.closed.is_set():
-                return live
-            wait = backend.retry_at - anyio.current_time()
-            if wait > 0:
-                raise BackendError(
-                    f"server {backend.name!r} is unavailable ({backend.reason}); "
-                    f"toolfind retries it in {wait:.0f} s"
-                )
-            await self._start(backend)
-            if backend.live is None:
-                raise BackendError(f"server {backend.name!r} is unavailable: {backend.reason}")
-            return backend.live
+        if backend.state == RETRYING and not backend.crashed:
+            wait = max(1, math.ceil(backend.retry_at - anyio.current_time()))
+            raise BackendError(
+                f"server {backend.name!r} is unavailable ({backend.reason}); "
+                f"toolfind retries it in {wait} s"
+            )
+        # A backend that crashed (rather than failed to start) is restarted for a call at
+        # once, backoff or not; so is a failed one.
+        self.release()
+        if backend.state in (RETRYING, FAILED) and not backend.removed:
+            backend.wake.set()
+            backend.set_state(CONNECTING)
+        with anyio.move_on_after(self.start_timeout + PING_TIMEOUT):
+            while not backend.removed and (
+                backend.state == CONNECTING
+                or (backend.live is not None and backend.live.closed.is_set())
+            ):
+                await backend.notice.wait()
+        live = backend.live
+        if live is not None and not live.closed.is_set():
+            return live
+        raise BackendError(f"server {backend.name!r} is unavailable: {backend.reason}")
 
-    async def _start(self, backend: _Backend) -> None:
+    async def _supervise(self, backend: Backend) -> None:
+        """Keep one backend connected: attempt, wait for its end, back off, again."""
         import anyio
 
-        attempt = _Attempt()
-        backend.current = attempt
-        self._tg.start_soon(self._run, backend, attempt)
-        with anyio.move_on_after(self.start_timeout):
-            await attempt.ready.wait()
-        if not attempt.ready.is_set():
-            self._lost(backend, attempt, f"did not start within {self.start_timeout:g} s")
+        with backend.scope:
+            await self._go.wait()
+            while True:
+                if backend.state == FAILED:
+                    await backend.wake.wait()
+                else:
+                    with anyio.move_on_at(backend.retry_at):
+                        await backend.wake.wait()
+                backend.wake = anyio.Event()
+                attempt = Attempt()
+                backend.current = attempt
+                backend.set_state(CONNECTING)
+                self._tg.start_soon(self._run, backend, attempt)
+                with anyio.move_on_after(self.start_timeout):
+                    await attempt.ready.wait()
+                if not attempt.ready.is_set():
+                    self._lost(backend, attempt, f"did not start within {self.start_timeout:g} s")
+                await attempt.down.wait()
 
-    async def _run(self, backend: _Backend, attempt: _Attempt) -> None:
+    async def _run(self, backend: Backend, attempt: Attempt) -> None:
         """Own one connection for its whole life: connect, list, watch for changes, close."""
         from mcp.client.session import ClientSession
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
         from mcp_types import Implementation, ToolListChangedNotification
+        from pydantic import ValidationError
 
         from toolfind import __version__
 
@@ -391,16 +528,35 @@ class BackendPool:
         try:
             with attempt.scope:
                 async with AsyncExitStack() as stack:
-                    read, write = await stack.enter_async_context(self._transport(backend.spec))
+                    read, write = await stack.enter_async_context(
+                        open_transport(
+                            backend.spec,
+                            timeout=self.start_timeout,
+                            errlog=self._errlog,
+                            max_line=self.max_message_bytes,
+                        )
+                    )
                     dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
-                        _WatchedReadStream(read, attempt), write
+                        WatchedReadStream(read, attempt), write
                     )
 
                     async def on_message(message: IncomingMessage) -> None:
                         if isinstance(message, ToolListChangedNotification):
                             attempt.changed.set()
-                        elif isinstance(message, Exception):
-                            described = backend.redact(_describe(message))
+                        elif isinstance(message, MessageTooLarge):
+                            attempt.too_large = True
+                            limit = size_text(message.limit)
+                            self._lost(backend, attempt, f"sent a message over {limit}")
+                        elif isinstance(message, ValidationError | ValueError):
+                            backend.warn_once(
+                                f"server {backend.name!r} wrote a line that is not JSON-RPC on "
+                                "stdout (ignored): stdout is for protocol messages; a banner "
+                                "or log belongs on stderr"
+                            )
+                        elif not isinstance(message, Exception):
+                            await self._relay_safely(backend.name, message)
+                        else:
+                            described = backend.redact(describe(message))
                             logger.debug("server %r: transport error: %s", backend.name, described)
 
                     session = ClientSession(
@@ -412,46 +568,17 @@ class BackendPool:
                     result = await session.initialize()
                     attempt.dispatcher = dispatcher
                     attempt.version = result.protocol_version
+                    attempt.capabilities = result.capabilities
                     listed = await self._list_tools(backend, attempt)
                     self._up(backend, attempt, listed)
                     await self._watch(backend, attempt)
         except Exception as exc:  # the boundary of one backend: whatever it does, the pool goes on
-            reason = _describe(exc)
+            reason = describe(exc)
         if attempt.scope.cancelled_caught and attempt.reason is None:
             reason = "stopped"
         self._down(backend, attempt, attempt.reason or reason)  # _down redacts
 
-    @asynccontextmanager
-    async def _transport(self, spec: ServerSpec) -> AsyncIterator[Any]:
-        if spec.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            params = StdioServerParameters(
-                command=spec.command or "",
-                args=list(spec.args),
-                env=dict(spec.env) or None,
-                cwd=spec.cwd,
-            )
-            async with stdio_client(params, errlog=self._errlog or sys.stderr) as streams:
-                yield streams
-        elif spec.transport == "sse":
-            from mcp.client.sse import sse_client
-
-            async with sse_client(
-                spec.url or "", headers=dict(spec.headers), timeout=self.start_timeout
-            ) as streams:
-                yield streams
-        else:
-            from mcp.client.streamable_http import streamable_http_client
-            from mcp.shared._httpx_utils import create_mcp_http_client
-
-            async with (
-                create_mcp_http_client(headers=dict(spec.headers)) as client,
-                streamable_http_client(spec.url or "", http_client=client) as streams,
-            ):
-                yield streams
-
-    async def _watch(self, backend: _Backend, attempt: _Attempt) -> None:
+    async def _watch(self, backend: Backend, attempt: Attempt) -> None:
         """Until the backend's side closes: re-read its tools whenever it says they changed."""
         import anyio
         from mcp.shared.exceptions import MCPError
@@ -467,13 +594,13 @@ class BackendPool:
                     listed = await self._list_tools(backend, attempt)
             except (MCPError, BackendError, TimeoutError) as exc:
                 logger.warning(
-                    "server %r: could not re-read its tools: %s", backend.name, _describe(exc)
+                    "server %r: could not re-read its tools: %s", backend.name, describe(exc)
                 )
                 continue
             backend.listed = listed
             self._recompute()
 
-    async def _list_tools(self, backend: _Backend, attempt: _Attempt) -> tuple[Listed, ...]:
+    async def _list_tools(self, backend: Backend, attempt: Attempt) -> tuple[Listed, ...]:
         """The whole tools/list (every page), each tool checked on its own."""
         entries: list[Any] = []
         cursor: Any = None
@@ -519,21 +646,27 @@ class BackendPool:
             listed.append(Listed(entry["name"], entry, position))
         return tuple(listed)
 
-    def _up(self, backend: _Backend, attempt: _Attempt, listed: tuple[Listed, ...]) -> None:
+    def _up(self, backend: Backend, attempt: Attempt, listed: tuple[Listed, ...]) -> None:
+        import anyio
+
         attempt.ready.set()
-        if attempt.settled or attempt is not backend.current or self._closing:
+        if attempt.settled or attempt is not backend.current or self._closing or backend.removed:
             return
-        if backend.reason != "not started":
+        if backend.reason != NOT_STARTED:
             logger.warning("server %r is available again", backend.name)
         backend.live = attempt
-        backend.failures = 0
+        attempt.up_at = anyio.current_time()
         backend.retry_at = 0.0
         backend.reason = ""
         backend.listed = listed
         self._recompute()
+        backend.set_state(READY)
         logger.info("server %r (%s): %d tools", backend.name, backend.spec.describe(), len(listed))
+        if self._relay is not None:
+            self._tg.start_soon(self._relay_safely, backend.name, None)
 
-    def _down(self, backend: _Backend, attempt: _Attempt, reason: str) -> None:
+    def _down(self, backend: Backend, attempt: Attempt, reason: str) -> None:
+        """An attempt ended (or never started): schedule the next one, by the backoff rule."""
         import anyio
 
         attempt.ready.set()
@@ -541,32 +674,51 @@ class BackendPool:
         if attempt.settled:
             return
         attempt.settled = True
-        if attempt is not backend.current or self._closing:
+        attempt.down.set()
+        if attempt is not backend.current or self._closing or backend.removed:
             return
         was_up = backend.live is attempt
+        backend.crashed = was_up
         backend.live = None
         reason = backend.redact(reason)
         previous = backend.reason
         backend.reason = reason
         now = anyio.current_time()
-        if was_up:
-            # It ran before: the next call restarts it at once.
-            backend.failures = 0
-            backend.retry_at = now
+        if was_up and now - attempt.up_at >= self.backoff_max:
+            backend.failures = 0  # it ran for a good while: this is not a crash loop
+        # A backend that ran restarts at once; a crash loop or a failed start backs off.
+        delay = 0.0 if was_up and backend.failures == 0 else self._backoff(backend.failures)
+        backend.failures += 1
+        if self.max_attempts and backend.failures >= self.max_attempts and not was_up:
+            backend.set_state(FAILED)
             logger.warning(
-                "server %r became unavailable: %s; it is restarted when next needed",
+                "server %r (%s) is unavailable: %s; gave up after %d attempts in a row "
+                "(the next call to it, or an edit of its servers file, tries again)",
                 backend.name,
+                backend.spec.describe(),
                 reason,
+                backend.failures,
             )
             return
-        backend.failures += 1
-        backend.retry_at = now + min(BACKOFF_MAX, BACKOFF_INITIAL * 2 ** (backend.failures - 1))
-        if reason != previous:
+        backend.retry_at = now + delay
+        backend.set_state(CONNECTING if delay == 0 else RETRYING)
+        then = "restarting it" if delay == 0 else f"retrying in {delay:g} s"
+        if was_up:
+            logger.warning("server %r became unavailable: %s; %s", backend.name, reason, then)
+        elif reason != previous:
             logger.warning(
-                "server %r (%s) is unavailable: %s", backend.name, backend.spec.describe(), reason
+                "server %r (%s) is unavailable: %s; %s",
+                backend.name,
+                backend.spec.describe(),
+                reason,
+                then,
             )
         else:
-            logger.debug("server %r is still unavailable: %s", backend.name, reason)
+            logger.debug("server %r is still unavailable: %s; %s", backend.name, reason, then)
+
+    def _backoff(self, failures: int) -> float:
+        """The wait before the next attempt after ``failures`` earlier failures in a row."""
+        return float(min(self.backoff_max, self.backoff_initial * 2 ** min(failures, 60)))
 
     def _recompute(self) -> None:
         """Assign exposed names over every backend's tools; tell the listeners on a change."""
@@ -592,3 +744,25 @@ class BackendPool:
                     self._listener()
                 except Exception:  # a listener's bug must not stop the backend's task
                     logger.exception("the tools-changed listener failed")
+
+    async def watch_servers(self, interval: float) -> None:
+        """Poll the servers files every ``interval`` seconds; when one changes, `update` to
+        what they declare now. An edit that breaks a file keeps the servers as they are and
+        logs one line naming the file. Cancel to stop."""
+        import anyio
+
+        last = self._servers_text
+        while True:
+            await anyio.sleep(interval)
+            now = read_all(self.servers_files)
+            if now == last:
+                continue
+            last = now
+            try:
+                specs = load_servers(self.servers_files, self.environ)
+            except ConfigError as exc:
+                logger.error(
+                    "servers file change ignored, still serving the last good servers: %s", exc
+                )
+                continue
+            self.update(specs)

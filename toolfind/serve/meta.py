@@ -7,7 +7,7 @@ with ``--json``; a mistake the model can fix raises `ToolCallError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,7 +46,8 @@ class MetaTool:
     title: str
     description: str
     input_schema: Mapping[str, Any]
-    output_schema: Mapping[str, Any]
+    #: None for call_tool: a called tool's result is passed on as it is.
+    output_schema: Mapping[str, Any] | None
     read_only: bool = True
 
 
@@ -60,13 +61,6 @@ GET_OUTPUT = {
         "inputSchema": {"type": "object"},
     },
     "required": ["name", "inputSchema"],
-}
-CALL_OUTPUT = {
-    "type": "object",
-    "description": (
-        "The called tool's structured content when it returns an object; otherwise "
-        "{'result': value} or {'content': [...]} mirroring its content blocks."
-    ),
 }
 
 _NAME_ARG = {
@@ -167,7 +161,7 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
                 },
                 "name",
             ),
-            CALL_OUTPUT,
+            None,
         ),
     )
     return [
@@ -221,8 +215,14 @@ def int_argument(args: Mapping[str, Any], key: str, default: int) -> int:
     return value
 
 
-def resolve(index: Any, name: str) -> Tool:
-    """``show``'s lookup; a miss or an ambiguous name becomes a ToolCallError."""
+def resolve(index: Any, name: str, *, serves: Callable[[str], bool] | None = None) -> Tool:
+    """The tool ``name`` names: exactly (`exact_ids`) if it can, else by ``show``'s lookup;
+    a miss or an ambiguous name becomes a ToolCallError naming the candidates.
+
+    With ``serves`` (a call), a name that only ``show``'s loose rules (case, separators)
+    tie to a callable tool is refused with that tool as the suggestion: a call never runs
+    a tool its name does not spell out. A miss suggests close callable names first.
+    """
     if not name.strip():
         raise ToolCallError("'name' is empty: give a tool name as search returned it.")
     if len(name) > MAX_NAME:
@@ -230,14 +230,72 @@ def resolve(index: Any, name: str) -> Tool:
             f"No tool named {name[:60]!r}... ({len(name)} characters): "
             "give a tool name as search returned it."
         )
+    tools = index.tools
+    exact = exact_ids(index, name)
+    if len(exact) == 1:
+        found: Tool = tools[exact[0]]
+        return found
+    if exact:
+        raise ToolCallError(
+            str(AmbiguousName(name, sorted(tools[i].qualified_name for i in exact)))
+        )
     try:
-        tool: Tool = index.resolve(name)
-    except (ToolNotFound, AmbiguousName) as exc:
+        found = index.resolve(name)
+    except ToolNotFound as exc:
+        close = callable_suggestions(index, name, serves) if serves is not None else []
+        raise ToolCallError(str(ToolNotFound(name, close or exc.suggestions))) from None
+    except AmbiguousName as exc:
         raise ToolCallError(str(exc)) from None
-    return tool
+    if serves is not None and serves(found.name):
+        raise ToolCallError(str(ToolNotFound(name, [found.name])))
+    return found
 
 
-def search(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+def exact_ids(index: Any, name: str) -> list[int]:
+    """The tools ``name`` spells out: a tool's exact name; else ``namespace/tool`` or
+    ``namespace:tool`` with the exact namespace and the tool's exact name or alias (a
+    backend's own name for it); else a bare exact alias. Never a near spelling."""
+    from toolfind.core.analysis import name_key
+
+    tools = index.tools
+    ids = [i for i in index.ids_with_key(name_key(name)) if tools[i].name == name]
+    if ids:
+        return ids
+    for separator in ("/", ":"):
+        namespace, found, rest = name.partition(separator)
+        if found and namespace and rest:
+            ids = [
+                i
+                for i in index.ids_with_key(name_key(rest))
+                if tools[i].namespace == namespace
+                and (tools[i].name == rest or rest in tools[i].aliases)
+            ]
+            if ids:
+                return ids
+    return [i for i in index.ids_with_key(name_key(name)) if name in tools[i].aliases]
+
+
+def callable_suggestions(index: Any, name: str, serves: Callable[[str], bool]) -> list[str]:
+    """Up to three callable tools' names close to ``name`` (their own or their backend's
+    name), best first; a callable tool whose backend name is ``name`` comes first."""
+    import difflib  # only on the error path
+
+    pool: dict[str, str] = {}
+    for tool in index.tools:
+        if serves(tool.name):
+            for spelling in (tool.name, *tool.aliases):
+                pool.setdefault(spelling.casefold(), tool.name)
+    wanted = name.casefold()
+    if wanted in pool:
+        return [pool[wanted]]
+    close = difflib.get_close_matches(wanted, list(pool), n=6, cutoff=0.6)
+    return list(dict.fromkeys(pool[c] for c in close))[:3]
+
+
+def search(
+    index: Any, args: Mapping[str, Any], serves: Callable[[str], bool] | None = None
+) -> dict[str, Any]:
+    """The search record; with ``serves``, each hit says whether it is ``callable``."""
     query = text_argument(args, "query")
     if not query.strip():
         raise ToolCallError(
@@ -265,7 +323,8 @@ def search(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(include_schema, bool):
         raise ToolCallError("'include_schema' must be true or false.")
     result = index.search(query, limit, namespace=namespace, tags=tuple(tags))
-    return wire.search_record(result, include_schema=include_schema)
+    callable_ = None if serves is None else (lambda tool: serves(tool.name))
+    return wire.search_record(result, include_schema=include_schema, callable_=callable_)
 
 
 def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:

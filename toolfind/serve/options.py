@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 from toolfind.models import ScoringParams, Tool
+from toolfind.serve.servers_config import safe_name
 
 Exposure = Literal["direct", "search"]
 EXPOSURES: tuple[Exposure, ...] = ("direct", "search")
@@ -26,6 +28,14 @@ DEFAULT_HOST = "127.0.0.1"
 #: some hosts (and the MCP Inspector) accept.
 _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/.:")
 _MAX_PREFIX = 40
+#: HTTP limits: a request's headers must arrive within HEADER_TIMEOUT seconds of its first byte
+#: (or of the connection), its body within BODY_TIMEOUT; at most MAX_CONNECTIONS at once
+#: (further ones are refused before any authentication).
+HEADER_TIMEOUT = 5.0
+BODY_TIMEOUT = 30.0
+MAX_CONNECTIONS = 200
+#: The keys of ``[serve]`` in ``toolfind.toml`` read here.
+SERVE_KEYS = ("allowed_hosts", "allowed_origins")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,25 +64,23 @@ def parse_http_address(text: str) -> HttpAddress:
     """Parse ``[HOST:]PORT`` (``8080``, ``0.0.0.0:8080``, ``[::1]:8080``).
 
     Raises:
-        ConfigError: the text is not a port or ``HOST:PORT`` with a port in 0-65535.
+        UsageError: the text is not a port or ``HOST:PORT`` with a port in 0-65535.
     """
     raw = text.strip()
     host, port_text = DEFAULT_HOST, raw
     if raw.startswith("["):
         inside, bracket, rest = raw[1:].partition("]")
         if not bracket or not rest.startswith(":"):
-            raise ConfigError(
-                f"--http {text!r}: write an IPv6 host as [HOST]:PORT, e.g. [::1]:8080"
-            )
+            raise UsageError(f"--http {text!r}: write an IPv6 host as [HOST]:PORT, e.g. [::1]:8080")
         host, port_text = inside, rest[1:]
     elif ":" in raw:
         host, _, port_text = raw.rpartition(":")
     if not host:
-        raise ConfigError(
+        raise UsageError(
             f"--http {text!r}: the host before ':' is empty; give [HOST:]PORT, e.g. 8080"
         )
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
-        raise ConfigError(f"--http {text!r}: the port must be a number from 0 to 65535, e.g. 8080")
+        raise UsageError(f"--http {text!r}: the port must be a number from 0 to 65535, e.g. 8080")
     return HttpAddress(host=host, port=int(port_text))
 
 
@@ -105,36 +113,120 @@ class ServeOptions:
     watch: bool = True
     poll_interval: float = 1.0
     allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    header_timeout: float = HEADER_TIMEOUT
+    body_timeout: float = BODY_TIMEOUT
+    max_connections: int = MAX_CONNECTIONS
     use_cache: bool = True
     server_name: str = "toolfind"
+    validate_arguments: bool = True
+    retry_initial: float = 1.0
+    retry_max: float = 60.0
+    max_result_size: int = 10 * 1024 * 1024
 
     def checked(self, environ: dict[str, str] | None = None) -> ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.
 
         Raises:
-            ConfigError: a bad exposure, prefix, log level, timeout or poll interval, or an
+            UsageError: a bad exposure, prefix, log level, timeout or poll interval, or an
                 HTTP address beyond this machine without a token.
         """
         env = os.environ if environ is None else environ
         if self.exposure not in EXPOSURES:
-            raise ConfigError(f"--exposure {self.exposure!r}: use one of {', '.join(EXPOSURES)}")
+            raise UsageError(f"--exposure {self.exposure!r}: use one of {', '.join(EXPOSURES)}")
         if self.log_level.lower() not in LOG_LEVELS:
-            raise ConfigError(f"--log-level {self.log_level!r}: use one of {', '.join(LOG_LEVELS)}")
+            raise UsageError(f"--log-level {self.log_level!r}: use one of {', '.join(LOG_LEVELS)}")
         if len(self.meta_prefix) > _MAX_PREFIX or not set(self.meta_prefix) <= _PREFIX_CHARS:
-            raise ConfigError(
+            raise UsageError(
                 f"--meta-prefix {self.meta_prefix!r}: use at most {_MAX_PREFIX} letters, digits "
                 "or _-/.: (MCP hosts accept tool names matching ^[a-zA-Z0-9_-]{1,64}$)"
             )
         if not self.call_timeout > 0:
-            raise ConfigError(
+            raise UsageError(
                 f"--call-timeout {self.call_timeout!r}: give a number of seconds above 0"
             )
+        if not 0 < self.retry_initial <= self.retry_max:
+            raise UsageError(
+                f"--retry-initial {self.retry_initial!r} / --retry-max {self.retry_max!r}: give "
+                "seconds above 0, the initial wait at most the maximum"
+            )
+        if self.max_result_size < 1024:
+            raise UsageError(
+                f"--max-result-size {self.max_result_size!r}: give at least 1KiB, e.g. 10MiB"
+            )
+        if not self.separator or safe_name(self.separator) != self.separator:
+            raise UsageError(f"--separator {self.separator!r}: use letters, digits, _ or -")
         if not 0.05 <= self.poll_interval <= 3600:
-            raise ConfigError(f"poll interval {self.poll_interval!r}: give 0.05 to 3600 seconds")
+            raise UsageError(f"poll interval {self.poll_interval!r}: give 0.05 to 3600 seconds")
+        for host in self.allowed_hosts:
+            check_allowed_host(host)
+        for origin in self.allowed_origins:
+            check_allowed_origin(origin)
+        if not (self.header_timeout > 0 and self.body_timeout > 0 and self.max_connections > 0):
+            raise UsageError("HTTP limits: timeouts and the connection cap must be above 0")
         token = self.token if self.token else env.get(TOKEN_ENV) or None
         if self.http is not None and not self.http.is_loopback and not token:
-            raise ConfigError(
+            raise UsageError(
                 f"--http {self.http.host}:{self.http.port} accepts connections from other machines: "
                 f"give --token or set {TOKEN_ENV} (clients then send 'Authorization: Bearer <token>')"
             )
         return replace(self, token=token, log_level=self.log_level.lower())
+
+
+def check_allowed_host(host: str) -> str:
+    """``host`` if it is a ``--allowed-host`` value: ``NAME``, ``NAME:PORT``, ``[IPv6]``...
+
+    Raises:
+        UsageError: empty, or holding a scheme, a path, spaces or a wildcard.
+    """
+    if not host or any(c in host for c in " /\t*@,") or host.startswith(":"):
+        raise UsageError(
+            f"--allowed-host {host!r}: give a host name or address as clients send it in the "
+            "Host header, optionally with :PORT (e.g. mybox.lan, 192.168.1.20:8765)"
+        )
+    return host
+
+
+def check_allowed_origin(origin: str) -> str:
+    """``origin`` if it is a ``--allowed-origin`` value: ``http(s)://HOST[:PORT]`` (``:*`` for
+    any port).
+
+    Raises:
+        UsageError: not of that form.
+    """
+    scheme, sep, rest = origin.partition("://")
+    if scheme not in ("http", "https") or not sep or not rest or any(c in rest for c in " /"):
+        raise UsageError(
+            f"--allowed-origin {origin!r}: give scheme://host[:port] as browsers send it in "
+            "the Origin header (e.g. https://app.example.com, http://mybox.lan:*)"
+        )
+    return origin
+
+
+def allowed_from_config(
+    table: Mapping[str, Any], file: str | None, hosts: Iterable[str], origins: Iterable[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The allowed hosts and origins: ``[serve]`` ``allowed_hosts``/``allowed_origins`` from
+    ``toolfind.toml``, then the command line's.
+
+    Raises:
+        ConfigError: a ``[serve]`` key is not a list of strings, or a value is malformed
+            (naming the file).
+        UsageError: a command-line value is malformed.
+    """
+    found: dict[str, list[str]] = {}
+    for key in SERVE_KEYS:
+        raw = table.get(key, [])
+        if isinstance(raw, str):
+            raw = [raw]
+        if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+            raise ConfigError("must be a list of strings", file=file, path=f"serve.{key}")
+        for value in raw:
+            try:
+                (check_allowed_host if key == "allowed_hosts" else check_allowed_origin)(value)
+            except ConfigError as exc:
+                raise ConfigError(exc.message, file=file, path=f"serve.{key}") from None
+        found[key] = raw
+    all_hosts = [*found["allowed_hosts"], *(check_allowed_host(h) for h in hosts)]
+    all_origins = [*found["allowed_origins"], *(check_allowed_origin(o) for o in origins)]
+    return tuple(dict.fromkeys(all_hosts)), tuple(dict.fromkeys(all_origins))

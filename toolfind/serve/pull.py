@@ -2,17 +2,17 @@
 
 Each backend's tools become ``<out_dir>/<server>.json``, an MCP ``tools/list`` result (the
 entries as sent), so its namespace is the server name and the CLI searches it offline.
-A file is replaced atomically, the previous version kept as ``<server>.json.bak``; a file
-whose content would not change, or whose server cannot be reached, is left alone.
+A file is rewritten by ``userfiles.rewrite`` (atomically, through a symlink, mode and owner
+kept), the previous version kept as a numbered backup ``<server>.json.~N~``; a file whose
+content would not change, or whose server cannot be reached, is left alone. A server whose
+file cannot be written (a name too long for the file system, a read-only file) is reported
+failed; the others are still written.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -23,6 +23,7 @@ from toolfind.models import Tool
 from toolfind.output.wire import dumps
 from toolfind.serve.backend_seam import BackendStatus
 from toolfind.serve.servers_config import load_servers
+from toolfind.userfiles import FileProblem, read_capped, rewrite
 
 __all__ = ["PullReport", "ServerPull", "pull"]
 
@@ -86,6 +87,7 @@ def pull(
 
     async def connect() -> tuple[Mapping[str, BackendStatus], Sequence[Tool]]:
         async with BackendPool(specs, start_timeout=start_timeout, errlog=errlog) as pool:
+            await pool.wait_settled()
             return pool.status(), pool.tools()
 
     status, tools = anyio.run(connect)
@@ -102,7 +104,10 @@ def pull(
         if not state.available:
             results.append(ServerPull(spec.name, "failed", file=str(target), error=state.detail))
             continue
-        results.append(write_catalog(spec.name, by_server.get(spec.name, []), target))
+        try:
+            results.append(write_catalog(spec.name, by_server.get(spec.name, []), target))
+        except CatalogError as exc:
+            results.append(ServerPull(spec.name, "failed", file=str(target), error=str(exc)))
     return PullReport(tuple(results))
 
 
@@ -132,23 +137,21 @@ def write_catalog(server: str, tools: Sequence[Mapping[str, Any]], target: Path)
     )
     if old_text == text:
         return report("unchanged")
-    backup = None
     try:
-        if old_text is not None:
-            backup = target.with_name(target.name + ".bak")
-            _atomic_replace(backup, partial(shutil.copy2, target))
-        _atomic_replace(target, partial(_write_text, text=text))
+        backup = rewrite(target, text.encode("utf-8"))
     except OSError as exc:
         raise CatalogError(f"cannot write: {exc.strerror or exc}", file=str(target)) from None
-    return report("written", backup=str(backup) if backup else None)
+    return report("written", backup=backup)
 
 
 def _read_existing(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_capped(path).decode("utf-8")
+    except FileProblem as exc:
+        if exc.missing:
+            return None
+        raise CatalogError(exc.message, file=str(path)) from None
+    except UnicodeDecodeError as exc:
         raise CatalogError(f"cannot read the previous catalog: {exc}", file=str(path)) from None
 
 
@@ -168,22 +171,3 @@ def _tools_by_name(text: str | None) -> dict[str, Any]:
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
-def _write_text(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-
-
-def _atomic_replace(target: Path, fill: Callable[[str], object]) -> None:
-    """``fill`` a temporary file next to ``target``, then rename it over ``target``."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        fill(tmp)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -26,7 +26,12 @@ from mcp.server import NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult
 from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ServerEvent,
+    ToolsListChanged,
+)
 
 from toolfind import __version__
 from toolfind.errors import BackendError
@@ -34,8 +39,10 @@ from toolfind.models import Tool
 from toolfind.output.tool_formats import tool_to_format
 from toolfind.output.wire import categories_record, dumps
 from toolfind.serve import meta
-from toolfind.serve.backend_seam import Backends
+from toolfind.serve.arguments import ArgumentChecker
+from toolfind.serve.backend_seam import NOT_STARTED, Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
+from toolfind.serve.passthrough import PROGRESS, Passthrough, page
 from toolfind.serve.state import LiveIndex, Snapshot
 
 logger = logging.getLogger("toolfind.serve")
@@ -44,6 +51,8 @@ logger = logging.getLogger("toolfind.serve")
 #: times the call out after ``call_timeout``, then may ping (PING_TIMEOUT, 5 s) and restart
 #: the backend; this bound only catches a pool that never returns.
 POOL_SLACK = 35.0
+#: Seconds a call to an unknown name waits for backends that are still starting.
+ARRIVAL_WAIT = 10.0
 
 
 class ToolfindServer(Server[Any]):
@@ -57,7 +66,9 @@ class ToolfindServer(Server[Any]):
     def create_initialization_options(
         self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
     ) -> InitializationOptions:
-        options = notification_options or NotificationOptions(tools_changed=True)
+        options = notification_options or NotificationOptions(
+            tools_changed=True, prompts_changed=True, resources_changed=True
+        )
         return super().create_initialization_options(options, *args, **kwargs)
 
 
@@ -93,9 +104,20 @@ class ChangeNotifier:
 
     async def tools_changed(self) -> None:
         self.sent += 1
-        await self.bus.publish(ToolsListChanged())
+        await self.changed(ToolsListChanged(), "notifications/tools/list_changed")
+
+    async def changed(self, event: ServerEvent, method: str) -> None:
+        """``event`` to 2026-07-28 listeners, ``method`` to every handshake-era connection."""
+        await self.bus.publish(event)
         for connection in list(self._connections):
-            await connection.send_tool_list_changed()  # best effort: never raises
+            await connection.notify(method, None)  # best effort: never raises
+
+    async def publish(self, event: ServerEvent) -> None:
+        await self.bus.publish(event)
+
+    def connections(self) -> list[Connection]:
+        """The handshake-era connections open now."""
+        return list(self._connections)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +139,8 @@ class Discovery:
         self.options = options
         self.backends = backends
         self.notifier = ChangeNotifier()
+        self.passthrough = Passthrough(live, self.notifier, backends, options.separator)
+        self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
         live.on_swap(self._swapped)
 
@@ -169,11 +193,16 @@ class Discovery:
     async def on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(self.listing().tools))
+        tools, cursor = page(self.listing().tools, params.cursor if params else None, "tools")
+        self.backends.release()  # the first list is answered: backends may start now
+        return types.ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        meta_ = ctx.meta or {}
+        wants_progress = "progress_token" in meta_ or "progressToken" in meta_
+        PROGRESS.set(ctx.session.report_progress if wants_progress else None)
         try:
             return await self.call(params.name, params.arguments)
         except meta.ToolCallError as exc:
@@ -185,10 +214,12 @@ class Discovery:
         index = self.live.snapshot.index
         metatool = listing.meta.get(name)
         if metatool is None:
-            return await self.forward(meta.resolve(index, name), arguments)
+            return await self.forward(await self._resolve_call(name), arguments)
         args = meta.check_arguments(metatool, arguments)
         if metatool.key == meta.CATEGORIES:
-            return record_result(categories_record(index.categories(), self.backends.status()))
+            return record_result(categories_record(index.categories(), self._status()))
+        if metatool.key == meta.SEARCH:
+            return record_result(meta.search(index, args, self.backends.serves))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name")
@@ -199,8 +230,28 @@ class Discovery:
         tool_args = {} if args.get("arguments") is None else args["arguments"]
         if not isinstance(tool_args, dict):
             raise meta.ToolCallError("'arguments' must be an object of the tool's arguments.")
-        result = await self.forward(meta.resolve(index, target), tool_args)
-        return _structured_for_call_tool(result)
+        return await self.forward(await self._resolve_call(target), tool_args)
+
+    async def _resolve_call(self, name: str) -> Tool:
+        """The tool a call names. A name not found while a backend's first attempt is under
+        way waits (up to ARRIVAL_WAIT) for the backends, then looks again: a
+        host may call a tool it knows as soon as it has connected."""
+        serves = self.backends.serves
+        try:
+            return meta.resolve(self.live.snapshot.index, name, serves=serves)
+        except meta.ToolCallError:
+            arriving = any(s.detail == NOT_STARTED for s in self.backends.status().values())
+            if not arriving:
+                raise
+        self.backends.release()
+        with anyio.move_on_after(ARRIVAL_WAIT):
+            await self.backends.wait_settled()
+        await self.live.catch_up()
+        return meta.resolve(self.live.snapshot.index, name, serves=serves)
+
+    def _status(self) -> dict[str, Any]:
+        """The backends' status by the namespace of their tools (see `LiveIndex._apart`)."""
+        return {self.live.namespace_of(n): s for n, s in self.backends.status().items()}
 
     async def forward(
         self, tool: Tool, arguments: Mapping[str, Any] | None
@@ -210,21 +261,40 @@ class Discovery:
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
         if not self.backends.serves(tool.name):
             where = f" (from {tool.source.file})" if tool.source is not None else ""
+            index = self.live.snapshot.index
+            close = meta.callable_suggestions(index, tool.name, self.backends.serves)
+            hint = (
+                f" Did you mean {close[0]!r}?"
+                if close
+                else " Pick a tool served by a connected MCP server."
+            )
             raise meta.ToolCallError(
                 f"No backend serves {tool.qualified_name!r}{where}: it is in a catalog only, so "
-                "toolfind can find and describe it but not run it. Pick a tool served by a "
-                "connected MCP server."
+                f"toolfind can find and describe it but not run it.{hint}"
             )
+        if self.checker is not None:
+            problem = self.checker.problem(tool, arguments or {})
+            if problem is not None:
+                raise meta.ToolCallError(
+                    f"Invalid arguments for {tool.name!r} at {problem}. Fix them to match its "
+                    f"input schema ({self.options.meta_prefix}{meta.GET} shows it); "
+                    "nothing was sent to the tool."
+                )
         timeout = self.options.call_timeout
         try:
             with anyio.fail_after(timeout + POOL_SLACK):
-                return await self.backends.call(tool.name, dict(arguments or {}))
+                progress = PROGRESS.get()
+                if progress is None:
+                    result = await self.backends.call(tool.name, dict(arguments or {}))
+                else:
+                    result = await self.backends.call(tool.name, dict(arguments or {}), progress)
         except TimeoutError:
             raise meta.ToolCallError(
                 f"{tool.qualified_name!r} did not answer within {timeout:g} s; try again later."
             ) from None
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
+        return self.passthrough.exposed_result(tool.namespace, result)
 
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
@@ -238,7 +308,12 @@ class Discovery:
             get_tool_input_schema=self.input_schema,
             on_list_tools=self.on_list_tools,
             on_call_tool=self.on_call_tool,
-            on_subscriptions_listen=self.notifier.listen_handler,
+        )
+        self.passthrough.register(server)
+        server.add_request_handler(
+            "subscriptions/listen",
+            types.SubscriptionsListenRequestParams,
+            self.passthrough.listen_handler(self.notifier.listen_handler),
         )
         server.middleware.append(self.notifier)
         return server
@@ -252,33 +327,13 @@ def record_result(record: Mapping[str, Any]) -> types.CallToolResult:
     )
 
 
-def _structured_for_call_tool(result: types.CallToolResult) -> types.CallToolResult:
-    """call_tool declares an object output schema: give every successful result an object.
-
-    Content and isError stay as the backend sent them; only a missing or non-object
-    structuredContent is wrapped.
-    """
-    if result.is_error or isinstance(result.structured_content, dict):
-        return result
-    if result.structured_content is not None:
-        wrapped: dict[str, Any] = {"result": result.structured_content}
-    else:
-        wrapped = {
-            "content": [
-                block.model_dump(mode="json", by_alias=True, exclude_none=True)
-                for block in result.content
-            ]
-        }
-    return result.model_copy(update={"structured_content": wrapped})
-
-
 def _meta_to_mcp(tool: meta.MetaTool) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
         input_schema=dict(tool.input_schema),
-        output_schema=dict(tool.output_schema),
+        output_schema=None if tool.output_schema is None else dict(tool.output_schema),
         annotations=types.ToolAnnotations(
             title=tool.title,
             read_only_hint=tool.read_only,

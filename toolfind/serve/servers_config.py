@@ -162,12 +162,14 @@ _NOT_A_SERVERS_FILE = (
 
 
 def _parse(path: Path) -> Any:
+    from toolfind.userfiles import FileProblem, read_capped
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_capped(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"not UTF-8 (byte {exc.start})", file=str(path)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    except FileProblem as exc:
+        raise ConfigError(exc.message, file=str(path)) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as first:
@@ -310,12 +312,12 @@ class _EntryReader:
     def _env_file(self, where: str, value: Any) -> dict[str, str]:
         """VS Code's ``envFile``: ``KEY=VALUE`` lines, ``#`` comments, optional quotes."""
         path = self.workspace / self._string(where, value, required="the path of a .env file")
+        from toolfind.userfiles import FileProblem, read_capped
+
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise self.error(
-                where, f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
-            ) from None
+            lines = read_capped(path).decode("utf-8").splitlines()
+        except (FileProblem, UnicodeDecodeError) as exc:
+            raise self.error(where, f"cannot read {path}: {exc}") from None
         env = {}
         for line in lines:
             line = line.strip()

@@ -10,9 +10,10 @@ when an edit breaks a catalog. Nothing here imports the MCP SDK.
 from __future__ import annotations
 
 import logging
+import math
 import os
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +21,21 @@ import anyio
 import anyio.to_thread
 
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
+from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
 from toolfind.models import ScoringParams, Tool
 from toolfind.serve.backend_seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store.cache import Loaded
-from toolfind.store.segment import MISSING, stamp
+from toolfind.store.segment import MISSING, content_of, racy, stamp
 
 logger = logging.getLogger("toolfind.serve")
 
-#: (path, size, mtime_ns, inode) of every catalog file (see store.segment.stamp), plus each missing
-#: root.
-Signature = tuple[tuple[str, int, int, int], ...]
+#: (path, *stamp, content) of every catalog file (see store.segment.stamp: ctime and device
+#: included, so an edit that keeps size and mtime is seen), plus each missing root. ``content``
+#: is the file's SHA-256 while its stamp is racy (store.segment.racy: an edit in the same
+#: timestamp tick would not change it), else None.
+Signature = tuple[tuple[Any, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,20 +50,42 @@ class Snapshot:
     catalog_tools: tuple[Tool, ...]
     errors: frozenset[str]
     generation: int
+    #: Backend server name -> the namespace of its tools (itself, unless a catalog has it).
+    backend_namespaces: Mapping[str, str] = field(default_factory=dict)
 
 
 def catalog_signature(paths: Sequence[Path]) -> Signature:
     """What the poller compares: every catalog file's identity and its last modification."""
+    import time
+
     from toolfind import catalog
 
+    taken = time.time_ns()
     present = [root for root in paths if os.path.exists(root)]
-    rows = [(str(root), *MISSING) for root in paths if root not in present]
+    rows = [(str(root), *MISSING, None) for root in paths if root not in present]
     try:
         files = catalog.discover(present)
     except ToolfindError:
-        return (("<unreadable>", *MISSING), *rows)
-    rows.extend((str(file), *stamp(file)) for file in files)
-    return tuple(sorted(rows))
+        return (("<unreadable>", *MISSING, None), *rows)
+    for file in files:
+        st = stamp(file)
+        rows.append((str(file), *st, content_of(str(file)) if racy(st, taken) else None))
+    return tuple(sorted(rows, key=lambda row: row[:-1]))
+
+
+def signature_changed(old: Signature, new: Signature) -> bool:
+    """Whether the catalogs changed between two signatures: a stamp differs, or a file whose
+    stamp was racy in ``old`` no longer has the content it had then."""
+    if len(old) != len(new):
+        return True
+    for before, now in zip(old, new, strict=True):
+        if before[:-1] != now[:-1]:
+            return True
+        if before[-1] is not None:
+            content = now[-1] if now[-1] is not None else content_of(now[0])
+            if content != before[-1]:
+                return True
+    return False
 
 
 OnSwap = Callable[[Snapshot, Snapshot], Awaitable[None]]
@@ -89,6 +115,10 @@ class LiveIndex:
         self._listeners: list[OnSwap] = []
         self._lock = anyio.Lock()
         self._backends_dirty = anyio.Event()
+        self._warned: set[str] = set()
+        # How many backend changes were announced, and how many the snapshot includes.
+        self._changes = 0
+        self._built_changes = 0
 
     @property
     def snapshot(self) -> Snapshot:
@@ -102,7 +132,14 @@ class LiveIndex:
 
     def backends_changed(self) -> None:
         """The backends' callback: their tools changed; rebuild at the next poll tick."""
+        self._changes += 1
         self._backends_dirty.set()
+
+    async def catch_up(self) -> None:
+        """Return once the snapshot holds every backend change announced so far (rebuilding
+        now, or waiting for the rebuild under way)."""
+        if self._built_changes < self._changes:
+            await self.reload(catalogs_changed=False)
 
     def load(self) -> Snapshot:
         """The first, blocking load. Skipped entries are logged; a missing path raises.
@@ -113,7 +150,9 @@ class LiveIndex:
         loaded = self._read()
         for finding in loaded.findings:
             logger.warning("skipped: %s", finding)
+        changes = self._changes
         self._snapshot = self._build(loaded, self.backends.tools(), loaded.findings, 1)
+        self._built_changes = changes
         return self._snapshot
 
     async def reload(self, *, catalogs_changed: bool = True) -> bool:
@@ -123,6 +162,9 @@ class LiveIndex:
         snapshot and logs one line per new problem, naming the file.
         """
         async with self._lock:
+            if not catalogs_changed and self._built_changes >= self._changes:
+                return False  # a rebuild that ran while this one waited took it in
+            changes = self._changes
             old = self.snapshot
             backend_tools = tuple(self.backends.tools())
             catalog: Loaded | tuple[Tool, ...] = old.catalog_tools
@@ -145,6 +187,7 @@ class LiveIndex:
                 self._build, catalog, backend_tools, errors, old.generation + 1
             )
             self._snapshot = new
+            self._built_changes = changes
             logger.info(
                 "index rebuilt (generation %d, %d tools)", new.generation, len(new.index.tools)
             )
@@ -167,13 +210,49 @@ class LiveIndex:
         from toolfind.store.index import SearchIndex
 
         tools = tuple(catalog.index.tools if isinstance(catalog, Loaded) else catalog)
+        backend_tools, namespaces = self._apart(tools, backend_tools)
         if isinstance(catalog, Loaded) and self.filters == Filters() and not backend_tools:
             index = catalog.index  # the cached index already answers exactly this
         else:
             allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
             index = SearchIndex.build(allowed, self.params)
         index.accelerate()  # a server answers many queries: numpy pays for its import
-        return Snapshot(index, tools, frozenset(map(str, errors)), generation)
+        return Snapshot(index, tools, frozenset(map(str, errors)), generation, namespaces)
+
+    def _apart(
+        self, catalog_tools: Sequence[Tool], backend_tools: Sequence[Tool]
+    ) -> tuple[list[Tool], dict[str, str]]:
+        """The backend tools, each in its server's namespace, unless a catalog namespace has
+        that name (as ``--namespace`` compares names): then in ``<server>-mcp``, with one
+        warning, so a catalog and a backend never merge into one namespace."""
+        taken = {name_key(t.namespace) for t in catalog_tools}
+        namespaces: dict[str, str] = {}
+        for server in dict.fromkeys(t.namespace for t in backend_tools):
+            namespace = namespaces[server] = _apart_from(server, taken)
+            if namespace != server and server not in self._warned:
+                self._warned.add(server)
+                logger.warning(
+                    "server %r has the name of a catalog namespace; its tools are kept apart in "
+                    "namespace %r (rename the server in its servers file to choose another)",
+                    server,
+                    namespace,
+                )
+        moved = [
+            t
+            if namespaces[t.namespace] == t.namespace
+            else _in_namespace(t, namespaces[t.namespace])
+            for t in backend_tools
+        ]
+        return moved, namespaces
+
+    def namespace_of(self, server: str) -> str:
+        """The namespace of a backend server's tools in the current snapshot (also for one
+        that has no tools yet)."""
+        snapshot = self.snapshot
+        found = snapshot.backend_namespaces.get(server)
+        if found is None:
+            found = _apart_from(server, {name_key(t.namespace) for t in snapshot.catalog_tools})
+        return found
 
     def _read(self) -> Loaded:
         """Note the catalogs' signature, then parse them (through the cache).
@@ -190,15 +269,48 @@ class LiveIndex:
             warn=logger.warning,
         )
 
-    async def watch(self, interval: float) -> None:
-        """Poll forever: rebuild when catalog files or backend tools change. Cancel to stop."""
+    async def watch(self, interval: float, *, catalogs: bool = True) -> None:
+        """Poll forever: rebuild when catalog files (unless ``catalogs`` is false) or backend
+        tools change. Cancel to stop."""
         while True:
-            with anyio.move_on_after(interval):
+            with anyio.move_on_after(interval if catalogs else math.inf):
                 await self._backends_dirty.wait()
             backends_dirty = self._backends_dirty.is_set()
             if backends_dirty:
                 self._backends_dirty = anyio.Event()
-            signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
-            catalogs_dirty = signature != self._signature
+            catalogs_dirty = False
+            if catalogs:
+                signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
+                catalogs_dirty = signature_changed(self._signature, signature)
+                if not catalogs_dirty:
+                    self._signature = signature  # a racy stamp verified: settled
             if catalogs_dirty or backends_dirty:
                 await self.reload(catalogs_changed=catalogs_dirty)
+
+
+def _apart_from(server: str, taken: Collection[str]) -> str:
+    """``server``, or ``<server>-mcp`` (``-mcp2``...) when a catalog namespace has its key."""
+    namespace, n = server, 1
+    while name_key(namespace) in taken:
+        namespace, n = f"{server}-mcp{n if n > 1 else ''}", n + 1
+    return namespace
+
+
+def _in_namespace(tool: Tool, namespace: str) -> Tool:
+    """``tool`` in another namespace (the models are frozen)."""
+    return Tool(
+        name=tool.name,
+        description=tool.description,
+        parameters=tool.parameters,
+        namespace=namespace,
+        tags=tool.tags,
+        search_hint=tool.search_hint,
+        defer=tool.defer,
+        enabled=tool.enabled,
+        annotations=tool.annotations,
+        aliases=tool.aliases,
+        title=tool.title,
+        output_schema=tool.output_schema,
+        source=tool.source,
+        original=tool.original,
+    )

@@ -16,6 +16,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from toolfind.serve.http_limits import ACCEPT_BATCH, connection_cap, limited_protocol
 from toolfind.serve.options import HttpAddress, ServeOptions
 from toolfind.serve.server import ToolfindServer
 
@@ -29,8 +30,12 @@ async def run_stdio(server: ToolfindServer) -> None:
     """Serve one client over stdin/stdout until it closes stdin."""
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    from toolfind.serve.stdio_pipes import claimed_pipes
+
+    async with claimed_pipes() as pipes:
+        stdin, stdout = pipes if pipes is not None else (None, None)
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 class BearerTokenGate:
@@ -63,25 +68,35 @@ class BearerTokenGate:
 
 
 def security_settings(
-    address: HttpAddress, extra_hosts: tuple[str, ...] = ()
+    address: HttpAddress, extra_hosts: tuple[str, ...] = (), extra_origins: tuple[str, ...] = ()
 ) -> TransportSecuritySettings:
     """DNS-rebinding protection on: only Host/Origin values naming this server are accepted.
 
     Loopback names are always allowed; a specific host adds itself; a wildcard bind
-    (0.0.0.0, ::) adds this machine's host name and addresses. ``extra_hosts`` adds more
-    (for a reverse proxy or a DNS name).
+    (0.0.0.0, ::) adds this machine's host name and addresses. ``extra_hosts``
+    (``--allowed-host``) adds more: a bare name on any port (and without one), a
+    ``NAME:PORT`` exactly; a name is also allowed as an http(s) Origin on any port.
+    ``extra_origins`` (``--allowed-origin``) are Origins allowed as given.
     """
     hosts = list(_LOOPBACK_HOSTS)
     if address.host in _WILDCARD_HOSTS:
         hosts.extend(_this_machine())
     elif not address.is_loopback:
         hosts.append(f"[{address.host}]" if ":" in address.host else address.host)
-    hosts.extend(extra_hosts)
+    exact: list[str] = []
+    for extra in extra_hosts:
+        if extra.rpartition(":")[2].isdigit() and not extra.endswith("]"):
+            exact.append(extra)  # NAME:PORT or [IPv6]:PORT
+        else:
+            hosts.append(extra)
     hosts = list(dict.fromkeys(hosts))
+    allowed_hosts = [*exact, *hosts, *(f"{h}:*" for h in hosts)]
+    origins = [f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")]
+    origins.extend(f"{scheme}://{h}" for h in hosts for scheme in ("http", "https"))
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{h}:*" for h in hosts],
-        allowed_origins=[f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")],
+        allowed_hosts=list(dict.fromkeys(allowed_hosts)),
+        allowed_origins=list(dict.fromkeys([*origins, *extra_origins])),
     )
 
 
@@ -115,13 +130,17 @@ async def run_http(server: ToolfindServer, options: ServeOptions) -> None:
     address = options.http or HttpAddress()
     sock = bind(address)
     port = int(sock.getsockname()[1])
-    app: Any = server.streamable_http_app(
-        host=address.host, transport_security=security_settings(address, options.allowed_hosts)
-    )
+    security = security_settings(address, options.allowed_hosts, options.allowed_origins)
+    app: Any = server.streamable_http_app(host=address.host, transport_security=security)
     if options.token:
         app = BearerTokenGate(app, options.token)
     config = uvicorn.Config(
         app,
+        # The connection cap and read timeouts run before the token and Host checks.
+        http=limited_protocol(
+            connection_cap(options.max_connections), options.header_timeout, options.body_timeout
+        ),
+        backlog=ACCEPT_BATCH,
         log_config=None,
         access_log=False,
         lifespan="on",

@@ -1,7 +1,7 @@
 """Building an index: each tool's analysed fields, the postings, and their impacts.
 
-:func:`analyse` turns the enabled tools into per-term postings of (tool, tf-vector) pairs;
-:class:`Metadata` gathers the rest of each tool in one pass; :func:`weigh` computes every
+:func:`gather` reads the tools once: :class:`Analysed` turns the enabled ones into per-term
+postings of (tool, tf-vector) pairs, :class:`Metadata` keeps the rest of each tool; :func:`weigh` computes every
 posting's BM25F(+) impact (:mod:`toolfind.core.bm25f`; with numpy for large catalogs, bit for
 bit the same) and the impact tiers. :class:`~toolfind.store.index.SearchIndex` lays them out.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, repeat
 from operator import mul
 
@@ -41,38 +41,39 @@ def _param_texts(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     descriptions and titles, depth first, nested properties and array items included."""
     idents: list[str] = []
     prose: list[str] = []
-    budget = [_MAX_PARAM_NODES]
-
-    def walk(node: Any, depth: int) -> None:
-        if budget[0] <= 0 or not (type(node) is dict or isinstance(node, Mapping)):
-            return
-        budget[0] -= 1
-        get = node.get
-        for key in ("title", "description"):
-            text = get(key)
-            if type(text) is str:
-                prose.append(text)
-        enum = get("enum")
-        if type(enum) is list:
-            idents.extend(str(v) for v in enum if isinstance(v, str | int | float))
-        if depth >= _MAX_PARAM_DEPTH:
-            return
-        props = get("properties")
-        if props and (type(props) is dict or isinstance(props, Mapping)):
-            for name, sub in props.items():
-                idents.append(str(name))
-                walk(sub, depth + 1)
-        for key in _NESTED:
-            sub = get(key)
-            if sub:
-                if type(sub) is list:
-                    for item in sub:
-                        walk(item, depth + 1)
-                else:
-                    walk(sub, depth + 1)
-
-    walk(schema, 0)
+    _walk(schema, 0, idents, prose, [_MAX_PARAM_NODES])
     return idents, prose
+
+
+def _walk(node: Any, depth: int, idents: list[str], prose: list[str], budget: list[int]) -> None:
+    """:func:`_param_texts`' walk. (A module function: a closure calling itself is a cycle,
+    which a build, the collector paused, would keep with all it holds, per tool.)"""
+    if budget[0] <= 0 or not (type(node) is dict or isinstance(node, Mapping)):
+        return
+    budget[0] -= 1
+    get = node.get
+    for key in ("title", "description"):
+        text = get(key)
+        if type(text) is str:
+            prose.append(text)
+    enum = get("enum")
+    if type(enum) is list:
+        idents.extend(str(v) for v in enum if isinstance(v, str | int | float))
+    if depth >= _MAX_PARAM_DEPTH:
+        return
+    props = get("properties")
+    if props and (type(props) is dict or isinstance(props, Mapping)):
+        for name, sub in props.items():
+            idents.append(str(name))
+            _walk(sub, depth + 1, idents, prose, budget)
+    for key in _NESTED:
+        sub = get(key)
+        if sub:
+            if type(sub) is list:
+                for item in sub:
+                    _walk(item, depth + 1, idents, prose, budget)
+            else:
+                _walk(sub, depth + 1, idents, prose, budget)
 
 
 _NESTED = ("items", "additionalProperties", "anyOf", "oneOf", "allOf")
@@ -128,57 +129,35 @@ _TF_MASK = (1 << _TF_BITS) - 1
 
 
 class Analysed:
-    """What :func:`analyse` gathers, before it is laid out flat."""
-
-    def __init__(self, n_docs: int) -> None:
-        # term -> its postings in tool order, each ``pair | tool << 32`` in one machine word:
-        # laying them out flat (:meth:`postings`) is then a byte copy, not an int per posting.
-        self.pair_lists: defaultdict[str, array[int]] = defaultdict(lambda: array("Q"))
-        self.vec_ids: dict[int, int] = {}  # packed per-field tf vector -> vector id
-        self.pair_vec: list[int] = []
-        self.pair_doc: list[int] = []
-        self.lengths = tuple(array("I", bytes(4 * n_docs)) for _ in FIELDS)
-
-    def postings(self, terms: Sequence[str]) -> tuple[array[int], array[int], array[int]]:
-        """For ``terms`` in order, their postings laid end to end: pair ids, tool ids, and
-        the offsets where each term's postings start (one more than there are terms)."""
-        lists = list(map(self.pair_lists.__getitem__, terms))
-        words = memoryview(b"".join(lists)).cast("I")  # per posting: two 32-bit halves
-        low, high = (0, 1) if sys.byteorder == "little" else (1, 0)
-        pairs, docs = array("I"), array("i")
-        pairs.frombytes(words[low::2].tobytes())
-        docs.frombytes(words[high::2].tobytes())
-        return pairs, docs, array("i", accumulate(map(len, lists), initial=0))
-
-    def tf_vectors(self) -> tuple[tuple[int, ...], ...]:
-        """The distinct per-field tf vectors, unpacked, by vector id."""
-        return tuple(
-            tuple((packed >> (fi * _TF_BITS)) & _TF_MASK for fi in range(len(FIELDS)))
-            for packed in self.vec_ids
-        )
-
-
-def analyse(tools: Sequence[Tool], tags: Sequence[Sequence[str]]) -> Analysed:
-    """Analyse the enabled tools (``tags[doc]``: tool doc's ``all_tags``) into per-term
+    """What :meth:`add` gathers of the enabled tools, before it is laid out flat: per-term
     postings of (tool, tf-vector) pairs.
 
     A tool's terms share a few pairs (most occur once, in one field), so scoring work per
     parameter set is per pair. While counting, a tf vector is one int holding each field's
     count in its own 32 bits.
     """
-    out = Analysed(len(tools))
-    pair_lists, vec_ids = out.pair_lists, out.vec_ids
-    pair_vec, pair_doc = out.pair_vec, out.pair_doc
-    units = [1 << (fi * _TF_BITS) for fi in range(len(FIELDS))]
-    for doc, tool in enumerate(tools):
-        if not tool.enabled:
-            continue
+
+    def __init__(self, n_docs: int) -> None:
+        # term -> its postings in tool order, each ``pair | tool << 32`` in one machine word:
+        # laying them out flat (:meth:`postings`) is then a byte copy, not an int per posting.
+        self.pair_lists: defaultdict[str, array[int]] = defaultdict(lambda: array("Q"))
+        self.vec_ids: dict[int, int] = {}  # packed per-field tf vector -> vector id
+        # machine words, not lists of ints (an int object per pair: 30 MB at 100k tools)
+        self.pair_vec = array("I")
+        self.pair_doc = array("i")
+        self.lengths = tuple(array("I", bytes(4 * n_docs)) for _ in FIELDS)
+        self._units = [1 << (fi * _TF_BITS) for fi in range(len(FIELDS))]
+
+    def add(self, doc: int, tool: Tool, tags: Sequence[str]) -> None:
+        """Analyse tool ``doc`` (``tags``: its ``all_tags``) into the postings."""
+        pair_lists, vec_ids, pair_vec = self.pair_lists, self.vec_ids, self.pair_vec
         tool_bits = doc << 32
         counts: dict[str, int] = {}
         get = counts.get
-        for fi, terms in enumerate(field_terms(tool, tags[doc])):
+        units = self._units
+        for fi, terms in enumerate(field_terms(tool, tags)):
             if terms:
-                out.lengths[fi][doc] = len(terms)
+                self.lengths[fi][doc] = len(terms)
                 unit = units[fi]
                 for term in terms:
                     counts[term] = get(term, 0) + unit
@@ -191,9 +170,51 @@ def analyse(tools: Sequence[Tool], tags: Sequence[Sequence[str]]) -> Analysed:
                     vid = vec_ids[packed] = len(vec_ids)
                 posting = doc_pairs[packed] = len(pair_vec) | tool_bits
                 pair_vec.append(vid)
-                pair_doc.append(doc)
+                self.pair_doc.append(doc)
             pair_lists[term].append(posting)
-    return out
+
+    def postings(self, terms: Sequence[str]) -> tuple[array[int], array[int], array[int]]:
+        """For ``terms`` in order, their postings laid end to end: pair ids, tool ids, and
+        the offsets where each term's postings start (one more than there are terms). The
+        per-term lists are let go as they are laid out."""
+        lists = list(map(self.pair_lists.__getitem__, terms))
+        self.pair_lists.clear()
+        offsets = array("i", accumulate(map(len, lists), initial=0))
+        joined = b"".join(lists)
+        del lists
+        words = memoryview(joined).cast("I")  # per posting: two 32-bit halves
+        low, high = (0, 1) if sys.byteorder == "little" else (1, 0)
+        pairs, docs = array("I"), array("i")
+        pairs.frombytes(words[low::2].tobytes())
+        docs.frombytes(words[high::2].tobytes())
+        return pairs, docs, offsets
+
+    def tf_vectors(self) -> tuple[tuple[int, ...], ...]:
+        """The distinct per-field tf vectors, unpacked, by vector id."""
+        return tuple(
+            tuple((packed >> (fi * _TF_BITS)) & _TF_MASK for fi in range(len(FIELDS)))
+            for packed in self.vec_ids
+        )
+
+
+def gather(
+    tools: Iterable[Tool], n_docs: int, progress: Callable[[int, int], object] | None = None
+) -> tuple[Metadata, Analysed]:
+    """One pass over the ``n_docs`` tools: each one's metadata, and the enabled ones'
+    analysed terms. Each tool is let go once read (``tools`` may decode them one by one).
+    ``progress``, if given, is called with (tools read, ``n_docs``) every thousand tools
+    and at the end."""
+    meta, analysed = Metadata(), Analysed(n_docs)
+    add_meta, add_terms = meta.add, analysed.add
+    for doc, tool in enumerate(tools):
+        tags = add_meta(doc, tool)
+        if tool.enabled:
+            add_terms(doc, tool, tags)
+        if progress is not None and doc % 1000 == 999:
+            progress(doc + 1, n_docs)
+    if progress is not None and n_docs % 1000:
+        progress(n_docs, n_docs)
+    return meta, analysed
 
 
 _NO_NUMPY: list[bool] = []  # holds True once importing numpy failed: not tried again
@@ -227,9 +248,9 @@ def check_params(params: ScoringParams) -> None:
 
 
 class Metadata:
-    """What a build needs of each tool besides its terms, gathered in one pass."""
+    """What a build needs of each tool besides its terms (:meth:`add`, tool by tool)."""
 
-    def __init__(self, tools: Sequence[Tool]) -> None:
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
         self.names: list[str] = []
         self.namespaces: list[str] = []
         self.flags: list[int] = []
@@ -240,30 +261,35 @@ class Metadata:
         self.n_enabled = 0
         # namespace -> [tools, deferred, tag counts] over the enabled tools
         self._counts: dict[str, tuple[list[int], Counter[str]]] = {}
-        key_of = analysis.name_key
         for doc, tool in enumerate(tools):
-            name, namespace, aliases, tags = tool.name, tool.namespace, tool.aliases, tool.all_tags
-            enabled = tool.enabled
-            self.names.append(name)
-            self.namespaces.append(namespace)
-            self.tags.append(tags)
-            self.flags.append(enabled * ENABLED | tool.defer * DEFERRED)
-            if aliases:
-                self.aliases[doc] = aliases
-            for key in {key_of(spelling) for spelling in (name, *aliases)} - {""}:
-                self.keys.setdefault(key, []).append(doc)
+            self.add(doc, tool)
+
+    def add(self, doc: int, tool: Tool) -> tuple[str, ...]:
+        """Note tool ``doc`` (the next one); returns its ``all_tags``."""
+        key_of = analysis.name_key
+        name, namespace, aliases, tags = tool.name, tool.namespace, tool.aliases, tool.all_tags
+        enabled = tool.enabled
+        self.names.append(name)
+        self.namespaces.append(namespace)
+        self.tags.append(tags)
+        self.flags.append(enabled * ENABLED | tool.defer * DEFERRED)
+        if aliases:
+            self.aliases[doc] = aliases
+        for key in {key_of(spelling) for spelling in (name, *aliases)} - {""}:
+            self.keys.setdefault(key, []).append(doc)
+        if tags:
+            for key in {key_of(tag) for tag in tags} - {""}:
+                self.tag_ids.setdefault(key, []).append(doc)
+        if enabled:
+            self.n_enabled += 1
+            counts = self._counts.get(namespace)
+            if counts is None:
+                counts = self._counts[namespace] = ([0, 0], Counter())
+            counts[0][0] += 1
+            counts[0][1] += tool.defer
             if tags:
-                for key in {key_of(tag) for tag in tags} - {""}:
-                    self.tag_ids.setdefault(key, []).append(doc)
-            if enabled:
-                self.n_enabled += 1
-                counts = self._counts.get(namespace)
-                if counts is None:
-                    counts = self._counts[namespace] = ([0, 0], Counter())
-                counts[0][0] += 1
-                counts[0][1] += tool.defer
-                if tags:
-                    counts[1].update(tags)
+                counts[1].update(tags)
+        return tags
 
     def categories(self) -> tuple[tuple[str, int, int, tuple[str, ...]], ...]:
         """Per namespace of the enabled tools, by name: tool count, deferred count, top tags."""
@@ -344,6 +370,10 @@ def _weigh(s: Any, params: ScoringParams, out: dict[str, Any]) -> None:
     )
 
 
+#: Postings multiplied at once by :func:`_weigh_vectorized` (8 MiB of temporaries).
+_SLICE = 1 << 20
+
+
 def _weigh_vectorized(np: Any, s: Any, params: ScoringParams, out: dict[str, Any]) -> bool:
     """:func:`_weigh` with numpy, bit for bit: the same IEEE operations on each value in the
     same order (idf keeps Python's ``math.log``). Returns False, having changed nothing, when
@@ -371,8 +401,11 @@ def _weigh_vectorized(np: Any, s: Any, params: ScoringParams, out: dict[str, Any
         return False
     idf = array("d", [bm25f.idf(c, s._n) for c in counts.tolist()])
     imp = np.repeat(np.frombuffer(idf, dtype=np.float64), counts)
-    imp *= sat[np.frombuffer(s._pairs, dtype=np.uintc)]  # bm25f.impact: idf * saturation
-    out["_imp"] = array("d", imp.tobytes())
+    pairs = np.frombuffer(s._pairs, dtype=np.uintc)
+    for a in range(0, len(imp), _SLICE):  # in slices: no other posting-sized array at once
+        imp[a : a + _SLICE] *= sat[pairs[a : a + _SLICE]]  # bm25f.impact: idf * saturation
     out["_max"] = array("d", np.maximum.reduceat(imp, offsets[:-1]).tobytes())
+    out["_imp"] = array("d")
+    out["_imp"].frombytes(memoryview(imp).cast("B"))  # one copy (tobytes() then array(): two)
     out.update(_idf=idf, _idocs=s._docs, _ioffsets=s._offsets)
     return True

@@ -1,11 +1,15 @@
 """Load the search index from the on-disk cache, or build it and store it there.
 
-The cache key is toolfind's version, the index format, the analysis and scoring settings and
-every catalog file's path and SHA-256; a warm run hashes only the files whose stamp changed.
-Each index is stored once, atomically, in ``<key>.pickle`` (layout: :mod:`toolfind.store.segment`):
-a protocol-5 pickle whose columns travel out of band and load as views of a memory map, plus a
-small directory of the columns the fast path reads without unpickling. ``manifest.marshal``
-remembers, per invocation context, which key answered and the stamps that keep it valid.
+The cache key is toolfind's version, the index format, the analysis and scoring settings,
+what discovery skipped, and every catalog file's path and SHA-256 in load order; a warm run
+hashes only the files whose stamp (size, mtime, inode, ctime, device, by absolute path)
+changed. Each index is stored once, atomically, in ``toolfind-<key>.pickle`` (layout:
+:mod:`toolfind.store.segment`): a protocol-5 pickle whose columns travel out of band and load
+as views of a memory map, plus a small directory of the columns the fast path reads without
+unpickling. ``toolfind-manifest.marshal`` remembers, per invocation context, which key
+answered and the stamps that keep it valid (with the content behind racy ones). Only files
+named so are toolfind's (:func:`is_own_file`): ``cache info`` and ``cache clear`` touch no
+other.
 
 Safety: a cache file not owned by the current user, or writable by group or others, is never
 loaded; only toolfind's own classes and plain builtins may be unpickled; any unreadable, foreign
@@ -19,16 +23,19 @@ import marshal
 import mmap
 import os
 import stat
+import time
 
 # _pickle's unpickler: the `pickle` module imports `re`, dear for a warm command (every
 # importer of this module unpickles an index or builds one).
 from _pickle import Unpickler, UnpicklingError
 
-from toolfind.errors import CacheError
+from toolfind.catalog import DEFAULT_MAX_BYTES
+from toolfind.errors import CacheError, NothingLoaded
 from toolfind.models import Finding, ScoringParams
 from toolfind.store import segment
 from toolfind.store.columns import ToolTable, collector_paused
 from toolfind.store.segment import CACHE_FORMAT, MANIFEST_NAME, Stamp, stamp
+from toolfind.userfiles import working_dir
 
 # pickle (its `re`), pathlib, typing and dataclasses cost a warm command about Python's start-up
 # again: a build's and the cache commands' imports are local; loading uses the C unpickler.
@@ -39,11 +46,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     Warn = Callable[[str], None]
+    #: (files read, files found, tools loaded, tools analysed), as a build goes.
+    Progress = Callable[[int, int, int, int], None]
 
 MAX_MANIFEST_RUNS = 64
-#: The files toolfind writes here (``.seg``: the separate segments of cache formats 1 and 2,
-#: still listed and cleared).
-_OWN_SUFFIXES = (".pickle", ".seg", ".marshal")
 
 
 def _no_warn(message: str) -> None:
@@ -55,7 +61,7 @@ class Loaded:
     (empty for an uncached build), whether the cache answered, and the catalog files read.
     (Not a dataclass: the import would cost a warm command more than the load.)"""
 
-    __slots__ = ("files", "findings", "from_cache", "index", "key")
+    __slots__ = ("extras", "files", "findings", "from_cache", "index", "key")
 
     def __init__(
         self,
@@ -64,12 +70,15 @@ class Loaded:
         key: str,
         from_cache: bool,
         files: tuple[str, ...] = (),
+        extras: dict[int, tuple[str, ...]] | None = None,
     ) -> None:
         self.index = index
         self.findings = findings
         self.key = key
         self.from_cache = from_cache
         self.files = files
+        #: A build's ``segment._native_extras`` of its tools, for the index file's directory.
+        self.extras = extras
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
@@ -88,42 +97,62 @@ def load_index(
     paths: Sequence[Path],
     params: ScoringParams | None = None,
     *,
-    max_file_size: int = 64 * 1024 * 1024,
+    max_file_size: int = DEFAULT_MAX_BYTES,
     use_cache: bool = True,
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
     warn: Warn = _no_warn,
+    progress: Progress | None = None,
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
     ``run_key`` names the invocation (see ``segment.run_key``) so the fast path can find this
     index again without parsing anything. Raises CatalogError for a catalog path that does not
-    exist; cache problems never raise, they are reported through ``warn``.
+    exist, and NothingLoaded (naming the file, its size and the limit) when a file over
+    ``max_file_size`` was skipped and no other file loaded a tool;
+    cache problems never raise, they are reported through ``warn``. A build reports through
+    ``progress`` (files read, files found, tools loaded, tools analysed) as it goes.
     """
-    from toolfind import catalog
+    from toolfind.catalog.discovery import discover_all
 
     params = params or ScoringParams()
-    files = catalog.discover(paths)
+    # Stamps are taken before anything is read (directories before discovery), so an edit or
+    # a new file during the build changes one; a racy stamp (segment.racy), which might not
+    # change, is recorded with the content it stood for, compared until it settles.
+    taken = time.time_ns()
+    cwd = working_dir()
+    dirs, dir_contents = _dir_stamps(paths, cwd, taken) if use_cache and run_key else ([], {})
+    files, skipped = discover_all(paths)
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
         with collector_paused():
-            return _build(paths, params, max_file_size, key="", files=files)
+            return _build(paths, params, max_file_size, key="", files=files, progress=progress)
 
     store = CacheStore(cache_root, warn)
     manifest = segment.read_manifest(store._root, warn)
-    stats = {str(p): stamp(p) for p in files}
+    stats = {str(p): (_absolute(p, cwd), stamp(p)) for p in files}
     digests = _digests(stats, manifest.get("shas", {}))
-    # The key of these exact inputs, as a warm run recorded it: no hashing (nor hashlib import).
-    inputs = fingerprint + "".join(f"\0{p}\0{d}" for p, d in sorted(digests.items()))
+    # Everything a build's result depends on, in load order (the first of two duplicates
+    # wins): the settings, what discovery skipped (its warnings), each file as given and its
+    # digest. Looked up as is in the manifest (no hashing, nor hashlib import), else hashed.
+    inputs = fingerprint + "".join(f"\0skipped {f}" for f in skipped)
+    inputs += "".join(f"\0{p}\0{d}" for p, d in digests.items())
     known = manifest.get("keys", {}).get(inputs)
-    key = known if isinstance(known, str) else cache_key(fingerprint, digests)
+    key = known if isinstance(known, str) else cache_key(inputs)
     loaded = store.read_index(key)
     if loaded is None:
         with collector_paused():
-            loaded = _build(paths, params, max_file_size, key=key, files=files)
+            loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:
-        store.remember_run(manifest, run_key, key, _dir_stamps(paths), stats, digests, inputs)
+        stamps = [*dirs, *((a, *st) for a, st in stats.values())]
+        # Racy stamps prove nothing: their content, read when they were taken (a file's
+        # digest, a directory's names), is recorded too, and compared until they settle.
+        by_absolute = dir_contents | {a: digests[p] for p, (a, _) in stats.items()}
+        contents = tuple(
+            (row[0], by_absolute.get(row[0])) for row in stamps if segment.racy(row[1:], taken)
+        )
+        store.remember_run(manifest, run_key, key, stamps, contents, stats, digests, taken, inputs)
     return loaded
 
 
@@ -138,13 +167,11 @@ def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> L
     return None if key is None else store.read_index(key)
 
 
-def cache_key(fingerprint: str, digests: dict[str, str]) -> str:
+def cache_key(inputs: str) -> str:
+    """The index file's key for a build's ``inputs`` (see :func:`load_index`)."""
     import hashlib  # its OpenSSL binding costs a warm run a fifth of Python's start-up
 
-    h = hashlib.sha256(fingerprint.encode("utf-8"))
-    for path in sorted(digests):
-        h.update(b"\0" + path.encode("utf-8", "surrogateescape") + b"\0" + digests[path].encode())
-    return h.hexdigest()[:32]
+    return hashlib.sha256(inputs.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _build(
@@ -154,37 +181,83 @@ def _build(
     *,
     key: str,
     files: Sequence[Path],
+    progress: Progress | None = None,
 ) -> Loaded:
     from toolfind import catalog
     from toolfind.store.index import SearchIndex
 
-    result = catalog.load(paths, max_bytes=max_file_size)
-    index = SearchIndex.build(result.tools, params)
-    return Loaded(index, result.errors, key, False, tuple(map(str, files)))
+    def read(done: int, found: int, tools: int) -> None:
+        if progress is not None:
+            progress(done, found, tools, 0)
+
+    result = catalog.load(paths, max_bytes=max_file_size, progress=read)
+    n_files = len(result.files)
+    if result.oversized and not result.tools:  # skipped, with nothing else to search
+        raise NothingLoaded(str(result.oversized[0]))
+    findings = result.errors
+    extras = segment._native_extras(result.tools)  # now, not by decoding every tool again
+    try:
+        # The tools as the cache stores them, one buffer; their objects (the parsed JSON)
+        # are then let go, and the build decodes one tool at a time: a 100k-tool build never
+        # holds both every tool's objects and its index.
+        tools: Sequence[Any] = ToolTable.of(result.tools)
+    except ValueError:  # a value marshal cannot store (not from a catalog file): as they are
+        tools = result.tools
+    del result
+
+    def analysed(done: int, total: int) -> None:
+        if progress is not None:
+            progress(n_files, n_files, total, done)
+
+    index = SearchIndex.build(tools, params, progress=analysed)
+    return Loaded(index, findings, key, False, tuple(map(str, files)), extras)
 
 
-def _digests(stats: dict[str, Stamp], known: dict[str, Any]) -> dict[str, str]:
-    """SHA-256 of each file, reusing the recorded one when the file's stat is unchanged."""
+def _digests(stats: dict[str, tuple[str, Stamp]], known: dict[str, Any]) -> dict[str, str]:
+    """SHA-256 of each file, reusing the one recorded for its absolute path when its whole
+    stamp is unchanged (racy stamps are never recorded: see ``CacheStore.remember_run``)."""
     from toolfind.catalog import file_digest
 
     out: dict[str, str] = {}
-    for path, st in stats.items():
-        previous = known.get(path)
-        if isinstance(previous, tuple) and len(previous) == 4 and previous[:3] == st:
-            out[path] = previous[3]
-        else:
+    for path, (absolute, st) in stats.items():
+        previous = known.get(absolute)
+        if isinstance(previous, tuple) and len(previous) == 6 and previous[:5] == st:
+            out[path] = previous[5]
+            continue
+        try:
             out[path] = file_digest(path)
+        except OSError as exc:  # the build reports it; the key only needs to differ
+            out[path] = f"unreadable {exc.errno}"
     return out
 
 
-def _dir_stamps(paths: Sequence[Path]) -> list[tuple[str, int, int, int]]:
-    """Every directory under the catalog roots (and the working directory) with its stamp: an
-    entry added or removed changes its directory's mtime, so no walk is needed to notice."""
+def _absolute(path: Any, cwd: str | None) -> str:
+    """``path`` joined to the working directory (as is when absolute or there is none)."""
+    text = os.fspath(path)
+    return text if cwd is None or os.path.isabs(text) else os.path.join(cwd, text)
+
+
+def _dir_stamps(
+    paths: Sequence[Path], cwd: str | None, taken: int
+) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
+    """``./catalogs`` (the default catalogs: whether it exists), each catalog root (whatever
+    it is) and every directory under them, with their stamps, by absolute path: an entry
+    added or removed changes its directory's mtime, so no walk is needed to notice. (Not the
+    working directory itself: a cache directory inside it would change it on every write.)
+    Also the names in each directory whose stamp is racy (``segment.racy``), read then."""
     seen: set[tuple[int, int]] = set()
-    out = [(".", *stamp("."))]
+    local = None if cwd is None else os.path.join(cwd, "catalogs")
+    out: list[tuple[Any, ...]] = [] if local is None else [(local, *stamp(local))]
     for root in paths:
-        out.extend((d, *stamp(d)) for d in _walk_dirs(os.fspath(root), seen))
-    return out
+        absolute = _absolute(root, cwd)
+        out.append((absolute, *stamp(absolute)))
+        out.extend((d, *stamp(d)) for d in _walk_dirs(absolute, seen))
+    contents = {
+        row[0]: segment.content_of(row[0])
+        for row in out
+        if segment.racy(row[1:], taken) and os.path.isdir(row[0])
+    }
+    return out, contents
 
 
 def _walk_dirs(root: str, seen: set[tuple[int, int]]) -> Iterator[str]:
@@ -248,7 +321,7 @@ class CacheStore:
         return Path(self._root)
 
     def read_index(self, key: str) -> Loaded | None:
-        path = os.path.join(self._root, f"{key}.pickle")
+        path = segment.index_file(self._root, key)
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
@@ -274,39 +347,56 @@ class CacheStore:
             "files": list(loaded.files),
         }
         try:
-            parts = _index_file_parts(payload)
+            parts = _index_file_parts(payload, loaded.extras)
         except (ValueError, TypeError) as exc:  # a value marshal cannot store: no cache
             self.warn(f"Cannot cache this index ({exc}); working without a cache.")
             return
-        self._write(self.root / f"{key}.pickle", parts)
+        self._write(self.root / os.path.basename(segment.index_file(self._root, key)), parts)
 
     def remember_run(
         self,
         manifest: dict[str, Any],
         run_key: tuple[str, ...],
         key: str,
-        dirs: list[tuple[str, int, int, int]],
-        stats: dict[str, Stamp],
+        stamps: list[tuple[Any, ...]],
+        contents: tuple[tuple[str, Any], ...],
+        stats: dict[str, tuple[str, Stamp]],
         digests: dict[str, str],
+        taken: int,
         inputs: str = "",
     ) -> None:
-        """Record which index answers this invocation, the stats that keep it valid, and
-        the key of its inputs (settings and file digests)."""
-        entry = {
-            "key": key,
-            "stamps": (*dirs, *((p, *st) for p, st in sorted(stats.items()))),
-        }
+        """Record which index answers this invocation, the ``stamps`` (absolute path and
+        stamp) that keep it valid and the ``contents`` of the racy ones (see
+        ``segment.recorded_key``); the digests of the files whose stamp is not racy; and the
+        key of the build's inputs."""
+        entry: dict[str, Any] = {"key": key, "stamps": tuple(stamps)}
+        if contents:
+            entry["contents"] = contents
         runs: dict[Any, Any] = dict(manifest.get("runs", {}))
         keys: dict[Any, Any] = dict(manifest.get("keys", {}))
         if runs.get(run_key) == entry and (not inputs or keys.get(inputs) == key):
             return
         _put_newest(runs, run_key, entry)
         shas = dict(manifest.get("shas", {}))
-        shas.update({p: (*stats[p], digests[p]) for p in stats})
+        for path, (absolute, st) in stats.items():
+            if segment.racy(st, taken):
+                shas.pop(absolute, None)
+            else:
+                shas[absolute] = (*st, digests[path])
         if inputs:
             _put_newest(keys, inputs, key)
         new = {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys}
         self._write(self.root / MANIFEST_NAME, [marshal.dumps(new)])
+
+    def settle_run(self, run_key: tuple[str, ...], entry: dict[str, Any]) -> None:
+        """Drop the racy contents of ``run_key``'s ``entry``, verified and no longer racy
+        (``segment.recorded_key``), unless another process changed the entry meanwhile."""
+        manifest = segment.read_manifest(self._root)
+        runs = manifest.get("runs", {})
+        if runs.get(run_key) != entry:
+            return
+        runs[run_key] = {k: v for k, v in entry.items() if k != "contents"}
+        self._write(self.root / MANIFEST_NAME, [marshal.dumps(manifest)])
 
     def _write(self, path: Path, chunks: Iterable[Any]) -> None:
         """Write ``chunks`` (buffers) one after another to ``path`` atomically: a
@@ -338,30 +428,55 @@ class CacheStore:
                     pass
 
     def own_files(self) -> list[tuple[str, int]]:
-        """toolfind's own files in the cache directory, by name, with their sizes in bytes
-        (``toolfind cache info``)."""
+        """toolfind's own files in the cache directory (:func:`is_own_file`), by name, with
+        their sizes in bytes (``toolfind cache info``)."""
         if not self.root.is_dir():
             return []
-        return [
-            (child.name, child.stat().st_size)
-            for child in sorted(self.root.iterdir())
-            if child.suffix in _OWN_SUFFIXES
-        ]
+        out = []
+        for child in sorted(self.root.iterdir()):
+            if is_own_file(child.name):
+                try:
+                    st = child.lstat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    out.append((child.name, st.st_size))
+        return out
 
     def clear(self) -> int:
-        """Remove toolfind's own files from the cache directory; returns how many."""
+        """Remove toolfind's own files (:func:`is_own_file`) from the cache directory; returns
+        how many. Nothing else there is touched."""
         removed = 0
-        if not self.root.is_dir():
-            return 0
-        for child in self.root.iterdir():
-            own = child.suffix in _OWN_SUFFIXES or child.name.endswith(".tmp")
-            if own and child.is_file():
-                try:
-                    child.unlink()
-                    removed += 1
-                except OSError as exc:
-                    raise CacheError(f"cannot remove {child}: {exc.strerror}") from None
+        for name, _ in self.own_files():
+            child = self.root / name
+            try:
+                child.unlink()
+                removed += 1
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise CacheError(f"cannot remove {child}: {exc.strerror}") from None
         return removed
+
+
+def is_own_file(name: str) -> bool:
+    """Whether a file in the cache directory is one toolfind wrote: ``toolfind-<32 hex>.pickle``,
+    the manifest, their ``.toolfind-*.tmp`` leftovers, or the files of earlier cache formats
+    (``<hex>.pickle``, ``<hex>.seg``, ``manifest.marshal`` and their temporary files)."""
+    if name.startswith(".") and name.endswith(".tmp"):
+        inner = name[1:].rsplit(".", 2)[0]  # ".<name>.<random>.tmp"
+        return inner != name[1:] and is_own_file(inner)
+    if name == MANIFEST_NAME or name == "manifest.marshal":
+        return True
+    stem, dot, suffix = name.rpartition(".")
+    if name.startswith(segment.INDEX_PREFIX) and "." + suffix == segment.INDEX_SUFFIX:
+        stem = stem[len(segment.INDEX_PREFIX) :]
+        return len(stem) == 32 and _is_hex(stem)
+    return bool(dot) and suffix in ("pickle", "seg") and len(stem) >= 16 and _is_hex(stem)
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
 
 
 def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
@@ -372,10 +487,12 @@ def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
         table.pop(next(iter(table)))
 
 
-def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
+def _index_file_parts(
+    payload: dict[str, Any], extras: dict[int, tuple[str, ...]] | None = None
+) -> list[Any]:
     """The chunks of an index file (see :mod:`toolfind.store.segment`): header, the directory,
-    the pickle, its buffers (every column once). Raises ValueError or TypeError for an index
-    that cannot be stored."""
+    the pickle, its buffers (every column once); ``extras`` as ``segment.directory`` takes
+    them. Raises ValueError or TypeError for an index that cannot be stored."""
     import pickle
 
     class Pickler(pickle.Pickler):
@@ -409,7 +526,7 @@ def _index_file_parts(payload: dict[str, Any]) -> list[Any]:
             raise ValueError("an index column was not pickled out of band") from None
 
     directory = segment.directory(
-        payload["index"], pickler.tool_tables[0], payload["findings"], part_of
+        payload["index"], pickler.tool_tables[0], payload["findings"], part_of, extras
     )
     return segment.layout([directory, out.getbuffer(), *raws])
 

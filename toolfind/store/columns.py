@@ -233,9 +233,13 @@ class ToolTable(Sequence[Tool]):
 
     @classmethod
     def of(cls, tools: Iterable[Tool]) -> ToolTable:
-        """Marshal every tool. Raises ValueError if a schema holds a non-JSON value."""
-        chunks = [marshal.dumps(_record(tool)) for tool in tools]
-        return cls(b"".join(chunks), _ends(chunks))
+        """Marshal every tool into one growing buffer (no second copy of every record).
+        Raises ValueError if a schema holds a value marshal cannot store."""
+        blob, ends, dumps = bytearray(), array("Q", [0]), marshal.dumps
+        for tool in tools:
+            blob += dumps(_record(tool))
+            ends.append(len(blob))
+        return cls(blob, ends)
 
     def __len__(self) -> int:
         return len(self._decoded)
@@ -261,6 +265,13 @@ class ToolTable(Sequence[Tool]):
     def __iter__(self) -> Iterator[Tool]:
         for i in range(len(self._decoded)):
             yield self[i]
+
+    def each(self, ids: Iterable[int]) -> Iterator[Tool]:
+        """The tools ``ids``, each decoded as it is reached and not kept (unless it was)."""
+        blob, offsets, decoded, loads = self._blob, self._offsets, self._decoded, marshal.loads
+        for i in ids:
+            tool = decoded[i]
+            yield _tool(loads(blob[offsets[i] : offsets[i + 1]])) if tool is None else tool
 
     def decode_all(self) -> None:
         """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`)."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from toolfind.core import analysis, bm25f, filters
 from toolfind.core import search as searching
@@ -112,8 +112,16 @@ class SearchIndex:
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
 
     @classmethod
-    def build(cls, tools: Sequence[Tool], params: ScoringParams | None = None) -> SearchIndex:
+    def build(
+        cls,
+        tools: Sequence[Tool],
+        params: ScoringParams | None = None,
+        *,
+        progress: Callable[[int, int], object] | None = None,
+    ) -> SearchIndex:
         """Analyse every enabled tool and compute impacts for ``params`` (defaults if None).
+        ``tools`` may be a :class:`ToolTable`, which the index keeps (decoding each tool on use).
+        ``progress``, if given, is called with (tools analysed, tools) as the analysis goes.
 
         Raises ConfigError when ``params`` holds a negative weight, k1 or delta, or a b
         outside [0, 1] or for an unknown field.
@@ -121,16 +129,19 @@ class SearchIndex:
         params = ScoringParams() if params is None else params
         builder.check_params(params)
         self = cls.__new__(cls)
-        self.tools = tools = tuple(tools)
+        # A ToolTable (the marshalled tools) is read one tool at a time, none kept: a build
+        # then never holds every tool's objects (cache.load_index builds from one).
+        self.tools = tools = tools if isinstance(tools, ToolTable) else tuple(tools)
         self.format = INDEX_FORMAT
         self.settings = analysis.SETTINGS
-        meta = builder.Metadata(tools)
-        analysed = builder.analyse(tools, meta.tags)
+        every = tools.each(range(len(tools))) if isinstance(tools, ToolTable) else tools
+        meta, analysed = builder.gather(every, len(tools), progress)
         terms = sorted(analysed.pair_lists)
         self._terms = StringTable.of(terms)
         self._pairs, self._docs, self._offsets = analysed.postings(terms)
-        self._pair_vec = array("I", analysed.pair_vec)
-        self._pair_doc = array("i", analysed.pair_doc)
+        del terms
+        self._pair_vec = analysed.pair_vec
+        self._pair_doc = analysed.pair_doc
         self._tfvecs = analysed.tf_vectors()
         self._lengths = lengths = analysed.lengths
         avg = []
@@ -250,6 +261,10 @@ class SearchIndex:
             lambda d: ns_keys[ns_ids[d]],
         )
 
+    def ids_with_key(self, key: str) -> Sequence[int]:
+        """Ids of the tools whose name or an alias has the `analysis.name_key` ``key``."""
+        return self._keys.get(key, ())
+
     def resolve(self, name: str) -> Tool:
         """The one tool ``name`` names: exact name, then name key or alias, then ``ns/tool``.
 
@@ -270,16 +285,44 @@ class SearchIndex:
 
     def _suggest(self, name: str) -> list[str]:
         import difflib  # only on the error path
+        from collections import Counter
 
         pool: dict[str, str] = {}
         namespaces, ns_ids, aliases = self._namespaces, self._ns_ids, self._aliases
-        for doc, tool_name in enumerate(self._names):
+        names = list(self._names)
+        shared = {n for n, count in Counter(names).items() if count > 1}
+        for doc, tool_name in enumerate(names):
             qualified = qualified_name(namespaces[ns_ids[doc]], tool_name)
-            for spelling in (tool_name, qualified, *aliases.get(doc, ())):
-                pool.setdefault(spelling.casefold(), spelling)
+            pool.setdefault(tool_name.casefold(), tool_name)
+            pool.setdefault(qualified.casefold(), qualified)
+            # An alias close to the name asked for suggests the tool's own name (what `show`
+            # and the schemas use), qualified when other tools share it.
+            for alias in aliases.get(doc, ()):
+                pool.setdefault(alias.casefold(), qualified if tool_name in shared else tool_name)
         wanted = name.casefold()
-        close = difflib.get_close_matches(wanted, list(pool), n=3, cutoff=0.6)
-        return [pool[c] for c in close]
+        close = difflib.get_close_matches(wanted, list(pool), n=6, cutoff=0.6)
+        return list(dict.fromkeys(pool[c] for c in close))[:3]
+
+    def unknown_filters(self, namespace: str | None, tags: Sequence[str] = ()) -> str:
+        """One line naming a ``--namespace`` or ``--tag`` that no tool has (namespaces and
+        tags compare as the filters do), with close names; "" when every one is known."""
+        problems = []
+        if namespace is not None and analysis.name_key(namespace) not in self._ns_keys:
+            close = analysis.close_names(namespace, self._namespaces)
+            problems.append(_unknown("namespace", namespace, close))
+        for tag in tags:
+            key = analysis.name_key(tag)
+            if not key or self._tag_ids.get(key):
+                continue
+            keys = analysis.close_names(key, self._tag_ids)
+            close = [self._tag_of(k) for k in keys]
+            problems.append(_unknown("tag", tag, close))
+        return "; ".join(problems)
+
+    def _tag_of(self, key: str) -> str:
+        """The tag as a tool of the index spells it, for a tag key."""
+        tool = self.tools[self._tag_ids[key][0]]
+        return next((t for t in tool.all_tags if analysis.name_key(t) == key), key)
 
     def _filter(self, namespace: str | None, tags: Sequence[str] | None) -> Any:
         """A predicate on tool ids for ``--namespace`` and ``--tag`` (one tag: a string), by
@@ -438,7 +481,8 @@ class SearchIndex:
                         length_norm=bm25f.length_norm(
                             self._lengths[fi][doc], self._avg[fi], self.params.b_for(field_name)
                         ),
-                        weight=self._weights[fi],
+                        # The weight as the user set it (``_weights`` are rescaled).
+                        weight=getattr(self.params.weights, field_name),
                         score=factor * self._imp[j] * (tf * scales[fi]) / total,
                     )
                 )
@@ -504,11 +548,30 @@ class SearchIndex:
     ) -> list[Tool]:
         """Enabled tools in catalog order (``list``): of this namespace, carrying every tag
         given (the rule of :mod:`toolfind.core.filters`), deferred or not (None: either)."""
+        return [self.tools[doc] for doc in self._listed_ids(namespace, tags, deferred)]
+
+    def stream(
+        self,
+        namespace: str | None = None,
+        tags: Sequence[str] = (),
+        deferred: bool | None = None,
+    ) -> Iterator[Tool]:
+        """:meth:`listed`'s tools one at a time, for a command that prints them: a loaded
+        index decodes each from its file and keeps none (``list --json`` over 100k tools
+        holds one tool at a time, not 100k)."""
+        ids = self._listed_ids(namespace, tags, deferred)
+        tools = self.tools
+        if isinstance(tools, ToolTable):
+            return tools.each(ids)
+        return map(tools.__getitem__, ids)
+
+    def _listed_ids(
+        self, namespace: str | None, tags: Sequence[str], deferred: bool | None
+    ) -> list[int]:
         keep = self._filter(namespace, tags)
         want = None if deferred is None else (builder.DEFERRED if deferred else 0)
-        tools = self.tools
         return [
-            tools[doc]
+            doc
             for doc, flags in enumerate(self._flags)
             if flags & builder.ENABLED
             and (want is None or flags & builder.DEFERRED == want)
@@ -519,3 +582,8 @@ class SearchIndex:
         """Enabled tools in catalog order: only deferred ones (True), all (None), or only
         the ones not deferred (False)."""
         return self.listed(deferred=deferred)
+
+
+def _unknown(kind: str, value: str, close: Sequence[str]) -> str:
+    suggestion = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+    return f"no tool has the {kind} {value!r}{suggestion}"

@@ -1,6 +1,6 @@
 """The index file's layout, and the warm path's reader of it (no pickle, no index classes).
 
-A cached index is one file, ``<key>.pickle``::
+A cached index is one file, ``toolfind-<key>.pickle`` (:func:`index_file`)::
 
     MAGIC (8 bytes) | part count (u64) | (offset, length) of each part (u64 pairs) | parts
 
@@ -72,11 +72,18 @@ def unsafe_reason(st: os.stat_result) -> str | None:
 
 
 #: What tells, without reading it, whether a catalog file or directory changed:
-#: ``(size, mtime_ns, inode)`` (an edit, a replacement, an entry added or removed).
-Stamp = tuple[int, int, int]
+#: ``(size, mtime_ns, inode, ctime_ns, device)``. ctime catches the edits that keep size and
+#: mtime (``cp -p``, ``touch -r``, tools restoring mtimes): nobody can set it back. The device
+#: tells apart files on two volumes that reuse inode numbers.
+Stamp = tuple[int, int, int, int, int]
 
 #: The stamp of a path that cannot be stat'ed (missing, unreadable).
-MISSING: Stamp = (-1, -1, -1)
+MISSING: Stamp = (-1, -1, -1, -1, -1)
+
+#: A stamp whose mtime or ctime is this close to the moment it was taken (or later) is
+#: *racy*, as git calls it: an edit within the same timestamp tick would not change it, so it
+#: proves nothing about the content. 2 s: FAT's granularity, the coarsest in use.
+RACY_NS = 2_000_000_000
 
 
 def stamp(path: str | os.PathLike[str]) -> Stamp:
@@ -85,26 +92,43 @@ def stamp(path: str | os.PathLike[str]) -> Stamp:
         st = os.stat(path)
     except (OSError, ValueError):
         return MISSING
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev)
 
 
-def unchanged(recorded: Iterable[tuple[str, int, int, int]] | None) -> bool:
-    """True when every recorded ``(path, size, mtime_ns, inode)`` is still that path's stamp;
+def racy(st: Stamp, taken_ns: int) -> bool:
+    """Whether the stamp ``st``, taken at ``taken_ns`` (``time.time_ns()`` before the stat),
+    may miss a later edit: its mtime or ctime lies within :data:`RACY_NS` of that moment."""
+    return st != MISSING and max(st[1], st[3]) >= taken_ns - RACY_NS
+
+
+def unchanged(recorded: Iterable[tuple[Any, ...]] | None) -> bool:
+    """True when every recorded ``(absolute path, *stamp)`` is still that path's stamp;
     False for None and for anything that is not such a list (a damaged or older record)."""
     if recorded is None:
         return False
     try:
-        return all(stamp(path) == (size, mtime, ino) for path, size, mtime, ino in recorded)
-    except (TypeError, ValueError):
+        for entry in recorded:
+            if stamp(entry[0]) != entry[1:]:
+                return False
+    except (TypeError, ValueError, IndexError):
         return False
+    return True
 
 
 #: The cache directory's record of which index answered each invocation (written by
-#: :mod:`toolfind.store.cache`).
-MANIFEST_NAME = "manifest.marshal"
+#: :mod:`toolfind.store.cache`). Every file toolfind writes in the cache directory is named
+#: ``toolfind-*`` (temporary ones ``.toolfind-*.tmp``): nothing else there is toolfind's.
+MANIFEST_NAME = "toolfind-manifest.marshal"
 #: The cache's format, the manifest's and the index files': bump on a change to either, and
-#: old files become misses. 3: one file per index.
-CACHE_FORMAT = 3
+#: old files become misses. 3: one file per index. 4: stamps with ctime and device, absolute
+#: paths, files named ``toolfind-*``.
+CACHE_FORMAT = 4
+INDEX_PREFIX, INDEX_SUFFIX = "toolfind-", ".pickle"
+
+
+def index_file(root: str, key: str) -> str:
+    """The path of the index file of ``key`` in the cache directory ``root``."""
+    return os.path.join(root, INDEX_PREFIX + key + INDEX_SUFFIX)
 
 
 def read_manifest(root: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
@@ -128,29 +152,76 @@ def read_manifest(root: str, warn: Callable[[str], None] | None = None) -> dict[
 
 def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
     """The key of the index an earlier invocation with this ``run_key`` loaded, if none of
-    the catalog files and directories it recorded changed since."""
+    the catalog files and directories it recorded changed since.
+
+    Stamps that were racy when recorded (see :func:`racy`) are not proof: the entry then
+    carries their content (a file's SHA-256, a directory's names), compared here. Once they
+    are no longer racy, the entry is *settled* (the comparison dropped): a few stat calls again.
+    """
     entry = read_manifest(root).get("runs", {}).get(run_key)
     if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
         return None
     key = entry.get("key")
-    return key if isinstance(key, str) else None
+    if not isinstance(key, str):
+        return None
+    contents = entry.get("contents")
+    if contents:
+        import time
+
+        now = time.time_ns()  # before the contents are read: see racy()
+        if not same_contents(contents):
+            return None
+        if not any(racy(stamp(path), now) for path, _ in contents):
+            from toolfind.store.cache import CacheStore  # once: the settled entry skips this
+
+            CacheStore(root).settle_run(run_key, entry)
+    return key
+
+
+def content_of(path: str) -> Any:
+    """What :func:`recorded_key` compares for a racy stamp: a directory's sorted names, a
+    file's SHA-256 (hex), None for anything else or what cannot be read."""
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            return tuple(sorted(os.listdir(path)))
+        if stat.S_ISREG(st.st_mode):
+            import hashlib  # only for a racy stamp
+
+            with open(path, "rb") as fh:
+                return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        pass
+    return None
+
+
+def same_contents(contents: Iterable[tuple[str, Any]]) -> bool:
+    """Whether every recorded ``(path, content_of(path))`` still holds."""
+    try:
+        return all(content_of(path) == content for path, content in contents)
+    except (TypeError, ValueError):
+        return False
 
 
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Names this invocation's context: everything that decides which catalogs and settings
-    apply (working directory, options, environment, the config file's stat)."""
+    apply (working directory, options, environment, the config file that applies and its
+    stamp). A deleted working directory is named ``""``: only absolute paths work there."""
+    from toolfind.userfiles import find_config, working_dir
+
     environ = os.environ
-    cwd = os.getcwd()
-    config = environ.get("TOOLFIND_CONFIG") or os.path.join(cwd, "toolfind.toml")
-    config_stamp = stamp(config)
+    cwd = working_dir()
+    config = find_config(environ, cwd)
+    config_stamp = MISSING if config is None else stamp(config)
     config_stat = "-" if config_stamp == MISSING else ":".join(map(str, config_stamp))
     return (
-        "run1",
-        cwd,
+        "run2",
+        cwd or "",
         "\0".join(catalog_args),
         environ.get("TOOLFIND_CATALOGS", ""),
         environ.get("TOOLFIND_CONFIG", ""),
         "\0".join(weight_args),
+        config or "",
         config_stat,
     )
 
@@ -230,10 +301,16 @@ def layout(parts: Sequence[Any]) -> list[Any]:
 
 
 def directory(
-    index: Any, tools: Any, findings: Iterable[Any], part_of: Callable[[Any], int]
+    index: Any,
+    tools: Any,
+    findings: Iterable[Any],
+    part_of: Callable[[Any], int],
+    extras: dict[int, tuple[str, ...]] | None = None,
 ) -> bytes:
     """The directory of an index file: ``tools`` is the ``columns.ToolTable`` pickled with
-    ``index``; ``part_of(column)`` the part a column was written as. Never per tool."""
+    ``index``; ``part_of(column)`` the part a column was written as; ``extras`` the index's
+    :func:`_native_extras` if known (a build computes them while it holds the tools). Never
+    per tool."""
     columns = {
         name: (part_of(column), memoryview(column).format)  # the item type
         for name, column in _fast_columns(index, tools).items()
@@ -242,7 +319,7 @@ def directory(
         {
             "format": FORMAT,
             "columns": columns,
-            "extras": _native_extras(index.tools),
+            "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
             "warnings": tuple(f"Warning: skipped {f}" for f in findings),
         }
@@ -472,6 +549,11 @@ class Segment:
         """Tool ``doc``'s name."""
         start, end = self._items("names.offsets", doc, doc + 2)
         return str(self._bytes("names.blob", start, end), "utf-8", "surrogatepass")
+
+    @property
+    def tool_count(self) -> int:
+        """How many tools the index holds (disabled ones too)."""
+        return int(self._columns["tools.offsets"][1]) - 1
 
     def named(self, query: str) -> list[int]:
         """The tools ``query`` names (disabled ones too), by the function the index uses."""

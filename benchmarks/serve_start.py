@@ -1,0 +1,114 @@
+"""serve-mcp start-up: seconds from spawn to the first ``tools/list`` answer over stdio.
+
+Serves the shipped catalogs (warm cache: one untimed run first) in front of backends that
+are slow (start after 20 s), stuck (never answer), crashing (exit at once) and healthy
+(tests/fixtures/backends/lifecycle_server.py), and without backends for comparison.
+Reports the median and the maximum of ``--runs`` runs. Must hold: <= 1.5 s with backends.
+
+    python benchmarks/serve_start.py [--runs 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LIFECYCLE = ROOT / "tests" / "fixtures" / "backends" / "lifecycle_server.py"
+
+
+def first_list(servers: Path | None, env: dict[str, str], catalog: Path) -> float:
+    """Seconds from spawn to the tools/list reply (initialize first, as a host does)."""
+    command = [sys.executable, "-m", "toolfind", "serve-mcp", "-c", str(catalog)]
+    if servers is not None:
+        command += ["--servers", str(servers)]
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
+    assert process.stdin is not None and process.stdout is not None
+
+    def send(message: dict[str, object]) -> None:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+        process.stdin.flush()
+
+    def reply(request_id: int) -> dict[str, object]:
+        assert process.stdout is not None
+        while True:
+            message = json.loads(process.stdout.readline())
+            if message.get("id") == request_id:
+                return dict(message)
+
+    send(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        }
+    )
+    reply(1)
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    listed = reply(2)
+    elapsed = time.perf_counter() - start
+    assert "result" in listed, listed
+    process.stdin.close()  # serve-mcp stops its backends and leaves: the next run starts clean
+    process.wait(60)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=10)
+    args = parser.parse_args()
+    from toolfind.config import packaged_catalogs
+
+    with tempfile.TemporaryDirectory() as work:
+        gate = Path(work) / "never"
+        servers = Path(work) / "servers.json"
+        py, fixture = sys.executable, str(LIFECYCLE)
+        servers.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "slow": {"command": py, "args": [fixture, "--gate", str(gate)]},
+                        "stuck": {"command": py, "args": [fixture, "--stuck"]},
+                        "crash": {"command": py, "args": [fixture, "--need", str(gate)]},
+                        "good": {"command": py, "args": [fixture]},
+                    }
+                }
+            ),
+            encoding="utf-8",
+        )
+        env = {
+            **os.environ,
+            "TOOLFIND_CACHE_DIR": str(Path(work) / "cache"),
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p
+            ),
+        }
+        catalog = packaged_catalogs()
+        first_list(None, env, catalog)  # fill the cache
+        for label, with_servers in (("without backends", None), ("with backends", servers)):
+            times = [first_list(with_servers, env, catalog) for _ in range(args.runs)]
+            print(
+                f"{label:18} first tools/list: median {statistics.median(times):.3f} s, "
+                f"max {max(times):.3f} s ({args.runs} runs)"
+            )
+
+
+if __name__ == "__main__":
+    main()

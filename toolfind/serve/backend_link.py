@@ -1,0 +1,270 @@
+"""One connection to a backend MCP server: its transport, its attempt's events, what it sent.
+
+What `toolfind.serve.backends.BackendPool` needs below the pool: opening a stdio, SSE or
+streamable-HTTP transport, the events of one connection attempt, describing why a backend
+failed in one line, bounding the size of what it answers, and keeping a backend's stdout
+banner from printing the SDK's traceback. The MCP SDK and anyio are imported lazily.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Self, TextIO
+
+from toolfind.errors import BackendError
+from toolfind.serve.backend_seam import NOT_STARTED
+from toolfind.serve.backend_tools import Listed
+from toolfind.serve.servers_config import ServerSpec
+
+if TYPE_CHECKING:
+    from mcp.shared._stream_protocols import ReadStream
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+    from mcp.shared.message import SessionMessage
+
+__all__ = [
+    "Attempt",
+    "Backend",
+    "WatchedReadStream",
+    "describe",
+    "open_transport",
+    "read_all",
+    "result_size",
+    "same_server",
+    "size_text",
+]
+
+#: A backend's states, as ``tool_categories`` shows them.
+CONNECTING, READY, RETRYING, FAILED = "connecting", "ready", "retrying", "failed"
+
+#: Where a backend's one-time warnings are logged (the pool's logger).
+logger = logging.getLogger("toolfind.serve.backends")
+
+#: The SDK's stdio client logs this with a traceback for every stdout line that is not
+#: JSON-RPC (a start-up banner, a stray print); the pool says it once, in one line.
+_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
+
+
+class _QuietParseFailures(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _PARSE_FAILURE
+
+
+def quiet_sdk_parse_failures() -> None:
+    """Drop the SDK's traceback for a non-JSON stdout line (the pool warns once instead)."""
+    log = logging.getLogger("mcp.client.stdio")
+    if not any(isinstance(f, _QuietParseFailures) for f in log.filters):
+        log.addFilter(_QuietParseFailures())
+
+
+def describe(exc: BaseException) -> str:
+    """One line for why a backend failed, from an exception (or the first in a group)."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import CONNECTION_CLOSED
+
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found: {exc.filename or exc}"
+    if isinstance(exc, OSError):
+        return f"cannot start: {exc.strerror or exc}"
+    if isinstance(exc, MCPError):
+        return "connection closed" if exc.code == CONNECTION_CLOSED else exc.message
+    if isinstance(exc, BackendError):
+        return exc.message
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def result_size(value: Any, limit: int) -> int:
+    """About how many bytes ``value`` (parsed JSON) takes as text, counting up to ``limit``.
+
+    Strings count their length, other scalars a few bytes; the walk stops as soon as the
+    count passes ``limit``, so a huge answer costs no more than it takes to see it is huge.
+    """
+    total = 0
+    stack = [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2
+            for key, inner in item.items():
+                total += len(key) + 4
+                stack.append(inner)
+        elif isinstance(item, list):
+            total += 2
+            stack.extend(item)
+        else:
+            total += 8
+    return total
+
+
+class Attempt:
+    """One connection attempt to a backend, from spawn to exit."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.scope = anyio.CancelScope()
+        self.ready = anyio.Event()
+        self.closed = anyio.Event()
+        #: Set once the pool has recorded the attempt's end (after ``closed``).
+        self.down = anyio.Event()
+        self.changed = anyio.Event()
+        self.dispatcher: JSONRPCDispatcher[Any] | None = None
+        self.version = ""
+        self.capabilities: Any = None  # the backend's ServerCapabilities once initialized
+        self.settled = False
+        self.reason: str | None = None
+        self.up_at = 0.0
+        #: Set when the backend wrote a message over the transport's limit.
+        self.too_large = False
+
+
+class WatchedReadStream:
+    """A transport's read stream that sets the attempt's ``closed`` (and wakes its ``changed``
+    waiter) when the dispatcher closes it.
+
+    The dispatcher iterates inside ``async with`` the stream, so EOF, an error and a
+    cancellation all end in `aclose`; the rest (iteration, ``last_context``) is the inner
+    stream's.
+    """
+
+    def __init__(self, inner: ReadStream[SessionMessage | Exception], attempt: Attempt) -> None:
+        self._inner = inner
+        self._attempt = attempt
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __aiter__(self) -> ReadStream[SessionMessage | Exception]:
+        return self._inner.__aiter__()
+
+    async def aclose(self) -> None:
+        self._attempt.closed.set()
+        self._attempt.changed.set()
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+@asynccontextmanager
+async def open_transport(
+    spec: ServerSpec, *, timeout: float, errlog: TextIO | None, max_line: int
+) -> AsyncIterator[Any]:
+    """The (read, write) streams of ``spec``'s transport; a stdio server's stderr goes to
+    ``errlog`` (default ``sys.stderr``) and its messages are capped at ``max_line``
+    characters (`backend_stdio.MessageTooLarge`)."""
+    if spec.transport == "stdio":
+        from mcp.client.stdio import StdioServerParameters
+
+        from toolfind.serve.backend_stdio import bounded_stdio_client
+
+        quiet_sdk_parse_failures()
+        params = StdioServerParameters(
+            command=spec.command or "",
+            args=list(spec.args),
+            env=dict(spec.env) or None,
+            cwd=spec.cwd,
+        )
+        async with bounded_stdio_client(params, errlog=errlog, max_line=max_line) as streams:
+            yield streams
+    elif spec.transport == "sse":
+        from mcp.client.sse import sse_client
+
+        async with sse_client(
+            spec.url or "", headers=dict(spec.headers), timeout=timeout
+        ) as streams:
+            yield streams
+    else:
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        async with (
+            create_mcp_http_client(headers=dict(spec.headers)) as client,
+            streamable_http_client(spec.url or "", http_client=client) as streams,
+        ):
+            yield streams
+
+
+def size_text(count: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:g} {unit}"
+    return f"{count} bytes"
+
+
+class Backend:
+    """One configured backend server: its declaration, state and current attempt."""
+
+    def __init__(self, spec: ServerSpec) -> None:
+        self.spec = spec
+        self.current: Attempt | None = None
+        self.live: Attempt | None = None
+        self.listed: tuple[Listed, ...] = ()
+        self.state = CONNECTING
+        self.reason = NOT_STARTED
+        self.failures = 0
+        self.retry_at = 0.0
+        #: Whether the last attempt had been up (a crash), not a failed start.
+        self.crashed = False
+        self.logged: set[str] = set()
+        self.removed = False
+        # Made by `prepare`, on the event loop (a pool may be built before one runs).
+        self.scope: Any = None
+        self.wake: Any = None
+        self.notice: Any = None
+
+    def prepare(self) -> None:
+        import anyio
+
+        self.scope = anyio.CancelScope()
+        self.wake = anyio.Event()
+        self.notice = anyio.Event()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def set_state(self, state: str) -> None:
+        """Change the state and wake whoever waits for a change (calls, `wait_settled`)."""
+        import anyio
+
+        self.state = state
+        self.notice.set()
+        self.notice = anyio.Event()
+
+    def redact(self, text: str) -> str:
+        for secret in self.spec.secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def warn_once(self, message: str) -> None:
+        if message not in self.logged:
+            self.logged.add(message)
+            logger.warning("%s", message)
+
+
+def same_server(a: ServerSpec, b: ServerSpec) -> bool:
+    """Whether two declarations run the same server (where they were written aside)."""
+    return replace(a, origin="") == replace(b, origin="")
+
+
+def read_all(paths: Sequence[Path]) -> tuple[bytes | None, ...]:
+    """Each file's bytes (None when unreadable): what the servers watcher compares."""
+    texts: list[bytes | None] = []
+    for path in paths:
+        try:
+            texts.append(Path(path).read_bytes())
+        except OSError:
+            texts.append(None)
+    return tuple(texts)

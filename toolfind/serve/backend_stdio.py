@@ -1,0 +1,164 @@
+"""The stdio transport to a backend, with a bounded, linear line reader.
+
+The MCP SDK's ``stdio_client`` joins a long line by repeated string concatenation (a 50 MB
+answer took 50 s to read) and has no size limit (its parsed copies took hundreds of MB).
+This is the same transport (the SDK's own process start and shutdown) with a reader that
+joins a line once and, past ``max_line`` characters, drops it and reports `MessageTooLarge`
+instead. When the SDK's private helpers are not there (another SDK version), the SDK's own
+``stdio_client`` is used, unbounded.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+__all__ = ["LineSplitter", "MessageTooLarge", "bounded_stdio_client"]
+
+logger = logging.getLogger("toolfind.serve.backends")
+
+
+class MessageTooLarge(Exception):
+    """A backend wrote a message longer than the transport accepts (it was dropped)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a message longer than {limit} characters")
+        self.limit = limit
+
+
+class LineSplitter:
+    """Text chunks to whole lines, each joined once; a line longer than ``limit`` is
+    dropped and a `MessageTooLarge` comes in its place (as soon as it passes the limit)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._parts: list[str] = []
+        self._size = 0
+        self._skipping = False
+
+    def feed(self, chunk: str) -> list[str | MessageTooLarge]:
+        out: list[str | MessageTooLarge] = []
+        start = 0
+        while True:
+            end = chunk.find("\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if not self._skipping:
+                self._parts.append(piece)
+                self._size += len(piece)
+                if self._size > self.limit:
+                    self._parts, self._size, self._skipping = [], 0, True
+                    out.append(MessageTooLarge(self.limit))
+            if end < 0:
+                return out
+            start = end + 1
+            if self._skipping:
+                self._skipping = False
+            else:
+                out.append("".join(self._parts))
+                self._parts, self._size = [], 0
+
+
+@asynccontextmanager
+async def bounded_stdio_client(
+    params: Any, *, errlog: TextIO | None, max_line: int
+) -> AsyncIterator[Any]:
+    """``mcp.client.stdio.stdio_client(params, errlog)`` with lines capped at ``max_line``."""
+    import anyio
+    import anyio.lowlevel
+    from anyio.streams.text import TextReceiveStream
+    from mcp.client import stdio as sdk
+    from mcp.shared.message import SessionMessage
+
+    try:
+        helpers = (
+            sdk._get_executable_command,
+            sdk._create_platform_compatible_process,
+            sdk._stop_server_process,
+            sdk._drain_stdout,
+            sdk._aclose_all,
+            sdk._parse_line,
+            sdk._WRITER_FLUSH_TIMEOUT,
+        )
+    except AttributeError:  # another SDK version: its own client, unbounded
+        async with sdk.stdio_client(params, errlog=errlog or sys.stderr) as streams:
+            yield streams
+        return
+    executable, spawn, stop, drain, aclose_all, parse_line, flush_timeout = helpers
+
+    command = await executable(params.command)
+    process = await spawn(
+        command=command,
+        args=params.args,
+        env=sdk.get_default_environment() | (params.env or {}),
+        errlog=errlog or sys.stderr,
+        cwd=params.cwd,
+    )
+    # As in the SDK: no awaits between the spawn and the task group.
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    shutting_down = False
+    writer_done = anyio.Event()
+
+    async def stdout_reader() -> None:
+        assert process.stdout is not None
+        stdout = TextReceiveStream(
+            process.stdout, encoding=params.encoding, errors=params.encoding_error_handler
+        )
+        try:
+            async with read_writer:
+                try:
+                    lines = LineSplitter(max_line)
+                    async for chunk in stdout:
+                        for line in lines.feed(chunk):
+                            message = line if isinstance(line, Exception) else parse_line(line)
+                            await read_writer.send(message)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return  # the session is gone
+                finally:
+                    await drain(process)
+        except anyio.ClosedResourceError:
+            pass
+        except (anyio.BrokenResourceError, ConnectionError) as exc:
+            if not shutting_down:  # the session sees the read stream close
+                logger.debug("reading a backend's stdout failed: %s", exc)
+
+    async def stdin_writer() -> None:
+        assert process.stdin is not None
+        try:
+            async with write_reader:
+                async for session_message in write_reader:
+                    json = session_message.message.model_dump_json(
+                        by_alias=True, exclude_unset=True
+                    )
+                    data = (json + "\n").encode(
+                        encoding=params.encoding, errors=params.encoding_error_handler
+                    )
+                    await process.stdin.send(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()
+        finally:
+            writer_done.set()
+
+    async def shutdown() -> None:
+        read_stream.close()
+        write_stream.close()
+        with anyio.move_on_after(flush_timeout):
+            await writer_done.wait()
+        await stop(process)
+        await aclose_all(read_stream, write_stream, read_writer, write_reader)
+        await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stdout_reader)
+        tg.start_soon(stdin_writer)
+        try:
+            yield read_stream, write_stream
+        finally:
+            shutting_down = True
+            with anyio.CancelScope(shield=True):
+                await shutdown()
+            tg.cancel_scope.cancel()
+    await anyio.lowlevel.cancel_shielded_checkpoint()

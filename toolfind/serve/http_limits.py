@@ -1,0 +1,192 @@
+"""HTTP limits in front of everything else: read timeouts, a connection cap, rate-limited logs.
+
+uvicorn times out only idle keep-alive connections: a client that opens connections and never
+finishes a request's headers holds a file descriptor each for ever, before any token or Host
+check can run. `limited_protocol` gives uvicorn an HTTP protocol (its own h11 one) that
+
+- holds at most ``max_connections`` at once: at the cap, a new connection replaces the one
+  that has been sending its request headers the longest (half-open requests are what an
+  attacker holds; a client sends its headers at once), and is refused (``503``, then closed)
+  when every connection is past its headers; all before reading a byte of it, so no
+  authentication work is spent on it;
+- closes a connection whose request headers have not all arrived ``header_timeout`` seconds
+  after its first byte (or after it connected), and one whose body has not all arrived
+  ``body_timeout`` seconds after its headers.
+
+`RateLimit` keeps a flood (one warning per refused request) from filling the disk: each
+message template is logged at most ``burst`` times a ``window``; the next one that passes says
+how many were left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+import time
+from collections.abc import Callable
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+logger = logging.getLogger("toolfind.serve.http")
+
+_REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain; charset=utf-8\r\n"
+    b"connection: close\r\ncontent-length: 20\r\n\r\ntoo many connections"
+)
+
+
+#: Connections accepted in one go when the listening socket is readable (uvicorn's ``backlog``,
+#: which asyncio uses as its accept batch): each holds a descriptor until it is refused.
+ACCEPT_BATCH = 32
+
+
+def connection_cap(wanted: int) -> int:
+    """``wanted``, lowered so that the connections, one accept batch and what else the
+    process holds (catalogs, the cache, backends and their pipes: 64 and half of the rest)
+    stay within this process's file-descriptor limit."""
+    try:
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (OSError, ValueError):  # pragma: no cover - every POSIX system answers
+        return wanted
+    if soft == resource.RLIM_INFINITY:
+        return wanted
+    return max(1, min(wanted, (soft - 64) // 2 - ACCEPT_BATCH))
+
+
+class LimitedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a connection cap and header/body read timeouts."""
+
+    max_connections = 200
+    header_timeout = 5.0
+    body_timeout = 30.0
+    _deadline: asyncio.TimerHandle | None = None
+    _what: str | None = None
+    _refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if len(self.connections) >= self.max_connections and not self._evict_one():
+            self._refused = True
+            logger.warning(
+                "refused a connection: the limit of %d open connections is reached",
+                self.max_connections,
+            )
+            assert isinstance(transport, asyncio.WriteTransport)
+            transport.write(_REFUSED)
+            transport.close()
+            return
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._arm(self.header_timeout, "headers")
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        if not self._refused:
+            super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
+        if self._deadline is None and self.conn.their_state is h11.IDLE:
+            self._arm(self.header_timeout, "headers")  # the first byte of a new request
+        super().data_received(data)
+        state = self.conn.their_state
+        if state is h11.SEND_BODY:
+            if self._what != "body":
+                self._arm(self.body_timeout, "body")
+        elif state is not h11.IDLE:  # DONE, MUST_CLOSE, ERROR...: all of it arrived
+            self._disarm()
+
+    def _evict_one(self) -> bool:
+        """At the cap: close the connection that has been sending its request headers the
+        longest (a client that sends them at once never is that one), to make room."""
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, LimitedH11Protocol) and c._what == "headers" and c._deadline
+        ]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda c: c._deadline.when() if c._deadline else 0.0)
+        logger.warning(
+            "at the limit of %d open connections: closed the one waiting longest for its "
+            "request headers",
+            self.max_connections,
+        )
+        oldest._disarm()
+        oldest.transport.close()
+        self.connections.discard(oldest)  # its connection_lost comes later
+        return True
+
+    def _arm(self, seconds: float, what: str) -> None:
+        self._disarm()
+        self._what = what
+        self._deadline = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._what = None
+
+    def _expired(self) -> None:
+        what, self._deadline, self._what = self._what, None, None
+        if self.transport is None or self.transport.is_closing():
+            return
+        client = f"{self.client[0]}:{self.client[1]}" if self.client else "a client"
+        logger.warning(
+            "closed the connection from %s: its request %s did not arrive in time", client, what
+        )
+        self.transport.close()
+
+
+def limited_protocol(
+    max_connections: int, header_timeout: float, body_timeout: float
+) -> type[asyncio.Protocol]:
+    """`LimitedH11Protocol` with these limits (uvicorn takes a protocol class)."""
+    limits = {
+        "max_connections": max_connections,
+        "header_timeout": header_timeout,
+        "body_timeout": body_timeout,
+    }
+    return type("LimitedH11Protocol", (LimitedH11Protocol,), limits)
+
+
+class RateLimit(logging.Filter):
+    """Passes each message template at most ``burst`` times a ``window`` seconds.
+
+    Applies to this module's lines and to other libraries' (uvicorn, asyncio, the SDK); the rest
+    of toolfind's lines are few by design (a backend's warnings are logged once each).
+    """
+
+    def __init__(
+        self, burst: int = 5, window: float = 10.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        super().__init__()
+        self.burst = burst
+        self.window = window
+        self._clock = clock
+        self._seen: dict[tuple[str, str], list[float]] = {}
+        self._dropped: dict[tuple[str, str], int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("toolfind") and record.name != logger.name:
+            return True
+        # A message formatted before logging (the SDK's f"Invalid Host header: {host}") is
+        # keyed by its text up to the first colon; otherwise every request is its own template.
+        text = str(record.msg)
+        key = (record.name, text if record.args else text.split(":", 1)[0])
+        now = self._clock()
+        times = self._seen.setdefault(key, [])
+        while times and now - times[0] > self.window:
+            times.pop(0)
+        if len(times) >= self.burst:
+            self._dropped[key] = self._dropped.get(key, 0) + 1
+            return False
+        times.append(now)
+        dropped = self._dropped.pop(key, 0)
+        if dropped:
+            record.msg = f"{record.msg} ({dropped} more like this not logged)"
+        if len(self._seen) > 1000:  # f-string messages: every one is its own template
+            self._seen = {k: v for k, v in self._seen.items() if v and now - v[-1] <= self.window}
+        return True
