@@ -172,10 +172,6 @@ def test_importing_analysis_loads_no_heavy_module() -> None:
         assert heavy not in out
 
 
-def _dedupe(terms: list[str]) -> list[str]:
-    return list(dict.fromkeys(terms))
-
-
 identifier_text = st.lists(
     st.sampled_from([*"abcdefXYZ_-./: 09ßé读İ", "Ab", "URLs", "文件", "HTTPServer", "e.g."]),
     max_size=12,
