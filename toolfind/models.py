@@ -159,7 +159,7 @@ def _empty_schema() -> dict[str, Any]:
 
 _EMPTY_SCHEMA: Any = _Factory(_empty_schema)
 _NEW_DICT: Any = _Factory(dict)
-_DEFAULT_B: tuple[tuple[str, float], ...] = (("description", 0.9), ("name", 0.5), ("params", 0.9))
+_DEFAULT_B: tuple[tuple[str, float], ...] = (("tags", 0.25),)
 
 
 def qualified_name(namespace: str, name: str) -> str:
@@ -285,7 +285,8 @@ class FieldWeights:
 
     Its fields are :data:`FIELDS`, in that order."""
 
-    # Chosen by `toolfind tune` on seal-tools `dev` only (README, "How the defaults were chosen").
+    # Chosen by coordinate ascent on seal-tools dev, metatool and mcp-open together
+    # (benchmarks/tune_open.py; README, "How the defaults were chosen").
     name: float
     namespace: float
     description: float
@@ -295,12 +296,12 @@ class FieldWeights:
 
     def __init__(
         self,
-        name: float = 4.0,
-        namespace: float = 1.0,
-        description: float = 2.0,
-        params: float = 0.25,
-        tags: float = 0.5,
-        search_hint: float = 2.0,
+        name: float = 2.0,
+        namespace: float = 2.0,
+        description: float = 1.0,
+        params: float = 0.5,
+        tags: float = 0.25,
+        search_hint: float = 1.0,
     ) -> None:
         _set(self, "name", name)
         _set(self, "namespace", namespace)
@@ -341,7 +342,7 @@ class ScoringParams:
     def __init__(
         self,
         weights: FieldWeights = _NEW_WEIGHTS,
-        k1: float = 5.0,
+        k1: float = 3.0,
         default_b: float = 0.75,
         b: tuple[tuple[str, float], ...] = _DEFAULT_B,
         delta: float = 0.5,

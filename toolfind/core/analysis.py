@@ -10,8 +10,10 @@ One analyser serves documents and queries alike:
    (``getURLs`` -> get, urls; ``HTTPServer`` -> http, server; ASCII capitals only), and at
    letter/digit and CJK/non-CJK boundaries.
 4. Each part is case-folded (``str.casefold`` then NFKC again, to a fixed point) and, when it is
-   plain ASCII letters, stemmed with the Snowball English stemmer (PyStemmer), repeated to a
-   fixed point so that a stem is its own stem: analysing a term again yields the term.
+   plain ASCII letters, stemmed once with the Snowball English stemmer (PyStemmer). Once:
+   stemming a stem again can change it ("only" -> "onli" -> "on"), which would conflate
+   unrelated words; so analysing the words a term came from (its surface forms) yields the
+   term, and analysing the term itself need not.
 5. A word of two or more parts also yields itself whole, its folded parts joined by ``_``
    (``read_file``, ``readFile``, ``Read-File`` -> ``read_file``), so a query that spells a name
    matches that name best whatever its separators and case.
@@ -59,27 +61,22 @@ _content_memo: dict[str, tuple[str, ...]] = {}
 
 
 def _stem(word: str) -> str:
-    """Snowball English stem of an ASCII word, iterated until it no longer changes."""
+    """Snowball English stem of an ASCII word (one pass: see the module docstring)."""
     stem = _stem_memo.get(word)
     if stem is None:
-        stem = word
-        for _ in range(8):
-            nxt = _STEMMER.stemWord(stem)
-            if nxt == stem or not nxt:
-                break
-            stem = nxt
+        stem = _STEMMER.stemWord(word) or word
         if len(_stem_memo) >= _MEMO_LIMIT:
             _stem_memo.clear()
         _stem_memo[word] = stem
     return stem
 
 
-#: Stop words as the analyser sees them (stemmed), so that the test is idempotent.
+#: Stop words as the analyser sees them (stemmed).
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 
 SETTINGS: str = (
-    "toolfind-analysis/2 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
-    f"stem=snowball-english/pystemmer-{Stemmer.version()} fixpoint cjk=bigram "
+    "toolfind-analysis/3 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
+    f"stem=snowball-english/pystemmer-{Stemmer.version()} once cjk=bigram "
     f"stop={','.join(sorted(STOP_WORDS))}"
 )
 """Everything that changes analysed terms, as one string (part of the index cache key)."""
@@ -405,6 +402,22 @@ def query_terms(text: str) -> list[tuple[str, str]]:
     for term, surface in pairs:
         seen.setdefault(term, surface)
     return list(seen.items())
+
+
+def term_words(texts: Iterable[str]) -> dict[str, str]:
+    """Each term of ``texts`` (stop words included) with the first word it comes from as
+    written (case-folded, not stemmed): how a tool's terms are shown to people.
+
+    >>> term_words(["List directories", "read_file"])
+    {'list': 'list', 'directori': 'directories', 'read': 'read', 'file': 'file', 'read_file': 'read_file'}
+    """
+    words: dict[str, str] = {}
+    for text in texts:
+        for span in _spans(text):
+            analysed = _analyze_span(span)
+            for term, surface in zip(analysed[0], analysed[2], strict=True):
+                words.setdefault(term, surface)
+    return words
 
 
 def unmatched_words(pairs: Sequence[tuple[str, str]], matched: Collection[str]) -> tuple[str, ...]:

@@ -12,7 +12,8 @@ a long document from scoring almost nothing. For a term t and a tool d::
     s_f(d)   = w_f / B_f(d)                                 field_scale
     tf~(t,d) = sum over fields f of tf_f(t,d) * s_f(d)      pseudo_tf
     idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))    idf
-    impact   = idf(t) * ((k1 + 1) * tf~ / (k1 + tf~) + delta)   when tf~ > 0, else 0
+    floor(t,d) = delta * max over fields f with tf_f(t,d) > 0 of w_f   floor
+    impact   = idf(t) * ((k1 + 1) * tf~ / (k1 + tf~) + floor)   when tf~ > 0, else 0
 
 and a tool's score is the sum of the impacts of the query's distinct terms. ``N`` counts the
 enabled tools and ``df(t)`` those where t occurs in a field of positive weight. ``idf`` is the
@@ -20,6 +21,14 @@ non-negative form Lucene uses (the ``1 +`` inside the logarithm), so a term foun
 still adds a little instead of subtracting. ``avglen_f`` is the mean length of field f over the
 tools whose field f is not empty (Lucene's choice too: sparse fields such as search hints would
 otherwise get a tiny average and punish every tool that has one).
+
+The BM25+ floor is weighted: BM25+ is a one-field model, and its ``delta`` added whole to a
+term found only in a weak field (a parameter description at weight 0.0625) gave that match the
+floor of a match in the name, the very floor that ranked "compress file"'s backup_database
+second. So the floor is ``delta`` times the (relative) weight of the strongest field the term
+occurs in: a name match keeps all of it, a parameter-only match a sixteenth. (Measured against
+the sum of the matched fields' weights, capped at 1: see README, "How the defaults were
+chosen".)
 
 Weights are relative (:func:`effective_weights`), so ``k1`` keeps its textbook meaning for the
 strongest field. The bulk forms take numpy as an argument (``xp``) and do on each value the
@@ -29,11 +38,25 @@ scalar form's IEEE operations in the same order: both give the same bits.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the warm path imports this module for a typo: no typing, no collections
+    from collections.abc import Mapping, Sequence
     from typing import Any
+
+
+#: A query term found in no tool that stands for an indexed term one edit away
+#: (:mod:`toolfind.core.typos`) scores this share of that term's impacts: always below an
+#: exact match of the same term. A power of two, so that scaling is exact and keeps the impact
+#: tiers' cuts exact bounds.
+TYPO_DISCOUNT = 0.5
+
+
+def discounted(impacts: Sequence[float], factor: float) -> Any:
+    """A term's impacts times ``factor`` (a typo's discount), as a buffer of doubles."""
+    from array import array
+
+    return array("d", [factor * x for x in impacts])
 
 
 def idf(df: int, n: int) -> float:
@@ -79,6 +102,16 @@ def pseudo_tf(tfs: Sequence[float], scales: Sequence[float]) -> float:
     return total
 
 
+def floor(tfs: Sequence[float], weights: Sequence[float], delta: float) -> float:
+    """BM25+'s lower bound for a term with these per-field frequencies: ``delta`` times the
+    largest (relative) weight of the fields it occurs in; 0 when it occurs in none."""
+    top = 0.0
+    for tf, weight in zip(tfs, weights, strict=True):
+        if tf and weight > top:
+            top = weight
+    return delta * top
+
+
 def saturate(tf: float, k1: float, delta: float) -> float:
     """BM25+'s term-frequency component ``(k1 + 1) * tf / (k1 + tf) + delta`` for ``tf > 0``."""
     return (k1 + 1.0) * tf / (k1 + tf) + delta
@@ -91,18 +124,23 @@ def impact(tf: float, idf_value: float, k1: float, delta: float) -> float:
     return idf_value * ((k1 + 1.0) * tf / (k1 + tf) + delta)
 
 
-def saturations(tfs: Sequence[float], k1: float, delta: float, xp: Any = None) -> Any:
-    """:func:`saturate` of many pseudo term frequencies, 0.0 where ``tf <= 0`` (the bulk path):
-    a list, or with ``xp`` (numpy) and ``tfs`` an array, an array.
+def saturations(tfs: Sequence[float], k1: float, floors: Any, xp: Any = None) -> Any:
+    """:func:`saturate` of many pseudo term frequencies, 0.0 where ``tf <= 0`` (the bulk path),
+    each with its own lower bound ``floors[i]`` (:func:`floor`): a list, or with ``xp``
+    (numpy) and ``tfs`` and ``floors`` arrays, an array.
 
-    ``idf * saturations(...)[i]`` is bit for bit :func:`impact`: the arithmetic is the same.
+    ``idf * saturations(...)[i]`` is bit for bit :func:`impact` with ``delta = floors[i]``:
+    the arithmetic is the same.
     """
     k1p1 = k1 + 1.0
     if xp is None:
-        return [k1p1 * tf / (k1 + tf) + delta if tf > 0.0 else 0.0 for tf in tfs]
+        return [
+            k1p1 * tf / (k1 + tf) + low if tf > 0.0 else 0.0
+            for tf, low in zip(tfs, floors, strict=True)
+        ]
     values: Any = tfs
     with xp.errstate(divide="ignore", invalid="ignore"):
-        return xp.where(values > 0.0, k1p1 * values / (k1 + values) + delta, 0.0)
+        return xp.where(values > 0.0, k1p1 * values / (k1 + values) + floors, 0.0)
 
 
 def effective_weights(weights: Mapping[str, float]) -> dict[str, float]:

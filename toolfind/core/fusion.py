@@ -62,10 +62,15 @@ def mix(
     return (1.0 - weight) * lex + semantic, semantic
 
 
-def term_coverage(matched: Iterable[str], terms: Iterable[str]) -> float:
-    """The share of the query's distinct ``terms`` that are ``matched`` (occur in some tool)."""
-    wanted = set(terms)
-    return len(wanted.intersection(matched)) / len(wanted) if wanted else 0.0
+def term_coverage(matched: Iterable[tuple[str, str, float]], words: Iterable[str]) -> float:
+    """The share of the query's distinct ``words`` found in some tool: ``matched`` holds
+    :func:`toolfind.core.search.run`'s (index term, query word, factor), a word matched only
+    through a typo's correction counting by its factor."""
+    best: dict[str, float] = {}
+    for _, word, factor in matched:
+        best[word] = max(best.get(word, 0.0), factor)
+    wanted = set(words)
+    return sum(best.get(w, 0.0) for w in wanted) / len(wanted) if wanted else 0.0
 
 
 def fuse(

@@ -23,6 +23,10 @@ from operator import add, mul, or_
 
 from toolfind.core.analysis import query_terms, unmatched_words
 
+#: At most this many words of one query are looked up as typos (``core/typos``): a pasted
+#: paragraph of unknown words costs a bounded number of lookups.
+MAX_CORRECTIONS = 8
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
@@ -34,11 +38,14 @@ if TYPE_CHECKING:
     TermPostings = tuple[Sequence[int], Sequence[float], Tier | None, float | None]
     Keep = Callable[[int], bool]
     Scored = list[tuple[int, float]]
+    #: A term searched: the index term, the query word it comes from, the factor of its impacts.
+    Matched = tuple[str, str, float]
 
     class Source(Protocol):
         """What :func:`run` asks of an index."""
 
         def postings(self, term: str) -> TermPostings | None: ...  # None: in no tool
+        def known(self, terms: list[str]) -> Iterable[str]: ...  # those in the vocabulary
         def named(self, query: str) -> Sequence[int]: ...  # analysis.lookup_name's ids
         def enabled(self, doc: int) -> bool: ...
         def exact_key(self, doc: int) -> Any: ...  # (namespace, name)
@@ -65,9 +72,10 @@ def run(
     *,
     keep: Keep | None = None,
     min_score: float | None = None,
-) -> tuple[list[str], tuple[str, ...], Scored, Scored]:
-    """Search ``source``: (the query terms found, the words found nowhere, the exact hits,
-    the ranked hits), at most ``limit`` hits in all, each hit a (tool id, score).
+) -> tuple[list[Matched], tuple[str, ...], Scored, Scored]:
+    """Search ``source``: (the terms searched, each (index term, query word, factor: 1, or
+    the discount of a typo), the words found nowhere, the exact hits, the ranked hits), at
+    most ``limit`` hits in all, each hit a (tool id, score).
 
     The tools the query names come first (by ``source.exact_key``), then the ranked ones by
     (-score, ``source.tie_key``). ``keep`` (a filter on tool ids) applies to both kinds of
@@ -75,14 +83,8 @@ def run(
     there are no hits at all.
     """
     pairs = query_terms(query)
-    matched: list[str] = []
-    terms: list[TermPostings] = []
-    for term, _ in pairs:
-        postings = source.postings(term)
-        if postings is not None:
-            matched.append(term)
-            terms.append(postings)
-    unmatched = unmatched_words(pairs, matched)
+    found, matched, terms = _match(source, pairs)
+    unmatched = unmatched_words(pairs, found)
     if not terms or limit <= 0:
         return matched, unmatched, [], []
     enabled = source.enabled
@@ -94,6 +96,52 @@ def run(
         named = [(d, s) for d, s in named if s >= min_score]
     ranked = rank(source, terms, limit - len(named), keep=keep, min_score=min_score, skip=exact)
     return matched, unmatched, named, ranked
+
+
+def _match(
+    source: Source, pairs: Sequence[tuple[str, str]]
+) -> tuple[list[str], list[Matched], list[TermPostings]]:
+    """The query terms found as they are, and per term searched: (the index term, the query
+    word, its factor) and its postings: the terms found in query order, then the typos'.
+
+    A term with no postings stands for the indexed term one edit away that
+    :func:`toolfind.core.typos.correct` picks, its impacts times ``bm25f.TYPO_DISCOUNT``
+    (so every strategy adds the same, discounted floats), unless the query also has that term.
+    Its word is still one found nowhere (as written, no tool has it).
+    """
+    found: list[str] = []
+    matched: list[Matched] = []
+    terms: list[TermPostings] = []
+    typos: list[tuple[str, str, TermPostings]] = []  # (the term it stands for, word, postings)
+    tried = 0  # words looked up as typos (MAX_CORRECTIONS at most)
+    for term, word in pairs:
+        postings = source.postings(term)
+        if postings is not None:
+            found.append(term)
+            matched.append((term, word, 1.0))
+            terms.append(postings)
+        elif "_" not in term and tried < MAX_CORRECTIONS:
+            from toolfind.core import typos as typo_rule  # only for a term found nowhere
+
+            tried += 1
+            fix = typo_rule.correct(term, source.known, source.postings, word)
+            if fix is not None:
+                typos.append((fix[0], word, fix[1]))
+    if typos:
+        from toolfind.core import bm25f
+
+        factor = bm25f.TYPO_DISCOUNT
+        for fixed, word, (docs, impacts, tier, largest) in typos:
+            if any(m[0] == fixed for m in matched):
+                continue
+            matched.append((fixed, word, factor))
+            # Scaling by a positive factor keeps every order: the tier's postings are still
+            # the strongest, the others below its scaled cut, the scaled largest the largest.
+            if tier is not None:
+                tier = (tier[0], factor * tier[1])
+            bound = None if largest is None else factor * largest
+            terms.append((docs, bm25f.discounted(impacts, factor), tier, bound))
+    return found, matched, terms
 
 
 def rank(
@@ -368,10 +416,14 @@ def _kth(acc: dict[int, float], k: int, keep: Keep | None, skip: Collection[int]
     import heapq
 
     scores: Collection[float]
-    if keep is None and not skip:
-        scores = acc.values()
-    else:
-        scores = [s for d, s in acc.items() if d not in skip and (keep is None or keep(d))]
+    if keep is None:
+        # A few skipped tools (``similar``'s own): set aside, not a filtered copy of every score.
+        held = [(d, acc.pop(d)) for d in skip if d in acc]
+        try:
+            return heapq.nlargest(k, acc.values())[-1] if len(acc) >= k else None
+        finally:
+            acc.update(held)
+    scores = [s for d, s in acc.items() if d not in skip and keep(d)]
     if len(scores) < k:
         return None
     return heapq.nlargest(k, scores)[-1]

@@ -42,7 +42,7 @@ WEIGHT_GRID: tuple[float, ...] = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.
 #: b stops at 0.9: at b = 1 an empty field's length norm is 0, which bm25f.field_scale divides by.
 B_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 0.9)
 K1_GRID: tuple[float, ...] = (0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0, 5.0)
-DELTA_GRID: tuple[float, ...] = (0.0, 0.5, 1.0)
+DELTA_GRID: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0)
 
 #: Called as ``progress(done, total)`` while a long run advances.
 Progress = Callable[[int, int], None]

@@ -104,6 +104,25 @@ def field_terms(tool: Tool, tags: Sequence[str] | None = None) -> tuple[list[str
     )
 
 
+def field_words(tool: Tool) -> dict[str, str]:
+    """Each term of the tool's fields (:func:`field_terms`) with the word it comes from, as
+    written in the tool (:func:`toolfind.core.analysis.term_words`): what people are shown."""
+    param_idents, param_prose = _param_texts(tool.parameters)
+    return analysis.term_words(
+        (
+            tool.name,
+            *tool.aliases,
+            tool.namespace,
+            tool.title or "",
+            tool.description,
+            *param_idents,
+            *param_prose,
+            *tool.all_tags,
+            tool.search_hint,
+        )
+    )
+
+
 #: Bits per field in a packed term-frequency vector (field f at bits f*_TF_BITS...).
 _TF_BITS = 32
 _TF_MASK = (1 << _TF_BITS) - 1
@@ -297,6 +316,11 @@ def weigh(s: Any, params: ScoringParams) -> dict[str, Any]:
     return out
 
 
+def _floors(tfvecs: Sequence[Sequence[int]], weights: Sequence[float], delta: float) -> list[float]:
+    """:func:`bm25f.floor` of each distinct tf vector (a pair's floor is its vector's)."""
+    return [bm25f.floor(vec, weights, delta) for vec in tfvecs]
+
+
 def _weigh(s: Any, params: ScoringParams, out: dict[str, Any]) -> None:
     docs, offsets = s._docs, s._offsets
     pair_vec, pair_doc = list(s._pair_vec), list(s._pair_doc)
@@ -313,7 +337,10 @@ def _weigh(s: Any, params: ScoringParams, out: dict[str, Any]) -> None:
             pseudo = [
                 t + tab[v] * scales[d] for t, v, d in zip(pseudo, pair_vec, pair_doc, strict=True)
             ]
-    sat = bm25f.saturations(pseudo or [0.0] * len(pair_vec), params.k1, params.delta)
+    floors = _floors(s._tfvecs, out["_weights"], params.delta)
+    sat = bm25f.saturations(
+        pseudo or [0.0] * len(pair_vec), params.k1, list(map(floors.__getitem__, pair_vec))
+    )
     idocs: Sequence[int]
     ioffsets: Sequence[int]
     ipairs: Sequence[int]
@@ -366,7 +393,8 @@ def _weigh_vectorized(np: Any, s: Any, params: ScoringParams, out: dict[str, Any
         pseudo = term if pseudo is None else pseudo + term
     if pseudo is None or not (pseudo > 0.0).all():
         return False
-    sat = bm25f.saturations(pseudo, params.k1, params.delta, np)
+    floors = np.array(_floors(s._tfvecs, out["_weights"], params.delta), dtype=np.float64)
+    sat = bm25f.saturations(pseudo, params.k1, floors[pair_vec], np)
     offsets = np.frombuffer(s._offsets, dtype=np.intc)
     counts = np.diff(offsets)
     if not len(counts) or not (counts > 0).all():

@@ -50,7 +50,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolfind.core.search import TermPostings
+    from toolfind.core.search import Matched, TermPostings
     from toolfind.models import MatchKind
 
 
@@ -68,7 +68,7 @@ _COLUMNS = frozenset(
     "_rank_of _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_semantic", "_views")
+_TRANSIENT = ("_accelerated", "_semantic", "_views", "_vocab")
 
 
 class SearchIndex:
@@ -109,6 +109,7 @@ class SearchIndex:
     _accelerated: bool
     _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
     _views: tuple[memoryview, memoryview, memoryview] | None
+    _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
 
     @classmethod
@@ -168,6 +169,7 @@ class SearchIndex:
         self._categories = meta.categories()
         self._accelerated = False
         self._semantic = None
+        self._vocab = None
         self._apply(params)
         return self
 
@@ -187,7 +189,7 @@ class SearchIndex:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._accelerated, self._views, self._semantic = False, None, None
+        self._accelerated, self._views, self._semantic, self._vocab = False, None, None, None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
@@ -371,8 +373,8 @@ class SearchIndex:
             matched, unmatched, fused_exact, fused_ranked, scale = signal.run(
                 self, query, limit, keep, min_score
             )
-        found = [(self._terms.find(term), term) for term in matched] if explain else []
-        term_ids = [(term, t) for t, term in found if t is not None]
+        found = [(self._terms.find(m[0]), m) for m in matched] if explain else []
+        term_ids = [(m, t) for t, m in found if t is not None]
 
         def hit(doc: int, score: float, part: float, match: MatchKind) -> Hit:
             explanation: tuple[TermContribution, ...] = ()
@@ -402,6 +404,14 @@ class SearchIndex:
         if t is None:
             return None
         return self._postings_at(t)
+
+    def known(self, terms: list[str]) -> frozenset[str]:
+        """Those of ``terms`` in the vocabulary (a typo's candidates): a set intersection, the
+        set made on the first typo lookup (a process answering many queries pays once)."""
+        vocab = self._vocab
+        if vocab is None:
+            vocab = self._vocab = frozenset(self._terms)
+        return vocab.intersection(terms)
 
     def _postings_at(self, t: int) -> TermPostings | None:
         a, b = self._ioffsets[t], self._ioffsets[t + 1]
@@ -472,17 +482,23 @@ class SearchIndex:
         ]
 
     def _explain(
-        self, doc: int, matched: Sequence[tuple[str, int]]
+        self, doc: int, matched: Sequence[tuple[Matched, int]]
     ) -> tuple[TermContribution, ...]:
         """Each matched term's share of the hit's score, split across its fields in
         proportion to their parts ``tf_f * w_f / B_f`` of ``tf~``: the contributions of a hit
-        add up to its score (up to float rounding)."""
+        add up to its score (up to float rounding). A term is shown as the query's word, or,
+        for a typo, as the word of the tool it stood for ("email" for "emial")."""
         scales = self._scales([column[doc] for column in self._lengths])
         out: list[TermContribution] = []
-        for term, t in matched:
+        tool_words: dict[str, str] | None = None
+        for (term, word, factor), t in matched:
             j = self._posting(doc, t)
             if j < 0:
                 continue
+            if factor != 1.0:
+                if tool_words is None:
+                    tool_words = builder.field_words(self.tools[doc])
+                word = tool_words.get(term, term)
             p = bisect_left(self._docs, doc, self._offsets[t], self._offsets[t + 1])
             vec = self._tfvecs[self._pair_vec[self._pairs[p]]]
             total = bm25f.pseudo_tf(vec, scales)
@@ -492,7 +508,7 @@ class SearchIndex:
                     continue
                 out.append(
                     TermContribution(
-                        term=term,
+                        term=word,
                         field=field_name,
                         tf=float(tf),
                         idf=self._idf[t],
@@ -501,7 +517,7 @@ class SearchIndex:
                         ),
                         # The weight as the user set it (``_weights`` are rescaled).
                         weight=getattr(self.params.weights, field_name),
-                        score=self._imp[j] * (tf * scales[fi]) / total,
+                        score=factor * self._imp[j] * (tf * scales[fi]) / total,
                     )
                 )
         return tuple(out)
@@ -511,7 +527,8 @@ class SearchIndex:
 
         The tool's own terms form the query, each weighted by its saturated pseudo term
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)``; another tool scores the sum of
-        weight x impact over the terms they share. ``shared_terms`` lists those terms, most
+        weight x impact over the terms they share. ``shared_terms`` lists those terms as
+        words written in the tool (``directory``, not the stem ``directori``), most
         contributing first. Raises like :meth:`resolve`.
         """
         doc = self._resolve_id(name)
@@ -538,6 +555,7 @@ class SearchIndex:
         weights = [weight for _, _, weight, _ in order]
         top = searching.rank(self, postings, limit, skip=(doc,), weights=weights)
         out = []
+        words: dict[str, str] | None = None  # the tool's terms as written in it
         for d, score in top:
             parts = []
             for _, term, weight, t in order:
@@ -545,7 +563,10 @@ class SearchIndex:
                 if j >= 0:
                     parts.append((weight * self._imp[j], term))
             parts.sort(key=lambda ct: (-ct[0], ct[1]))
-            out.append(Similar(self.tools[d], score, tuple(term for _, term in parts)))
+            if words is None:
+                words = builder.field_words(self.tools[doc])
+            shown = (words.get(term, term) for _, term in parts)
+            out.append(Similar(self.tools[d], score, tuple(dict.fromkeys(shown))))
         return out
 
     def categories(self) -> list[Category]:

@@ -485,6 +485,7 @@ class Segment:
         self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
         self._records: dict[int, tuple[Any, ...]] = {}
         self._tables: dict[str, tuple[_Column, ...]] = {}
+        self._vocab: tuple[Any, ...] | None = None
 
     def _bytes(self, name: str, i: int, j: int) -> bytes:
         """Items ``i`` to ``j`` of a column, as bytes."""
@@ -525,6 +526,17 @@ class Segment:
             None if tier is None else (self._items("tiers", tier[0], tier[1]), tier[2]),
             None,
         )
+
+    def known(self, terms: list[str]) -> list[str]:
+        """Those of ``terms`` in the vocabulary (a typo's candidates): the terms table is read
+        whole on the first typo lookup, so that the lookups cost no file reads each."""
+        columns = self._vocab
+        if columns is None:
+            columns = self._vocab = tuple(
+                self._items(f"terms.{part}", 0, self._columns[f"terms.{part}"][1])
+                for part in _TABLE_PARTS
+            )
+        return [term for term in terms if find_string(term, *columns) is not None]
 
     def names_for(self, key: str) -> Sequence[int]:
         """Ids of the tools whose name or alias has this ``analysis.name_key``."""

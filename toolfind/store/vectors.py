@@ -67,7 +67,7 @@ class SemanticSignal:
         keep: Callable[[int], bool] | None,
         min_score: float | None,
     ) -> tuple[
-        list[str],
+        list[tuple[str, str, float]],
         tuple[str, ...],
         list[tuple[int, float, float]],
         list[tuple[int, float, float]],
@@ -94,7 +94,7 @@ class SemanticSignal:
         if hi > lo and model.knows_a_word(self.embedder, query):
             closest = self._closest(sims, pool, source.enabled, keep)
         max_lex = max((s for _, s in (*exact, *lexical)), default=0.0)
-        covered = fusion.term_coverage(matched, (term for term, _ in query_terms(query)))
+        covered = fusion.term_coverage(matched, (word for _, word in query_terms(query)))
         exact_f, ranked = fusion.fuse(
             exact,
             lexical,

@@ -1,0 +1,101 @@
+"""Typo tolerance: a query term found in no tool, matched to an indexed term one edit away.
+
+A search box forgives "emial" and "shufle my spotfy". When a query term has no postings, the
+terms one Damerau-Levenshtein edit away (a letter deleted, inserted, replaced, or two
+neighbours swapped) are looked up in the index's vocabulary, and the one found in most tools
+stands in for it, scored at :data:`toolfind.core.bm25f.TYPO_DISCOUNT` of an exact match.
+
+How far, by length (of the analysed term):
+
+* :data:`MIN_LENGTH` letters or more: one edit of any kind. Most misspellings are one edit
+  (Damerau, "A technique for computer detection and correction of spelling errors", CACM
+  1964: over 80 %), and one edit is exact and cheap here: the few hundred candidates are hash
+  lookups in the vocabulary, no scan of it, and only for the terms that matched nothing. Two
+  edits (what Elasticsearch's ``AUTO`` fuzziness allows from 6 characters) would mean tens of
+  thousands of lookups a word, or a second index of the vocabulary, for the rarer double typo.
+* four letters: only two neighbours swapped ("lsit", "wrod"), the commonest slip of a typist
+  on a short word. Any edit of a four-letter word mostly lands on another real word ("rome"
+  -> "role", "live" -> "line"): a real word the catalog lacks, corrected into noise.
+* shorter: never.
+
+Terms are compared as the analyser makes them (case-folded, stemmed: "spotfy" -> "spotfi",
+one insertion from "spotifi", Spotify's stem). A corrected word still counts as found in no
+tool (``unmatched_terms``: as written, it is not in any); ``--explain`` shows the word it
+stood for.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+#: Terms this long get any one edit; four letters, only a swap; shorter, none.
+MIN_LENGTH = 5
+#: Longer words are not corrected: no real word is that long, and a word's candidates grow
+#: with its length squared times its length (a 1 MB "word" would be 54 million strings).
+MAX_LENGTH = 30
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def swaps(word: str) -> list[str]:
+    """Every distinct string made by swapping two neighbouring letters of ``word`` (itself
+    excluded), in order."""
+    found = dict.fromkeys(
+        word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)
+    )
+    found.pop(word, None)
+    return list(found)
+
+
+def edits(word: str) -> list[str]:
+    """Every distinct string one Damerau-Levenshtein edit from ``word`` (lower-case ASCII
+    letters inserted or substituted), ``word`` itself excluded, in a fixed order."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    found = [a + b[1:] for a, b in splits if b]
+    found += swaps(word)
+    found += [a + c + b[1:] for a, b in splits if b for c in _LETTERS]
+    found += [a + c + b for a, b in splits for c in _LETTERS]
+    return list(dict.fromkeys(edit for edit in found if edit != word))
+
+
+def correct(
+    term: str,
+    known: Callable[[list[str]], Iterable[str]],
+    postings: Callable[[str], Any],
+    word: str = "",
+) -> tuple[str, Any] | None:
+    """The indexed term standing in for ``term`` (which has no postings) and its postings:
+    of the terms one edit away that are in the vocabulary (``known`` keeps those of a list
+    that are, in any order) and have ``postings``, the one in most tools (ties: the first in
+    alphabetical order); None when there is none or ``term`` is too short or not plain ASCII
+    letters. Four-letter terms get swaps only (see the module docstring).
+
+    When no term is one edit from ``term`` (a stem), the edits of ``word``, the word it was
+    stemmed from, are looked up as they are: "compres" stems to "compr", three edits from
+    "compress", but is one edit from the word "compress", its own stem. (Stemming every
+    candidate would also find the rarer words whose stem differs, at ten times the cost.)"""
+    best = _best(term, known(_candidates(term)), postings)
+    if best is None and word and word != term:
+        best = _best(term, known(_candidates(word)), postings)
+    return best
+
+
+def _candidates(word: str) -> list[str]:
+    if not MIN_LENGTH - 1 <= len(word) <= MAX_LENGTH or not (word.isascii() and word.isalpha()):
+        return []
+    return edits(word) if len(word) >= MIN_LENGTH else swaps(word)
+
+
+def _best(
+    term: str, candidates: Iterable[str], postings: Callable[[str], Any]
+) -> tuple[str, Any] | None:
+    best: tuple[str, Any] | None = None
+    for candidate in set(candidates) - {term}:
+        found = postings(candidate)
+        if found is None:
+            continue
+        if best is None or (len(found[0]), best[0]) > (len(best[1][0]), candidate):
+            best = (candidate, found)
+    return best
