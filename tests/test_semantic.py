@@ -316,7 +316,7 @@ def test_eval_reports_and_tune_learns_the_fusion_weight(tmp_path: Path) -> None:
     runner = CliRunner()
     evaluated = runner.invoke(app, ["eval", str(queries), "-c", catalog, "--semantic", "--json"])
     assert evaluated.exit_code == 0, evaluated.output
-    assert "Semantic signal on, fusion weight 0.35" in evaluated.stderr
+    assert f"Semantic signal on, fusion weight {fusion.DEFAULT_WEIGHT:g}" in evaluated.stderr
     tuned = runner.invoke(
         app, ["tune", str(queries), "-c", catalog, "--semantic", "--write", "--rounds", "1"]
     )

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 #: The fusion weight of the semantic signal when none is given (tuned, docs/SEMANTIC.md).
-DEFAULT_WEIGHT = 0.35
+DEFAULT_WEIGHT = 0.3
 #: The power of the query's term coverage that scales the lexical part.
 COVERAGE_POWER = 2.0
 #: How many candidates each signal contributes before fusion.
