@@ -3,8 +3,9 @@
 # proxy in front of the npm reference server @modelcontextprotocol/server-everything and of the
 # test backend tests/fixtures/backends/rich_server.py (resources, templates, prompts).
 # Needs node/npm and an installed `toolfind` on PATH. Exits non-zero on the first failed check.
-# The Inspector is pinned to 0.21.1: the 0.21.2 package lacks cli/package.json, which its CLI
-# imports ("Cannot find module .../inspector/cli/package.json").
+# The Inspector is pinned exactly, so that CI is reproducible. Its CLI fails with "Cannot find
+# module .../inspector/cli/package.json" when the working directory lies below a stray
+# package.json (say /tmp/package.json left by an npm install in /tmp): run it from a clean tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
