@@ -497,3 +497,74 @@ async def test_catalogs_given_with_c_are_served_beside_backends_even_the_shipped
         await client.list_tools()
         found = structured(await client.call_tool("proxy_search_tools", {"query": "merge pdfs"}))
         assert found["hits"][0]["name"] == "merge_pdfs"
+
+
+STUBBORN = """
+import os, sys, threading
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("stubborn")
+
+@server.tool()
+def ping() -> str:
+    "Answer pong."
+    return "pong"
+
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+server.run()
+threading.Event().wait()  # ignores its closed stdin: only a signal ends it
+"""
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` has exited within ``seconds``, waiting on a pidfd (no polling)."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], seconds)
+        return bool(readable)
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")
+async def test_sigterm_stops_every_backend_even_one_that_ignores_its_closed_stdin(
+    tmp_path: Path,
+) -> None:
+    import signal
+
+    script = tmp_path / "stubborn.py"
+    script.write_text(STUBBORN, encoding="utf-8")
+    pid_file = tmp_path / "backend.pid"
+    servers = write_servers(
+        tmp_path / "servers.json",
+        {"stubborn": {"command": sys.executable, "args": [str(script), str(pid_file)]}},
+    )
+    command = [
+        *(sys.executable, "-m", "toolfind", "serve-mcp", "--servers", str(servers)),
+        *("--backend-wait", str(WAIT)),
+    ]
+    env = {**os.environ, **serve_env(tmp_path)}
+    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
+        assert process.stdin is not None and process.stdout is not None
+        out = BufferedByteReceiveStream(process.stdout)
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        requests = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+        for message in requests:
+            await process.stdin.send((json.dumps(message) + "\n").encode())
+        with anyio.fail_after(START + WAIT):
+            while json.loads(await out.receive_until(b"\n", 1 << 24)).get("id") != 2:
+                pass  # the list waited for the backend (--backend-wait): it is up
+        backend = int(pid_file.read_text(encoding="utf-8"))
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(WAIT):
+            await process.wait()
+    assert await anyio.to_thread.run_sync(gone_within, backend, WAIT), "backend outlived toolfind"

@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 import sys
 from functools import partial
+from typing import Any
 
 from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
+
+logger = logging.getLogger("toolfind.serve")
 
 __all__ = [
     "BackendStatus",
@@ -89,10 +92,28 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
             if options.watch and watch_servers is not None:
                 tg.start_soon(watch_servers, options.poll_interval)
             if options.http is None:
+                tg.start_soon(_stop_on_sigterm, tg.cancel_scope)
                 await run_stdio(server)
             else:
                 await run_http(server, options)
             tg.cancel_scope.cancel()
+
+
+async def _stop_on_sigterm(scope: Any) -> None:
+    """Under stdio, a host quits toolfind with SIGTERM: stop serving, so that leaving the
+    backend pool stops every backend (even one that ignores its closed stdin) before exiting.
+    (Over HTTP, uvicorn handles the signal and serving ends the same way.)"""
+    import signal
+
+    import anyio
+
+    if sys.platform == "win32":  # pragma: no cover - no signal receivers there
+        return
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            logger.info("SIGTERM: stopping the backends, then exiting")
+            scope.cancel()
+            return
 
 
 #: Seconds after which held backends start even if no client has listed the tools.
