@@ -200,6 +200,17 @@ def test_a_query_and_queries_together_are_a_usage_error(small: str, tmp_path: Pa
     assert err.strip() == "Error: give either a QUERY or --queries FILE, not both"
 
 
+def test_queries_with_a_format_other_than_jsonl_is_a_usage_error(
+    small: str, tmp_path: Path
+) -> None:
+    queries = write(tmp_path / "q.txt", "read a file\n")
+    code, out, err = invoke("search", "--queries", str(queries), "--format", "csv", "-c", small)
+    assert (code, out) == (2, "")
+    assert "--format csv does not apply" in err
+    code, out, _ = invoke("search", "--queries", str(queries), "--format", "jsonl", "-c", small)
+    assert code == 0 and out.count("\n") == 1  # one record a line, as without --format
+
+
 # -- usage errors exit 2 ---------------------------------------------------------------------
 
 USAGE_ERRORS = [

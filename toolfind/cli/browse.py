@@ -102,6 +102,8 @@ def search(
         _fail("give either a QUERY or --queries FILE, not both", 2)
     if queries is None and not text.strip():
         _fail("search needs a QUERY (or --queries FILE for batch mode)", 2)
+    if queries is not None and format_ not in ("table", "jsonl"):
+        _fail(f"--queries prints one JSON record a line; --format {format_} does not apply", 2)
     output = _record_format(format_, json_)
     from toolfind.output import wire
     from toolfind.store import segment
