@@ -239,8 +239,10 @@ def cache_info(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> Non
     _out().table((), rows, title="toolfind cache", show_header=False)
 
 
-def human_size(n: int) -> str:
-    """``n`` bytes in binary units: ``512 B``, ``1.5 KiB``, ``2.4 MiB``, ``1.1 GiB``."""
+def human_size(n: int, *, exact: bool = False) -> str:
+    """``n`` bytes in binary units: ``512 B``, ``1.5 KiB``, ``2.4 MiB``, ``1.1 GiB`` (one
+    decimal: a measured size); ``exact`` gives as many digits as it takes and none for a
+    whole number (``10 MiB``: a limit, as the user wrote it)."""
     if n < 1024:
         return f"{n} B"
     value = float(n)
@@ -248,7 +250,7 @@ def human_size(n: int) -> str:
         value /= 1024
         if value < 1024 or unit == "TiB":
             break
-    return f"{value:.1f} {unit}"
+    return f"{value:g} {unit}" if exact else f"{value:.1f} {unit}"
 
 
 def spinner(message: str) -> Any:

@@ -34,7 +34,6 @@ __all__ = [
     "read_all",
     "result_size",
     "same_server",
-    "size_text",
 ]
 
 #: A backend's states, as ``tool_categories`` shows them.
@@ -194,13 +193,6 @@ async def open_transport(
             streamable_http_client(spec.url or "", http_client=client) as streams,
         ):
             yield streams
-
-
-def size_text(count: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if count >= scale:
-            return f"{count / scale:g} {unit}"
-    return f"{count} bytes"
 
 
 class Backend:

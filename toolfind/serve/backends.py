@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from toolfind.errors import BackendError, ConfigError, UsageError
 from toolfind.models import Tool
+from toolfind.output.render import human_size
 from toolfind.output.wire import clean_text
 from toolfind.serve.backend_link import (
     CONNECTING,
@@ -34,7 +35,6 @@ from toolfind.serve.backend_link import (
     read_all,
     result_size,
     same_server,
-    size_text,
 )
 from toolfind.serve.backend_seam import NOT_STARTED, Backends, BackendStatus, NoBackends
 from toolfind.serve.backend_stdio import MessageTooLarge
@@ -332,7 +332,7 @@ class BackendPool:
                     f"server {backend.name!r} did not answer {original!r} within {self.call_timeout:g} s"
                 ) from None
             if attempt.too_large:
-                limit = size_text(self.max_result_bytes)
+                limit = human_size(self.max_result_bytes, exact=True)
                 raise BackendError(
                     f"server {backend.name!r} answered {original!r} with far more than "
                     f"{limit}; toolfind relays results up to {limit} (--max-result-size), so it "
@@ -352,7 +352,7 @@ class BackendPool:
                 f"server {backend.name!r} is not connected; it is being restarted"
             ) from None
         if result_size(raw, self.max_result_bytes) > self.max_result_bytes:
-            limit = size_text(self.max_result_bytes)
+            limit = human_size(self.max_result_bytes, exact=True)
             raise BackendError(
                 f"server {backend.name!r} answered {original!r} with more than {limit}; "
                 f"toolfind relays results up to {limit} (--max-result-size): ask for less, "
@@ -545,7 +545,7 @@ class BackendPool:
                             attempt.changed.set()
                         elif isinstance(message, MessageTooLarge):
                             attempt.too_large = True
-                            limit = size_text(message.limit)
+                            limit = human_size(message.limit, exact=True)
                             self._lost(backend, attempt, f"sent a message over {limit}")
                         elif isinstance(message, ValidationError | ValueError):
                             backend.warn_once(
