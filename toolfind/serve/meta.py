@@ -15,6 +15,7 @@ from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 from toolfind.output import wire
 from toolfind.output.tool_formats import tool_to_format
+from toolfind.store.index import suggest
 
 MAX_LIMIT = 100
 #: Longer queries are refused, not searched: analysing megabytes of text (CJK bigrams above
@@ -278,8 +279,6 @@ def exact_ids(index: Any, name: str) -> list[int]:
 def callable_suggestions(index: Any, name: str, serves: Callable[[str], bool]) -> list[str]:
     """Up to three callable tools' names close to ``name`` (their own or their backend's
     name), best first; a callable tool whose backend name is ``name`` comes first."""
-    import difflib  # only on the error path
-
     pool: dict[str, str] = {}
     for tool in index.tools:
         if serves(tool.name):
@@ -288,8 +287,7 @@ def callable_suggestions(index: Any, name: str, serves: Callable[[str], bool]) -
     wanted = name.casefold()
     if wanted in pool:
         return [pool[wanted]]
-    close = difflib.get_close_matches(wanted, list(pool), n=6, cutoff=0.6)
-    return list(dict.fromkeys(pool[c] for c in close))[:3]
+    return suggest(wanted, pool)
 
 
 def search(

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from toolfind.core import analysis, bm25f, filters
 from toolfind.core import search as searching
@@ -286,7 +286,6 @@ class SearchIndex:
     get = resolve
 
     def _suggest(self, name: str) -> list[str]:
-        import difflib  # only on the error path
         from collections import Counter
 
         pool: dict[str, str] = {}
@@ -301,9 +300,7 @@ class SearchIndex:
             # and the schemas use), qualified when other tools share it.
             for alias in aliases.get(doc, ()):
                 pool.setdefault(alias.casefold(), qualified if tool_name in shared else tool_name)
-        wanted = name.casefold()
-        close = difflib.get_close_matches(wanted, list(pool), n=6, cutoff=0.6)
-        return list(dict.fromkeys(pool[c] for c in close))[:3]
+        return suggest(name, pool)
 
     def unknown_filters(self, namespace: str | None, tags: Sequence[str] = ()) -> str:
         """One line naming a ``--namespace`` or ``--tag`` that no tool has (namespaces and
@@ -636,3 +633,13 @@ def _fused_explanation(
 def _unknown(kind: str, value: str, close: Sequence[str]) -> str:
     suggestion = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
     return f"no tool has the {kind} {value!r}{suggestion}"
+
+
+def suggest(wanted: str, pool: Mapping[str, str]) -> list[str]:
+    """The "did you mean" of a name: up to 3 values of ``pool`` (spellings, case folded, to
+    the name to offer) whose spelling is close to ``wanted`` (difflib's ratio, 0.6 or more),
+    closest first, each offered once."""
+    import difflib  # only on the error path
+
+    close = difflib.get_close_matches(wanted.casefold(), list(pool), n=6, cutoff=0.6)
+    return list(dict.fromkeys(pool[c] for c in close))[:3]
