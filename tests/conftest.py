@@ -6,10 +6,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-SHIPPED = REPO / "catalogs"
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

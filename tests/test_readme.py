@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.helpers import REPO
 
 README = REPO / "README.md"
 

@@ -1,0 +1,106 @@
+"""`toolfind eval`, `tune` and `validate --queries` through the CLI, on real files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tests.cli.test_cli import SMALL
+from tests.helpers import write
+from toolfind.cli.app import app
+
+runner = CliRunner()
+
+QUERIES = """\
+- query: read a text file
+  relevant: [files/read_file]
+  split: train
+- query: make a zip archive of a file
+  relevant: [compress_file]
+  split: train
+- query: find pages on the web
+  relevant: [web:search_web]
+  split: test
+"""
+
+
+def setup(tmp_path: Path) -> tuple[str, str]:
+    catalog = write(tmp_path / "cat" / "files.yaml", SMALL)
+    queries = write(tmp_path / "queries.yaml", QUERIES)
+    return str(catalog), str(queries)
+
+
+def test_eval_json_reports_metrics_overall_and_per_split(tmp_path: Path) -> None:
+    catalog, queries = setup(tmp_path)
+    result = runner.invoke(app, ["eval", queries, "-c", catalog, "--json"])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["overall"]["count"] == 3
+    assert report["overall"]["mrr_at_10"] == 1.0
+    assert set(report["splits"]) == {"train", "test"}
+    assert report["failures"] == []
+
+
+def test_eval_fail_under_exits_1(tmp_path: Path) -> None:
+    catalog, queries = setup(tmp_path)
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            queries,
+            "-c",
+            catalog,
+            "--weight",
+            "name=0",
+            "--weight",
+            "description=0",
+            "--weight",
+            "search_hint=0",
+            "--weight",
+            "params=0",
+            "--weight",
+            "tags=0",
+            "--weight",
+            "namespace=0",
+            "--fail-under",
+            "ndcg@10=0.99",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "Failed: " in result.stderr
+
+
+def test_eval_unknown_relevant_tool_names_the_entry(tmp_path: Path) -> None:
+    catalog, _ = setup(tmp_path)
+    queries = write(tmp_path / "bad.yaml", "- query: x\n  relevant: [serch_web]\n")
+    result = runner.invoke(app, ["eval", str(queries), "-c", catalog])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {queries}:")
+    assert "serch_web" in result.stderr and "search_web" in result.stderr
+
+
+def test_tune_write_stores_settings_that_the_next_search_uses(tmp_path: Path) -> None:
+    catalog, queries = setup(tmp_path)
+    Path("toolfind.toml").write_text("# keep me\n", encoding="utf-8")
+    result = runner.invoke(
+        app, ["tune", queries, "-c", catalog, "--train-split", "train", "--json", "--write"]
+    )
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["train_size"] == 2 and report["holdout_size"] == 1
+    text = Path("toolfind.toml").read_text(encoding="utf-8")
+    assert text.startswith("# keep me\n") and "[weights]" in text
+    assert Path("toolfind.toml.~1~").read_text(encoding="utf-8") == "# keep me\n"
+    again = runner.invoke(app, ["eval", queries, "-c", catalog, "--json"])
+    assert json.loads(again.stdout)["params"]["k1"] == report["params"]["k1"]
+
+
+def test_validate_queries_adds_findability_warnings(tmp_path: Path) -> None:
+    catalog, _ = setup(tmp_path)
+    queries = write(tmp_path / "q.yaml", "- query: read a text file\n  relevant: [read_file]\n")
+    result = runner.invoke(app, ["validate", catalog, "--queries", str(queries), "--json"])
+    findings = json.loads(result.stdout)
+    assert any("search_web" in f["message"] or "compress_file" in f["message"] for f in findings)
+    assert all(f["severity"] == "warning" for f in findings)

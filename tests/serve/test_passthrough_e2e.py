@@ -1,0 +1,330 @@
+"""serve-mcp as a subprocess in front of a real backend with a tool, resources and a prompt
+(tests/fixtures/backends/rich_server.py): everything it offers is usable through toolfind,
+over stdio and streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+
+from tests.helpers import BACKENDS, REPO
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
+
+RICH = BACKENDS / "rich_server.py"
+START_TIMEOUT = 30
+EVENT_TIMEOUT = 15
+
+CATALOG = {
+    "namespace": "files",
+    "tools": [
+        {"name": "read_file", "description": "Read the contents of a text file."},
+        {"name": "compress_file", "description": "Compress a file into an archive.", "defer": True},
+    ],
+}
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[Path, Path]:
+    catalogs = tmp_path / "catalogs"
+    catalogs.mkdir()
+    (catalogs / "files.json").write_text(json.dumps(CATALOG), encoding="utf-8")
+    servers = tmp_path / "servers.json"
+    servers.write_text(
+        json.dumps({"mcpServers": {"rich": {"command": sys.executable, "args": [str(RICH)]}}}),
+        encoding="utf-8",
+    )
+    return catalogs, servers
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
+        "PYTHONWARNINGS": "ignore",
+    }
+
+
+class Seen:
+    """Records notifications and log messages; ``wait`` returns once a matching one arrived."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._changed = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        self.items.append(message)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait(self, predicate: Any) -> Any:
+        with anyio.fail_after(EVENT_TIMEOUT):
+            while True:
+                for item in self.items:
+                    if predicate(item):
+                        return item
+                await self._changed.wait()
+
+
+@contextmanager
+def legacy_api() -> Iterator[None]:
+    """The handshake era's subscribe and setLevel, which the SDK marks deprecated for 2026-07-28."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
+
+
+def text_of(content: Any) -> str:
+    assert isinstance(content, types.TextContent)
+    return content.text
+
+
+async def exercise(client: Client) -> None:
+    """List, read, get, complete and call through toolfind, with progress."""
+    # Backends connect in the background; a request routed to one waits for it to be up, so
+    # the read comes first and the lists below then see the backend's resources and prompts.
+    first = await client.read_resource("toolfind://rich/note://hello")
+    assert isinstance(first.contents[0], types.TextResourceContents)
+    resources = await client.list_resources()
+    uris = [r.uri for r in resources.resources]
+    assert uris == ["toolfind:deferred-tools", "toolfind://rich/note://hello"]
+    templates = await client.list_resource_templates()
+    assert [t.uri_template for t in templates.resource_templates] == [
+        "toolfind://rich/note://{name}"
+    ]
+    read = await client.read_resource("toolfind://rich/note://hello")
+    assert read.contents[0].uri == "toolfind://rich/note://hello"
+    assert isinstance(read.contents[0], types.TextResourceContents)
+    assert read.contents[0].text == "Hello, world."
+    own = await client.read_resource("toolfind:deferred-tools")
+    assert isinstance(own.contents[0], types.TextResourceContents)
+    assert own.contents[0].text == "- **files/compress_file**: Compress a file into an archive.\n"
+    with pytest.raises(MCPError) as missing:
+        await client.read_resource("toolfind://rich/note://nothing")
+    assert missing.value.code == -32002
+
+    prompts = await client.list_prompts()
+    assert [p.name for p in prompts.prompts] == ["deferred_tool_summaries", "rich__greet"]
+    greeting = await client.get_prompt("rich__greet", {"name": "Ann"})
+    assert text_of(greeting.messages[0].content) == "Say hello to Ann."
+    summaries = await client.get_prompt("deferred_tool_summaries")
+    assert "compress_file" in text_of(summaries.messages[0].content)
+
+    completed = await client.complete(
+        types.PromptReference(name="rich__greet"), {"name": "name", "value": "al"}
+    )
+    assert completed.completion.values == ["albert", "alice"]
+    completed = await client.complete(
+        types.ResourceTemplateReference(uri="toolfind://rich/note://{name}"),
+        {"name": "name", "value": "he"},
+    )
+    assert completed.completion.values == ["hello"]
+
+    steps: list[tuple[float, float | None, str | None]] = []
+    three = anyio.Event()
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        steps.append((value, total, message))
+        if len(steps) == 3:
+            three.set()
+
+    result = await client.call_tool("rich__count", {"steps": 3}, progress_callback=progress)
+    assert text_of(result.content[0]) == "counted 3"
+    with anyio.fail_after(EVENT_TIMEOUT):
+        await three.wait()
+    assert steps == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    linked = await client.call_tool("rich__link", {"name": "hello"})
+    link = linked.content[1]
+    assert isinstance(link, types.ResourceLink)
+    assert link.uri == "toolfind://rich/note://hello"
+    assert (await client.read_resource(link.uri)).contents[0].uri == link.uri
+    via_meta = await client.call_tool(
+        "proxy_call_tool", {"name": "rich/count", "arguments": {"steps": 1}}
+    )
+    assert text_of(via_meta.content[0]) == "counted 1"
+
+    for method in ("tools", "prompts"):
+        with pytest.raises(MCPError) as bad:
+            if method == "tools":
+                await client.list_tools(cursor="not-a-cursor")
+            else:
+                await client.list_prompts(cursor="not-a-cursor")
+        assert bad.value.code == -32602
+
+
+async def exercise_notifications(client: Client, seen: Seen, logs: Seen) -> None:
+    """Subscriptions, list changes and log messages relayed (handshake-era clients)."""
+    # Subscriptions and list changes are relayed, under the exposed URI.
+    with legacy_api():
+        await client.subscribe_resource("toolfind://rich/note://hello")
+    await client.call_tool("rich__note", {"name": "hello", "text": "changed"})
+    updated = await seen.wait(lambda m: isinstance(m, types.ResourceUpdatedNotification))
+    assert updated.params.uri == "toolfind://rich/note://hello"
+    await seen.wait(lambda m: isinstance(m, types.ResourceListChangedNotification))
+    read = await client.read_resource("toolfind://rich/note://hello")
+    assert isinstance(read.contents[0], types.TextResourceContents)
+    assert read.contents[0].text == "changed"
+    await client.call_tool("rich__add_prompt", {"name": "farewell"})
+    await seen.wait(lambda m: isinstance(m, types.PromptListChangedNotification))
+    names = [p.name for p in (await client.list_prompts()).prompts]
+    assert "rich__farewell" in names
+
+    # Log messages: at the level the client set, named after the backend.
+    await client.call_tool("rich__log", {"level": "info", "text": "quiet"})
+    with legacy_api():
+        await client.set_logging_level("debug")
+    await client.call_tool("rich__log", {"level": "debug", "text": "loud"})
+    message = await logs.wait(lambda p: p.data == "loud")
+    assert message.level == "debug" and message.logger == "rich/notes"
+    assert all(p.data != "quiet" for p in logs.items)
+
+
+async def exercise_listen(client: Client) -> None:
+    """2026-07-28: a listen stream naming a backend resource hears of its updates and of the
+    backends' list changes."""
+    uri = "toolfind://rich/note://hello"
+    async with client.listen(
+        resources_list_changed=True, prompts_list_changed=True, resource_subscriptions=[uri]
+    ) as subscription:
+        events = subscription.__aiter__()
+        await client.call_tool("rich__note", {"name": "hello", "text": "changed"})
+        kinds: dict[str, Any] = {}
+        with anyio.fail_after(EVENT_TIMEOUT):
+            while not {"ResourceUpdated", "ResourcesListChanged"} <= set(kinds):
+                event = await events.__anext__()
+                kinds[type(event).__name__] = event
+        assert kinds["ResourceUpdated"].uri == uri
+        await client.call_tool("rich__add_prompt", {"name": "farewell"})
+        with anyio.fail_after(EVENT_TIMEOUT):
+            while type(event := await events.__anext__()).__name__ != "PromptsListChanged":
+                pass
+
+
+async def test_stdio_passes_everything_the_backend_offers_through(
+    tmp_path: Path, setup: tuple[Path, Path]
+) -> None:
+    catalogs, servers = setup
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "toolfind", "serve-mcp", "-c", str(catalogs), "--servers", str(servers)],
+        env=server_env(tmp_path),
+        cwd=str(tmp_path),
+    )
+    seen = Seen()
+    logs = Seen()
+    with anyio.fail_after(START_TIMEOUT + 6 * EVENT_TIMEOUT):
+        async with Client(
+            params, mode="legacy", message_handler=seen, logging_callback=logs
+        ) as client:
+            caps = client.server_capabilities
+            assert caps.resources is not None and caps.resources.subscribe is True
+            assert caps.resources.list_changed is True
+            assert caps.prompts is not None and caps.prompts.list_changed is True
+            assert caps.completions is not None and caps.logging is not None
+            await exercise(client)
+
+            await exercise_notifications(client, seen, logs)
+
+
+@asynccontextmanager
+async def http_server(tmp_path: Path, *args: str, bind: str = "127.0.0.1:0") -> AsyncIterator[str]:
+    command = [sys.executable, "-m", "toolfind", "serve-mcp", "--http", bind, *args]
+    env = {**os.environ, **server_env(tmp_path)}
+    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
+        assert process.stderr is not None
+        stderr = BufferedByteReceiveStream(process.stderr)
+        url = ""
+        try:
+            with anyio.fail_after(START_TIMEOUT):
+                while not url:
+                    line = (await stderr.receive_until(b"\n", 65536)).decode()
+                    if "listening on " in line:
+                        url = line.split("listening on ", 1)[1].strip()
+            yield url
+        finally:
+            process.terminate()
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_http_passes_everything_the_backend_offers_through(
+    tmp_path: Path, setup: tuple[Path, Path], mode: str
+) -> None:
+    catalogs, servers = setup
+    seen = Seen()
+    logs = Seen()
+    async with http_server(tmp_path, "-c", str(catalogs), "--servers", str(servers)) as url:
+        with anyio.fail_after(START_TIMEOUT + 6 * EVENT_TIMEOUT):
+            async with Client(
+                url,
+                mode=mode,  # type: ignore[arg-type]
+                message_handler=seen,
+                logging_callback=logs,
+            ) as client:
+                await exercise(client)
+                if mode == "legacy":
+                    await exercise_notifications(client, seen, logs)
+                else:
+                    await exercise_listen(client)
+
+
+async def test_a_lan_client_is_accepted_by_an_allowed_host_name_and_others_refused(
+    tmp_path: Path, setup: tuple[Path, Path]
+) -> None:
+    catalogs, _ = setup
+    args = ("-c", str(catalogs), "--token", "s3cret", "--allowed-host", "mybox.lan")
+    async with http_server(tmp_path, *args, bind="0.0.0.0:0") as url:
+        port = url.rsplit(":", 1)[1].removesuffix("/mcp")
+        local = f"http://127.0.0.1:{port}/mcp"
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        headers = {
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Authorization": "Bearer s3cret",
+        }
+        async with httpx2.AsyncClient() as http:
+            allowed = await http.post(
+                local, json=body, headers={**headers, "Host": f"mybox.lan:{port}"}
+            )
+            assert allowed.status_code == 200
+            other = await http.post(
+                local, json=body, headers={**headers, "Host": f"other.lan:{port}"}
+            )
+            assert other.status_code == 421
+            origin = await http.post(
+                local,
+                json=body,
+                headers={
+                    **headers,
+                    "Host": f"mybox.lan:{port}",
+                    "Origin": f"http://mybox.lan:{port}",
+                },
+            )
+            assert origin.status_code == 200
