@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from toolfind.serve.backend_tools import assign_names, exposed_name
+from toolfind.serve.backends.tools import assign_names, exposed_name
 
 HOST_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

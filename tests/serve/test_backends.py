@@ -17,9 +17,9 @@ from typing import TextIO
 import pytest
 
 from toolfind.errors import BackendError, ConfigError
-from toolfind.serve.backend_seam import NoBackends
-from toolfind.serve.backends import BackendPool, make_backends
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.pool import BackendPool, make_backends
+from toolfind.serve.backends.seam import NoBackends
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -16,8 +16,8 @@ import pytest
 import uvicorn
 
 from tests.helpers import BACKENDS
-from toolfind.serve.backends import BackendPool
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.pool import BackendPool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

@@ -19,7 +19,7 @@ from toolfind.config import Filters
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Source, Tool
 from toolfind.serve import server as server_module
-from toolfind.serve.backend_seam import BackendStatus, NoBackends
+from toolfind.serve.backends.seam import BackendStatus, NoBackends
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
 from toolfind.serve.server import Discovery, ToolfindServer
 from toolfind.serve.state import LiveIndex

@@ -30,8 +30,8 @@ from mcp.client.stdio import stdio_client
 
 from tests.helpers import BACKENDS, REPO
 from toolfind.errors import BackendError
-from toolfind.serve.backends import BackendPool, make_backends
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.pool import BackendPool, make_backends
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 

@@ -146,8 +146,8 @@ def serve_mcp(
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
     from toolfind.config import for_run, uses_packaged_catalogs
-    from toolfind.serve import ServeOptions, parse_http_address, run
-    from toolfind.serve.options import allowed_from_config
+    from toolfind.serve.main import run
+    from toolfind.serve.options import ServeOptions, allowed_from_config, parse_http_address
 
     settings = for_run(catalog or (), weight or ())
     config = settings.config
@@ -227,7 +227,7 @@ def catalog_pull(
     import logging
 
     from toolfind.output import wire
-    from toolfind.serve.pull import pull
+    from toolfind.serve.backends.pull import pull
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
     report = pull([Path(s) for s in servers], out, start_timeout=start_timeout, errlog=sys.stderr)

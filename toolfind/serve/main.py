@@ -1,7 +1,7 @@
-"""`toolfind serve-mcp`: an MCP discovery server over toolfind's catalogs.
+"""Running serve-mcp: load the index, start the backends, watch, serve one transport.
 
-This package is the only importer of the MCP SDK, and imports it only when `run` (or
-`serve`) is called, so ``import toolfind.serve`` stays cheap.
+The MCP SDK and anyio are imported only when `run` (or `serve`) is called, so the CLI
+imports this module cheaply.
 """
 
 from __future__ import annotations
@@ -11,21 +11,12 @@ import sys
 from functools import partial
 from typing import Any
 
-from toolfind.serve.backend_seam import Backends, BackendStatus, NoBackends
-from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
+from toolfind.serve.backends.seam import Backends
+from toolfind.serve.options import ServeOptions
 
 logger = logging.getLogger("toolfind.serve")
 
-__all__ = [
-    "BackendStatus",
-    "Backends",
-    "HttpAddress",
-    "NoBackends",
-    "ServeOptions",
-    "parse_http_address",
-    "run",
-    "serve",
-]
+__all__ = ["configure_logging", "run", "serve"]
 
 
 def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
@@ -48,11 +39,12 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
     import anyio
     import anyio.to_thread
 
-    from toolfind.serve.backends import make_backends
+    from toolfind.serve.backends.pool import make_backends
     from toolfind.serve.meta import META_KEYS
     from toolfind.serve.server import Discovery
     from toolfind.serve.state import LiveIndex
-    from toolfind.serve.transports import run_http, run_stdio
+    from toolfind.serve.transports.http import run_http
+    from toolfind.serve.transports.stdio import run_stdio
 
     if backends is None:
         backends = make_backends(
@@ -129,7 +121,7 @@ async def _release_later(backends: Backends) -> None:
 
 def configure_logging(level: str) -> None:
     """Every log line to stderr (stdout belongs to the protocol under stdio)."""
-    from toolfind.serve.http_limits import RateLimit
+    from toolfind.serve.transports.http_limits import RateLimit
 
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RateLimit())

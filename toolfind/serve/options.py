@@ -15,7 +15,7 @@ from typing import Any, Literal
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.errors import ConfigError, UsageError
 from toolfind.models import ScoringParams, Tool
-from toolfind.serve.servers_config import safe_name
+from toolfind.serve.backends.config import safe_name
 
 Exposure = Literal["direct", "search"]
 EXPOSURES: tuple[Exposure, ...] = ("direct", "search")

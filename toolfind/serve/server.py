@@ -40,9 +40,9 @@ from toolfind.output.tool_formats import tool_to_format
 from toolfind.output.wire import categories_record, dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
-from toolfind.serve.backend_seam import NOT_STARTED, Backends
+from toolfind.serve.backends.seam import NOT_STARTED, Backends
 from toolfind.serve.options import ServeOptions, tool_allowed
-from toolfind.serve.passthrough import PROGRESS, Passthrough, page
+from toolfind.serve.passthrough.resources import PROGRESS, Passthrough, page
 from toolfind.serve.state import LiveIndex, Snapshot
 
 logger = logging.getLogger("toolfind.serve")

@@ -1,9 +1,9 @@
 """`BackendPool`: the backend MCP servers connected, restarted when they fail, calls forwarded.
 
-It fills the `toolfind.serve.backend_seam.Backends` seam (the contract is there). Every
+It fills the `toolfind.serve.backends.seam.Backends` seam (the contract is there). Every
 backend has a supervisor task: it connects in the background (serving never waits for a
 backend), and after a failure it retries with a capped exponential backoff. One connection's
-pieces (transports, events, one-line reasons) are in `toolfind.serve.backend_link`. The MCP
+pieces (transports, events, one-line reasons) are in `toolfind.serve.backends.link`. The MCP
 SDK and anyio are imported only when the pool starts.
 """
 
@@ -22,7 +22,8 @@ from toolfind.errors import BackendError, ConfigError, UsageError
 from toolfind.models import Tool
 from toolfind.output.render import human_size
 from toolfind.output.wire import clean_text
-from toolfind.serve.backend_link import (
+from toolfind.serve.backends.config import ServerSpec, load_servers, safe_name
+from toolfind.serve.backends.link import (
     CONNECTING,
     FAILED,
     READY,
@@ -36,10 +37,9 @@ from toolfind.serve.backend_link import (
     result_size,
     same_server,
 )
-from toolfind.serve.backend_seam import NOT_STARTED, Backends, BackendStatus, NoBackends
-from toolfind.serve.backend_stdio import MessageTooLarge
-from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_tool
-from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
+from toolfind.serve.backends.seam import NOT_STARTED, Backends, BackendStatus, NoBackends
+from toolfind.serve.backends.stdio import MessageTooLarge
+from toolfind.serve.backends.tools import Listed, assign_names, check_tool, to_tool
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ValidationError
 from toolfind.errors import BackendError
 from toolfind.output.tool_formats import summaries_text
 from toolfind.output.wire import clean_text
-from toolfind.serve.backend_tools import MAX_DESCRIPTION, assign_names
+from toolfind.serve.backends.tools import MAX_DESCRIPTION, assign_names
 from toolfind.serve.state import LiveIndex, Snapshot
 
 if TYPE_CHECKING:
