@@ -18,11 +18,13 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
-from toolfind.errors import BackendError, ConfigError, UsageError
+from toolfind.config import parse_size
+from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Tool
 from toolfind.output.render import human_size
 from toolfind.output.wire import clean_text
-from toolfind.serve.backends.config import ServerSpec, load_servers, safe_name
+from toolfind.serve import defaults
+from toolfind.serve.backends.config import ServerSpec, check_separator, load_servers
 from toolfind.serve.backends.link import (
     CONNECTING,
     FAILED,
@@ -59,15 +61,12 @@ Relay = Callable[[str, Any], "Awaitable[None]"]
 #: A tools/list that paginates longer than this is cut short (a server that never stops).
 MAX_PAGES = 100
 MAX_TOOLS_PER_SERVER = 10_000
-#: After a failed start the supervisor waits this long before the next attempt, doubling up
-#: to the max; after this many failures in a row it gives up until a call or an edit.
-BACKOFF_INITIAL = 1.0
-BACKOFF_MAX = 60.0
+#: After this many failed starts in a row the supervisor gives up until a call or an edit.
 MAX_ATTEMPTS = 10
 #: After a call times out, a ping this long decides whether the backend still answers at all.
 PING_TIMEOUT = 5.0
 #: A backend's tools/call result larger than this (about, as text) is refused, not relayed.
-MAX_RESULT_BYTES = 10 * 1024 * 1024
+MAX_RESULT_BYTES = parse_size(defaults.MAX_RESULT_SIZE)
 #: A stdio backend's message longer than this (or the result limit, if larger) is not even
 #: read: the connection is dropped and restarted (a tools/list may be larger than a result).
 MIN_MESSAGE_LIMIT = 32 * 1024 * 1024
@@ -77,11 +76,11 @@ def make_backends(
     servers: Sequence[Path],
     *,
     environ: Mapping[str, str] | None = None,
-    separator: str = "__",
+    separator: str = defaults.SEPARATOR,
     reserved_names: Collection[str] = (),
-    call_timeout: float = 60.0,
-    backoff_initial: float = BACKOFF_INITIAL,
-    backoff_max: float = BACKOFF_MAX,
+    call_timeout: float = defaults.CALL_TIMEOUT,
+    backoff_initial: float = defaults.RETRY_INITIAL,
+    backoff_max: float = defaults.RETRY_MAX,
     max_result_bytes: int = MAX_RESULT_BYTES,
     errlog: TextIO | None = None,
 ) -> Backends:
@@ -132,22 +131,20 @@ class BackendPool:
         self,
         specs: Sequence[ServerSpec],
         *,
-        separator: str = "__",
+        separator: str = defaults.SEPARATOR,
         reserved_names: Collection[str] = (),
-        start_timeout: float = 30.0,
-        call_timeout: float = 60.0,
+        start_timeout: float = defaults.START_TIMEOUT,
+        call_timeout: float = defaults.CALL_TIMEOUT,
         errlog: TextIO | None = None,
-        backoff_initial: float = BACKOFF_INITIAL,
-        backoff_max: float = BACKOFF_MAX,
+        backoff_initial: float = defaults.RETRY_INITIAL,
+        backoff_max: float = defaults.RETRY_MAX,
         max_attempts: int = MAX_ATTEMPTS,
         max_result_bytes: int = MAX_RESULT_BYTES,
         max_message_bytes: int | None = None,
         servers_files: Sequence[Path] = (),
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        if not separator or safe_name(separator) != separator:
-            raise UsageError(f"--separator {separator!r}: use letters, digits, _ or -")
-        self.separator = separator
+        self.separator = check_separator(separator)
         self.reserved_names = frozenset(reserved_names)
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout

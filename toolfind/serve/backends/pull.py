@@ -21,6 +21,7 @@ from typing import Any, Literal, TextIO
 from toolfind.errors import CatalogError
 from toolfind.models import Tool
 from toolfind.output.wire import dumps
+from toolfind.serve import defaults
 from toolfind.serve.backends.config import load_servers
 from toolfind.serve.backends.seam import BackendStatus
 from toolfind.userfiles import FileProblem, read_capped, rewrite
@@ -61,7 +62,7 @@ def pull(
     out_dir: Path,
     *,
     environ: Mapping[str, str] | None = None,
-    start_timeout: float = 30.0,
+    start_timeout: float = defaults.START_TIMEOUT,
     errlog: TextIO | None = None,
 ) -> PullReport:
     """Connect to every server the files declare and write its tools under ``out_dir``.
