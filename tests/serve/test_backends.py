@@ -20,6 +20,7 @@ from toolfind.errors import BackendError, ConfigError
 from toolfind.serve.backends.config import ServerSpec
 from toolfind.serve.backends.pool import BackendPool, make_backends
 from toolfind.serve.backends.seam import NoBackends
+from toolfind.serve.options import ServeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -152,7 +153,7 @@ async def test_denied_tools_are_neither_listed_nor_callable(pool: BackendPool, r
 
 
 async def test_make_backends_without_servers_files_is_no_backends() -> None:
-    assert isinstance(make_backends([]), NoBackends)
+    assert isinstance(make_backends(ServeOptions()), NoBackends)
 
 
 def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
@@ -161,7 +162,7 @@ def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
         json.dumps({"mcpServers": {"t": {"command": "x"}, "u": {"url": "https://u.example/mcp"}}}),
         encoding="utf-8",
     )
-    backends = make_backends([path], environ={})
+    backends = make_backends(ServeOptions(servers=(path,)), environ={})
     assert isinstance(backends, BackendPool)
     assert set(backends.status()) == {"t", "u"}
     assert not backends.status()["t"].available

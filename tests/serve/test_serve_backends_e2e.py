@@ -32,6 +32,7 @@ from tests.helpers import BACKENDS, REPO
 from toolfind.errors import BackendError
 from toolfind.serve.backends.config import ServerSpec
 from toolfind.serve.backends.pool import BackendPool, make_backends
+from toolfind.serve.options import ServeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
@@ -409,7 +410,7 @@ async def test_a_broken_servers_file_edit_keeps_the_servers_running(tmp_path: Pa
     log.addHandler(records)
     try:
         with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:
-            pool = make_backends([servers], environ={}, errlog=errlog)
+            pool = make_backends(ServeOptions(servers=(servers,)), environ={}, errlog=errlog)
             assert isinstance(pool, BackendPool)
             with anyio.fail_after(WAIT):
                 async with pool, anyio.create_task_group() as tg:

@@ -48,13 +48,7 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
 
     if backends is None:
         backends = make_backends(
-            options.servers,
-            separator=options.separator,
-            reserved_names=[options.meta_prefix + key for key in META_KEYS],
-            call_timeout=options.call_timeout,
-            backoff_initial=options.retry_initial,
-            backoff_max=options.retry_max,
-            max_result_bytes=options.max_result_size,
+            options, reserved_names=[options.meta_prefix + key for key in META_KEYS]
         )
     # Backends connect in the background: serving never waits for one; their tools join
     # through the listener (a rebuild, then list_changed). Under stdio they start once the

@@ -67,7 +67,7 @@ class Discovery:
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
         self._waited = options.backend_wait <= 0
-        self.passthrough.settle = self.settle
+        self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
 
     def listing(self) -> Listing:

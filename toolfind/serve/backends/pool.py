@@ -42,6 +42,7 @@ from toolfind.serve.backends.link import (
 from toolfind.serve.backends.seam import NOT_STARTED, Backends, BackendStatus, NoBackends
 from toolfind.serve.backends.stdio import MessageTooLarge
 from toolfind.serve.backends.tools import Listed, assign_names, check_tool, to_tool
+from toolfind.serve.options import ServeOptions
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -73,35 +74,30 @@ MIN_MESSAGE_LIMIT = 32 * 1024 * 1024
 
 
 def make_backends(
-    servers: Sequence[Path],
+    options: ServeOptions,
     *,
-    environ: Mapping[str, str] | None = None,
-    separator: str = defaults.SEPARATOR,
     reserved_names: Collection[str] = (),
-    call_timeout: float = defaults.CALL_TIMEOUT,
-    backoff_initial: float = defaults.RETRY_INITIAL,
-    backoff_max: float = defaults.RETRY_MAX,
-    max_result_bytes: int = MAX_RESULT_BYTES,
+    environ: Mapping[str, str] | None = None,
     errlog: TextIO | None = None,
 ) -> Backends:
-    """The backends named by ``--servers`` files; `NoBackends` when there are none.
+    """The backends ``options.servers`` files name, run as ``options`` say; `NoBackends`
+    when there are none.
 
     Raises:
         ConfigError: a servers file cannot be read or declares an invalid server, or the
             separator is not made of ``[A-Za-z0-9_-]``.
     """
-    if not servers:
+    if not options.servers:
         return NoBackends()
-    specs = load_servers(servers, environ)
     return BackendPool(
-        specs,
-        separator=separator,
+        load_servers(options.servers, environ),
+        separator=options.separator,
         reserved_names=reserved_names,
-        call_timeout=call_timeout,
-        backoff_initial=backoff_initial,
-        backoff_max=backoff_max,
-        max_result_bytes=max_result_bytes,
-        servers_files=servers,
+        call_timeout=options.call_timeout,
+        backoff_initial=options.retry_initial,
+        backoff_max=options.retry_max,
+        max_result_bytes=options.max_result_size,
+        servers_files=options.servers,
         environ=environ,
         errlog=errlog,
     )

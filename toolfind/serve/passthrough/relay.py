@@ -3,7 +3,6 @@ each backend notification relayed to the capability it concerns."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -39,15 +38,6 @@ class Passthrough:
         self.listen_handler = self.resources.listen_handler
         if self.gateway.upstream is not None:
             self.gateway.upstream.set_relay(self.relay)
-
-    @property
-    def settle(self) -> Callable[[], Awaitable[None]]:
-        """Awaited before a list (serve-mcp's --backend-wait; set by `server.Discovery`)."""
-        return self.gateway.settle
-
-    @settle.setter
-    def settle(self, settle: Callable[[], Awaitable[None]]) -> None:
-        self.gateway.settle = settle
 
     def register(self, server: Server[Any]) -> None:
         """Add the handlers (and so the capabilities) this server really has."""
