@@ -24,11 +24,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SERVER = BACKENDS / "faulty_server.py"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def fixture_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("faulty_server", SERVER)
     assert spec is not None and spec.loader is not None

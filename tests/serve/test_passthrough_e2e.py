@@ -21,7 +21,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from tests.helpers import BACKENDS, REPO
+from tests.helpers import BACKENDS
+from tests.serve.support import server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
@@ -49,14 +50,6 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
         encoding="utf-8",
     )
     return catalogs, servers
-
-
-def server_env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
-        "PYTHONWARNINGS": "ignore",
-    }
 
 
 class Seen:

@@ -13,14 +13,13 @@ from typing import Any
 import anyio
 import anyio.abc
 import httpx2
-import mcp_types as types
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.helpers import REPO
+from tests.serve.support import ListChanged, error_text, server_env, structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
@@ -58,41 +57,9 @@ def write_catalog(directory: Path, name: str, document: dict[str, Any]) -> None:
     (directory / f"{name}.json").write_text(json.dumps(document), encoding="utf-8")
 
 
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def error_text(result: types.CallToolResult) -> str:
-    assert result.is_error
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-class Notifications:
-    """A message handler that records tools/list_changed notifications."""
-
-    def __init__(self) -> None:
-        self.arrived = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self.arrived.set()
-
-
 def entry_command() -> list[str]:
     """``toolfind serve-mcp``."""
     return ["-m", "toolfind", "serve-mcp"]
-
-
-def server_env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
-        "PYTHONWARNINGS": "ignore",
-    }
 
 
 @pytest.fixture
@@ -141,13 +108,13 @@ async def test_stdio_server_serves_meta_tools_and_announces_catalog_edits(
         env=server_env(tmp_path),
         cwd=str(tmp_path),
     )
-    seen = Notifications()
+    seen = ListChanged()
     with anyio.fail_after(START_TIMEOUT + EVENT_TIMEOUT):
         async with Client(params, mode="legacy", message_handler=seen) as client:
             await exercise_meta_tools(client)
             add_tool(catalog_dir)
             with anyio.fail_after(EVENT_TIMEOUT):
-                await seen.arrived.wait()
+                await seen.after(0)
             categories = structured(await client.call_tool("proxy_tool_categories", {}))
             assert categories["total_tools"] == 5
 

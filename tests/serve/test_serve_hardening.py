@@ -29,11 +29,11 @@ from typing import IO, Any
 import anyio
 import anyio.to_thread
 import httpx2
-import mcp_types as types
 import pytest
 from mcp import Client
 
 from tests.helpers import BACKENDS, REPO
+from tests.serve.support import error_text, structured, text_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -210,11 +210,6 @@ class Http:
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Http]:
     """serve-mcp on a free loopback port in front of backends ``good`` and ``bad``, listing
     their tools (``--exposure direct``) so a backend's change changes ``tools/list``."""
@@ -239,23 +234,6 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Http]:
 
 
 # -- assertions --------------------------------------------------------------------------
-
-
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def error_text(result: types.CallToolResult) -> str:
-    assert result.is_error, result.content
-    return text_of(result)
 
 
 async def still_serving(http: Http) -> None:

@@ -1,0 +1,91 @@
+"""What the serve tests share: reading tool results, waiting for ``tools/list_changed`` and
+for log lines, and the environment of a serve-mcp subprocess."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+
+from tests.helpers import REPO
+
+
+def text_of(result: Any) -> str:
+    """The text of a tool result's first content block."""
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    """A meta-tool's record: its structured content, which its text repeats as JSON."""
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    assert json.loads(text_of(result)) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result: types.CallToolResult) -> str:
+    """The message of a tool error (``isError``, text only)."""
+    assert result.is_error, result.content
+    assert result.structured_content is None
+    return text_of(result)
+
+
+class ListChanged:
+    """A client's message handler counting ``tools/list_changed`` notifications."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._event = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self._event.set()
+            self._event = anyio.Event()
+
+    async def after(self, count: int) -> None:
+        """Return once more than ``count`` have arrived."""
+        while self.count <= count:
+            await self._event.wait()
+
+
+class Records(logging.Handler):
+    """Log lines, with a way to wait for one."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+        self.waiters: list[tuple[str, anyio.Event]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        self.messages.append(message)
+        for text, event in self.waiters:
+            if text in message:
+                event.set()
+
+    async def wait_for(self, text: str) -> None:
+        if any(text in m for m in self.messages):
+            return
+        event = anyio.Event()
+        self.waiters.append((text, event))
+        await event.wait()
+
+    def count(self, text: str) -> int:
+        return sum(text in m for m in self.messages)
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    """A serve-mcp subprocess's environment: its own cache, this checkout's toolfind."""
+    return {
+        "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
+        "PYTHONWARNINGS": "ignore",
+    }
