@@ -1,5 +1,5 @@
-"""What the serve tests share: reading tool results, waiting for ``tools/list_changed`` and
-for log lines, and the environment of a serve-mcp subprocess."""
+"""What the serve tests share: two small catalogs, reading tool results, waiting for
+``tools/list_changed`` and for log lines, and the environment of a serve-mcp subprocess."""
 
 from __future__ import annotations
 
@@ -12,7 +12,57 @@ from typing import Any
 import anyio
 import mcp_types as types
 
-from tests.helpers import REPO
+from tests.helpers import REPO, write
+
+FILES = {
+    "namespace": "files",
+    "tags": ["filesystem"],
+    "tools": [
+        {
+            "name": "read_file",
+            "description": "Read the contents of a text file from disk.",
+            "tags": ["read"],
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "File to read."}},
+                "required": ["path"],
+            },
+        },
+        {
+            "name": "compress_file",
+            "description": "Compress a file into a gzip or zip archive.",
+            "defer": True,
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "File to compress."}},
+                "required": ["path"],
+            },
+        },
+    ],
+}
+GIT = {
+    "namespace": "git",
+    "tags": ["vcs"],
+    "tools": [
+        {
+            "name": "git_commit",
+            "description": "Record staged changes in the repository with a commit message.",
+            "parameters": {
+                "type": "object",
+                "properties": {"message": {"type": "string", "description": "Commit message."}},
+            },
+        },
+        {
+            "name": "git_log",
+            "description": "Show the commit history of the repository.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    ],
+}
+
+
+def write_catalog(directory: Path, name: str, document: Any) -> Path:
+    return write(directory / f"{name}.json", document)
 
 
 def text_of(result: Any) -> str:

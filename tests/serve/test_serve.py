@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -15,7 +14,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.serve.support import ListChanged, error_text, structured
+from tests.serve.support import GIT, ListChanged, error_text, structured, write_catalog
 from toolfind.config import Filters
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Source, Tool
@@ -27,72 +26,6 @@ from toolfind.serve.server import Discovery
 from toolfind.serve.state import LiveIndex
 
 pytestmark = pytest.mark.anyio
-
-FILES = {
-    "namespace": "files",
-    "tags": ["filesystem"],
-    "tools": [
-        {
-            "name": "read_file",
-            "description": "Read the contents of a text file from disk.",
-            "tags": ["read"],
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "File to read."}},
-                "required": ["path"],
-            },
-        },
-        {
-            "name": "compress_file",
-            "description": "Compress a file into a gzip or zip archive.",
-            "defer": True,
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "File to compress."}},
-                "required": ["path"],
-            },
-        },
-    ],
-}
-GIT = {
-    "namespace": "git",
-    "tags": ["vcs"],
-    "tools": [
-        {
-            "name": "git_commit",
-            "description": "Record staged changes in the repository with a commit message.",
-            "parameters": {
-                "type": "object",
-                "properties": {"message": {"type": "string", "description": "Commit message."}},
-            },
-        },
-        {
-            "name": "git_log",
-            "description": "Show the commit history of the repository.",
-            "parameters": {"type": "object", "properties": {}},
-        },
-    ],
-}
-
-
-def write_catalog(directory: Path, name: str, document: Mapping[str, Any]) -> Path:
-    path = directory / f"{name}.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    return path
-
-
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOOLFIND_CACHE_DIR", str(tmp_path / "cache"))
-
-
-@pytest.fixture
-def catalog_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "catalogs"
-    directory.mkdir()
-    write_catalog(directory, "files", FILES)
-    write_catalog(directory, "git", GIT)
-    return directory
 
 
 class FakeBackends:

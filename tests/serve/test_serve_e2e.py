@@ -8,7 +8,6 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -19,56 +18,17 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.serve.support import ListChanged, error_text, server_env, structured
+from tests.serve.support import GIT, ListChanged, error_text, server_env, structured, write_catalog
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
 START_TIMEOUT = 30
 EVENT_TIMEOUT = 15
 
-FILES = {
-    "namespace": "files",
-    "tools": [
-        {
-            "name": "read_file",
-            "description": "Read the contents of a text file from disk.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-            },
-        },
-        {"name": "compress_file", "description": "Compress a file into an archive.", "defer": True},
-    ],
-}
-GIT = {
-    "namespace": "git",
-    "tools": [
-        {
-            "name": "git_commit",
-            "description": "Record staged changes in the repository with a commit.",
-        },
-        {"name": "git_log", "description": "Show the commit history of the repository."},
-    ],
-}
-
-
-def write_catalog(directory: Path, name: str, document: dict[str, Any]) -> None:
-    (directory / f"{name}.json").write_text(json.dumps(document), encoding="utf-8")
-
 
 def entry_command() -> list[str]:
     """``toolfind serve-mcp``."""
     return ["-m", "toolfind", "serve-mcp"]
-
-
-@pytest.fixture
-def catalog_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "catalogs"
-    directory.mkdir()
-    write_catalog(directory, "files", FILES)
-    write_catalog(directory, "git", GIT)
-    return directory
 
 
 def add_tool(catalog_dir: Path) -> None:
