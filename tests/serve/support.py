@@ -1,16 +1,20 @@
 """What the serve tests share: two small catalogs, reading tool results, waiting for
-``tools/list_changed`` and for log lines, and the environment of a serve-mcp subprocess."""
+``tools/list_changed`` and for log lines, and serve-mcp in a subprocess."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from tests.helpers import REPO, write
 
@@ -139,3 +143,31 @@ def server_env(tmp_path: Path) -> dict[str, str]:
         "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
         "PYTHONWARNINGS": "ignore",
     }
+
+
+@asynccontextmanager
+async def http_server(
+    tmp_path: Path, *args: str, bind: str = "127.0.0.1:0", timeout: float = 90.0
+) -> AsyncIterator[str]:
+    """``toolfind serve-mcp --http BIND ARGS`` in a subprocess: its URL once it listens (within
+    ``timeout``: a cold start imports the MCP SDK on busy cores); stopped at the end."""
+    command = [sys.executable, "-m", "toolfind", "serve-mcp", "--http", bind, *args]
+    env = {**os.environ, **server_env(tmp_path)}
+    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
+        assert process.stderr is not None
+        stderr = BufferedByteReceiveStream(process.stderr)
+        url = ""
+        try:
+            with anyio.fail_after(timeout):
+                while not url:
+                    line = (await stderr.receive_until(b"\n", 65536)).decode()
+                    if "listening on " in line:
+                        url = line.split("listening on ", 1)[1].strip()
+            yield url
+        finally:
+            process.terminate()
+            with anyio.move_on_after(15):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()

@@ -28,8 +28,8 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.helpers import BACKENDS, REPO
-from tests.serve.support import ListChanged, Records, structured, text_of
+from tests.helpers import BACKENDS
+from tests.serve.support import ListChanged, Records, http_server, server_env, structured, text_of
 from toolfind.errors import BackendError
 from toolfind.serve.backends.config import ServerSpec
 from toolfind.serve.backends.pool import BackendPool, make_backends
@@ -50,16 +50,6 @@ def server(*args: str) -> dict[str, Any]:
 def write_servers(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
     path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
     return path
-
-
-def serve_env(work: Path) -> dict[str, str]:
-    env = {
-        "TOOLFIND_CACHE_DIR": str(work / "cache"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
-        "PYTHONWARNINGS": "ignore",
-        "PATH": os.environ.get("PATH", ""),
-    }
-    return env
 
 
 class Stderr:
@@ -100,7 +90,7 @@ async def serving(work: Path, *args: str) -> AsyncIterator[tuple[Client, ListCha
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "toolfind", "serve-mcp", "--poll-interval", "0.1", *args],
-        env=serve_env(work),
+        env={**server_env(work), "PATH": os.environ.get("PATH", "")},
         cwd=str(work),
     )
     changes = ListChanged()
@@ -188,39 +178,19 @@ async def test_http_listens_at_once_and_a_slow_backend_joins_with_list_changed(
 ) -> None:
     gate = tmp_path / "gate"
     servers = write_servers(tmp_path / "servers.json", {"slow": server("--gate", str(gate))})
-    command = [
-        sys.executable,
-        *("-m", "toolfind", "serve-mcp", "--servers", str(servers)),
-        *("--http", "127.0.0.1:0", "--exposure", "direct", "--poll-interval", "0.1"),
-    ]
-    env = {**os.environ, **serve_env(tmp_path)}
-    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
-        assert process.stderr is not None
-        stderr = BufferedByteReceiveStream(process.stderr)
-        try:
-            with anyio.fail_after(START):
-                url = ""
-                while not url:
-                    line = (await stderr.receive_until(b"\n", 65536)).decode()
-                    if "listening on " in line:
-                        url = line.split("listening on ", 1)[1].strip()
-                async with Client(url) as client:
-                    names = [t.name for t in (await client.list_tools()).tools]
-                    assert "slow__echo" not in names  # listed before the backend could start
-                    async with client.listen(tools_list_changed=True) as subscription:
-                        gate.write_text("", encoding="utf-8")
-                        await subscription.__aiter__().__anext__()
-                    names = [t.name for t in (await client.list_tools()).tools]
-                    assert "slow__echo" in names
-                    echoed = await client.call_tool("slow__echo", {"text": "over http"})
-                    assert echoed.structured_content == {"echo": "over http"}
-        finally:
-            process.terminate()
-            with anyio.move_on_after(15):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+    args = ("--servers", str(servers), "--exposure", "direct", "--poll-interval", "0.1")
+    async with http_server(tmp_path, *args) as url:
+        with anyio.fail_after(START):
+            async with Client(url) as client:
+                names = [t.name for t in (await client.list_tools()).tools]
+                assert "slow__echo" not in names  # listed before the backend could start
+                async with client.listen(tools_list_changed=True) as subscription:
+                    gate.write_text("", encoding="utf-8")
+                    await subscription.__aiter__().__anext__()
+                names = [t.name for t in (await client.list_tools()).tools]
+                assert "slow__echo" in names
+                echoed = await client.call_tool("slow__echo", {"text": "over http"})
+                assert echoed.structured_content == {"echo": "over http"}
 
 
 async def test_the_servers_file_is_watched_and_a_catalog_namespace_never_merges_with_a_backend(
@@ -497,7 +467,7 @@ async def test_sigterm_stops_every_backend_even_one_that_ignores_its_closed_stdi
         *(sys.executable, "-m", "toolfind", "serve-mcp", "--servers", str(servers)),
         *("--backend-wait", str(WAIT)),
     ]
-    env = {**os.environ, **serve_env(tmp_path)}
+    env = {**os.environ, **server_env(tmp_path)}
     async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
         assert process.stdin is not None and process.stdout is not None
         out = BufferedByteReceiveStream(process.stdout)

@@ -3,27 +3,36 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
 import anyio.abc
 import httpx2
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.serve.support import GIT, ListChanged, error_text, server_env, structured, write_catalog
+from tests.serve.support import (
+    GIT,
+    ListChanged,
+    error_text,
+    http_server,
+    server_env,
+    structured,
+    write_catalog,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
 START_TIMEOUT = 30
 EVENT_TIMEOUT = 15
+
+
+def watching(catalog_dir: Path) -> tuple[str, ...]:
+    """serve-mcp's arguments for ``catalog_dir``, checked for edits every 0.1 s."""
+    return ("-c", str(catalog_dir), "--poll-interval", "0.1")
 
 
 def entry_command() -> list[str]:
@@ -79,48 +88,10 @@ async def test_stdio_server_serves_meta_tools_and_announces_catalog_edits(
             assert categories["total_tools"] == 5
 
 
-@asynccontextmanager
-async def http_server(
-    tmp_path: Path, catalog_dir: Path, *extra: str
-) -> AsyncIterator[tuple[str, anyio.abc.Process]]:
-    """Start serve-mcp on a free loopback port; yield its URL once it listens."""
-    command = [
-        sys.executable,
-        *entry_command(),
-        "-c",
-        str(catalog_dir),
-        "--http",
-        "127.0.0.1:0",
-        "--poll-interval",
-        "0.1",
-        *extra,
-    ]
-    env = {**os.environ, **server_env(tmp_path)}
-    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
-        assert process.stderr is not None
-        stderr = BufferedByteReceiveStream(process.stderr)
-        url = ""
-        try:
-            with anyio.fail_after(START_TIMEOUT):
-                while not url:
-                    line = (await stderr.receive_until(b"\n", 65536)).decode()
-                    marker = "listening on "
-                    if marker in line:
-                        url = line.split(marker, 1)[1].strip()
-            yield url, process
-        finally:
-            process.terminate()
-            with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-
-
 async def test_http_server_serves_meta_tools_and_announces_catalog_edits(
     tmp_path: Path, catalog_dir: Path
 ) -> None:
-    async with http_server(tmp_path, catalog_dir) as (url, _):
+    async with http_server(tmp_path, *watching(catalog_dir)) as url:
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         with anyio.fail_after(START_TIMEOUT):
             async with Client(url) as client:
@@ -136,7 +107,7 @@ async def test_http_server_serves_meta_tools_and_announces_catalog_edits(
 
 
 async def test_http_server_speaks_the_handshake_era_too(tmp_path: Path, catalog_dir: Path) -> None:
-    async with http_server(tmp_path, catalog_dir) as (url, _):
+    async with http_server(tmp_path, *watching(catalog_dir)) as url:
         with anyio.fail_after(START_TIMEOUT):
             async with Client(url, mode="legacy") as client:
                 assert client.protocol_version in ("2025-11-25", "2025-06-18")
@@ -148,7 +119,7 @@ async def test_http_server_speaks_the_handshake_era_too(tmp_path: Path, catalog_
 async def test_http_with_a_token_refuses_requests_without_it(
     tmp_path: Path, catalog_dir: Path
 ) -> None:
-    async with http_server(tmp_path, catalog_dir, "--token", "s3cret") as (url, _):
+    async with http_server(tmp_path, *watching(catalog_dir), "--token", "s3cret") as url:
         body = {
             "jsonrpc": "2.0",
             "id": 1,
