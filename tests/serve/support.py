@@ -1,5 +1,6 @@
 """What the serve tests share: two small catalogs, reading tool results, waiting for
-``tools/list_changed`` and for log lines, and serve-mcp in a subprocess."""
+``tools/list_changed`` and for log lines (in process, or a subprocess's stderr), and serve-mcp
+in a subprocess."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import json
 import logging
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import anyio
+import anyio.to_thread
 import mcp_types as types
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -134,6 +138,74 @@ class Records(logging.Handler):
 
     def count(self, text: str) -> int:
         return sum(text in m for m in self.messages)
+
+
+class Log:
+    """A process's stderr, read by a thread so the pipe never fills, with a way to wait."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.lines: list[str] = []
+        self.closed = False
+        self._cond = threading.Condition()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        with stream:
+            for raw in iter(stream.readline, b""):
+                with self._cond:
+                    self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+                    self._cond.notify_all()
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+    def mark(self) -> int:
+        return len(self.lines)
+
+    def wait_for(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
+        """The first line from ``since`` on containing ``text``; fails after ``timeout``."""
+        position = since
+        found: list[str] = []
+
+        def seen() -> bool:
+            nonlocal position
+            while position < len(self.lines):
+                if text in self.lines[position]:
+                    found.append(self.lines[position])
+                    return True
+                position += 1
+            return self.closed
+
+        with self._cond:
+            self._cond.wait_for(seen, timeout)
+        assert found, f"no stderr line with {text!r} within {timeout} s: {self.lines[-20:]}"
+        return found[0]
+
+    def position(self, text: str, since: int = 0, timeout: float = 30.0) -> int:
+        """The index of the first line from ``since`` on containing ``text``."""
+        line = self.wait_for(text, since, timeout)
+        return self.lines.index(line, since)
+
+    def wait_ready(self, servers: list[str], timeout: float = 90.0) -> None:
+        """Backends connect in the background: wait until each is up and the index holds
+        its tools (the rebuild after the last one came up)."""
+        last = max(self.position(f"server {name!r} (stdio: ", 0, timeout) for name in servers)
+        self.wait_for("index rebuilt", last + 1, timeout)
+
+    async def wait(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
+        wait = partial(self.wait_for, text, since, timeout)
+        return await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
+
+    @property
+    def text(self) -> str:
+        with self._cond:
+            return "\n".join(self.lines)
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in self.lines)
+
+    def tracebacks(self) -> list[str]:
+        return [line for line in self.lines if "Traceback" in line]
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -29,7 +28,15 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.helpers import BACKENDS
-from tests.serve.support import ListChanged, Records, http_server, server_env, structured, text_of
+from tests.serve.support import (
+    ListChanged,
+    Log,
+    Records,
+    http_server,
+    server_env,
+    structured,
+    text_of,
+)
 from toolfind.errors import BackendError
 from toolfind.serve.backends.config import ServerSpec
 from toolfind.serve.backends.pool import BackendPool, make_backends
@@ -52,39 +59,8 @@ def write_servers(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
     return path
 
 
-class Stderr:
-    """A pipe for a process's stderr, read by a thread, with a way to wait for a line."""
-
-    def __init__(self) -> None:
-        read, write = os.pipe()
-        self.file = os.fdopen(write, "w", encoding="utf-8")
-        self.lines: list[str] = []
-        self._cond = threading.Condition()
-        threading.Thread(target=self._read, args=(read,), daemon=True).start()
-
-    def _read(self, fd: int) -> None:
-        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
-            for line in stream:
-                with self._cond:
-                    self.lines.append(line.rstrip("\n"))
-                    self._cond.notify_all()
-
-    def _wait(self, text: str) -> None:
-        with self._cond:
-            found = self._cond.wait_for(lambda: any(text in x for x in self.lines), WAIT)
-        assert found, f"no stderr line with {text!r}: {self.lines[-10:]}"
-
-    async def wait_for(self, text: str) -> None:
-        await anyio.to_thread.run_sync(self._wait, text, abandon_on_cancel=True)
-
-    @property
-    def text(self) -> str:
-        with self._cond:
-            return "\n".join(self.lines)
-
-
 @asynccontextmanager
-async def serving(work: Path, *args: str) -> AsyncIterator[tuple[Client, ListChanged, Stderr]]:
+async def serving(work: Path, *args: str) -> AsyncIterator[tuple[Client, ListChanged, Log]]:
     """serve-mcp over stdio with ``args``; yields the client, its notifications and its
     stderr."""
     params = StdioServerParameters(
@@ -94,10 +70,11 @@ async def serving(work: Path, *args: str) -> AsyncIterator[tuple[Client, ListCha
         cwd=str(work),
     )
     changes = ListChanged()
-    log = Stderr()
-    with log.file, anyio.fail_after(START + WAIT):
+    read, write = os.pipe()
+    log = Log(os.fdopen(read, "rb"))
+    with os.fdopen(write, "w", encoding="utf-8") as errlog, anyio.fail_after(START + WAIT):
         async with Client(
-            stdio_client(params, errlog=log.file), mode="legacy", message_handler=changes
+            stdio_client(params, errlog=errlog), mode="legacy", message_handler=changes
         ) as client:
             yield client, changes, log
 
@@ -150,7 +127,7 @@ async def test_serving_starts_at_once_whatever_the_backends_do_and_they_join_lat
         assert set(found) == {"slow", "stuck", "flaky", "good"}
         assert found["good"]["tool_count"] == 4 and found["good"]["available"] is True
         assert found["stuck"]["available"] is False  # connecting, for 30 s per attempt
-        await log.wait_for("server 'flaky' (stdio: sh) is unavailable: connection closed")
+        await log.wait("server 'flaky' (stdio: sh) is unavailable: connection closed")
         flaky = (await categories(client))["flaky"]
         assert flaky["state"] == "retrying" and flaky["detail"] == "connection closed"
 
