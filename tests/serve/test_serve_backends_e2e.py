@@ -127,7 +127,7 @@ async def test_serving_starts_at_once_whatever_the_backends_do_and_they_join_lat
         assert set(found) == {"slow", "stuck", "flaky", "good"}
         assert found["good"]["tool_count"] == 4 and found["good"]["available"] is True
         assert found["stuck"]["available"] is False  # connecting, for 30 s per attempt
-        await log.wait("server 'flaky' (stdio: sh) is unavailable: connection closed")
+        await log.wait("server 'flaky' (stdio: sh) is unavailable: connection closed", timeout=WAIT)
         flaky = (await categories(client))["flaky"]
         assert flaky["state"] == "retrying" and flaky["detail"] == "connection closed"
 
