@@ -1,4 +1,4 @@
-"""The naming of backend tools (toolfind/serve/backend_tools.py): pure, no server needed."""
+"""The naming of backend tools (toolfind/serve/backends/tools.py): pure, no server needed."""
 
 from __future__ import annotations
 

@@ -162,7 +162,7 @@ async def open_transport(
 ) -> AsyncIterator[Any]:
     """The (read, write) streams of ``spec``'s transport; a stdio server's stderr goes to
     ``errlog`` (default ``sys.stderr``) and its messages are capped at ``max_line``
-    characters (`backend_stdio.MessageTooLarge`)."""
+    characters (`stdio.MessageTooLarge`)."""
     if spec.transport == "stdio":
         from mcp.client.stdio import StdioServerParameters
 

@@ -115,7 +115,7 @@ class BackendPool:
     it keeps crashing). After a call times out, a ping decides whether the backend still
     answers; if not, it is stopped and restarted.
 
-    Tools are exposed as `backend_tools.assign_names` says (``reserved_names`` are the
+    Tools are exposed as `tools.assign_names` says (``reserved_names`` are the
     meta-tools'). Tools the ``allow``/``deny`` globs exclude, and malformed tools (logged
     once), are neither listed nor callable. A backend's ``tools/list_changed`` re-reads its
     tools; when the exposed tools change, the listener runs.

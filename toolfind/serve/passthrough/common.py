@@ -29,17 +29,6 @@ from toolfind.errors import BackendError
 from toolfind.output.wire import clean_text
 from toolfind.serve.backends.tools import MAX_DESCRIPTION
 
-__all__ = [
-    "PAGE_SIZE",
-    "PROGRESS",
-    "URI_PREFIX",
-    "Gateway",
-    "backend_uri",
-    "cleaned",
-    "exposed_uri",
-    "page",
-]
-
 logger = logging.getLogger("toolfind.serve")
 
 #: Items per page of every list toolfind answers (tools, resources, templates, prompts).
