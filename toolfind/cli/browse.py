@@ -365,7 +365,7 @@ def summaries(
     catalog: CatalogOpt = None,
     no_cache: NoCacheOpt = False,
     json_: Annotated[
-        bool, typer.Option("--json", help="Same as --format json (see README for its shape).")
+        bool, typer.Option("--json", help="Same as --format json (its shape: docs/json.md).")
     ] = False,
     no_pager: NoPagerOpt = False,
 ) -> None:

@@ -99,7 +99,7 @@ CatalogOpt = Annotated[
     typer.Option("--catalog", "-c", help="Catalog file or directory (repeatable).", metavar="PATH"),
 ]
 JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document (see README for its shape).")
+    bool, typer.Option("--json", help="Print one JSON document (its shape: docs/json.md).")
 ]
 NoCacheOpt = Annotated[
     bool, typer.Option("--no-cache", help="Build the index afresh; do not read or write the cache.")
