@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -106,8 +105,3 @@ def test_an_unreadable_file_is_a_finding_and_the_rest_loads(
 
 
 # --- misc ----------------------------------------------------------------------------------
-
-
-def test_file_digest_is_the_sha256_of_the_bytes(tmp_path: Path) -> None:
-    path = write(tmp_path / "a.json", b"{}\n")
-    assert catalog.file_digest(path) == hashlib.sha256(b"{}\n").hexdigest()

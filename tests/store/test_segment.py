@@ -3,9 +3,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import marshal
-import os
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -314,31 +311,3 @@ def test_a_truncated_file_is_refused(cut: int) -> None:
     short = data[:cut]
     with pytest.raises(ValueError):
         segment.Segment(io.BytesIO(short), len(short))
-
-
-def test_the_cache_directory_follows_the_environment(tmp_path: Path) -> None:
-    assert segment.default_cache_dir({"TOOLFIND_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
-    if sys.platform.startswith("linux"):
-        xdg = {"HOME": "/h", "XDG_CACHE_HOME": "/x"}
-        assert segment.default_cache_dir(xdg) == "/x/toolfind"
-        assert segment.default_cache_dir({"HOME": "/h"}) == "/h/.cache/toolfind"
-
-
-def test_a_stamp_changes_when_a_file_is_edited_replaced_or_removed(tmp_path: Path) -> None:
-    path = tmp_path / "tools.json"
-    path.write_text("[]", encoding="utf-8")
-    recorded = [(str(path), *segment.stamp(path)), (str(tmp_path), *segment.stamp(tmp_path))]
-    assert segment.unchanged(recorded)
-    os.utime(path, ns=(0, 12345))  # the same size, another modification time
-    assert not segment.unchanged(recorded)
-    recorded[0] = (str(path), *segment.stamp(path))
-    assert segment.unchanged(recorded)
-    other = tmp_path / "other.json"
-    other.write_text("[]", encoding="utf-8")
-    os.utime(other, ns=(0, 12345))
-    os.replace(other, path)  # same size and time, another inode
-    assert not segment.unchanged([recorded[0]])
-    path.unlink()
-    assert segment.stamp(path) == segment.MISSING
-    assert not segment.unchanged([(str(path), *recorded[0][1:])])
-    assert not segment.unchanged(None) and not segment.unchanged([("x", 1)])  # type: ignore[list-item]

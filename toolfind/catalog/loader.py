@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolfind.catalog import DEFAULT_MAX_BYTES, formats
-from toolfind.catalog.discovery import discover_all
+from toolfind.catalog.discovery import Discovery, discover_all
 from toolfind.catalog.parse import (
     _decode,
     _Doc,
@@ -218,6 +218,7 @@ def load(
     max_bytes: int = DEFAULT_MAX_BYTES,
     check_schemas: bool = True,
     progress: Callable[[int, int, int], object] | None = None,
+    found: Discovery | None = None,
 ) -> LoadResult:
     """Load every tool under ``paths`` (files or directories, see ``discover``).
 
@@ -227,10 +228,12 @@ def load(
     JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
     ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
     ``progress``, if given, is called after each file with (files read, files found, tools).
+    ``found`` is ``discover_all(paths)`` when the caller walked them already.
 
     Raises ``CatalogError`` only when a path does not exist.
     """
-    files, findings = discover_all(paths)
+    found = found or discover_all(paths)
+    files, findings = found.files, list(found.findings)
     tools: list[Tool] = []
     oversized: list[Finding] = []
     first: dict[tuple[str, str], Tool] = {}

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
-import sys
 from zlib import crc32  # columns.StringTable's hash
+
+# cli/ reads these through this module (the warm path's one import of the store).
+from toolfind.store.manifest import default_cache_dir as default_cache_dir
+from toolfind.store.manifest import recorded_key as recorded_key
+from toolfind.store.manifest import run_key as run_key
+from toolfind.store.manifest import unsafe_reason as unsafe_reason
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
 TYPE_CHECKING = False
@@ -44,85 +48,8 @@ MAX_PARTS = 1 << 16
 DIRECTORY_PART, PICKLE_PART = 0, 1
 
 
-def default_cache_dir(environ: Any) -> str:
-    """``$TOOLFIND_CACHE_DIR``, else the platform's per-user cache directory: platformdirs'
-    ``user_cache_dir("toolfind")``, spelled out (platformdirs costs a warm search too much)."""
-    explicit = environ.get("TOOLFIND_CACHE_DIR")
-    if explicit:
-        return str(explicit)
-    home = environ.get("HOME") or os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "toolfind")
-    if sys.platform == "win32":
-        local = environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(local, "toolfind", "Cache")
-    xdg = environ.get("XDG_CACHE_HOME", "").strip()
-    return os.path.join(xdg or os.path.join(home, ".cache"), "toolfind")
-
-
-def unsafe_reason(st: os.stat_result) -> str | None:
-    """Why a cache file with this stat must not be read, or None when it may be."""
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return "it is owned by another user"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "it is writable by group or others"
-    if not stat.S_ISREG(st.st_mode):
-        return "it is not a regular file"
-    return None
-
-
-#: What tells, without reading it, whether a catalog file or directory changed:
-#: ``(size, mtime_ns, inode, ctime_ns, device)``. ctime catches the edits that keep size and
-#: mtime (``cp -p``, ``touch -r``, tools restoring mtimes): nobody can set it back. The device
-#: tells apart files on two volumes that reuse inode numbers.
-Stamp = tuple[int, int, int, int, int]
-
-#: The stamp of a path that cannot be stat'ed (missing, unreadable).
-MISSING: Stamp = (-1, -1, -1, -1, -1)
-
-#: A stamp whose mtime or ctime is this close to the moment it was taken (or later) is
-#: *racy*, as git calls it: an edit within the same timestamp tick would not change it, so it
-#: proves nothing about the content. 2 s: FAT's granularity, the coarsest in use.
-RACY_NS = 2_000_000_000
-
-
-def stamp(path: str | os.PathLike[str]) -> Stamp:
-    """``path``'s stamp, or :data:`MISSING`."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return MISSING
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev)
-
-
-def racy(st: Stamp, taken_ns: int) -> bool:
-    """Whether the stamp ``st``, taken at ``taken_ns`` (``time.time_ns()`` before the stat),
-    may miss a later edit: its mtime or ctime lies within :data:`RACY_NS` of that moment."""
-    return st != MISSING and max(st[1], st[3]) >= taken_ns - RACY_NS
-
-
-def unchanged(recorded: Iterable[tuple[Any, ...]] | None) -> bool:
-    """True when every recorded ``(absolute path, *stamp)`` is still that path's stamp;
-    False for None and for anything that is not such a list (a damaged or older record)."""
-    if recorded is None:
-        return False
-    try:
-        for entry in recorded:
-            if stamp(entry[0]) != entry[1:]:
-                return False
-    except (TypeError, ValueError, IndexError):
-        return False
-    return True
-
-
-#: The cache directory's record of which index answered each invocation (written by
-#: :mod:`toolfind.store.cache`). Every file toolfind writes in the cache directory is named
-#: ``toolfind-*`` (temporary ones ``.toolfind-*.tmp``): nothing else there is toolfind's.
-MANIFEST_NAME = "toolfind-manifest.marshal"
-#: The cache's format, the manifest's and the index files': bump on a change to either, and
-#: old files become misses. 3: one file per index. 4: stamps with ctime and device, absolute
-#: paths, files named ``toolfind-*``.
-CACHE_FORMAT = 4
+#: Index files are named ``toolfind-<key>.pickle`` in the cache directory (see
+#: ``store.manifest``: every file toolfind writes there is named ``toolfind-*``).
 INDEX_PREFIX, INDEX_SUFFIX = "toolfind-", ".pickle"
 #: The semantic signal's tool vectors beside an index: ``toolfind-<key>.<model id>.vec``.
 VECTORS_SUFFIX = ".vec"
@@ -131,101 +58,6 @@ VECTORS_SUFFIX = ".vec"
 def index_file(root: str, key: str) -> str:
     """The path of the index file of ``key`` in the cache directory ``root``."""
     return os.path.join(root, INDEX_PREFIX + key + INDEX_SUFFIX)
-
-
-def read_manifest(root: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The manifest of the cache directory ``root``; an empty one for a file that is missing,
-    unreadable, unsafe (said through ``warn``) or of another format."""
-    path = os.path.join(root, MANIFEST_NAME)
-    data = None
-    try:
-        with open(path, "rb") as fh:
-            reason = unsafe_reason(os.fstat(fh.fileno()))
-            if reason is None:
-                data = marshal.loads(fh.read())
-            elif warn is not None:
-                warn(f"Ignoring cache file {path}: {reason}.")
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return {"format": CACHE_FORMAT, "runs": {}, "shas": {}}
-    return data
-
-
-def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
-    """The key of the index an earlier invocation with this ``run_key`` loaded, if none of
-    the catalog files and directories it recorded changed since.
-
-    Stamps that were racy when recorded (see :func:`racy`) are not proof: the entry then
-    carries their content (a file's SHA-256, a directory's names), compared here. Once they
-    are no longer racy, the entry is *settled* (the comparison dropped): a few stat calls again.
-    """
-    entry = read_manifest(root).get("runs", {}).get(run_key)
-    if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
-        return None
-    key = entry.get("key")
-    if not isinstance(key, str):
-        return None
-    contents = entry.get("contents")
-    if contents:
-        import time
-
-        now = time.time_ns()  # before the contents are read: see racy()
-        if not same_contents(contents):
-            return None
-        if not any(racy(stamp(path), now) for path, _ in contents):
-            from toolfind.store.cache import CacheStore  # once: the settled entry skips this
-
-            CacheStore(root).settle_run(run_key, entry)
-    return key
-
-
-def content_of(path: str) -> Any:
-    """What :func:`recorded_key` compares for a racy stamp: a directory's sorted names, a
-    file's SHA-256 (hex), None for anything else or what cannot be read."""
-    try:
-        st = os.stat(path)
-        if stat.S_ISDIR(st.st_mode):
-            return tuple(sorted(os.listdir(path)))
-        if stat.S_ISREG(st.st_mode):
-            import hashlib  # only for a racy stamp
-
-            with open(path, "rb") as fh:
-                return hashlib.file_digest(fh, "sha256").hexdigest()
-    except OSError:
-        pass
-    return None
-
-
-def same_contents(contents: Iterable[tuple[str, Any]]) -> bool:
-    """Whether every recorded ``(path, content_of(path))`` still holds."""
-    try:
-        return all(content_of(path) == content for path, content in contents)
-    except (TypeError, ValueError):
-        return False
-
-
-def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Names this invocation's context: everything that decides which catalogs and settings
-    apply (working directory, options, environment, the config file that applies and its
-    stamp). A deleted working directory is named ``""``: only absolute paths work there."""
-    from toolfind.userfiles import find_config, working_dir
-
-    environ = os.environ
-    cwd = working_dir()
-    config = find_config(environ, cwd)
-    config_stamp = MISSING if config is None else stamp(config)
-    config_stat = "-" if config_stamp == MISSING else ":".join(map(str, config_stamp))
-    return (
-        "run2",
-        cwd or "",
-        "\0".join(catalog_args),
-        environ.get("TOOLFIND_CATALOGS", ""),
-        environ.get("TOOLFIND_CONFIG", ""),
-        "\0".join(weight_args),
-        config or "",
-        config_stat,
-    )
 
 
 def unmatched_hint(terms: list[str]) -> str:
