@@ -30,7 +30,7 @@ def test_a_decoded_tool_is_the_tool_it_was_recorded_from() -> None:
         "original": {"name": "n"},
     }
     made = Tool(**values)
-    tool = columns._tool(columns._record(made))
+    tool = columns._decoder()(columns._record(made))
     assert type(tool) is Tool and type(tool.source) is Source
     assert tool == made and tool.source == made.source and tool.original == made.original
     assert repr(tool) == repr(made)
@@ -41,5 +41,5 @@ def test_a_decoded_tool_is_the_tool_it_was_recorded_from() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         tool.source.line = 4  # type: ignore[misc, union-attr]
     assert tool.all_tags == ("a", "read-only")
-    bare = columns._tool(columns._record(Tool("x")))
+    bare = columns._decoder()(columns._record(Tool("x")))
     assert bare == Tool("x") and bare.source is None

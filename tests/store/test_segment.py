@@ -43,14 +43,13 @@ TOOLS = [
 ]
 
 
-def _round_trip(tool: Tool) -> tuple[Any, ...]:
+def _view(tool: Tool) -> segment.ToolRecord:
     """The record the index file stores for ``tool``, as the warm path reads it back."""
-    record: tuple[Any, ...] = marshal.loads(marshal.dumps(columns._record(tool)))
-    return record
+    record = marshal.loads(marshal.dumps(columns._record(tool)))
+    return segment.record_type(columns.FIELDS, columns.ToolTable.SOURCE_FIELDS)(record)
 
 
-def test_both_readers_of_a_record_follow_its_one_layout() -> None:
-    assert segment.FIELDS == tuple(f.name for f in dataclasses.fields(Tool))
+def test_both_readers_of_a_record_read_every_field_of_the_layout_the_file_names() -> None:
     tool = Tool(  # a distinct value per field: a swap shows
         name="n",
         description="d",
@@ -67,12 +66,14 @@ def test_both_readers_of_a_record_follow_its_one_layout() -> None:
         source=Source(file="f", pointer="/p", line=3),
         original={"orig": 1},
     )
-    view = segment.ToolRecord(_round_trip(tool))
+    _, data = _index_file([tool])
+    view = segment.Segment(io.BytesIO(data), len(data)).record(0)
+    assert segment.ToolRecord(view) is view
     decoded = columns.ToolTable.of([tool])[0]
-    for name in segment.FIELDS:
-        assert getattr(decoded, name) == getattr(tool, name), name
-        if name != "source":
-            assert getattr(view, name) == getattr(tool, name), name
+    for field in dataclasses.fields(Tool):
+        assert getattr(decoded, field.name) == getattr(tool, field.name), field.name
+        if field.name != "source":
+            assert getattr(view, field.name) == getattr(tool, field.name), field.name
     assert view.source is not None
     assert (view.source.file, view.source.pointer, view.source.line) == ("f", "/p", 3)
 
@@ -80,9 +81,7 @@ def test_both_readers_of_a_record_follow_its_one_layout() -> None:
 def _check_hit(tool: Tool, score: float, match: str, schema: bool) -> None:
     """A stored record, read through the view, gives the hit record its tool gives."""
     expected = wire.hit_record(tool, score, match, include_schema=schema)
-    got = wire.hit_record(
-        segment.ToolRecord(_round_trip(tool)), score, match, include_schema=schema
-    )
+    got = wire.hit_record(_view(tool), score, match, include_schema=schema)
     assert repr(got) == repr(expected)  # key order and types too (and NaN equals NaN)
 
 
@@ -90,7 +89,7 @@ def _check_show(tool: Tool) -> None:
     """... and the native document, with the extras the directory lists for it."""
     carried = (segment._native_extras([tool]).get(0, ()), ())
     expected = tool_to_format(tool, "native")
-    got = tool_to_format(segment.ToolRecord(_round_trip(tool)), "native", carried=carried)
+    got = tool_to_format(_view(tool), "native", carried=carried)
     assert repr(got) == repr(expected)
 
 
@@ -269,6 +268,12 @@ def _damaged(directory: dict[str, Any], how: str) -> object:
         return {**directory, "format": segment.FORMAT - 1}
     if how == "not-a-dict":
         return [1, 2]
+    if how == "layout-without-a-name":
+        return {**directory, "fields": tuple(f for f in directory["fields"] if f != "name")}
+    if how == "layout-repeats-a-field":
+        return {**directory, "fields": (*directory["fields"][:-1], "name")}
+    if how == "source-layout-not-names":
+        return {**directory, "source_fields": ("file", 2, "line")}
     if how == "column-is-the-pickle":
         columns["imp"] = (segment.PICKLE_PART, "d")
     elif how == "column-past-the-parts":
@@ -287,6 +292,9 @@ def _damaged(directory: dict[str, Any], how: str) -> object:
     [
         "other-format",
         "not-a-dict",
+        "layout-without-a-name",
+        "layout-repeats-a-field",
+        "source-layout-not-names",
         "column-is-the-pickle",
         "column-past-the-parts",
         "bad-type-code",

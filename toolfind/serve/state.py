@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -280,19 +280,4 @@ def _apart_from(server: str, taken: Collection[str]) -> str:
 
 def _in_namespace(tool: Tool, namespace: str) -> Tool:
     """``tool`` in another namespace (the models are frozen)."""
-    return Tool(
-        name=tool.name,
-        description=tool.description,
-        parameters=tool.parameters,
-        namespace=namespace,
-        tags=tool.tags,
-        search_hint=tool.search_hint,
-        defer=tool.defer,
-        enabled=tool.enabled,
-        annotations=tool.annotations,
-        aliases=tool.aliases,
-        title=tool.title,
-        output_schema=tool.output_schema,
-        source=tool.source,
-        original=tool.original,
-    )
+    return replace(tool, namespace=namespace)

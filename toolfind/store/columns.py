@@ -13,13 +13,13 @@ from __future__ import annotations
 import gc
 import marshal
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain
 from operator import attrgetter
 from zlib import crc32
 
 from toolfind.models import Source, Tool
-from toolfind.store.segment import FIELDS, SOURCE, find_string
+from toolfind.store.segment import find_string
 
 # typing costs a warm command a good part of its start-up: only mypy reads this.
 TYPE_CHECKING = False
@@ -166,14 +166,21 @@ class KeyedIds(Mapping[str, Sequence[int]]):
         return (KeyedIds, (self._keys, pack(self._offsets), pack(self._ids)))
 
 
+#: A tool record: the marshalled tuple of a tool's fields, in ``Tool``'s order, the source as
+#: a tuple in ``Source``'s (the index file's directory names them for the warm path's reader).
+FIELDS: tuple[str, ...] = Tool.__match_args__
+_SOURCE = FIELDS.index("source")
 _FIELDS = attrgetter(*FIELDS)
 
 
 def _record(tool: Tool) -> tuple[Any, ...]:
     record = list(_FIELDS(tool))
     source = tool.source
-    record[SOURCE] = None if source is None else (source.file, source.pointer, source.line)
+    record[_SOURCE] = None if source is None else _SOURCE_FIELDS(source)
     return tuple(record)
+
+
+_SOURCE_FIELDS = attrgetter(*Source.__match_args__)
 
 
 class _ThawedTool:
@@ -188,36 +195,38 @@ class _ThawedSource:
     __slots__ = vars(Source)["__slots__"]
 
 
-def _tool(record: tuple[Any, ...]) -> Tool:
-    """The tool :func:`_record` wrote, filled in as a thawed tool that then becomes a ``Tool``:
-    a quarter of ``Tool.__init__``'s cost, which ``list`` pays per tool."""
-    # segment.FIELDS spelled out: one unpacking costs half a setattr loop over the fields
-    tool: Any = object.__new__(_ThawedTool)
-    (
-        tool.name,
-        tool.description,
-        tool.parameters,
-        tool.namespace,
-        tool.tags,
-        tool.search_hint,
-        tool.defer,
-        tool.enabled,
-        tool.annotations,
-        tool.aliases,
-        tool.title,
-        tool.output_schema,
-        source,
-        tool.original,
-    ) = record
+#: The function :func:`_decoder` made, once made.
+_decode: Callable[[tuple[Any, ...]], Tool] | None = None
+
+
+def _decoder() -> Callable[[tuple[Any, ...]], Tool]:
+    """The function that turns a :func:`_record` back into its tool: a thawed tool filled by
+    one unpacking of the record into its slots, which then becomes a ``Tool`` (a quarter of
+    ``Tool.__init__``'s cost, which ``list`` pays per tool; a loop over :data:`FIELDS` costs
+    twice the unpacking). Written from ``Tool``'s and ``Source``'s fields and compiled on the
+    first decode (~0.1 ms), then kept."""
+    global _decode
+    if _decode is not None:
+        return _decode
+    targets = ", ".join("source" if f == "source" else f"tool.{f}" for f in FIELDS)
+    source_targets = ", ".join(f"made.{f}" for f in Source.__match_args__)
+    text = f"""def decode(record):
+    tool = new(ThawedTool)
+    ({targets},) = record
     if source is not None:
-        made: Any = object.__new__(_ThawedSource)
-        made.file, made.pointer, made.line = source
+        made = new(ThawedSource)
+        ({source_targets},) = source
         made.__class__ = Source
         source = made
     tool.source = source
     tool.__class__ = Tool
-    decoded: Tool = tool  # typed without cast(), a call
-    return decoded
+    return tool
+"""
+    scope: dict[str, Any] = {"new": object.__new__, "Tool": Tool, "Source": Source}
+    scope.update(ThawedTool=_ThawedTool, ThawedSource=_ThawedSource)
+    exec(compile(text, f"<{__name__} decoder>", "exec"), scope)  # our own text, from the fields
+    _decode = scope["decode"]
+    return scope["decode"]  # type: ignore[no-any-return]
 
 
 class ToolTable(Sequence[Tool]):
@@ -225,6 +234,9 @@ class ToolTable(Sequence[Tool]):
     ``id(index.tools[i])`` is stable)."""
 
     __slots__ = ("_blob", "_decoded", "_offsets")
+    #: The fields of its records, in order (:data:`FIELDS`), and of their sources.
+    FIELDS = FIELDS
+    SOURCE_FIELDS = Source.__match_args__
 
     def __init__(self, blob: Any, offsets: Any) -> None:
         self._blob = unpack(blob)
@@ -259,7 +271,8 @@ class ToolTable(Sequence[Tool]):
             if i < 0:
                 i += len(self._decoded)
             offsets = self._offsets
-            tool = self._decoded[i] = _tool(marshal.loads(self._blob[offsets[i] : offsets[i + 1]]))
+            record = marshal.loads(self._blob[offsets[i] : offsets[i + 1]])
+            tool = self._decoded[i] = (_decode or _decoder())(record)
         return tool
 
     def __iter__(self) -> Iterator[Tool]:
@@ -269,9 +282,10 @@ class ToolTable(Sequence[Tool]):
     def each(self, ids: Iterable[int]) -> Iterator[Tool]:
         """The tools ``ids``, each decoded as it is reached and not kept (unless it was)."""
         blob, offsets, decoded, loads = self._blob, self._offsets, self._decoded, marshal.loads
+        decode = _decoder()
         for i in ids:
             tool = decoded[i]
-            yield _tool(loads(blob[offsets[i] : offsets[i + 1]])) if tool is None else tool
+            yield decode(loads(blob[offsets[i] : offsets[i + 1]])) if tool is None else tool
 
     def decode_all(self) -> None:
         """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`)."""

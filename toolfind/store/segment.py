@@ -8,7 +8,8 @@ all integers of the header little-endian, every part 8-aligned. Part 0 is the *d
 (marshalled builtins), part 1 the pickle of the whole index (see :mod:`toolfind.store.cache`),
 then the pickle's out-of-band buffers: the index's columns, each a part. The directory names
 the parts holding the columns a warm ``search --json`` / ``show --json`` reads (:data:`COLUMNS`),
-with their item type, plus the load warnings and the impact tiers' places. So :class:`Segment`
+with their item type, plus the load warnings, the impact tiers' places and the fields of the
+tool records (``models.Tool``'s, as ``columns.ToolTable`` writes them). So :class:`Segment`
 reads the index's own columns: nothing is stored twice.
 
 The few records a query prints are read through :class:`ToolRecord`, a ``Tool``-like view,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 MAGIC = b"TFIDX\x03\n\x00"
 #: Bump on any change to the directory or to what the reader expects of the columns and
 #: records: the cache key includes it, so a file another version wrote is never read.
-FORMAT = 7
+FORMAT = 8
 _U64 = 8
 #: More parts than this is a damaged header (an index has a few dozen).
 MAX_PARTS = 1 << 16
@@ -65,41 +66,42 @@ def unmatched_hint(terms: list[str]) -> str:
     return "No tool mentions: " + ", ".join(terms) if terms else ""
 
 
-#: A tool record: ``columns.ToolTable``'s marshalled tuple of a tool's fields, in
-#: ``models.Tool``'s order (the source as a tuple).
-FIELDS = tuple(
-    "name description parameters namespace tags search_hint defer enabled annotations aliases "
-    "title output_schema source original".split()
-)
-NAME, NAMESPACE, ENABLED, SOURCE = map(FIELDS.index, ("name", "namespace", "enabled", "source"))
-
-
 def _item(i: int) -> Any:  # a field's property, without importing operator (show would pay)
     return property(lambda record: record[i])
 
 
 class SourceRecord(tuple):  # type: ignore[type-arg]
-    """A stored tool's source, ``(file, pointer, line)``, read as ``models.Source`` is."""
+    """A stored tool's source, read as ``models.Source`` is: a property per field of its
+    file's layout (:func:`record_type`)."""
 
     __slots__ = ()
-    file = _item(0)
-    pointer = _item(1)
-    line = _item(2)
+    if TYPE_CHECKING:
+        file: str
+        pointer: str
+        line: int | None
 
 
 class ToolRecord(tuple):  # type: ignore[type-arg]
-    """A read-only, ``models.Tool``-like view of a stored tool record, without making a tool
-    (nor importing the models): a property per field of :data:`FIELDS`."""
+    """A read-only, ``models.Tool``-like view of a stored tool record (``columns.ToolTable``'s
+    marshalled tuple of a tool's fields), without making a tool nor importing the models.
+    :meth:`Segment.record` gives each one as an instance of its file's layout
+    (:func:`record_type`: a property per field the directory names); ``ToolRecord(record)``
+    of such a record is the record itself."""
 
     __slots__ = ()
+
+    def __new__(cls, record: Iterable[Any]) -> ToolRecord:
+        if isinstance(record, ToolRecord):
+            return record
+        made: ToolRecord = super().__new__(cls, record)
+        return made
+
     if TYPE_CHECKING:
 
         def __getattr__(self, field: str) -> Any: ...
 
-    @property
-    def source(self) -> SourceRecord | None:
-        source = self[SOURCE]
-        return None if source is None else SourceRecord(source)
+        @property
+        def source(self) -> SourceRecord | None: ...
 
     @property
     def all_tags(self) -> tuple[str, ...]:
@@ -108,9 +110,28 @@ class ToolRecord(tuple):  # type: ignore[type-arg]
         return all_tags(self.tags, self.annotations)
 
 
-for _i, _field in enumerate(FIELDS):
-    if _field != "source":
-        setattr(ToolRecord, _field, _item(_i))
+def record_type(fields: tuple[str, ...], source_fields: tuple[str, ...]) -> type[ToolRecord]:
+    """The :class:`ToolRecord` of records holding ``fields`` (``models.Tool``'s, in its order)
+    and a source holding ``source_fields`` (``models.Source``'s): a property per field. The
+    index file's directory names both (``columns.ToolTable.FIELDS``, ``SOURCE_FIELDS``)."""
+    at = fields.index("source")
+    source_type = type(
+        "SourceRecord",
+        (SourceRecord,),
+        {"__slots__": (), **{field: _item(i) for i, field in enumerate(source_fields)}},
+    )
+
+    def source(record: tuple[Any, ...]) -> SourceRecord | None:
+        value = record[at]
+        return None if value is None else source_type(value)
+
+    body: dict[str, Any] = {field: _item(i) for i, field in enumerate(fields)}
+    body.update(__slots__=(), source=property(source))
+    return type("ToolRecord", (ToolRecord,), body)
+
+
+#: The fields a reader needs of every record, whatever else its layout holds.
+_NEEDED = ("name", "namespace", "enabled", "source")
 
 
 def layout(parts: Sequence[Any]) -> list[Any]:
@@ -142,9 +163,9 @@ def directory(
     extras: dict[int, tuple[str, ...]] | None = None,
 ) -> bytes:
     """The directory of an index file: ``tools`` is the ``columns.ToolTable`` pickled with
-    ``index``; ``part_of(column)`` the part a column was written as; ``extras`` the index's
-    :func:`_native_extras` if known (a build computes them while it holds the tools). Never
-    per tool."""
+    ``index`` (its records' ``FIELDS`` are named here); ``part_of(column)`` the part a column
+    was written as; ``extras`` the index's :func:`_native_extras` if known (a build computes
+    them while it holds the tools). Never per tool."""
     columns = {
         name: (part_of(column), memoryview(column).format)  # the item type
         for name, column in _fast_columns(index, tools).items()
@@ -153,6 +174,8 @@ def directory(
         {
             "format": FORMAT,
             "columns": columns,
+            "fields": tools.FIELDS,
+            "source_fields": tools.SOURCE_FIELDS,
             "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
             "warnings": tuple(f"Warning: skipped {f}" for f in findings),
@@ -255,8 +278,11 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
             raise ValueError(f"column {name} is not whole items")
         columns[name] = (offset, length // size, code, size)
     tier_of = found["tier_of"]
+    fields, source_fields = found["fields"], found["source_fields"]
     if (
-        not isinstance(found["warnings"], tuple)
+        not _names(fields, _NEEDED)
+        or not _names(source_fields, ("file", "pointer", "line"))
+        or not isinstance(found["warnings"], tuple)
         or not isinstance(found["extras"], dict)
         or not isinstance(tier_of, dict)
         or any(not 0 <= a <= b <= columns["tiers"][1] for a, b, _ in tier_of.values())
@@ -264,6 +290,16 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         raise ValueError("index file directory is malformed")
     found["columns"] = columns
     return found
+
+
+def _names(fields: Any, needed: tuple[str, ...]) -> bool:
+    """Whether ``fields`` is a record layout: distinct names, ``needed`` among them."""
+    return (
+        isinstance(fields, tuple)
+        and all(isinstance(field, str) for field in fields)
+        and len(set(fields)) == len(fields)
+        and set(needed) <= set(fields)
+    )
 
 
 def find_string(text: str, blob: Any, offsets: Any, buckets: Any, slots: Any) -> int | None:
@@ -315,7 +351,10 @@ class Segment:
         self.warnings: tuple[str, ...] = found["warnings"]
         self.extras: dict[int, tuple[str, ...]] = found["extras"]
         self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
-        self._records: dict[int, tuple[Any, ...]] = {}
+        fields: tuple[str, ...] = found["fields"]
+        self._record_type = record_type(fields, found["source_fields"])
+        self._name, self._namespace, self._enabled = map(fields.index, _NEEDED[:3])
+        self._records: dict[int, ToolRecord] = {}
         self._tables: dict[str, tuple[_Column, ...]] = {}
         self._vocab: tuple[Any, ...] | None = None
 
@@ -393,31 +432,32 @@ class Segment:
         """The tools ``query`` names (disabled ones too), by the function the index uses."""
         from toolfind.core.analysis import lookup_name, name_key
 
-        record = self.record
+        record, namespace = self.record, self._namespace
         return lookup_name(
-            query, self.names_for, self.name, lambda d: name_key(record(d)[NAMESPACE])
+            query, self.names_for, self.name, lambda d: name_key(record(d)[namespace])
         )
 
     def enabled(self, doc: int) -> bool:
-        return bool(self.record(doc)[ENABLED])
+        return bool(self.record(doc)[self._enabled])
 
     def exact_key(self, doc: int) -> tuple[str, str]:
         record = self.record(doc)
-        return record[NAMESPACE], record[NAME]
+        return record[self._namespace], record[self._name]
 
     def tie_key(self, doc: int) -> tuple[str, str, int]:
         """(name, namespace, id): the index's order of ties (``SearchIndex.tie_key``)."""
         record = self.record(doc)
-        return record[NAME], record[NAMESPACE], doc
+        return record[self._name], record[self._namespace], doc
 
     def numpy(self, postings: int) -> None:
         """Never: importing numpy would cost a one-shot command more than it saves."""
         return None
 
-    def record(self, doc: int) -> tuple[Any, ...]:
-        """Tool ``doc``'s record (see :data:`NAME` and the fields after it), decoded once."""
+    def record(self, doc: int) -> ToolRecord:
+        """Tool ``doc``'s record, in this file's layout (:func:`record_type`), decoded once."""
         found = self._records.get(doc)
         if found is None:
             start, end = self._items("tools.offsets", doc, doc + 2)
-            found = self._records[doc] = marshal.loads(self._bytes("tools.blob", start, end))
+            data = marshal.loads(self._bytes("tools.blob", start, end))
+            found = self._records[doc] = self._record_type(data)
         return found
