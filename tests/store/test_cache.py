@@ -540,10 +540,11 @@ def test_a_recorded_run_answers_until_a_catalog_changes(
     def forbidden(*_: Any, **__: Any) -> Any:
         raise AssertionError("a recorded run reads no config and discovers no catalogs")
 
-    from toolfind import catalog, config
+    from toolfind import config
+    from toolfind.catalog import discovery
 
     with monkeypatch.context() as patch:
-        patch.setattr(catalog, "discover", forbidden)
+        patch.setattr(discovery, "discover", forbidden)
         patch.setattr(config, "load_config", forbidden)
         again = runner.invoke(app, args)
     assert again.exit_code == 0 and again.stdout == first.stdout

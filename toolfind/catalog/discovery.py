@@ -22,7 +22,7 @@ CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 
 
 class Discovery:
-    """What :func:`discover_all` found: the catalog ``files`` (each once, in load order) and
+    """What :func:`discover` found: the catalog ``files`` (each once, in load order) and
     the ``stats`` they had when found; the ``findings`` of what was skipped; and every
     directory walked, with its stat, taken before it was listed, and the names listed
     (``dirs``): what the cache's manifest records to notice a later change without a walk."""
@@ -36,15 +36,10 @@ class Discovery:
         self.dirs: list[tuple[Path, os.stat_result, tuple[str, ...]]] = []
 
 
-def discover(paths: Sequence[Path]) -> list[Path]:
-    """Catalog files under ``paths``, each once (see the module); raises ``CatalogError``
-    when a path does not exist."""
-    return discover_all(paths).files
-
-
-def discover_all(paths: Sequence[Path]) -> Discovery:
-    """Catalog files under ``paths`` (see :func:`discover`), with what was skipped and the
-    directories walked (:class:`Discovery`); raises ``CatalogError`` as ``discover``."""
+def discover(paths: Sequence[Path]) -> Discovery:
+    """The catalog files under ``paths``, each once (see the module), with what was skipped
+    and the directories walked (:class:`Discovery`); raises ``CatalogError`` when a path does
+    not exist."""
     found = Discovery()
     findings = found.findings
     seen_files: set[tuple[int, int]] = set()

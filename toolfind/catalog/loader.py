@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolfind.catalog import DEFAULT_MAX_BYTES, formats
-from toolfind.catalog.discovery import Discovery, discover_all
+from toolfind.catalog.discovery import Discovery, discover
 from toolfind.catalog.formats import read_tool
 from toolfind.catalog.parse import (
     _decode,
@@ -268,11 +268,11 @@ def load(
     JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
     ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
     ``progress``, if given, is called after each file with (files read, files found, tools).
-    ``found`` is ``discover_all(paths)`` when the caller walked them already.
+    ``found`` is ``discover(paths)`` when the caller walked them already.
 
     Raises ``CatalogError`` only when a path does not exist.
     """
-    found = found or discover_all(paths)
+    found = found or discover(paths)
     files, findings = found.files, list(found.findings)
     tools: list[Tool] = []
     oversized: list[Finding] = []

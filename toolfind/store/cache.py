@@ -111,7 +111,7 @@ def load_index(
     cache problems never raise, they are reported through ``warn``. A build reports through
     ``progress`` (files read, files found, tools loaded, tools analysed) as it goes.
     """
-    from toolfind.catalog.discovery import discover_all
+    from toolfind.catalog.discovery import discover
 
     params = params or ScoringParams()
     # Stamps are taken before anything is read (roots before the walk, each directory before
@@ -123,7 +123,7 @@ def load_index(
     local = [] if cwd is None else [os.path.join(cwd, "catalogs")]  # the default catalogs
     remember = use_cache and run_key is not None
     roots = manifest.stamp_roots([*local, *paths], cwd) if remember else []
-    found = discover_all(paths)
+    found = discover(paths)
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
         with collector_paused():

@@ -182,14 +182,14 @@ def take(paths: Sequence[Any]) -> dict[str, Any]:
     record that never holds, so the next look walks again."""
     import time
 
-    from toolfind.catalog.discovery import discover_all
+    from toolfind.catalog.discovery import discover
     from toolfind.errors import CatalogError
 
     taken = time.time_ns()
     cwd = working_dir()
     roots = stamp_roots(paths, cwd)
     try:
-        found = discover_all([p for p, row in zip(paths, roots, strict=True) if row[1:] != MISSING])
+        found = discover([p for p, row in zip(paths, roots, strict=True) if row[1:] != MISSING])
     except CatalogError:
         return {"dirs": (("", -2, -2, -2, -2, -2),), "files": ()}
     return record(roots, found, cwd, taken)
@@ -276,8 +276,9 @@ def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
         return None
     if checked is not entry:
         manifest = read(root)
-        if manifest["runs"].get(run_key) == entry:
-            manifest["runs"][run_key] = checked
+        runs = manifest.get("runs")
+        if isinstance(runs, dict) and runs.get(run_key) == entry:
+            runs[run_key] = checked
             try:
                 save(root, manifest)
             except OSError:
