@@ -12,7 +12,10 @@ from toolfind.models import Source, Tool
 from toolfind.store import columns
 
 
-def test_a_decoded_tool_is_the_tool_it_was_recorded_from() -> None:
+@pytest.mark.parametrize("decode", ["by_fields", "compiled"])
+def test_a_decoded_tool_is_the_tool_it_was_recorded_from(decode: str) -> None:
+    # A few tools are decoded field by field, many by the unpacking compiled from the fields.
+    decoder = columns._by_fields if decode == "by_fields" else columns._decoder()
     values: dict[str, Any] = {
         "name": "n",
         "description": "d",
@@ -30,7 +33,7 @@ def test_a_decoded_tool_is_the_tool_it_was_recorded_from() -> None:
         "original": {"name": "n"},
     }
     made = Tool(**values)
-    tool = columns._decoder()(columns._record(made))
+    tool = decoder(columns._record(made))
     assert type(tool) is Tool and type(tool.source) is Source
     assert tool == made and tool.source == made.source and tool.original == made.original
     assert repr(tool) == repr(made)
@@ -41,5 +44,5 @@ def test_a_decoded_tool_is_the_tool_it_was_recorded_from() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         tool.source.line = 4  # type: ignore[misc, union-attr]
     assert tool.all_tags == ("a", "read-only")
-    bare = columns._decoder()(columns._record(Tool("x")))
+    bare = decoder(columns._record(Tool("x")))
     assert bare == Tool("x") and bare.source is None
