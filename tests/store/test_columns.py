@@ -46,3 +46,18 @@ def test_a_decoded_tool_is_the_tool_it_was_recorded_from(decode: str) -> None:
     assert tool.all_tags == ("a", "read-only")
     bare = decoder(columns._record(Tool("x")))
     assert bare == Tool("x") and bare.source is None
+
+
+def test_a_table_decodes_the_same_tools_before_and_after_its_decoder_is_compiled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(columns, "_COMPILE_AFTER", 3)
+    monkeypatch.setattr(columns, "_decode", None)  # as in a new process
+    tools = [
+        Tool(f"t{i}", source=Source("f.json", f"/{i}", i) if i % 2 else None) for i in range(7)
+    ]
+    table = columns.ToolTable.of(tools)
+    assert table[0] == tools[0] and columns._decode is None  # one tool: nothing compiled
+    assert list(table.each(range(7))) == tools and columns._decode is not None
+    fresh = columns.ToolTable(*table.columns())
+    assert list(fresh) == tools and [t.source for t in fresh] == [t.source for t in tools]

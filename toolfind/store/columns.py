@@ -13,8 +13,9 @@ from __future__ import annotations
 import gc
 import marshal
 from array import array
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, chain
+from itertools import accumulate, chain, repeat
 from operator import attrgetter
 from zlib import crc32
 
@@ -173,14 +174,15 @@ _SOURCE = FIELDS.index("source")
 _FIELDS = attrgetter(*FIELDS)
 
 
+_SOURCE_NAMES = Source.__match_args__
+_SOURCE_FIELDS = attrgetter(*_SOURCE_NAMES)
+
+
 def _record(tool: Tool) -> tuple[Any, ...]:
     record = list(_FIELDS(tool))
     source = tool.source
     record[_SOURCE] = None if source is None else _SOURCE_FIELDS(source)
     return tuple(record)
-
-
-_SOURCE_FIELDS = attrgetter(*Source.__match_args__)
 
 
 class _ThawedTool:
@@ -196,22 +198,26 @@ class _ThawedSource:
 
 
 def _by_fields(record: tuple[Any, ...]) -> Tool:
-    """The tool :func:`_record` wrote, filled in field by field as a thawed tool that then
-    becomes a ``Tool``: nothing to compile, for a command that decodes a few tools (twice
-    the cost per tool of :func:`_decoder`'s function, which the commands decoding many use)."""
+    """The tool :func:`_record` wrote, filled in field by field (``setattr`` mapped over
+    :data:`FIELDS`, in C) as a thawed tool that then becomes a ``Tool``: nothing to compile,
+    for a command that decodes a few tools; about twice the cost per tool of
+    :func:`_decoder`'s function, which takes over once many are decoded."""
     tool: Any = object.__new__(_ThawedTool)
-    for field, value in zip(FIELDS, record, strict=True):
-        setattr(tool, field, value)
+    deque(map(setattr, repeat(tool), FIELDS, record), 0)
     source = record[_SOURCE]
     if source is not None:
         made: Any = object.__new__(_ThawedSource)
-        for field, value in zip(Source.__match_args__, source, strict=True):
-            setattr(made, field, value)
+        deque(map(setattr, repeat(made), _SOURCE_NAMES, source), 0)
         made.__class__ = Source
         tool.source = made
     tool.__class__ = Tool
     decoded: Tool = tool  # typed without cast(), a call
     return decoded
+
+
+#: Tools decoded field by field before the compiled unpacking takes over: its compile (a
+#: process's first costs ~1 ms) is worth about 2,000 tools' difference.
+_COMPILE_AFTER = 2048
 
 
 #: The function :func:`_decoder` made, once made.
@@ -222,13 +228,13 @@ def _decoder() -> Callable[[tuple[Any, ...]], Tool]:
     """The function that turns many :func:`_record` back into their tools: a thawed tool
     filled by one unpacking of the record into its slots, which then becomes a ``Tool`` (a
     quarter of ``Tool.__init__``'s cost, half of :func:`_by_fields`'; ``list`` pays it per
-    tool). Written from ``Tool``'s and ``Source``'s fields and compiled on first use (a
-    process's first compile costs ~1.5 ms), then kept."""
+    tool). Written from ``Tool``'s and ``Source``'s fields and compiled on first use, then
+    kept."""
     global _decode
     if _decode is not None:
         return _decode
     targets = ", ".join("source" if f == "source" else f"tool.{f}" for f in FIELDS)
-    source_targets = ", ".join(f"made.{f}" for f in Source.__match_args__)
+    source_targets = ", ".join(f"made.{f}" for f in _SOURCE_NAMES)
     text = f"""def decode(record):
     tool = new(ThawedTool)
     ({targets},) = record
@@ -255,7 +261,7 @@ class ToolTable(Sequence[Tool]):
     __slots__ = ("_blob", "_decoded", "_offsets")
     #: The fields of its records, in order (:data:`FIELDS`), and of their sources.
     FIELDS = FIELDS
-    SOURCE_FIELDS = Source.__match_args__
+    SOURCE_FIELDS = _SOURCE_NAMES
 
     def __init__(self, blob: Any, offsets: Any) -> None:
         self._blob = unpack(blob)
@@ -285,36 +291,42 @@ class ToolTable(Sequence[Tool]):
     def __getitem__(self, i: int | slice) -> Tool | tuple[Tool, ...]:
         if isinstance(i, slice):
             return tuple(self[j] for j in range(*i.indices(len(self))))
-        return self._at(i + len(self._decoded) if i < 0 else i, _by_fields)
-
-    def _at(self, i: int, decode: Callable[[tuple[Any, ...]], Tool]) -> Tool:
-        """Tool ``i``, decoded by ``decode`` unless it was, and kept."""
         tool = self._decoded[i]
         if tool is None:
+            if i < 0:
+                i += len(self._decoded)
             offsets = self._offsets
             record = marshal.loads(self._blob[offsets[i] : offsets[i + 1]])
-            tool = self._decoded[i] = decode(record)
+            tool = self._decoded[i] = (_decode or _by_fields)(record)
         return tool
 
     def __iter__(self) -> Iterator[Tool]:
-        decode = _decoder()
-        for i in range(len(self._decoded)):
-            yield self._at(i, decode)
+        return self._tools(range(len(self._decoded)), keep=True)
 
     def each(self, ids: Iterable[int]) -> Iterator[Tool]:
         """The tools ``ids``, each decoded as it is reached and not kept (unless it was)."""
-        blob, offsets, decoded, loads = self._blob, self._offsets, self._decoded, marshal.loads
-        decode = _decoder()
-        for i in ids:
-            tool = decoded[i]
-            yield decode(loads(blob[offsets[i] : offsets[i + 1]])) if tool is None else tool
+        return self._tools(ids, keep=False)
 
     def decode_all(self) -> None:
         """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`)."""
-        decode = _decoder()
         with collector_paused():
-            for i in range(len(self._decoded)):
-                self._at(i, decode)
+            deque(self._tools(range(len(self._decoded)), keep=True), 0)
+
+    def _tools(self, ids: Iterable[int], *, keep: bool) -> Iterator[Tool]:
+        """The tools ``ids``, decoded as they are reached (kept with ``keep``): field by field,
+        then by the compiled unpacking once :data:`_COMPILE_AFTER` were."""
+        blob, offsets, decoded, loads = self._blob, self._offsets, self._decoded, marshal.loads
+        decode, left = _decode or _by_fields, _COMPILE_AFTER
+        for i in ids:
+            tool = decoded[i]
+            if tool is None:
+                left -= 1
+                if not left:
+                    decode = _decoder()
+                tool = decode(loads(blob[offsets[i] : offsets[i + 1]]))
+                if keep:
+                    decoded[i] = tool
+            yield tool
 
     def columns(self) -> tuple[Any, Any]:
         """The records end to end, and where each one starts (``Q``)."""
