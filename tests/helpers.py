@@ -143,15 +143,6 @@ def general(entry: Any, defaults: dict[str, Any], namespace: str, source: Source
     return tool
 
 
-def same_tool(a: Tool, b: Tool) -> bool:
-    """Equal in every field, source and original included (and the very same original)."""
-    return (
-        type(a) is type(b) is Tool
-        and all(getattr(a, f) == getattr(b, f) for f in TOOL_FIELDS)
-        and a.original is b.original
-    )
-
-
 # Values of every JSON type, each right for some keyword and wrong for most.
 KEYWORD_VALUES: list[Any] = [
     None,
@@ -399,16 +390,9 @@ documents = st.one_of(
 )
 
 
-def fast(
-    entry: dict[str, Any],
-    defaults: dict[str, Any],
-    namespace: str,
-    source: Source,
-    made: list[Tool],
-) -> int:
-    """The loader's fast path for one entry: ``rules.read_tool`` of its quick shape."""
-    shape = defaults.get("shape") or quick_shape(entry)
-    return rules.read_tool(entry, shape, defaults, namespace, source, made)
+def vouched(entry: dict[str, Any], defaults: dict[str, Any]) -> int:
+    """The loader's fast path's verdict on one entry: ``rules.vouch`` of its quick shape."""
+    return rules.vouch(entry, defaults.get("shape") or quick_shape(entry))
 
 
 # --- one rich tool and reading helpers, for the format tests ----------------------------

@@ -2,8 +2,10 @@
 
 The format names and their keys, how an entry's shape is told (:func:`detect_entry`), which
 keys of an original entry are carried over when a tool is written back in its own shape
-(:func:`carried_keys`), the Gemini schema conversion (:func:`schema_from_gemini`) and the tags
-MCP annotations imply (:func:`all_tags`).
+(:func:`carried_keys`), the Gemini schema conversion (:func:`schema_from_gemini`), the tags
+MCP annotations imply (:func:`all_tags`), and the one rule for names hosts accept
+(:func:`is_host_name`, :func:`host_name`, :func:`unique_name`: ``schemas``, serve-mcp's
+backend tools and prompts, servers' names, ``validate``'s lint).
 
 The shapes an entry can have (``detect_entry``):
 
@@ -30,6 +32,7 @@ from _collections_abc import Mapping
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
     from typing import Any, Final
 
 #: MCP tool annotations (hints) and the tag each one adds when it is true.
@@ -172,3 +175,48 @@ def carried_keys(original: Any, fmt: str) -> tuple[tuple[str, ...], tuple[str, .
     inner = original.get("function") if fmt == "openai" else None
     fn = tuple(k for k in inner if k not in MANAGED) if isinstance(inner, Mapping) else ()
     return top, fn
+
+
+# -- names hosts accept ------------------------------------------------------------------------
+
+#: What MCP hosts and LLM APIs accept in a tool name (``^[a-zA-Z0-9_-]{1,64}$``); safe as a
+#: file stem and in a URI's authority too.
+HOST_NAME_CHARS: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+)
+MAX_HOST_NAME: Final = 64
+
+
+def is_host_name(name: str) -> bool:
+    """Whether hosts accept ``name`` as it is."""
+    return 0 < len(name) <= MAX_HOST_NAME and HOST_NAME_CHARS.issuperset(name)
+
+
+def host_safe(text: str) -> str:
+    """``text`` with every character hosts reject as ``_`` (``_`` for an empty text)."""
+    return "".join(c if c in HOST_NAME_CHARS else "_" for c in text) or "_"
+
+
+def host_name(namespace: str, name: str, separator: str = "__") -> str:
+    """``<namespace><separator><name>`` (the bare name without a namespace) as a name hosts
+    accept: each character they reject as ``_``; over 64 characters, cut and ended with ``_``
+    and 8 hex digits of a hash of both names, so that two long names stay apart and the
+    result is stable. ``separator`` must be made of the accepted characters."""
+    full = f"{host_safe(namespace)}{separator}{host_safe(name)}" if namespace else host_safe(name)
+    if len(full) <= MAX_HOST_NAME:
+        return full
+    import hashlib  # only for a long name
+
+    digest = hashlib.sha256(f"{namespace}\0{name}".encode()).hexdigest()[:8]
+    return f"{full[: MAX_HOST_NAME - 9]}_{digest}"
+
+
+def unique_name(base: str, taken: Container[str], *, fold: bool = False) -> str:
+    """``base``, or if ``taken`` holds it, the first of ``base_2``, ``base_3``... (cut to stay
+    within 64 characters) that it does not. ``fold``: ``taken`` holds case-folded names, and a
+    name is taken whatever its case (as some hosts compare names)."""
+    candidate, n = base, 2
+    while (candidate.casefold() if fold else candidate) in taken:
+        suffix = f"_{n}"
+        candidate, n = base[: MAX_HOST_NAME - len(suffix)] + suffix, n + 1
+    return candidate

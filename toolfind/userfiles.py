@@ -5,8 +5,9 @@ Reading: only regular files (a FIFO or a device is refused before any read, so `
 or a named pipe never hangs or fills memory), never more than a limit. Rewriting: through a
 symlink to its target, keeping the mode and owner, atomically, with a numbered backup
 (``name.~1~``, ``name.~2~``, as GNU ``cp --backup=numbered``) so that no earlier version is
-ever overwritten. Only ``os`` and ``stat``: the warm fast path's run key finds the config file
-through :func:`find_config`.
+ever overwritten (:func:`rewrite`, through the one atomic writer, :func:`replace_file`). The
+one file hash (:func:`file_digest`). Only ``os`` and ``stat``: the warm fast path's run key
+finds the config file through :func:`find_config`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
 CONFIG_NAME = "toolfind.toml"
 #: Text files toolfind reads besides catalogs (queries files, configs, servers files) are
@@ -155,29 +157,45 @@ def rewrite(path: str | os.PathLike[str], data: bytes) -> str | None:
     Raises OSError.
     """
     target = os.path.realpath(path)
-    directory = os.path.dirname(target) or "."
     try:
         st: os.stat_result | None = os.stat(target)
     except FileNotFoundError:
         st = None
-    backup = None
-    if st is not None:
-        backup = _numbered_backup(target)
+    backup = None if st is None else _numbered_backup(target)
+
+    def finish(fh: Any) -> None:
+        fh.flush()
+        os.fsync(fh.fileno())
+        if st is not None:
+            _keep_owner_and_mode(fh.fileno(), st)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), 0o666 & ~umask)
+
+    replace_file(target, [data], finish)
+    return backup
+
+
+def replace_file(
+    path: str | os.PathLike[str], chunks: Iterable[Any], finish: Callable[[Any], None] | None = None
+) -> None:
+    """Write ``chunks`` (buffers) one after another to ``path`` atomically: a temporary file
+    ``.<name>.<random>.tmp`` in the same directory, ``finish(file)`` if given, then
+    ``os.replace``, so that a reader only ever sees the old file or the whole new one. Raises
+    OSError, leaving no temporary file behind. (The one atomic writer: ``rewrite`` and the
+    cache's files.)"""
     import tempfile
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    directory, name = os.path.split(os.fspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-            if st is not None:
-                _keep_owner_and_mode(fh.fileno(), st)
-            else:
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
+            fh.writelines(chunks)
+            if finish is not None:
+                finish(fh)
+        os.replace(tmp, path)
         tmp = ""
     finally:
         if tmp:
@@ -185,7 +203,15 @@ def rewrite(path: str | os.PathLike[str], data: bytes) -> str | None:
                 os.unlink(tmp)
             except OSError:
                 pass
-    return backup
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a file's bytes, in hex (the one file hash: catalog digests in the cache key,
+    racy stamps' contents). Raises ``OSError`` when it cannot be read."""
+    with open(path, "rb") as f:
+        import hashlib  # OpenSSL's binding: a warm run whose files did not change never hashes
+
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _keep_owner_and_mode(fd: int, st: os.stat_result) -> None:

@@ -1,8 +1,7 @@
-"""Tests for toolfind.catalog.discovery: finding catalog files, and their digest."""
+"""Tests for toolfind.catalog.discovery: finding catalog files."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ def test_discover_walks_directories_sorted_and_skips_hidden_and_other_files(tmp_
         ".f.json",
     ):
         write(tmp_path / name, "{}")
-    found = catalog.discover([tmp_path])
+    found = catalog.discover([tmp_path]).files
     assert [p.relative_to(tmp_path).as_posix() for p in found] == [
         "a.json",
         "b.yaml",
@@ -42,19 +41,32 @@ def test_discover_walks_directories_sorted_and_skips_hidden_and_other_files(tmp_
 
 def test_discover_keeps_paths_as_given(tmp_path: Path) -> None:
     write(tmp_path / "cats/a.json", "{}")
-    assert catalog.discover([Path("../cats")]) == [Path("../cats/a.json")]
+    assert catalog.discover([Path("../cats")]).files == [Path("../cats/a.json")]
 
 
 def test_discover_ends_on_a_symlink_loop(tmp_path: Path) -> None:
     write(tmp_path / "cats/a.json", "{}")
     os.symlink(tmp_path / "cats", tmp_path / "cats" / "loop")
     os.symlink("self", tmp_path / "cats" / "self")
-    assert catalog.discover([tmp_path / "cats"]) == [tmp_path / "cats" / "a.json"]
+    assert catalog.discover([tmp_path / "cats"]).files == [tmp_path / "cats" / "a.json"]
 
 
 def test_discover_lists_a_file_reached_twice_once(tmp_path: Path) -> None:
     path = write(tmp_path / "a.json", "{}")
-    assert catalog.discover([tmp_path, path]) == [path]
+    assert catalog.discover([tmp_path, path]).files == [path]
+
+
+def test_discover_reports_each_directory_it_listed_with_its_stat_and_names(tmp_path: Path) -> None:
+    write(tmp_path / "cats/sub/a.json", "{}")
+    write(tmp_path / "cats/.hidden/b.json", "{}")
+    write(tmp_path / "cats/README.md", "x")
+    found = catalog.discover([tmp_path / "cats"])
+    assert [(d.relative_to(tmp_path).as_posix(), names) for d, _, names in found.dirs] == [
+        ("cats", (".hidden", "README.md", "sub")),
+        ("cats/sub", ("a.json",)),
+    ]
+    assert all(st.st_ino == os.stat(d).st_ino for d, st, _ in found.dirs)
+    assert [st.st_ino for st in found.stats] == [os.stat(tmp_path / "cats/sub/a.json").st_ino]
 
 
 def test_a_missing_path_raises_a_one_line_catalog_error(tmp_path: Path) -> None:
@@ -106,8 +118,3 @@ def test_an_unreadable_file_is_a_finding_and_the_rest_loads(
 
 
 # --- misc ----------------------------------------------------------------------------------
-
-
-def test_file_digest_is_the_sha256_of_the_bytes(tmp_path: Path) -> None:
-    path = write(tmp_path / "a.json", b"{}\n")
-    assert catalog.file_digest(path) == hashlib.sha256(b"{}\n").hexdigest()

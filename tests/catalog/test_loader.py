@@ -279,12 +279,17 @@ def test_loading_well_formed_catalogs_never_imports_jsonschema() -> None:
     assert int(tools) > 150 and errors == "0" and imported == "False"
 
 
-# --- whole loads: the same result with and without the fast path --------------------------------
+# --- the one-pass load: a document proved free of repeated keys by counting its strings -------
+#
+# The loader parses JSON without looking for repeated keys and proves there are none by
+# counting the strings of the entries it reads (rules.vouch counts them); the proof must find
+# what the checking parse finds. The reference parses looking for repeated keys and checks
+# every entry the general way.
 
 
 def reference_load(paths: list[Path]) -> Any:
-    """``catalog.load`` without the fast path: every entry read and checked the general way,
-    every JSON document parsed looking for repeated keys."""
+    """``catalog.load`` without the one-pass proof: every JSON document parsed looking for
+    repeated keys, every entry checked the general way."""
     parse = loader._parse_json
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loader, "read_tool", lambda *args: -1)
@@ -404,3 +409,19 @@ def test_names_that_differ_only_in_case_or_separators_are_a_warning_at_load(
             "found only by its exact name; rename one to tell them apart",
         )
     ]
+
+
+def test_read_entry_reads_one_entry_from_anywhere_by_the_catalog_rules() -> None:
+    where = Source("mcp://srv", "/tools/0")
+    entry = {"name": "t", "description": "d", "inputSchema": {"type": "object"}, "tags": ["x"]}
+    tool = catalog.read_entry(entry, namespace="srv", source=where, shape="mcp")
+    assert (tool.name, tool.namespace, tool.tags, tool.source) == ("t", "srv", ("x",), where)
+    assert tool.original is entry
+    long = {"name": "t", "inputSchema": {}, "description": "x" * 65_537}
+    with pytest.raises(EntryError, match="the limit is 65,536") as too_long:
+        catalog.read_entry(long, namespace="srv", source=where)
+    assert too_long.value.full_parts == ("tools", 0, "description")
+    bad = {"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "strnig"}}}}
+    with pytest.raises(EntryError, match="strnig"):
+        catalog.read_entry(bad, namespace="srv", source=where)
+    assert catalog.read_entry(bad, namespace="srv", source=where, check_schemas=False).name == "t"

@@ -3,6 +3,7 @@ every backup, and where ``toolfind.toml`` is found."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from toolfind.cli.app import app
-from toolfind.userfiles import FileProblem, find_config, read_capped, rewrite
+from toolfind.userfiles import FileProblem, file_digest, find_config, read_capped, rewrite
 
 runner = CliRunner()
 
@@ -129,3 +130,9 @@ def test_config_lookup_stops_at_home_outside_a_repository(tmp_path: Path) -> Non
     os.unlink(home / "toolfind.toml")
     assert find_config(env, str(home / "proj" / "sub")) is None  # not above home
     assert find_config({"HOME": f"{home}/"}, str(home / "proj")) is None  # however spelled
+
+
+def test_file_digest_is_the_sha256_of_the_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "a.json"
+    path.write_bytes(b"{}\n")
+    assert file_digest(path) == hashlib.sha256(b"{}\n").hexdigest()

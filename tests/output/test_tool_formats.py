@@ -14,8 +14,8 @@ from tests.helpers import PARAMS, RICH, carried, read
 from toolfind import shapes
 from toolfind.models import Tool
 from toolfind.output import tool_formats
-from toolfind.output.tool_formats import tool_to_format
-from toolfind.shapes import CARRIES, FORMATS
+from toolfind.output.tool_formats import list_names, tool_to_format
+from toolfind.shapes import CARRIES, FORMATS, host_name
 
 # --- writing -----------------------------------------------------------------------------
 
@@ -182,3 +182,19 @@ def test_gemini_schema_conversion_never_loses_information(schema: Mapping[str, A
     )
     if "parameters" in out:
         assert shapes.schema_from_gemini(out["parameters"]) == {**schema, "type": "object"}
+
+
+def test_list_names_qualifies_only_names_that_collide_as_hosts_accept_them() -> None:
+    long = "x" * 70
+    tools = [
+        Tool("echo", namespace="my.tools"),
+        Tool("echo", namespace="b"),
+        Tool("solo", namespace="b"),
+        Tool(long, namespace="a"),
+        Tool(long, namespace="b"),
+    ]
+    names = list_names(tools)
+    assert names[:3] == ["my_tools__echo", "b__echo", "solo"]
+    # Too long for hosts: cut, and told apart by a hash of the two names (shapes.host_name).
+    assert names[3:] == [host_name("a", long), host_name("b", long)]
+    assert len(names[3]) == len(names[4]) == 64 and names[3] != names[4]

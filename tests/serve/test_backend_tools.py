@@ -1,22 +1,14 @@
-"""The naming of backend tools (toolfind/serve/backends/tools.py): pure, no server needed."""
+"""Backend tools (toolfind/serve/backends/tools.py): read by the catalog rules, named for hosts
+(the rule itself: tests/data/test_shapes.py), their text cleaned. Pure, no server needed."""
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
-from toolfind.serve.backends.tools import assign_names, exposed_name
+import pytest
 
-HOST_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
-
-
-def test_exposed_names_fit_what_hosts_accept() -> None:
-    assert exposed_name("time", "get_current_time") == "time__get_current_time"
-    assert exposed_name("my srv", "do.thing/now") == "my_srv__do_thing_now"
-    long_a = exposed_name("server", "x" * 80 + "a")
-    long_b = exposed_name("server", "x" * 80 + "b")
-    assert len(long_a) == 64 and len(long_b) == 64 and long_a != long_b
-    assert HOST_NAME.match(long_a)
-    assert exposed_name("server", "x" * 80 + "a") == long_a
+from toolfind.models import Source
+from toolfind.serve.backends.tools import Listed, assign_names, check_tool, to_tool
 
 
 def test_collisions_are_resolved_in_server_then_tool_order_and_reported() -> None:
@@ -54,3 +46,56 @@ def test_collisions_are_resolved_in_server_then_tool_order_and_reported() -> Non
 def test_reserved_names_are_compared_case_insensitively() -> None:
     names, _ = assign_names([("Proxy", "Search_Tools")], "_", reserved={"proxy_search_tools"})
     assert names[("Proxy", "Search_Tools")] == "Proxy_Search_Tools_2"
+
+
+def entry(**keys: Any) -> dict[str, Any]:
+    return {"name": "get_time", "inputSchema": {"type": "object", "properties": {}}, **keys}
+
+
+def test_a_backend_tool_is_read_by_the_catalog_rules_and_its_text_cleaned() -> None:
+    hidden = "\u200b\u202e" + "".join(chr(0xE0000 + ord(c)) for c in "IGNORE")
+    raw = entry(
+        description=f"Tell the time.{hidden} " + "More. " * 1_700,  # 10,000+ characters
+        title=f"Time{hidden}",
+        annotations={"title": "Clock", "readOnlyHint": True},
+        inputSchema={
+            "type": "object",
+            "properties": {"tz": {"type": "string", "description": f"Zone.{hidden}"}},
+        },
+    )
+    assert check_tool(raw) is None
+    tool = to_tool("clock", "clock__get_time", Listed("get_time", raw, 3))
+    assert (tool.name, tool.namespace, tool.aliases) == ("clock__get_time", "clock", ("get_time",))
+    assert tool.source == Source("mcp://clock", "/tools/3") and tool.original is raw
+    # Kept whole (the catalogs' limit is 65,536), its invisible characters removed.
+    assert tool.description == "Tell the time. " + "More. " * 1_700
+    assert tool.title == "Time"  # the entry's own title, as a catalog reads it
+    assert tool.annotations == {"title": "Clock", "readOnlyHint": True}
+    assert tool.all_tags == ("read-only",)
+    assert tool.parameters["properties"]["tz"]["description"] == "Zone."
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ("nope", "is not an object"),
+        ({"inputSchema": {"type": "object"}}, "has no name"),
+        (entry(inputSchema="nope"), "inputSchema is not an object"),
+        (entry(inputSchema={"type": "string"}), 'inputSchema does not have "type": "object"'),
+        (
+            entry(description="x" * 65_537),
+            "description: is 65,537 characters long; the limit is 65,536",
+        ),
+        (entry(name="get\u200btime"), "name: contains the invisible or control character"),
+        (
+            entry(inputSchema={"type": "object", "properties": {"a": {"type": "strnig"}}}),
+            "inputSchema.properties.a.type: 'strnig' is not valid under any of the given schemas",
+        ),
+        (entry(annotations={"readOnlyHint": "yes"}), "annotations.readOnlyHint: 'yes' is not of"),
+    ],
+)
+def test_a_tool_the_catalog_rules_refuse_is_dropped_with_the_rules_words(
+    raw: Any, problem: str
+) -> None:
+    found = check_tool(raw)
+    assert found is not None and found.startswith(problem), found

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +19,7 @@ from mcp import Client
 from tests.serve.support import GIT, ListChanged, error_text, structured, write_catalog
 from toolfind.config import Filters
 from toolfind.errors import BackendError, ConfigError
-from toolfind.models import Source, Tool
+from toolfind.models import ScoringParams, Source, Tool
 from toolfind.serve import server as server_module
 from toolfind.serve.backends.seam import BackendStatus, NoBackends
 from toolfind.serve.notifier import ToolfindServer
@@ -584,3 +586,26 @@ def test_a_non_loopback_http_address_requires_a_token() -> None:
 def test_invalid_options_are_config_errors(field: str, value: Any, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         replace(ServeOptions(), **{field: value}).checked({})
+
+
+def test_serve_mcp_sees_an_edit_that_keeps_size_mtime_and_inode_and_ignores_a_swap_file() -> None:
+    Path("cats").mkdir()
+    Path("cats/cat.json").write_text(
+        json.dumps([{"name": "alpha_tool", "description": "launch the rocket now"}]),
+        encoding="utf-8",
+    )
+    live = LiveIndex(
+        [Path("cats")], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+    )
+    live.load()
+    assert not live.catalogs_changed()
+    Path("cats/.cat.json.swp").write_text("x", encoding="utf-8")
+    assert not live.catalogs_changed()  # the directory changed; no catalog file did
+    assert not live.catalogs_changed()
+    old = os.stat("cats/cat.json")
+    Path("cats/cat.json").write_text(
+        json.dumps([{"name": "omega_tool", "description": "launch the rocket now"}]),
+        encoding="utf-8",
+    )  # same size
+    os.utime("cats/cat.json", ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert live.catalogs_changed()

@@ -383,11 +383,12 @@ async def test_search_results_from_a_backend_name_their_source_and_hide_nothing(
             )["hits"][0]
             assert huge["name"] == "bad__huge_doc"
             assert len(huge["description"]) <= 1000
+            # A definition keeps the whole description (within the catalogs' 65,536 limit).
             full = structured(await client.call_tool("proxy_get_tool", {"name": "bad__huge_doc"}))
-            assert 1000 < len(full["description"]) <= 4000
+            assert len(full["description"]) > 50_000
             listed = {t.name: t for t in (await client.list_tools()).tools}
             assert invisible(listed["bad__sneaky_tool"].model_dump_json(by_alias=True)) == []
-            assert len(listed["bad__huge_doc"].description or "") <= 4000
+            assert listed["bad__huge_doc"].description == full["description"]
     await still_serving(http)
 
 

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app
 from toolfind.models import FieldWeights, ScoringParams, Tool
-from toolfind.store import cache, segment
+from toolfind.store import cache, manifest, segment
 
 runner = CliRunner()
 QUERY = "read a file"
@@ -532,7 +532,7 @@ def test_a_recorded_run_answers_until_a_catalog_changes(
     args = ["list", "-c", str(cat), "--json"]
     first = runner.invoke(app, args)
     assert first.exit_code == 0
-    run_key = segment.run_key((str(cat),))
+    run_key = manifest.run_key((str(cat),))
     recorded = cache.load_recorded(run_key)
     assert recorded is not None and recorded.from_cache
     assert names(recorded) == sorted(t["name"] for t in json.loads(first.stdout))
@@ -540,10 +540,11 @@ def test_a_recorded_run_answers_until_a_catalog_changes(
     def forbidden(*_: Any, **__: Any) -> Any:
         raise AssertionError("a recorded run reads no config and discovers no catalogs")
 
-    from toolfind import catalog, config
+    from toolfind import config
+    from toolfind.catalog import discovery
 
     with monkeypatch.context() as patch:
-        patch.setattr(catalog, "discover", forbidden)
+        patch.setattr(discovery, "discover", forbidden)
         patch.setattr(config, "load_config", forbidden)
         again = runner.invoke(app, args)
     assert again.exit_code == 0 and again.stdout == first.stdout
@@ -562,12 +563,12 @@ def test_a_recorded_run_is_not_used_with_no_cache_or_another_config(
 ) -> None:
     args = ["categories", "-c", str(cat), "--json"]
     assert runner.invoke(app, args).exit_code == 0
-    assert cache.load_recorded(segment.run_key((str(cat),))) is not None
+    assert cache.load_recorded(manifest.run_key((str(cat),))) is not None
     with monkeypatch.context() as patch:
         patch.setattr(cache, "load_recorded", lambda *_: pytest.fail("--no-cache read the cache"))
         assert runner.invoke(app, [*args, "--no-cache"]).exit_code == 0
     Path("toolfind.toml").write_text("max_file_size = 10\n", encoding="utf-8")
-    assert cache.load_recorded(segment.run_key((str(cat),))) is None
+    assert cache.load_recorded(manifest.run_key((str(cat),))) is None
     result = runner.invoke(app, args)
     assert result.exit_code == 1  # every file is over 10 bytes now: nothing loaded
     assert result.stdout == ""

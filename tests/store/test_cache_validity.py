@@ -1,4 +1,4 @@
-"""What decides a cache hit (store/segment.py ``stamp``/``unchanged``/``recorded_key``,
+"""What decides a cache hit (store/manifest.py ``stamp``/``check``/``recorded_key``,
 store/cache.py): an edit that keeps size and mtime, another project at the same relative
 path, the load order, a file added during a build, racy stamps, the skipped files of another
 invocation; and the cache directory's own files, the only ones ``cache clear`` removes.
@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app
-from toolfind.store import cache, segment
+from toolfind.store import cache, manifest, segment
 
 runner = CliRunner()
 
@@ -129,7 +129,7 @@ def test_a_file_added_while_the_index_is_built_is_seen_afterwards(
 
 
 def _entry(root: Path) -> dict[str, Any]:
-    (entry,) = segment.read_manifest(str(root))["runs"].values()
+    (entry,) = manifest.read(str(root))["runs"].values()
     assert isinstance(entry, dict)
     return entry
 
@@ -138,34 +138,33 @@ def test_racy_stamps_are_checked_by_content_until_they_settle(
     isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Path("cat.json").write_text(tools("alpha_tool"), encoding="utf-8")
-    run_key = segment.run_key(("cat.json",))
+    run_key = manifest.run_key(("cat.json",))
     loaded = cache.load_index([Path("cat.json")], run_key=run_key)
     # Just written: its stamp is racy, so the record carries the file's digest.
     contents = dict(_entry(isolated)["contents"])
-    assert contents[str(Path.cwd() / "cat.json")] == segment.content_of("cat.json")
-    assert segment.recorded_key(str(isolated), run_key) == loaded.key
+    assert contents[str(Path.cwd() / "cat.json")] == manifest.content_of("cat.json")
+    assert manifest.recorded_key(str(isolated), run_key) == loaded.key
     # A digest that no longer matches is a miss, whatever the stamps say.
-    manifest = segment.read_manifest(str(isolated))
-    entry = manifest["runs"][run_key]
+    recorded = manifest.read(str(isolated))
+    entry = recorded["runs"][run_key]
     entry["contents"] = tuple(
         (p, "0" * 64 if p.endswith(".json") else c) for p, c in contents.items()
     )
-    store = cache.CacheStore(isolated)
-    store._write(store.root / segment.MANIFEST_NAME, [__import__("marshal").dumps(manifest)])
-    assert segment.recorded_key(str(isolated), run_key) is None
+    manifest.save(str(isolated), recorded)
+    assert manifest.recorded_key(str(isolated), run_key) is None
     cache.load_index([Path("cat.json")], run_key=run_key)  # records it again
     # Once nothing is racy any more, a verified entry drops its contents: stat calls only.
-    monkeypatch.setattr(segment, "RACY_NS", -(10**18))
-    assert segment.recorded_key(str(isolated), run_key) == loaded.key
+    monkeypatch.setattr(manifest, "RACY_NS", -(10**18))
+    assert manifest.recorded_key(str(isolated), run_key) == loaded.key
     assert "contents" not in _entry(isolated)
-    assert segment.recorded_key(str(isolated), run_key) == loaded.key
+    assert manifest.recorded_key(str(isolated), run_key) == loaded.key
 
 
 def test_cache_clear_and_info_touch_only_toolfinds_own_files(isolated: Path) -> None:
     Path("cat.json").write_text(tools("alpha_tool"), encoding="utf-8")
     assert typer_json("search", "rocket", "-c", "cat.json")["hits"]
     mine = sorted(p.name for p in isolated.iterdir())
-    assert mine == sorted([segment.MANIFEST_NAME, only_index(isolated)])
+    assert mine == sorted([manifest.MANIFEST_NAME, only_index(isolated)])
     theirs = {
         "model.pickle": "my trained model",
         "notes.tmp": "draft",
@@ -191,7 +190,7 @@ def test_cache_clear_and_info_touch_only_toolfinds_own_files(isolated: Path) -> 
 
 def only_index(root: Path) -> str:
     (found,) = [p.name for p in root.iterdir() if p.name.endswith(segment.INDEX_SUFFIX)]
-    assert found.endswith(segment.INDEX_SUFFIX) and found != segment.MANIFEST_NAME
+    assert found.endswith(segment.INDEX_SUFFIX) and found != manifest.MANIFEST_NAME
     return found
 
 
@@ -225,19 +224,3 @@ def test_a_config_created_in_a_parent_directory_is_seen_by_the_next_warm_run(
     Path("../toolfind.toml").write_text('catalogs = ["there"]\n', encoding="utf-8")
     assert fastpath.run(["search", "rocket", "--json"]) is None  # another config applies
     assert hit_names(typer_json("search", "rocket")) == ["there_tool"]
-
-
-def test_serve_mcp_sees_an_edit_that_keeps_size_mtime_and_inode() -> None:
-    from toolfind.serve.state import catalog_signature, signature_changed
-
-    Path("cat.json").write_text(tools("alpha_tool"), encoding="utf-8")
-    before = catalog_signature([Path("cat.json")])
-    assert not signature_changed(before, catalog_signature([Path("cat.json")]))
-    old = os.stat("cat.json")
-    # Even within one timestamp tick (ctime unchanged too): the racy stamp's content differs.
-    Path("cat.json").write_text(tools("omega_tool"), encoding="utf-8")
-    os.utime("cat.json", ns=(old.st_atime_ns, old.st_mtime_ns))
-    assert signature_changed(before, catalog_signature([Path("cat.json")]))
-    settled = tuple((*row[:-1], None) for row in before)  # as if no longer racy
-    assert not signature_changed(settled, settled)
-    assert signature_changed(before, settled)  # settled, but not the content recorded

@@ -3,9 +3,6 @@ from __future__ import annotations
 import dataclasses
 import io
 import marshal
-import os
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,14 +43,13 @@ TOOLS = [
 ]
 
 
-def _round_trip(tool: Tool) -> tuple[Any, ...]:
+def _view(tool: Tool) -> segment.ToolRecord:
     """The record the index file stores for ``tool``, as the warm path reads it back."""
-    record: tuple[Any, ...] = marshal.loads(marshal.dumps(columns._record(tool)))
-    return record
+    record = marshal.loads(marshal.dumps(columns._record(tool)))
+    return segment.record_type(columns.FIELDS, columns.ToolTable.SOURCE_FIELDS)(record)
 
 
-def test_both_readers_of_a_record_follow_its_one_layout() -> None:
-    assert segment.FIELDS == tuple(f.name for f in dataclasses.fields(Tool))
+def test_both_readers_of_a_record_read_every_field_of_the_layout_the_file_names() -> None:
     tool = Tool(  # a distinct value per field: a swap shows
         name="n",
         description="d",
@@ -70,12 +66,14 @@ def test_both_readers_of_a_record_follow_its_one_layout() -> None:
         source=Source(file="f", pointer="/p", line=3),
         original={"orig": 1},
     )
-    view = segment.ToolRecord(_round_trip(tool))
+    _, data = _index_file([tool])
+    view = segment.Segment(io.BytesIO(data), len(data)).record(0)
+    assert segment.ToolRecord(view) is view
     decoded = columns.ToolTable.of([tool])[0]
-    for name in segment.FIELDS:
-        assert getattr(decoded, name) == getattr(tool, name), name
-        if name != "source":
-            assert getattr(view, name) == getattr(tool, name), name
+    for field in dataclasses.fields(Tool):
+        assert getattr(decoded, field.name) == getattr(tool, field.name), field.name
+        if field.name != "source":
+            assert getattr(view, field.name) == getattr(tool, field.name), field.name
     assert view.source is not None
     assert (view.source.file, view.source.pointer, view.source.line) == ("f", "/p", 3)
 
@@ -83,9 +81,7 @@ def test_both_readers_of_a_record_follow_its_one_layout() -> None:
 def _check_hit(tool: Tool, score: float, match: str, schema: bool) -> None:
     """A stored record, read through the view, gives the hit record its tool gives."""
     expected = wire.hit_record(tool, score, match, include_schema=schema)
-    got = wire.hit_record(
-        segment.ToolRecord(_round_trip(tool)), score, match, include_schema=schema
-    )
+    got = wire.hit_record(_view(tool), score, match, include_schema=schema)
     assert repr(got) == repr(expected)  # key order and types too (and NaN equals NaN)
 
 
@@ -93,7 +89,7 @@ def _check_show(tool: Tool) -> None:
     """... and the native document, with the extras the directory lists for it."""
     carried = (segment._native_extras([tool]).get(0, ()), ())
     expected = tool_to_format(tool, "native")
-    got = tool_to_format(segment.ToolRecord(_round_trip(tool)), "native", carried=carried)
+    got = tool_to_format(_view(tool), "native", carried=carried)
     assert repr(got) == repr(expected)
 
 
@@ -272,6 +268,12 @@ def _damaged(directory: dict[str, Any], how: str) -> object:
         return {**directory, "format": segment.FORMAT - 1}
     if how == "not-a-dict":
         return [1, 2]
+    if how == "layout-without-a-name":
+        return {**directory, "fields": tuple(f for f in directory["fields"] if f != "name")}
+    if how == "layout-repeats-a-field":
+        return {**directory, "fields": (*directory["fields"][:-1], "name")}
+    if how == "source-layout-not-names":
+        return {**directory, "source_fields": ("file", 2, "line")}
     if how == "column-is-the-pickle":
         columns["imp"] = (segment.PICKLE_PART, "d")
     elif how == "column-past-the-parts":
@@ -290,6 +292,9 @@ def _damaged(directory: dict[str, Any], how: str) -> object:
     [
         "other-format",
         "not-a-dict",
+        "layout-without-a-name",
+        "layout-repeats-a-field",
+        "source-layout-not-names",
         "column-is-the-pickle",
         "column-past-the-parts",
         "bad-type-code",
@@ -314,31 +319,3 @@ def test_a_truncated_file_is_refused(cut: int) -> None:
     short = data[:cut]
     with pytest.raises(ValueError):
         segment.Segment(io.BytesIO(short), len(short))
-
-
-def test_the_cache_directory_follows_the_environment(tmp_path: Path) -> None:
-    assert segment.default_cache_dir({"TOOLFIND_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
-    if sys.platform.startswith("linux"):
-        xdg = {"HOME": "/h", "XDG_CACHE_HOME": "/x"}
-        assert segment.default_cache_dir(xdg) == "/x/toolfind"
-        assert segment.default_cache_dir({"HOME": "/h"}) == "/h/.cache/toolfind"
-
-
-def test_a_stamp_changes_when_a_file_is_edited_replaced_or_removed(tmp_path: Path) -> None:
-    path = tmp_path / "tools.json"
-    path.write_text("[]", encoding="utf-8")
-    recorded = [(str(path), *segment.stamp(path)), (str(tmp_path), *segment.stamp(tmp_path))]
-    assert segment.unchanged(recorded)
-    os.utime(path, ns=(0, 12345))  # the same size, another modification time
-    assert not segment.unchanged(recorded)
-    recorded[0] = (str(path), *segment.stamp(path))
-    assert segment.unchanged(recorded)
-    other = tmp_path / "other.json"
-    other.write_text("[]", encoding="utf-8")
-    os.utime(other, ns=(0, 12345))
-    os.replace(other, path)  # same size and time, another inode
-    assert not segment.unchanged([recorded[0]])
-    path.unlink()
-    assert segment.stamp(path) == segment.MISSING
-    assert not segment.unchanged([(str(path), *recorded[0][1:])])
-    assert not segment.unchanged(None) and not segment.unchanged([("x", 1)])  # type: ignore[list-item]

@@ -1,7 +1,7 @@
 """Catalog I/O: find catalog files, parse them, check their entries, read them into tools.
 
-The public API is ``discover``, ``load``, ``lint`` and ``file_digest``, each imported from its
-module on first use: a warm run only discovers and hashes files, and need not import readers.
+The public API is ``discover``, ``load``, ``read_entry`` and ``lint``, each imported from its
+module on first use: a cache hit only discovers files, and need not import readers.
 
 Its modules, one job each, are mapped in docs/ARCHITECTURE.md.
 """
@@ -12,17 +12,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from toolfind.catalog.discovery import discover, file_digest
+    from toolfind.catalog.discovery import discover
     from toolfind.catalog.linter import lint
-    from toolfind.catalog.loader import load
+    from toolfind.catalog.loader import load, read_entry
 
 #: The default file size limit (``max_file_size``): only a guard against a runaway file; a
 #: 100k-tool catalog in OpenAI's format is about 80 MB.
 DEFAULT_MAX_BYTES = 1 << 30
 
-__all__ = ["DEFAULT_MAX_BYTES", "discover", "file_digest", "lint", "load"]
+__all__ = ["DEFAULT_MAX_BYTES", "discover", "lint", "load", "read_entry"]
 
-_HOMES = {"discover": "discovery", "file_digest": "discovery", "lint": "linter", "load": "loader"}
+_HOMES = {"discover": "discovery", "lint": "linter", "load": "loader", "read_entry": "loader"}
 
 
 def __getattr__(name: str) -> Any:

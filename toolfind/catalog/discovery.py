@@ -21,17 +21,27 @@ from toolfind.userfiles import not_regular
 CATALOG_SUFFIXES: Final = (".json", ".yaml", ".yml", ".jsonl")
 
 
-def discover(paths: Sequence[Path]) -> list[Path]:
-    """Catalog files under ``paths``, each once (see the module); raises ``CatalogError``
-    when a path does not exist."""
-    return discover_all(paths)[0]
+class Discovery:
+    """What :func:`discover` found: the catalog ``files`` (each once, in load order) and
+    the ``stats`` they had when found; the ``findings`` of what was skipped; and every
+    directory walked, with its stat, taken before it was listed, and the names listed
+    (``dirs``): what the cache's manifest records to notice a later change without a walk."""
+
+    __slots__ = ("dirs", "files", "findings", "stats")
+
+    def __init__(self) -> None:
+        self.files: list[Path] = []
+        self.stats: list[os.stat_result] = []
+        self.findings: list[Finding] = []
+        self.dirs: list[tuple[Path, os.stat_result, tuple[str, ...]]] = []
 
 
-def discover_all(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
-    """Catalog files under ``paths`` (see :func:`discover`), and the findings of what was
-    skipped (FIFOs, devices, unreadable entries); raises ``CatalogError`` as ``discover``."""
-    files: list[Path] = []
-    findings: list[Finding] = []
+def discover(paths: Sequence[Path]) -> Discovery:
+    """The catalog files under ``paths``, each once (see the module), with what was skipped
+    and the directories walked (:class:`Discovery`); raises ``CatalogError`` when a path does
+    not exist."""
+    found = Discovery()
+    findings = found.findings
     seen_files: set[tuple[int, int]] = set()
     seen_dirs: set[tuple[int, int]] = set()
 
@@ -39,7 +49,8 @@ def discover_all(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
         key = (st.st_dev, st.st_ino)
         if key not in seen_files:
             seen_files.add(key)
-            files.append(path)
+            found.files.append(path)
+            found.stats.append(st)
 
     for root in paths:
         try:
@@ -50,7 +61,7 @@ def discover_all(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
             findings.append(_finding(root, f"cannot read: {exc.strerror}"))
             continue
         if stat.S_ISDIR(st.st_mode):
-            for path, file_st in _walk(root, st, seen_dirs, findings):
+            for path, file_st in _walk(root, st, seen_dirs, found):
                 add(path, file_st)
         elif not stat.S_ISREG(st.st_mode):
             findings.append(_finding(root, _not_regular(st)))
@@ -60,24 +71,27 @@ def discover_all(paths: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
             )
         else:
             add(root, st)
-    return files, findings
+    return found
 
 
 def _walk(
-    root: Path, root_st: os.stat_result, seen_dirs: set[tuple[int, int]], findings: list[Finding]
+    root: Path, root_st: os.stat_result, seen_dirs: set[tuple[int, int]], found: Discovery
 ) -> list[tuple[Path, os.stat_result]]:
     # Plain strings, not Path operations, per entry: pathlib is several times slower here.
-    found: list[tuple[tuple[str, ...], Path, os.stat_result]] = []
+    files: list[tuple[tuple[str, ...], Path, os.stat_result]] = []
+    findings = found.findings
     seen_dirs.add((root_st.st_dev, root_st.st_ino))
-    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]  # iterative: no deep recursion
+    # iterative: no deep recursion. Each directory's stat is taken before it is listed.
+    stack: list[tuple[Path, os.stat_result, tuple[str, ...]]] = [(root, root_st, ())]
     while stack:
-        directory, rel = stack.pop()
+        directory, dir_st, rel = stack.pop()
         try:
             with os.scandir(directory) as it:
                 names = sorted(e.name for e in it)
         except OSError as exc:
             findings.append(_finding(directory, f"cannot read directory: {exc.strerror}"))
             continue
+        found.dirs.append((directory, dir_st, tuple(names)))
         prefix = os.path.join(directory, "")
         for name in names:
             if name.startswith("."):
@@ -100,26 +114,18 @@ def _walk(
             if stat.S_ISDIR(st.st_mode):
                 if (st.st_dev, st.st_ino) not in seen_dirs:
                     seen_dirs.add((st.st_dev, st.st_ino))
-                    stack.append((directory / name, (*rel, name)))
+                    stack.append((directory / name, st, (*rel, name)))
             elif not catalog_file:
                 continue
             elif stat.S_ISREG(st.st_mode):
-                found.append(((*rel, name), directory / name, st))
+                files.append(((*rel, name), directory / name, st))
             else:
                 findings.append(
                     _finding(directory / name, _not_regular(st), "warning", rule="not-a-file")
                 )
-    found.sort(key=lambda item: item[0])
-    return [(path, st) for _, path, st in found]
+    files.sort(key=lambda item: item[0])
+    return [(path, st) for _, path, st in files]
 
 
 def _not_regular(st: os.stat_result) -> str:
     return f"{not_regular(st)}; skipped"
-
-
-def file_digest(path: str | Path) -> str:
-    """SHA-256 of a file's bytes, in hex. Raises ``OSError`` when it cannot be read."""
-    with open(path, "rb") as f:
-        import hashlib  # OpenSSL's binding: a warm run whose files did not change never hashes
-
-        return hashlib.file_digest(f, "sha256").hexdigest()

@@ -1,6 +1,9 @@
 """Tool-schema formats, reading: list a document's entries and read each into a ``Tool``.
 
-Pure data conversion: no I/O, no third-party imports. The shapes an entry can have, how they
+Reading has one constructor (:func:`_tool`: how an entry's keys become a tool's fields) and
+two ways to it: :func:`read_tool`, for an entry ``rules.vouch`` vouches for (no check can
+fail), and :func:`tool_from_entry`, which checks each key and words what is wrong. Pure data
+conversion: no I/O, no third-party imports. The shapes an entry can have, how they
 are told apart (``detect_entry``) and the Gemini schema conversion are :mod:`toolfind.shapes`'
 (shared with ``output.tool_formats``, which writes tools back out). Any shape may carry the
 toolfind metadata keys (``namespace``, ``tags``, ``search_hint``, ``defer``, ``enabled``,
@@ -23,6 +26,7 @@ from toolfind.catalog.rules import (
     check_tags,
     input_key,
     output_key,
+    vouch,
 )
 from toolfind.errors import CatalogError
 from toolfind.models import Source, Tool
@@ -203,6 +207,60 @@ class _Reader:
         return value
 
 
+def _tool(
+    entry: Mapping[str, Any],
+    body: Mapping[str, Any],
+    namespace: str,
+    file_tags: Sequence[str],
+    source: Source,
+    parameters: Mapping[str, Any] | None,
+    output_schema: Mapping[str, Any] | None,
+) -> Tool:
+    """The tool of a checked ``entry``: the one place an entry's keys become a tool's fields.
+    ``body`` holds the tool's own keys (the entry, or an OpenAI tool's ``function``), the
+    metadata keys are the entry's; ``namespace`` applies when it names none, the file's
+    ``file_tags`` come before its own; ``parameters`` and ``output_schema`` as read."""
+    tags = entry.get("tags") or ()
+    if tags or file_tags:
+        tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
+    return Tool(
+        body["name"],
+        body.get("description") or "",
+        {"type": "object", "properties": {}} if parameters is None else parameters,
+        entry.get("namespace") or namespace,
+        tags,
+        entry.get("search_hint") or "",
+        entry.get("defer", False),
+        entry.get("enabled", True),
+        body.get("annotations") or {},
+        tuple(entry.get("aliases", ())),
+        body.get("title"),
+        output_schema,
+        source,
+        entry,
+    )
+
+
+def read_tool(
+    entry: dict[str, Any],
+    shape: str,
+    namespace: str,
+    file_tags: Sequence[str],
+    source: Source,
+    tools: list[Tool],
+) -> int:
+    """The loader's fast path: when ``rules.vouch`` vouches for ``entry`` (of ``shape``, see
+    :func:`quick_shape`), append its tool to ``tools`` and return the number of strings in
+    the entry (keys included); else return -1, appending nothing."""
+    strings = vouch(entry, shape)
+    if strings >= 0:
+        body = entry["function"] if shape == "openai" else entry
+        parameters = body.get(input_key(shape, body))
+        output_schema = body.get(output_key(shape, body))
+        tools.append(_tool(entry, body, namespace, file_tags, source, parameters, output_schema))
+    return strings
+
+
 def tool_from_entry(
     entry: Any,
     *,
@@ -211,7 +269,7 @@ def tool_from_entry(
     source: Source,
     shape: str | None = None,
 ) -> Tool:
-    """Read one entry (any shape) into a ``Tool``.
+    """Read one entry (any shape) into a ``Tool``, checking each key.
 
     ``namespace`` applies when the entry names none; ``tags`` (the file's) come before the
     entry's own. ``shape`` forces a shape (``list_entries``' ``defaults["shape"]``);
@@ -232,7 +290,7 @@ def tool_from_entry(
 
     if "name" not in body:
         raise read.fail("'name' is a required property", base)
-    name = check_name(body["name"], read.under(*base, "name"))
+    check_name(body["name"], read.under(*base, "name"))
     description = read.str_(body, "description", base) or ""
     if len(description) > MAX_DESCRIPTION_LENGTH:
         raise read.fail(
@@ -247,40 +305,25 @@ def tool_from_entry(
     output_schema = read.schema(body, okey, ())
     if output_schema is not None and shape == "gemini" and okey == "response":
         output_schema = schema_from_gemini(output_schema)
-    annotations = read.schema(body, "annotations", base)
-    meta = _read_metadata(read, entry, namespace, tags)
-    return Tool(
-        name=name,
-        description=description,
-        parameters=parameters if parameters is not None else {"type": "object", "properties": {}},
-        title=read.str_(body, "title", base),
-        annotations=annotations or {},
-        output_schema=output_schema,
-        source=source,
-        original=entry,
-        **meta,
-    )
+    read.schema(body, "annotations", base)
+    _check_metadata(read, entry)
+    read.str_(body, "title", base)
+    return _tool(entry, body, namespace, tags, source, parameters, output_schema)
 
 
-def _read_metadata(
-    read: _Reader, entry: Mapping[str, Any], namespace: str, file_tags: Sequence[str]
-) -> dict[str, Any]:
-    if entry.keys().isdisjoint(METADATA_KEYS):  # most entries: Tool's defaults, with no checks
-        return {"namespace": namespace, "tags": tuple(dict.fromkeys(file_tags))}
+def _check_metadata(read: _Reader, entry: Mapping[str, Any]) -> None:
+    if entry.keys().isdisjoint(METADATA_KEYS):  # most entries
+        return
     if "namespace" in entry:
-        namespace = check_namespace(entry["namespace"], read.under("namespace"))
-    own_tags = check_tags(entry["tags"], read.under("tags")) if "tags" in entry else ()
-    aliases: tuple[str, ...] = ()
+        check_namespace(entry["namespace"], read.under("namespace"))
+    if "tags" in entry:
+        check_tags(entry["tags"], read.under("tags"))
     if "aliases" in entry:
         raw = entry["aliases"]
         if not isinstance(raw, list):
             raise read.fail(f"{short_repr(raw)} is not of type 'array'", ("aliases",))
-        aliases = tuple(check_name(a, read.under("aliases", i)) for i, a in enumerate(raw))
-    return {
-        "namespace": namespace,
-        "tags": tuple(dict.fromkeys((*file_tags, *own_tags))),
-        "search_hint": read.str_(entry, "search_hint", ()) or "",
-        "defer": read.bool_(entry, "defer", False),
-        "enabled": read.bool_(entry, "enabled", True),
-        "aliases": aliases,
-    }
+        for i, alias in enumerate(raw):
+            check_name(alias, read.under("aliases", i))
+    read.str_(entry, "search_hint", ())
+    read.bool_(entry, "defer", False)
+    read.bool_(entry, "enabled", True)

@@ -9,13 +9,7 @@ from toolfind.catalog.paths import PathPart, describe_char, invisible_chars, poi
 from toolfind.catalog.paths import finding as _finding
 from toolfind.catalog.rules import input_key
 from toolfind.models import Finding, LoadResult, Source, Tool
-from toolfind.shapes import detect_entry
-
-#: Names MCP hosts accept (the MCP specification's recommendation, enforced by clients).
-MCP_NAME_CHARS: Final = frozenset(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
-)
-
+from toolfind.shapes import detect_entry, is_host_name
 
 #: The lint rules, by id (``validate --ignore RULE``, ``[validate] ignore`` in toolfind.toml).
 RULES: Final = {
@@ -108,7 +102,7 @@ def _lint_tool(tool: Tool, locators: dict[str, Locate | None]) -> Iterable[Findi
             (*body, "description"),
             "one-word-description",
         )
-    if not (len(tool.name) <= 64 and set(tool.name) <= MCP_NAME_CHARS):
+    if not is_host_name(tool.name):
         yield warn(
             f"{name} is a name MCP hosts reject (allowed: ^[a-zA-Z0-9_-]{{1,64}}$)",
             (*body, "name"),

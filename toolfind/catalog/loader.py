@@ -4,9 +4,10 @@
 line, JSON path and what is wrong, and everything else still loads.
 
 The common case has a fast path (``load_unchecked``): a JSON document parsed by ``json.loads``
-alone, each well-formed entry read and checked in one pass (``rules.read_tool``). Anything it
-cannot vouch for goes the general way (``formats.tool_from_entry``, then ``validate``), which
-decides and words every finding.
+alone, each well-formed entry checked in one pass (``rules.vouch``) and read
+(``formats.read_tool``). Anything it cannot vouch for goes the general way
+(``formats.tool_from_entry``, then ``validate``), which decides and words every finding.
+:func:`read_entry` reads one entry of any source so (serve-mcp's backends' tools).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from toolfind.catalog import DEFAULT_MAX_BYTES, formats
-from toolfind.catalog.discovery import discover_all
+from toolfind.catalog.discovery import Discovery, discover
+from toolfind.catalog.formats import read_tool
 from toolfind.catalog.parse import (
     _decode,
     _Doc,
@@ -30,7 +32,7 @@ from toolfind.catalog.parse import (
 )
 from toolfind.catalog.paths import EntryError, PathPart, pointer_parts, short_repr
 from toolfind.catalog.paths import finding as _finding
-from toolfind.catalog.rules import MAX_NAMESPACE_LENGTH, read_tool
+from toolfind.catalog.rules import MAX_NAMESPACE_LENGTH
 from toolfind.catalog.validate import _check_schemas
 from toolfind.errors import CatalogError
 from toolfind.models import Finding, LoadResult, Source, Tool
@@ -133,8 +135,9 @@ class _FileLoader:
             source = Source(file, pointer, line)
             count = -1
             if type(entry) is dict:  # as in load_doc
-                shape = defaults.get("shape") or quick_shape(entry)
-                count = read_tool(entry, shape, defaults, namespace, source, loaded)
+                shape = defaults["shape"] or quick_shape(entry)
+                at = defaults["namespace"] or namespace
+                count = read_tool(entry, shape, at, defaults["tags"], source, loaded)
             if count < 0:
                 self.load_general(entry, defaults, source, doc)
                 # An entry that is no object was counted with the rest of the document.
@@ -176,8 +179,9 @@ class _FileLoader:
             )
             source = Source(self.file, pointer, line)
             if type(entry) is dict:  # the fast way when it can tell, else the general way
-                shape = defaults.get("shape") or _quick_shape(entry)
-                if read_tool(entry, shape, defaults, self.namespace, source, self.tools) >= 0:
+                shape = defaults["shape"] or _quick_shape(entry)
+                at = defaults["namespace"] or self.namespace
+                if read_tool(entry, shape, at, defaults["tags"], source, self.tools) >= 0:
                     continue
             self.load_general(entry, defaults, source, doc)
 
@@ -188,16 +192,11 @@ class _FileLoader:
         shape = defaults.get("shape") or (
             detect_entry(entry) if type(entry) is dict or isinstance(entry, Mapping) else None
         )
+        namespace = defaults.get("namespace") or self.namespace
         try:
-            tool = formats.tool_from_entry(
-                entry,
-                namespace=defaults.get("namespace") or self.namespace,
-                tags=defaults.get("tags", ()),
-                source=source,
-                shape=shape,
+            tool = _checked(
+                entry, shape, namespace, defaults.get("tags", ()), source, self.check_schemas
             )
-            if self.check_schemas and shape is not None:
-                _check_schemas(entry, shape, tool, source)
         except EntryError as exc:
             # A provider's built-in tool is not a mistake, just nothing to index.
             severity: Severity = "warning" if shape == "builtin" else "error"
@@ -212,12 +211,54 @@ class _FileLoader:
         self.tools.append(tool)
 
 
+def read_entry(
+    entry: Any,
+    *,
+    namespace: str,
+    source: Source,
+    tags: Sequence[str] = (),
+    shape: str | None = None,
+    check_schemas: bool = True,
+) -> Tool:
+    """One tool entry read as the loader reads each entry of a catalog file: ``namespace``
+    when it names none, the file's ``tags`` before its own, ``shape`` forced or detected;
+    ``check_schemas`` as :func:`load` says. The catalog rules for an entry from anywhere
+    (serve-mcp reads its backends' tools with it). Raises ``EntryError`` for a bad entry."""
+    if type(entry) is dict:
+        made: list[Tool] = []
+        if read_tool(entry, shape or _quick_shape(entry), namespace, tags, source, made) >= 0:
+            return made[0]
+    if shape is None and (type(entry) is dict or isinstance(entry, Mapping)):
+        shape = detect_entry(entry)
+    return _checked(entry, shape, namespace, tags, source, check_schemas)
+
+
+def _checked(
+    entry: Any,
+    shape: str | None,
+    namespace: str,
+    tags: Sequence[str],
+    source: Source,
+    check_schemas: bool,
+) -> Tool:
+    """``entry`` read the general way, every key checked (``formats.tool_from_entry``) and,
+    with ``check_schemas``, against its packaged schema and the meta-schema (``validate``).
+    Raises ``EntryError``."""
+    tool = formats.tool_from_entry(
+        entry, namespace=namespace, tags=tags, source=source, shape=shape
+    )
+    if check_schemas and shape is not None:
+        _check_schemas(entry, shape, tool, source)
+    return tool
+
+
 def load(
     paths: Sequence[Path],
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     check_schemas: bool = True,
     progress: Callable[[int, int, int], object] | None = None,
+    found: Discovery | None = None,
 ) -> LoadResult:
     """Load every tool under ``paths`` (files or directories, see ``discover``).
 
@@ -227,10 +268,12 @@ def load(
     JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
     ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
     ``progress``, if given, is called after each file with (files read, files found, tools).
+    ``found`` is ``discover(paths)`` when the caller walked them already.
 
     Raises ``CatalogError`` only when a path does not exist.
     """
-    files, findings = discover_all(paths)
+    found = found or discover(paths)
+    files, findings = found.files, list(found.findings)
     tools: list[Tool] = []
     oversized: list[Finding] = []
     first: dict[tuple[str, str], Tool] = {}

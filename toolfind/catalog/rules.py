@@ -4,17 +4,17 @@
 keys it requires. The packaged JSON Schemas (``toolfind/schemas/``, published for editors and
 used by ``validate`` to word messages) say the same (tests/test_rules.py). Derived from it:
 
-- ``read_tool`` (the loader's fast path) checks and reads a well-formed entry in one pass and
-  counts its strings, or answers "cannot tell" (-1): then the general path (``formats``,
-  then ``validate``) decides and words every finding;
+- ``vouch`` (the loader's fast path) checks a well-formed entry in one pass and counts its
+  strings, or answers "cannot tell" (-1): then the general path (``formats``, then
+  ``validate``) decides and words every finding; either way ``formats`` reads the tool;
 - ``fits_shape`` tells ``validate`` that an entry certainly passes its packaged schema, so
   jsonschema is imported only for the rest;
 - ``input_key`` / ``output_key`` say where each shape keeps its schemas.
 
 The checks reading makes, with their messages (``check_name``, ``check_namespace``,
 ``check_tags``, the limits), are here too. Each kind's check is at least as strict as both
-those and the packaged schema, so an entry ``read_tool`` accepts is one the general path
-accepts, read the same (tests/test_rules.py).
+those and the packaged schema, so an entry ``vouch`` accepts is one the general path accepts
+(tests/catalog/test_rules.py).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from typing import Any, Final
 
 from toolfind.catalog.metaschema import schema_strings, value_strings
 from toolfind.catalog.paths import Fail, describe_char, invisible_chars, short_repr
-from toolfind.models import Source, Tool
 
 #: A kind's check: the number of strings in a value it certainly accepts, else -1.
 Check = Callable[[Any], int]
@@ -358,49 +357,16 @@ def fits_shape(entry: Any, shape: str) -> bool:
     )
 
 
-# --- the fast path: a well-formed entry read and checked in one pass -------------------------
+# --- the fast path's check: a well-formed entry vouched for in one pass -----------------------
 
 
-def read_tool(
-    entry: dict[str, Any],
-    shape: str,
-    defaults: Mapping[str, Any],
-    namespace: str,
-    source: Source,
-    tools: list[Tool],
-) -> int:
-    """Append to ``tools`` the ``Tool`` the general path reads from ``entry`` (of ``shape``,
-    see ``formats.quick_shape``) and return the number of strings in the entry (keys
-    included), when it is certainly well formed; else return -1 ("cannot tell"), appending
-    nothing."""
+def vouch(entry: dict[str, Any], shape: str) -> int:
+    """The number of strings in ``entry`` (keys included) when it is certainly a well-formed
+    entry of ``shape`` (see ``formats.quick_shape``): every finding the general path could
+    word is ruled out, so ``formats.read_tool`` reads it without checks. Else -1 ("cannot
+    tell": the general path decides). Gemini entries (whose schemas are converted) and
+    built-in tools are never vouched for."""
     checks = _READ.get(shape)
-    if checks is None:  # gemini (whose schemas are converted) and built-in tools
+    if checks is None:
         return -1
-    strings = _object_strings(entry, checks, SHAPES[shape][1])
-    if strings < 0:
-        return -1
-    body = entry["function"] if shape == "openai" else entry
-    parameters = body.get(input_key(shape, body))
-    file_tags = defaults.get("tags", ())
-    tags = entry.get("tags") or ()
-    if tags or file_tags:
-        tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
-    tools.append(
-        Tool(
-            body["name"],
-            body.get("description") or "",
-            {"type": "object", "properties": {}} if parameters is None else parameters,
-            entry.get("namespace") or defaults.get("namespace") or namespace,
-            tags,
-            entry.get("search_hint", ""),
-            entry.get("defer", False),
-            entry.get("enabled", True),
-            body.get("annotations") or {},
-            tuple(entry.get("aliases", ())),
-            body.get("title"),
-            body.get(output_key(shape, body)),
-            source,
-            entry,
-        )
-    )
-    return strings
+    return _object_strings(entry, checks, SHAPES[shape][1])

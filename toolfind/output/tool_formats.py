@@ -173,33 +173,24 @@ def summaries_text(tools: Sequence[ToolLike], *, markdown: bool = False) -> str:
 
 # --- a tool list for an LLM ----------------------------------------------------------------
 
-#: What LLM APIs and MCP hosts accept as a tool name.
-_NAME_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
-_NAME_MAX = 64
-
 
 def list_names(tools: Sequence[ToolLike]) -> list[str]:
     """The name each of ``tools`` goes by in one tool list: its own, unless another tool of the
     list has the same name (LLM APIs reject a request with two tools of one name); then
-    ``namespace__name``, with characters hosts reject (outside ``[a-zA-Z0-9_-]``) as ``_``,
-    at most 64 characters, and ``_2``, ``_3``... should that still collide."""
+    ``namespace__name`` as hosts accept it (``shapes.host_name``), and ``_2``, ``_3``...
+    should that still collide (``shapes.unique_name``)."""
+    from toolfind.shapes import host_name, unique_name
+
     counts: dict[str, int] = {}
     for tool in tools:
         counts[tool.name] = counts.get(tool.name, 0) + 1
     taken = {name for name, count in counts.items() if count == 1}
     names = []
     for tool in tools:
-        if counts[tool.name] == 1:
-            names.append(tool.name)
-            continue
-        raw = f"{tool.namespace}__{tool.name}" if tool.namespace else tool.name
-        base = "".join(ch if ch in _NAME_CHARS else "_" for ch in raw)[:_NAME_MAX]
-        name, n = base, 1
-        while name in taken:
-            n += 1
-            suffix = f"_{n}"
-            name = base[: _NAME_MAX - len(suffix)] + suffix
-        taken.add(name)
+        name = tool.name
+        if counts[name] > 1:
+            name = unique_name(host_name(tool.namespace, name), taken)
+            taken.add(name)
         names.append(name)
     return names
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,16 +25,10 @@ from toolfind.errors import ToolfindError
 from toolfind.models import ScoringParams, Tool
 from toolfind.serve.backends.seam import Backends
 from toolfind.serve.options import tool_allowed
+from toolfind.store import manifest
 from toolfind.store.cache import Loaded
-from toolfind.store.segment import MISSING, content_of, racy, stamp
 
 logger = logging.getLogger("toolfind.serve")
-
-#: (path, *stamp, content) of every catalog file (see store.segment.stamp: ctime and device
-#: included, so an edit that keeps size and mtime is seen), plus each missing root. ``content``
-#: is the file's SHA-256 while its stamp is racy (store.segment.racy: an edit in the same
-#: timestamp tick would not change it), else None.
-Signature = tuple[tuple[Any, ...], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,40 +45,6 @@ class Snapshot:
     generation: int
     #: Backend server name -> the namespace of its tools (itself, unless a catalog has it).
     backend_namespaces: Mapping[str, str] = field(default_factory=dict)
-
-
-def catalog_signature(paths: Sequence[Path]) -> Signature:
-    """What the poller compares: every catalog file's identity and its last modification."""
-    import time
-
-    from toolfind import catalog
-
-    taken = time.time_ns()
-    present = [root for root in paths if os.path.exists(root)]
-    rows = [(str(root), *MISSING, None) for root in paths if root not in present]
-    try:
-        files = catalog.discover(present)
-    except ToolfindError:
-        return (("<unreadable>", *MISSING, None), *rows)
-    for file in files:
-        st = stamp(file)
-        rows.append((str(file), *st, content_of(str(file)) if racy(st, taken) else None))
-    return tuple(sorted(rows, key=lambda row: row[:-1]))
-
-
-def signature_changed(old: Signature, new: Signature) -> bool:
-    """Whether the catalogs changed between two signatures: a stamp differs, or a file whose
-    stamp was racy in ``old`` no longer has the content it had then."""
-    if len(old) != len(new):
-        return True
-    for before, now in zip(old, new, strict=True):
-        if before[:-1] != now[:-1]:
-            return True
-        if before[-1] is not None:
-            content = now[-1] if now[-1] is not None else content_of(now[0])
-            if content != before[-1]:
-                return True
-    return False
 
 
 OnSwap = Callable[[Snapshot, Snapshot], Awaitable[None]]
@@ -115,7 +74,8 @@ class LiveIndex:
         self.max_file_size = max_file_size
         self.use_cache = use_cache
         self._snapshot: Snapshot | None = None
-        self._signature: Signature = ()
+        #: The catalogs as last read (``manifest.record``): what the watcher checks.
+        self._record: dict[str, Any] = {}
         self._listeners: list[OnSwap] = []
         self._lock = anyio.Lock()
         self._backends_dirty = anyio.Event()
@@ -267,12 +227,12 @@ class LiveIndex:
         return found
 
     def _read(self) -> Loaded:
-        """Note the catalogs' signature, then parse them (through the cache).
+        """Note the catalogs' record, then parse them (through the cache).
 
         Raises ToolfindError for a missing path."""
         from toolfind.store import cache
 
-        self._signature = catalog_signature(self.catalogs)
+        self._record = manifest.take(self.catalogs)
         return cache.load_index(
             self.catalogs,
             self.params,
@@ -292,12 +252,22 @@ class LiveIndex:
                 self._backends_dirty = anyio.Event()
             catalogs_dirty = False
             if catalogs:
-                signature = await anyio.to_thread.run_sync(catalog_signature, self.catalogs)
-                catalogs_dirty = signature_changed(self._signature, signature)
-                if not catalogs_dirty:
-                    self._signature = signature  # a racy stamp verified: settled
+                catalogs_dirty = await anyio.to_thread.run_sync(self.catalogs_changed)
             if catalogs_dirty or backends_dirty:
                 await self.reload(catalogs_changed=catalogs_dirty)
+
+    def catalogs_changed(self) -> bool:
+        """Whether a catalog file changed since the catalogs were last read: stat calls while
+        nothing changed (``manifest.check``); after a directory changed, a walk decides, so
+        that a file added beside the catalogs (an editor's swap file) rebuilds nothing."""
+        checked = manifest.check(self._record)
+        if checked is None:
+            now = manifest.take(self.catalogs)
+            if not manifest.same_files(self._record, now):
+                return True
+            checked = now
+        self._record = checked  # settled, or the directories' new stamps
+        return False
 
 
 def _apart_from(server: str, taken: Collection[str]) -> str:
@@ -310,19 +280,4 @@ def _apart_from(server: str, taken: Collection[str]) -> str:
 
 def _in_namespace(tool: Tool, namespace: str) -> Tool:
     """``tool`` in another namespace (the models are frozen)."""
-    return Tool(
-        name=tool.name,
-        description=tool.description,
-        parameters=tool.parameters,
-        namespace=namespace,
-        tags=tool.tags,
-        search_hint=tool.search_hint,
-        defer=tool.defer,
-        enabled=tool.enabled,
-        annotations=tool.annotations,
-        aliases=tool.aliases,
-        title=tool.title,
-        output_schema=tool.output_schema,
-        source=tool.source,
-        original=tool.original,
-    )
+    return replace(tool, namespace=namespace)

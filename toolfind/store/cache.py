@@ -6,10 +6,9 @@ hashes only the files whose stamp (size, mtime, inode, ctime, device, by absolut
 changed. Each index is stored once, atomically, in ``toolfind-<key>.pickle`` (layout:
 :mod:`toolfind.store.segment`): a protocol-5 pickle whose columns travel out of band and load
 as views of a memory map, plus a small directory of the columns the fast path reads without
-unpickling. ``toolfind-manifest.marshal`` remembers, per invocation context, which key
-answered and the stamps that keep it valid (with the content behind racy ones). Only files
-named so are toolfind's (:func:`is_own_file`): ``cache info`` and ``cache clear`` touch no
-other.
+unpickling. The manifest (:mod:`toolfind.store.manifest`) remembers, per invocation context,
+which key answered and the record that keeps it valid. Only files named ``toolfind-*`` are
+toolfind's (:func:`is_own_file`): ``cache info`` and ``cache clear`` touch no other.
 
 Safety: a cache file not owned by the current user, or writable by group or others, is never
 loaded; only toolfind's own classes and plain builtins may be unpickled; any unreadable, foreign
@@ -19,7 +18,6 @@ or stale file is a miss (rebuild, one line through ``warn``, carry on).
 from __future__ import annotations
 
 import io
-import marshal
 import mmap
 import os
 import stat
@@ -32,24 +30,24 @@ from _pickle import Unpickler, UnpicklingError
 from toolfind.catalog import DEFAULT_MAX_BYTES
 from toolfind.errors import CacheError, NothingLoaded
 from toolfind.models import Finding, ScoringParams
-from toolfind.store import segment
+from toolfind.store import manifest, segment
 from toolfind.store.columns import ToolTable, collector_paused
-from toolfind.store.segment import CACHE_FORMAT, MANIFEST_NAME, Stamp, stamp
-from toolfind.userfiles import working_dir
+from toolfind.store.manifest import CACHE_FORMAT, MANIFEST_NAME
+from toolfind.userfiles import replace_file, working_dir
 
 # pickle (its `re`), pathlib, typing and dataclasses cost a warm command about Python's start-up
 # again: a build's and the cache commands' imports are local; loading uses the C unpickler.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
     from typing import Any
+
+    from toolfind.catalog.discovery import Discovery
 
     Warn = Callable[[str], None]
     #: (files read, files found, tools loaded, tools analysed), as a build goes.
     Progress = Callable[[int, int, int, int], None]
-
-MAX_MANIFEST_RUNS = 64
 
 
 def _no_warn(message: str) -> None:
@@ -106,64 +104,62 @@ def load_index(
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
-    ``run_key`` names the invocation (see ``segment.run_key``) so the fast path can find this
+    ``run_key`` names the invocation (see ``manifest.run_key``) so the fast path can find this
     index again without parsing anything. Raises CatalogError for a catalog path that does not
     exist, and NothingLoaded (naming the file, its size and the limit) when a file over
     ``max_file_size`` was skipped and no other file loaded a tool;
     cache problems never raise, they are reported through ``warn``. A build reports through
     ``progress`` (files read, files found, tools loaded, tools analysed) as it goes.
     """
-    from toolfind.catalog.discovery import discover_all
+    from toolfind.catalog.discovery import discover
 
     params = params or ScoringParams()
-    # Stamps are taken before anything is read (directories before discovery), so an edit or
-    # a new file during the build changes one; a racy stamp (segment.racy), which might not
-    # change, is recorded with the content it stood for, compared until it settles.
+    # Stamps are taken before anything is read (roots before the walk, each directory before
+    # it is listed, each file before it is read), so an edit or a new file during the build
+    # changes one; a racy stamp (manifest.racy), which might not change, is recorded with the
+    # content it stood for, compared until it settles.
     taken = time.time_ns()
     cwd = working_dir()
-    dirs, dir_contents = _dir_stamps(paths, cwd, taken) if use_cache and run_key else ([], {})
-    files, skipped = discover_all(paths)
+    local = [] if cwd is None else [os.path.join(cwd, "catalogs")]  # the default catalogs
+    remember = use_cache and run_key is not None
+    roots = manifest.stamp_roots([*local, *paths], cwd) if remember else []
+    found = discover(paths)
     fingerprint = settings_fingerprint(params, max_file_size)
     if not use_cache:
         with collector_paused():
-            return _build(paths, params, max_file_size, key="", files=files, progress=progress)
+            return _build(paths, params, max_file_size, key="", found=found, progress=progress)
 
     store = CacheStore(cache_root, warn)
-    manifest = segment.read_manifest(store._root, warn)
-    stats = {str(p): (_absolute(p, cwd), stamp(p)) for p in files}
-    digests = _digests(stats, manifest.get("shas", {}))
+    recorded = manifest.read(store._root, warn)
+    files = manifest.files_of(found, cwd)
+    digests = manifest.digests(recorded, files)
     # Everything a build's result depends on, in load order (the first of two duplicates
     # wins): the settings, what discovery skipped (its warnings), each file as given and its
     # digest. Looked up as is in the manifest (no hashing, nor hashlib import), else hashed.
-    inputs = fingerprint + "".join(f"\0skipped {f}" for f in skipped)
+    inputs = fingerprint + "".join(f"\0skipped {f}" for f in found.findings)
     inputs += "".join(f"\0{p}\0{d}" for p, d in digests.items())
-    known = manifest.get("keys", {}).get(inputs)
-    key = known if isinstance(known, str) else cache_key(inputs)
+    key = manifest.known_key(recorded, inputs) or cache_key(inputs)
     loaded = store.read_index(key)
     if loaded is None:
         with collector_paused():
-            loaded = _build(paths, params, max_file_size, key=key, files=files, progress=progress)
+            loaded = _build(paths, params, max_file_size, key=key, found=found, progress=progress)
             store.write_index(key, loaded)
     if run_key is not None:
-        stamps = [*dirs, *((a, *st) for a, st in stats.values())]
-        # Racy stamps prove nothing: their content, read when they were taken (a file's
-        # digest, a directory's names), is recorded too, and compared until they settle.
-        by_absolute = dir_contents | {a: digests[p] for p, (a, _) in stats.items()}
-        contents = tuple(
-            (row[0], by_absolute.get(row[0])) for row in stamps if segment.racy(row[1:], taken)
-        )
-        store.remember_run(manifest, run_key, key, stamps, contents, stats, digests, taken, inputs)
+        made = manifest.record(roots, found, cwd, taken, digests)
+        new = manifest.remembered(recorded, run_key, key, made, files, digests, taken, inputs)
+        if new is not None:
+            store.write_manifest(new)
     return loaded
 
 
 def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> Loaded | None:
     """The index an earlier invocation with the same ``run_key`` loaded (see
-    ``segment.run_key``), if none of the catalog files and directories it recorded changed
+    ``manifest.run_key``), if none of the catalog files and directories it recorded changed
     since; else None, and the caller runs :func:`load_index`, which reports any problem.
     The warm path of every command: no config parsing, catalog discovery or hashing.
     """
     store = CacheStore(cache_root)
-    key = segment.recorded_key(store._root, run_key)
+    key = manifest.recorded_key(store._root, run_key)
     return None if key is None else store.read_index(key)
 
 
@@ -180,7 +176,7 @@ def _build(
     max_file_size: int,
     *,
     key: str,
-    files: Sequence[Path],
+    found: Discovery,
     progress: Progress | None = None,
 ) -> Loaded:
     from toolfind import catalog
@@ -190,7 +186,7 @@ def _build(
         if progress is not None:
             progress(done, found, tools, 0)
 
-    result = catalog.load(paths, max_bytes=max_file_size, progress=read)
+    result = catalog.load(paths, max_bytes=max_file_size, progress=read, found=found)
     n_files = len(result.files)
     if result.oversized and not result.tools:  # skipped, with nothing else to search
         raise NothingLoaded(str(result.oversized[0]))
@@ -210,75 +206,7 @@ def _build(
             progress(n_files, n_files, total, done)
 
     index = SearchIndex.build(tools, params, progress=analysed)
-    return Loaded(index, findings, key, False, tuple(map(str, files)), extras)
-
-
-def _digests(stats: dict[str, tuple[str, Stamp]], known: dict[str, Any]) -> dict[str, str]:
-    """SHA-256 of each file, reusing the one recorded for its absolute path when its whole
-    stamp is unchanged (racy stamps are never recorded: see ``CacheStore.remember_run``)."""
-    from toolfind.catalog import file_digest
-
-    out: dict[str, str] = {}
-    for path, (absolute, st) in stats.items():
-        previous = known.get(absolute)
-        if isinstance(previous, tuple) and len(previous) == 6 and previous[:5] == st:
-            out[path] = previous[5]
-            continue
-        try:
-            out[path] = file_digest(path)
-        except OSError as exc:  # the build reports it; the key only needs to differ
-            out[path] = f"unreadable {exc.errno}"
-    return out
-
-
-def _absolute(path: Any, cwd: str | None) -> str:
-    """``path`` joined to the working directory (as is when absolute or there is none)."""
-    text = os.fspath(path)
-    return text if cwd is None or os.path.isabs(text) else os.path.join(cwd, text)
-
-
-def _dir_stamps(
-    paths: Sequence[Path], cwd: str | None, taken: int
-) -> tuple[list[tuple[Any, ...]], dict[str, Any]]:
-    """``./catalogs`` (the default catalogs: whether it exists), each catalog root (whatever
-    it is) and every directory under them, with their stamps, by absolute path: an entry
-    added or removed changes its directory's mtime, so no walk is needed to notice. (Not the
-    working directory itself: a cache directory inside it would change it on every write.)
-    Also the names in each directory whose stamp is racy (``segment.racy``), read then."""
-    seen: set[tuple[int, int]] = set()
-    local = None if cwd is None else os.path.join(cwd, "catalogs")
-    out: list[tuple[Any, ...]] = [] if local is None else [(local, *stamp(local))]
-    for root in paths:
-        absolute = _absolute(root, cwd)
-        out.append((absolute, *stamp(absolute)))
-        out.extend((d, *stamp(d)) for d in _walk_dirs(absolute, seen))
-    contents = {
-        row[0]: segment.content_of(row[0])
-        for row in out
-        if segment.racy(row[1:], taken) and os.path.isdir(row[0])
-    }
-    return out, contents
-
-
-def _walk_dirs(root: str, seen: set[tuple[int, int]]) -> Iterator[str]:
-    try:
-        st = os.stat(root)
-    except OSError:
-        return
-    if not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) in seen:
-        return
-    seen.add((st.st_dev, st.st_ino))
-    yield root
-    try:
-        children = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in children:
-        try:
-            if entry.is_dir():
-                yield from _walk_dirs(entry.path, seen)
-        except OSError:
-            continue
+    return Loaded(index, findings, key, False, tuple(map(str, found.files)), extras)
 
 
 class _RestrictedUnpickler(Unpickler):
@@ -308,9 +236,9 @@ class CacheStore:
     """The cache directory: reads that never raise, atomic writes that never corrupt."""
 
     def __init__(self, root: Path | str | None, warn: Warn = _no_warn) -> None:
-        """``root`` None: :func:`segment.default_cache_dir`."""
+        """``root`` None: :func:`manifest.default_cache_dir`."""
         # reads use the text: pathlib is imported to write
-        self._root = os.fspath(root or segment.default_cache_dir(os.environ))
+        self._root = os.fspath(root or manifest.default_cache_dir(os.environ))
         self.warn = warn
         self._unwritable = False
 
@@ -325,7 +253,7 @@ class CacheStore:
         try:
             with open(path, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                reason = segment.unsafe_reason(st)
+                reason = manifest.unsafe_reason(st)
                 if reason:
                     self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
                     return None
@@ -353,79 +281,32 @@ class CacheStore:
             return
         self._write(self.root / os.path.basename(segment.index_file(self._root, key)), parts)
 
-    def remember_run(
-        self,
-        manifest: dict[str, Any],
-        run_key: tuple[str, ...],
-        key: str,
-        stamps: list[tuple[Any, ...]],
-        contents: tuple[tuple[str, Any], ...],
-        stats: dict[str, tuple[str, Stamp]],
-        digests: dict[str, str],
-        taken: int,
-        inputs: str = "",
-    ) -> None:
-        """Record which index answers this invocation, the ``stamps`` (absolute path and
-        stamp) that keep it valid and the ``contents`` of the racy ones (see
-        ``segment.recorded_key``); the digests of the files whose stamp is not racy; and the
-        key of the build's inputs."""
-        entry: dict[str, Any] = {"key": key, "stamps": tuple(stamps)}
-        if contents:
-            entry["contents"] = contents
-        runs: dict[Any, Any] = dict(manifest.get("runs", {}))
-        keys: dict[Any, Any] = dict(manifest.get("keys", {}))
-        if runs.get(run_key) == entry and (not inputs or keys.get(inputs) == key):
-            return
-        _put_newest(runs, run_key, entry)
-        shas = dict(manifest.get("shas", {}))
-        for path, (absolute, st) in stats.items():
-            if segment.racy(st, taken):
-                shas.pop(absolute, None)
-            else:
-                shas[absolute] = (*st, digests[path])
-        if inputs:
-            _put_newest(keys, inputs, key)
-        new = {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys}
-        self._write(self.root / MANIFEST_NAME, [marshal.dumps(new)])
-
-    def settle_run(self, run_key: tuple[str, ...], entry: dict[str, Any]) -> None:
-        """Drop the racy contents of ``run_key``'s ``entry``, verified and no longer racy
-        (``segment.recorded_key``), unless another process changed the entry meanwhile."""
-        manifest = segment.read_manifest(self._root)
-        runs = manifest.get("runs", {})
-        if runs.get(run_key) != entry:
-            return
-        runs[run_key] = {k: v for k, v in entry.items() if k != "contents"}
-        self._write(self.root / MANIFEST_NAME, [marshal.dumps(manifest)])
+    def write_manifest(self, data: dict[str, Any]) -> None:
+        """Replace the manifest with ``data`` (:func:`manifest.remembered`)."""
+        self._written(lambda: manifest.save(self._root, data))
 
     def _write(self, path: Path, chunks: Iterable[Any]) -> None:
-        """Write ``chunks`` (buffers) one after another to ``path`` atomically: a
-        temporary file in the same directory, then ``os.replace``, so that readers only ever
-        see a complete file."""
+        """Write ``chunks`` (buffers) to ``path`` in the cache directory, atomically."""
+
+        def write() -> None:
+            os.makedirs(self._root, mode=0o700, exist_ok=True)
+            replace_file(path, chunks)
+
+        self._written(write)
+
+    def _written(self, write: Callable[[], None]) -> None:
+        """Run ``write``; the first failure says, once, that the cache is not writable, and
+        later writes are skipped."""
         if self._unwritable:
             return
-        import tempfile  # only a build writes
-
-        tmp: str | None = None
         try:
-            self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.root)
-            with os.fdopen(fd, "wb") as fh:
-                fh.writelines(chunks)
-            os.replace(tmp, path)
-            tmp = None
+            write()
         except OSError as exc:
-            self._unwritable = True  # said once: later writes are skipped
+            self._unwritable = True
             reason = exc.strerror or type(exc).__name__
             self.warn(
                 f"Cache directory {self.root} is not writable ({reason}); working without a cache."
             )
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
 
     def own_files(self) -> list[tuple[str, int]]:
         """toolfind's own files in the cache directory (:func:`is_own_file`), by name, with
@@ -481,14 +362,6 @@ def is_own_file(name: str) -> bool:
 
 def _is_hex(text: str) -> bool:
     return all(c in "0123456789abcdef" for c in text)
-
-
-def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
-    """Set ``table[key]`` as its newest entry, dropping the oldest beyond the manifest's bound."""
-    table.pop(key, None)
-    table[key] = value
-    while len(table) > MAX_MANIFEST_RUNS:
-        table.pop(next(iter(table)))
 
 
 def _index_file_parts(

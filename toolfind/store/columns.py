@@ -13,13 +13,14 @@ from __future__ import annotations
 import gc
 import marshal
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, chain
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import accumulate, chain, repeat
 from operator import attrgetter
 from zlib import crc32
 
 from toolfind.models import Source, Tool
-from toolfind.store.segment import FIELDS, SOURCE, find_string
+from toolfind.store.segment import find_string
 
 # typing costs a warm command a good part of its start-up: only mypy reads this.
 TYPE_CHECKING = False
@@ -166,13 +167,21 @@ class KeyedIds(Mapping[str, Sequence[int]]):
         return (KeyedIds, (self._keys, pack(self._offsets), pack(self._ids)))
 
 
+#: A tool record: the marshalled tuple of a tool's fields, in ``Tool``'s order, the source as
+#: a tuple in ``Source``'s (the index file's directory names them for the warm path's reader).
+FIELDS: tuple[str, ...] = Tool.__match_args__
+_SOURCE = FIELDS.index("source")
 _FIELDS = attrgetter(*FIELDS)
+
+
+_SOURCE_NAMES = Source.__match_args__
+_SOURCE_FIELDS = attrgetter(*_SOURCE_NAMES)
 
 
 def _record(tool: Tool) -> tuple[Any, ...]:
     record = list(_FIELDS(tool))
     source = tool.source
-    record[SOURCE] = None if source is None else (source.file, source.pointer, source.line)
+    record[_SOURCE] = None if source is None else _SOURCE_FIELDS(source)
     return tuple(record)
 
 
@@ -188,36 +197,61 @@ class _ThawedSource:
     __slots__ = vars(Source)["__slots__"]
 
 
-def _tool(record: tuple[Any, ...]) -> Tool:
-    """The tool :func:`_record` wrote, filled in as a thawed tool that then becomes a ``Tool``:
-    a quarter of ``Tool.__init__``'s cost, which ``list`` pays per tool."""
-    # segment.FIELDS spelled out: one unpacking costs half a setattr loop over the fields
+def _by_fields(record: tuple[Any, ...]) -> Tool:
+    """The tool :func:`_record` wrote, filled in field by field (``setattr`` mapped over
+    :data:`FIELDS`, in C) as a thawed tool that then becomes a ``Tool``: nothing to compile,
+    for a command that decodes a few tools; about twice the cost per tool of
+    :func:`_decoder`'s function, which takes over once many are decoded."""
     tool: Any = object.__new__(_ThawedTool)
-    (
-        tool.name,
-        tool.description,
-        tool.parameters,
-        tool.namespace,
-        tool.tags,
-        tool.search_hint,
-        tool.defer,
-        tool.enabled,
-        tool.annotations,
-        tool.aliases,
-        tool.title,
-        tool.output_schema,
-        source,
-        tool.original,
-    ) = record
+    deque(map(setattr, repeat(tool), FIELDS, record), 0)
+    source = record[_SOURCE]
     if source is not None:
         made: Any = object.__new__(_ThawedSource)
-        made.file, made.pointer, made.line = source
+        deque(map(setattr, repeat(made), _SOURCE_NAMES, source), 0)
+        made.__class__ = Source
+        tool.source = made
+    tool.__class__ = Tool
+    decoded: Tool = tool  # typed without cast(), a call
+    return decoded
+
+
+#: Tools decoded field by field before the compiled unpacking takes over: its compile (a
+#: process's first costs ~1 ms) is worth about 2,000 tools' difference.
+_COMPILE_AFTER = 2048
+
+
+#: The function :func:`_decoder` made, once made.
+_decode: Callable[[tuple[Any, ...]], Tool] | None = None
+
+
+def _decoder() -> Callable[[tuple[Any, ...]], Tool]:
+    """The function that turns many :func:`_record` back into their tools: a thawed tool
+    filled by one unpacking of the record into its slots, which then becomes a ``Tool`` (a
+    quarter of ``Tool.__init__``'s cost, half of :func:`_by_fields`'; ``list`` pays it per
+    tool). Written from ``Tool``'s and ``Source``'s fields and compiled on first use, then
+    kept."""
+    global _decode
+    if _decode is not None:
+        return _decode
+    targets = ", ".join("source" if f == "source" else f"tool.{f}" for f in FIELDS)
+    source_targets = ", ".join(f"made.{f}" for f in _SOURCE_NAMES)
+    text = f"""def decode(record):
+    tool = new(ThawedTool)
+    ({targets},) = record
+    if source is not None:
+        made = new(ThawedSource)
+        ({source_targets},) = source
         made.__class__ = Source
         source = made
     tool.source = source
     tool.__class__ = Tool
-    decoded: Tool = tool  # typed without cast(), a call
-    return decoded
+    return tool
+"""
+    scope: dict[str, Any] = {"new": object.__new__, "Tool": Tool, "Source": Source}
+    scope.update(ThawedTool=_ThawedTool, ThawedSource=_ThawedSource)
+    exec(compile(text, f"<{__name__} decoder>", "exec"), scope)  # our own text, from the fields
+    _decode = scope["decode"]
+    return scope["decode"]  # type: ignore[no-any-return]
 
 
 class ToolTable(Sequence[Tool]):
@@ -225,6 +259,9 @@ class ToolTable(Sequence[Tool]):
     ``id(index.tools[i])`` is stable)."""
 
     __slots__ = ("_blob", "_decoded", "_offsets")
+    #: The fields of its records, in order (:data:`FIELDS`), and of their sources.
+    FIELDS = FIELDS
+    SOURCE_FIELDS = _SOURCE_NAMES
 
     def __init__(self, blob: Any, offsets: Any) -> None:
         self._blob = unpack(blob)
@@ -259,26 +296,37 @@ class ToolTable(Sequence[Tool]):
             if i < 0:
                 i += len(self._decoded)
             offsets = self._offsets
-            tool = self._decoded[i] = _tool(marshal.loads(self._blob[offsets[i] : offsets[i + 1]]))
+            record = marshal.loads(self._blob[offsets[i] : offsets[i + 1]])
+            tool = self._decoded[i] = (_decode or _by_fields)(record)
         return tool
 
     def __iter__(self) -> Iterator[Tool]:
-        for i in range(len(self._decoded)):
-            yield self[i]
+        return self._tools(range(len(self._decoded)), keep=True)
 
     def each(self, ids: Iterable[int]) -> Iterator[Tool]:
         """The tools ``ids``, each decoded as it is reached and not kept (unless it was)."""
-        blob, offsets, decoded, loads = self._blob, self._offsets, self._decoded, marshal.loads
-        for i in ids:
-            tool = decoded[i]
-            yield _tool(loads(blob[offsets[i] : offsets[i + 1]])) if tool is None else tool
+        return self._tools(ids, keep=False)
 
     def decode_all(self) -> None:
         """Decode every tool not decoded yet, the collector paused (:class:`collector_paused`)."""
         with collector_paused():
-            for i, tool in enumerate(self._decoded):
-                if tool is None:
-                    self[i]
+            deque(self._tools(range(len(self._decoded)), keep=True), 0)
+
+    def _tools(self, ids: Iterable[int], *, keep: bool) -> Iterator[Tool]:
+        """The tools ``ids``, decoded as they are reached (kept with ``keep``): field by field,
+        then by the compiled unpacking once :data:`_COMPILE_AFTER` were."""
+        blob, offsets, decoded, loads = self._blob, self._offsets, self._decoded, marshal.loads
+        decode, left = _decode or _by_fields, _COMPILE_AFTER
+        for i in ids:
+            tool = decoded[i]
+            if tool is None:
+                left -= 1
+                if not left:
+                    decode = _decoder()
+                tool = decode(loads(blob[offsets[i] : offsets[i + 1]]))
+                if keep:
+                    decoded[i] = tool
+            yield tool
 
     def columns(self) -> tuple[Any, Any]:
         """The records end to end, and where each one starts (``Q``)."""

@@ -8,7 +8,8 @@ all integers of the header little-endian, every part 8-aligned. Part 0 is the *d
 (marshalled builtins), part 1 the pickle of the whole index (see :mod:`toolfind.store.cache`),
 then the pickle's out-of-band buffers: the index's columns, each a part. The directory names
 the parts holding the columns a warm ``search --json`` / ``show --json`` reads (:data:`COLUMNS`),
-with their item type, plus the load warnings and the impact tiers' places. So :class:`Segment`
+with their item type, plus the load warnings, the impact tiers' places and the fields of the
+tool records (``models.Tool``'s, as ``columns.ToolTable`` writes them). So :class:`Segment`
 reads the index's own columns: nothing is stored twice.
 
 The few records a query prints are read through :class:`ToolRecord`, a ``Tool``-like view,
@@ -20,9 +21,13 @@ from __future__ import annotations
 
 import marshal
 import os
-import stat
-import sys
 from zlib import crc32  # columns.StringTable's hash
+
+# cli/ reads these through this module (the warm path's one import of the store).
+from toolfind.store.manifest import default_cache_dir as default_cache_dir
+from toolfind.store.manifest import recorded_key as recorded_key
+from toolfind.store.manifest import run_key as run_key
+from toolfind.store.manifest import unsafe_reason as unsafe_reason
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
 TYPE_CHECKING = False
@@ -36,7 +41,7 @@ if TYPE_CHECKING:
 MAGIC = b"TFIDX\x03\n\x00"
 #: Bump on any change to the directory or to what the reader expects of the columns and
 #: records: the cache key includes it, so a file another version wrote is never read.
-FORMAT = 7
+FORMAT = 8
 _U64 = 8
 #: More parts than this is a damaged header (an index has a few dozen).
 MAX_PARTS = 1 << 16
@@ -44,85 +49,8 @@ MAX_PARTS = 1 << 16
 DIRECTORY_PART, PICKLE_PART = 0, 1
 
 
-def default_cache_dir(environ: Any) -> str:
-    """``$TOOLFIND_CACHE_DIR``, else the platform's per-user cache directory: platformdirs'
-    ``user_cache_dir("toolfind")``, spelled out (platformdirs costs a warm search too much)."""
-    explicit = environ.get("TOOLFIND_CACHE_DIR")
-    if explicit:
-        return str(explicit)
-    home = environ.get("HOME") or os.path.expanduser("~")
-    if sys.platform == "darwin":
-        return os.path.join(home, "Library", "Caches", "toolfind")
-    if sys.platform == "win32":
-        local = environ.get("LOCALAPPDATA") or os.path.join(home, "AppData", "Local")
-        return os.path.join(local, "toolfind", "Cache")
-    xdg = environ.get("XDG_CACHE_HOME", "").strip()
-    return os.path.join(xdg or os.path.join(home, ".cache"), "toolfind")
-
-
-def unsafe_reason(st: os.stat_result) -> str | None:
-    """Why a cache file with this stat must not be read, or None when it may be."""
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return "it is owned by another user"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "it is writable by group or others"
-    if not stat.S_ISREG(st.st_mode):
-        return "it is not a regular file"
-    return None
-
-
-#: What tells, without reading it, whether a catalog file or directory changed:
-#: ``(size, mtime_ns, inode, ctime_ns, device)``. ctime catches the edits that keep size and
-#: mtime (``cp -p``, ``touch -r``, tools restoring mtimes): nobody can set it back. The device
-#: tells apart files on two volumes that reuse inode numbers.
-Stamp = tuple[int, int, int, int, int]
-
-#: The stamp of a path that cannot be stat'ed (missing, unreadable).
-MISSING: Stamp = (-1, -1, -1, -1, -1)
-
-#: A stamp whose mtime or ctime is this close to the moment it was taken (or later) is
-#: *racy*, as git calls it: an edit within the same timestamp tick would not change it, so it
-#: proves nothing about the content. 2 s: FAT's granularity, the coarsest in use.
-RACY_NS = 2_000_000_000
-
-
-def stamp(path: str | os.PathLike[str]) -> Stamp:
-    """``path``'s stamp, or :data:`MISSING`."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return MISSING
-    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev)
-
-
-def racy(st: Stamp, taken_ns: int) -> bool:
-    """Whether the stamp ``st``, taken at ``taken_ns`` (``time.time_ns()`` before the stat),
-    may miss a later edit: its mtime or ctime lies within :data:`RACY_NS` of that moment."""
-    return st != MISSING and max(st[1], st[3]) >= taken_ns - RACY_NS
-
-
-def unchanged(recorded: Iterable[tuple[Any, ...]] | None) -> bool:
-    """True when every recorded ``(absolute path, *stamp)`` is still that path's stamp;
-    False for None and for anything that is not such a list (a damaged or older record)."""
-    if recorded is None:
-        return False
-    try:
-        for entry in recorded:
-            if stamp(entry[0]) != entry[1:]:
-                return False
-    except (TypeError, ValueError, IndexError):
-        return False
-    return True
-
-
-#: The cache directory's record of which index answered each invocation (written by
-#: :mod:`toolfind.store.cache`). Every file toolfind writes in the cache directory is named
-#: ``toolfind-*`` (temporary ones ``.toolfind-*.tmp``): nothing else there is toolfind's.
-MANIFEST_NAME = "toolfind-manifest.marshal"
-#: The cache's format, the manifest's and the index files': bump on a change to either, and
-#: old files become misses. 3: one file per index. 4: stamps with ctime and device, absolute
-#: paths, files named ``toolfind-*``.
-CACHE_FORMAT = 4
+#: Index files are named ``toolfind-<key>.pickle`` in the cache directory (see
+#: ``store.manifest``: every file toolfind writes there is named ``toolfind-*``).
 INDEX_PREFIX, INDEX_SUFFIX = "toolfind-", ".pickle"
 #: The semantic signal's tool vectors beside an index: ``toolfind-<key>.<model id>.vec``.
 VECTORS_SUFFIX = ".vec"
@@ -133,113 +61,9 @@ def index_file(root: str, key: str) -> str:
     return os.path.join(root, INDEX_PREFIX + key + INDEX_SUFFIX)
 
 
-def read_manifest(root: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The manifest of the cache directory ``root``; an empty one for a file that is missing,
-    unreadable, unsafe (said through ``warn``) or of another format."""
-    path = os.path.join(root, MANIFEST_NAME)
-    data = None
-    try:
-        with open(path, "rb") as fh:
-            reason = unsafe_reason(os.fstat(fh.fileno()))
-            if reason is None:
-                data = marshal.loads(fh.read())
-            elif warn is not None:
-                warn(f"Ignoring cache file {path}: {reason}.")
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
-    if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return {"format": CACHE_FORMAT, "runs": {}, "shas": {}}
-    return data
-
-
-def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
-    """The key of the index an earlier invocation with this ``run_key`` loaded, if none of
-    the catalog files and directories it recorded changed since.
-
-    Stamps that were racy when recorded (see :func:`racy`) are not proof: the entry then
-    carries their content (a file's SHA-256, a directory's names), compared here. Once they
-    are no longer racy, the entry is *settled* (the comparison dropped): a few stat calls again.
-    """
-    entry = read_manifest(root).get("runs", {}).get(run_key)
-    if not isinstance(entry, dict) or not unchanged(entry.get("stamps")):
-        return None
-    key = entry.get("key")
-    if not isinstance(key, str):
-        return None
-    contents = entry.get("contents")
-    if contents:
-        import time
-
-        now = time.time_ns()  # before the contents are read: see racy()
-        if not same_contents(contents):
-            return None
-        if not any(racy(stamp(path), now) for path, _ in contents):
-            from toolfind.store.cache import CacheStore  # once: the settled entry skips this
-
-            CacheStore(root).settle_run(run_key, entry)
-    return key
-
-
-def content_of(path: str) -> Any:
-    """What :func:`recorded_key` compares for a racy stamp: a directory's sorted names, a
-    file's SHA-256 (hex), None for anything else or what cannot be read."""
-    try:
-        st = os.stat(path)
-        if stat.S_ISDIR(st.st_mode):
-            return tuple(sorted(os.listdir(path)))
-        if stat.S_ISREG(st.st_mode):
-            import hashlib  # only for a racy stamp
-
-            with open(path, "rb") as fh:
-                return hashlib.file_digest(fh, "sha256").hexdigest()
-    except OSError:
-        pass
-    return None
-
-
-def same_contents(contents: Iterable[tuple[str, Any]]) -> bool:
-    """Whether every recorded ``(path, content_of(path))`` still holds."""
-    try:
-        return all(content_of(path) == content for path, content in contents)
-    except (TypeError, ValueError):
-        return False
-
-
-def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Names this invocation's context: everything that decides which catalogs and settings
-    apply (working directory, options, environment, the config file that applies and its
-    stamp). A deleted working directory is named ``""``: only absolute paths work there."""
-    from toolfind.userfiles import find_config, working_dir
-
-    environ = os.environ
-    cwd = working_dir()
-    config = find_config(environ, cwd)
-    config_stamp = MISSING if config is None else stamp(config)
-    config_stat = "-" if config_stamp == MISSING else ":".join(map(str, config_stamp))
-    return (
-        "run2",
-        cwd or "",
-        "\0".join(catalog_args),
-        environ.get("TOOLFIND_CATALOGS", ""),
-        environ.get("TOOLFIND_CONFIG", ""),
-        "\0".join(weight_args),
-        config or "",
-        config_stat,
-    )
-
-
 def unmatched_hint(terms: list[str]) -> str:
     """The stderr line naming query terms that occur in no tool."""
     return "No tool mentions: " + ", ".join(terms) if terms else ""
-
-
-#: A tool record: ``columns.ToolTable``'s marshalled tuple of a tool's fields, in
-#: ``models.Tool``'s order (the source as a tuple).
-FIELDS = tuple(
-    "name description parameters namespace tags search_hint defer enabled annotations aliases "
-    "title output_schema source original".split()
-)
-NAME, NAMESPACE, ENABLED, SOURCE = map(FIELDS.index, ("name", "namespace", "enabled", "source"))
 
 
 def _item(i: int) -> Any:  # a field's property, without importing operator (show would pay)
@@ -247,27 +71,37 @@ def _item(i: int) -> Any:  # a field's property, without importing operator (sho
 
 
 class SourceRecord(tuple):  # type: ignore[type-arg]
-    """A stored tool's source, ``(file, pointer, line)``, read as ``models.Source`` is."""
+    """A stored tool's source, read as ``models.Source`` is: a property per field of its
+    file's layout (:func:`record_type`)."""
 
     __slots__ = ()
-    file = _item(0)
-    pointer = _item(1)
-    line = _item(2)
+    if TYPE_CHECKING:
+        file: str
+        pointer: str
+        line: int | None
 
 
 class ToolRecord(tuple):  # type: ignore[type-arg]
-    """A read-only, ``models.Tool``-like view of a stored tool record, without making a tool
-    (nor importing the models): a property per field of :data:`FIELDS`."""
+    """A read-only, ``models.Tool``-like view of a stored tool record (``columns.ToolTable``'s
+    marshalled tuple of a tool's fields), without making a tool nor importing the models.
+    :meth:`Segment.record` gives each one as an instance of its file's layout
+    (:func:`record_type`: a property per field the directory names); ``ToolRecord(record)``
+    of such a record is the record itself."""
 
     __slots__ = ()
+
+    def __new__(cls, record: Iterable[Any]) -> ToolRecord:
+        if isinstance(record, ToolRecord):
+            return record
+        made: ToolRecord = super().__new__(cls, record)
+        return made
+
     if TYPE_CHECKING:
 
         def __getattr__(self, field: str) -> Any: ...
 
-    @property
-    def source(self) -> SourceRecord | None:
-        source = self[SOURCE]
-        return None if source is None else SourceRecord(source)
+        @property
+        def source(self) -> SourceRecord | None: ...
 
     @property
     def all_tags(self) -> tuple[str, ...]:
@@ -276,9 +110,28 @@ class ToolRecord(tuple):  # type: ignore[type-arg]
         return all_tags(self.tags, self.annotations)
 
 
-for _i, _field in enumerate(FIELDS):
-    if _field != "source":
-        setattr(ToolRecord, _field, _item(_i))
+def record_type(fields: tuple[str, ...], source_fields: tuple[str, ...]) -> type[ToolRecord]:
+    """The :class:`ToolRecord` of records holding ``fields`` (``models.Tool``'s, in its order)
+    and a source holding ``source_fields`` (``models.Source``'s): a property per field. The
+    index file's directory names both (``columns.ToolTable.FIELDS``, ``SOURCE_FIELDS``)."""
+    at = fields.index("source")
+    source_type = type(
+        "SourceRecord",
+        (SourceRecord,),
+        {"__slots__": (), **{field: _item(i) for i, field in enumerate(source_fields)}},
+    )
+
+    def source(record: tuple[Any, ...]) -> SourceRecord | None:
+        value = record[at]
+        return None if value is None else source_type(value)
+
+    body: dict[str, Any] = {field: _item(i) for i, field in enumerate(fields)}
+    body.update(__slots__=(), source=property(source))
+    return type("ToolRecord", (ToolRecord,), body)
+
+
+#: The fields a reader needs of every record, whatever else its layout holds.
+_NEEDED = ("name", "namespace", "enabled", "source")
 
 
 def layout(parts: Sequence[Any]) -> list[Any]:
@@ -310,9 +163,9 @@ def directory(
     extras: dict[int, tuple[str, ...]] | None = None,
 ) -> bytes:
     """The directory of an index file: ``tools`` is the ``columns.ToolTable`` pickled with
-    ``index``; ``part_of(column)`` the part a column was written as; ``extras`` the index's
-    :func:`_native_extras` if known (a build computes them while it holds the tools). Never
-    per tool."""
+    ``index`` (its records' ``FIELDS`` are named here); ``part_of(column)`` the part a column
+    was written as; ``extras`` the index's :func:`_native_extras` if known (a build computes
+    them while it holds the tools). Never per tool."""
     columns = {
         name: (part_of(column), memoryview(column).format)  # the item type
         for name, column in _fast_columns(index, tools).items()
@@ -321,6 +174,8 @@ def directory(
         {
             "format": FORMAT,
             "columns": columns,
+            "fields": tools.FIELDS,
+            "source_fields": tools.SOURCE_FIELDS,
             "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
             "warnings": tuple(f"Warning: skipped {f}" for f in findings),
@@ -423,8 +278,11 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
             raise ValueError(f"column {name} is not whole items")
         columns[name] = (offset, length // size, code, size)
     tier_of = found["tier_of"]
+    fields, source_fields = found["fields"], found["source_fields"]
     if (
-        not isinstance(found["warnings"], tuple)
+        not _names(fields, _NEEDED)
+        or not _names(source_fields, ("file", "pointer", "line"))
+        or not isinstance(found["warnings"], tuple)
         or not isinstance(found["extras"], dict)
         or not isinstance(tier_of, dict)
         or any(not 0 <= a <= b <= columns["tiers"][1] for a, b, _ in tier_of.values())
@@ -432,6 +290,16 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         raise ValueError("index file directory is malformed")
     found["columns"] = columns
     return found
+
+
+def _names(fields: Any, needed: tuple[str, ...]) -> bool:
+    """Whether ``fields`` is a record layout: distinct names, ``needed`` among them."""
+    return (
+        isinstance(fields, tuple)
+        and all(isinstance(field, str) for field in fields)
+        and len(set(fields)) == len(fields)
+        and set(needed) <= set(fields)
+    )
 
 
 def find_string(text: str, blob: Any, offsets: Any, buckets: Any, slots: Any) -> int | None:
@@ -483,7 +351,10 @@ class Segment:
         self.warnings: tuple[str, ...] = found["warnings"]
         self.extras: dict[int, tuple[str, ...]] = found["extras"]
         self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
-        self._records: dict[int, tuple[Any, ...]] = {}
+        fields: tuple[str, ...] = found["fields"]
+        self._record_type = record_type(fields, found["source_fields"])
+        self._name, self._namespace, self._enabled = map(fields.index, _NEEDED[:3])
+        self._records: dict[int, ToolRecord] = {}
         self._tables: dict[str, tuple[_Column, ...]] = {}
         self._vocab: tuple[Any, ...] | None = None
 
@@ -561,31 +432,32 @@ class Segment:
         """The tools ``query`` names (disabled ones too), by the function the index uses."""
         from toolfind.core.analysis import lookup_name, name_key
 
-        record = self.record
+        record, namespace = self.record, self._namespace
         return lookup_name(
-            query, self.names_for, self.name, lambda d: name_key(record(d)[NAMESPACE])
+            query, self.names_for, self.name, lambda d: name_key(record(d)[namespace])
         )
 
     def enabled(self, doc: int) -> bool:
-        return bool(self.record(doc)[ENABLED])
+        return bool(self.record(doc)[self._enabled])
 
     def exact_key(self, doc: int) -> tuple[str, str]:
         record = self.record(doc)
-        return record[NAMESPACE], record[NAME]
+        return record[self._namespace], record[self._name]
 
     def tie_key(self, doc: int) -> tuple[str, str, int]:
         """(name, namespace, id): the index's order of ties (``SearchIndex.tie_key``)."""
         record = self.record(doc)
-        return record[NAME], record[NAMESPACE], doc
+        return record[self._name], record[self._namespace], doc
 
     def numpy(self, postings: int) -> None:
         """Never: importing numpy would cost a one-shot command more than it saves."""
         return None
 
-    def record(self, doc: int) -> tuple[Any, ...]:
-        """Tool ``doc``'s record (see :data:`NAME` and the fields after it), decoded once."""
+    def record(self, doc: int) -> ToolRecord:
+        """Tool ``doc``'s record, in this file's layout (:func:`record_type`), decoded once."""
         found = self._records.get(doc)
         if found is None:
             start, end = self._items("tools.offsets", doc, doc + 2)
-            found = self._records[doc] = marshal.loads(self._bytes("tools.blob", start, end))
+            data = marshal.loads(self._bytes("tools.blob", start, end))
+            found = self._records[doc] = self._record_type(data)
         return found

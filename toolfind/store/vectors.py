@@ -22,6 +22,7 @@ from toolfind.core import fusion
 from toolfind.core import search as searching
 from toolfind.core.analysis import query_terms
 from toolfind.store import segment
+from toolfind.store.manifest import unsafe_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def _read(np: Any, path: str, n: int, dim: int, warn: Callable[[str], None]) -> 
     try:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
-            reason = segment.unsafe_reason(st)
+            reason = unsafe_reason(st)
             if reason:
                 warn(f"Ignoring cache file {path}: {reason}; recomputing.")
                 return None

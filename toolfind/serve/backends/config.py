@@ -28,6 +28,9 @@ from typing import Any, Literal
 
 from toolfind.errors import ConfigError, UsageError
 
+#: A servers file's key made safe for tool names and file stems: ``shapes.host_safe``.
+from toolfind.shapes import host_safe as safe_name
+
 __all__ = [
     "ServerSpec",
     "Transport",
@@ -51,16 +54,8 @@ _TYPES: dict[str, Transport] = {
     "sse": "sse",
 }
 
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 _VARIABLE = re.compile(r"\$\{([^}]*)\}")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def safe_name(text: str) -> str:
-    """``text`` with every character outside ``[A-Za-z0-9_-]`` (what MCP hosts accept in a
-    tool name, and safe as a file stem) replaced by ``_``."""
-    cleaned = "".join(c if c in _NAME_CHARS else "_" for c in text)
-    return cleaned or "_"
 
 
 def check_separator(separator: str) -> str:
@@ -74,7 +69,7 @@ def check_separator(separator: str) -> str:
 class ServerSpec:
     """One backend MCP server as a servers file declares it (variables already expanded).
 
-    ``name`` is the file's key made safe for tool names and file stems (see ``safe_name``);
+    ``name`` is the file's key made safe for tool names and file stems (``safe_name``);
     it is the namespace of the server's tools. ``env``, ``headers``, ``args`` and ``url``
     may hold secrets: they are left out of ``repr`` and never logged (`describe` is safe).
     """

@@ -1,37 +1,37 @@
-"""How a backend's listed tools become toolfind Tools: checked, named, their text cleaned.
+"""How a backend's listed tools become toolfind Tools: read by the catalog rules, named for
+hosts, their text cleaned.
 
-Pure functions, no I/O; the MCP SDK is imported only inside `check_tool`.
+A ``tools/list`` entry is read as a catalog's MCP entry is (``catalog.read_entry``: the same
+checks and limits), so the tools serve-mcp exposes are the tools ``catalog pull`` writes and a
+catalog then loads. A description is kept whole up to the catalogs' 65,536 characters, and a
+longer one drops the tool with a warning, as it skips a catalog entry. (Descriptions used to be
+cut at 4,000 characters here: the MCP specification sets no limit, a host connected to the
+backend directly shows the whole text, and the cut did nothing against prompt injection, which
+fits in far less; what protects a model is that invisible characters are removed, and search
+hits stay capped at 1,000 characters.) What toolfind owns of a backend tool: its exposed name
+(``shapes.host_name``, ``shapes.unique_name``), its namespace (the server's), its alias (the
+name calls are forwarded under), its source (``mcp://<server>``), and the free text a model
+reads, cleaned of invisible characters (nothing a backend sends is trusted).
+
+Pure functions, no I/O.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from toolfind.catalog import read_entry
+from toolfind.catalog.paths import EntryError, json_path
 from toolfind.models import Source, Tool
 from toolfind.output.wire import clean_text
-from toolfind.serve.backends.config import safe_name
+from toolfind.shapes import host_name, unique_name
 
-#: MCP hosts reject tool names longer than this.
-MAX_NAME = 64
-#: Backend descriptions are untrusted text shown to a model: capped, invisible characters removed.
+#: What serve-mcp cuts the descriptions of backends' prompts and resources at (passthrough:
+#: not tool entries, which the catalog rules bound).
 MAX_DESCRIPTION = 4000
-
-
-def exposed_name(server: str, tool: str, separator: str = "__") -> str:
-    """``<server><sep><tool>`` made safe for MCP hosts (``^[a-zA-Z0-9_-]{1,64}$``).
-
-    A name longer than 64 characters is cut and ends with 8 hex digits of a hash of the
-    server and tool names, so two long names stay distinct and the result is stable.
-    """
-    full = f"{safe_name(server)}{separator}{safe_name(tool)}"
-    if len(full) <= MAX_NAME:
-        return full
-    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-    return f"{full[: MAX_NAME - 9]}_{digest}"
 
 
 def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -44,9 +44,9 @@ def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
     """
 
     def clean(obj: dict[str, Any]) -> dict[str, Any]:
-        for key, limit in (("description", MAX_DESCRIPTION), ("title", 200)):
+        for key in ("description", "title"):
             if isinstance(obj.get(key), str):
-                obj[key] = clean_text(obj[key], limit)
+                obj[key] = clean_text(obj[key])
         return obj
 
     # A JSON round trip copies at any depth (the SDK parses messages at most 200 deep).
@@ -60,8 +60,9 @@ def assign_names(
     """Exposed names for (server, tool) pairs, and a message for each tool that was renamed.
 
     Deterministic: servers in the order given, each server's tools by name; the first
-    claimant keeps `exposed_name`, a later one (or one whose name is ``reserved``, compared
-    case-insensitively, as some hosts do) gets ``_2``, ``_3``... within 64 characters.
+    claimant keeps ``shapes.host_name``, a later one (or one whose name is ``reserved``,
+    compared case-insensitively, as some hosts do) gets ``_2``, ``_3``... within 64
+    characters (``shapes.unique_name``).
     """
     order: dict[str, int] = {}
     for server, _ in tools:
@@ -70,11 +71,8 @@ def assign_names(
     names: dict[tuple[str, str], str] = {}
     renames: dict[tuple[str, str], str] = {}
     for server, tool in sorted(dict.fromkeys(tools), key=lambda st: (order[st[0]], st[1])):
-        base = exposed_name(server, tool, separator)
-        candidate, n = base, 2
-        while candidate.casefold() in taken:
-            suffix = f"_{n}"
-            candidate, n = base[: MAX_NAME - len(suffix)] + suffix, n + 1
+        base = host_name(server, tool, separator)
+        candidate = unique_name(base, taken, fold=True)
         if candidate != base:
             renames[(server, tool)] = (
                 f"server {server!r}: tool {tool!r} is exposed as {candidate!r} "
@@ -95,10 +93,9 @@ class Listed:
 
 
 def check_tool(entry: Any) -> str | None:
-    """Why a tools/list entry cannot be used, or None when it is a valid MCP tool."""
-    from mcp_types import Tool as McpTool
-    from pydantic import ValidationError
-
+    """Why a tools/list entry cannot be used, or None when it can: what calling it needs (a
+    name, an input schema of ``"type": "object"``), then the catalog rules for an MCP entry
+    (``catalog.read_entry``, packaged schema and meta-schema included)."""
     if not isinstance(entry, dict):
         return "is not an object"
     name = entry.get("name")
@@ -112,32 +109,27 @@ def check_tool(entry: Any) -> str | None:
     if not isinstance(schema.get("properties", {}), dict):
         return "inputSchema.properties is not an object"
     try:
-        McpTool.model_validate(entry, by_name=False)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        return f"{where}: {first['msg']}"
+        read_entry(entry, namespace="-", source=Source("mcp://"), shape="mcp")
+    except EntryError as exc:
+        where = json_path(exc.parts)
+        return f"{where}: {exc.message}" if where else exc.message
     return None
 
 
 def to_tool(server: str, exposed: str, item: Listed) -> Tool:
-    raw = item.raw
-    annotations = raw.get("annotations")
-    title = raw.get("title")
-    if title is None and isinstance(annotations, dict):
-        title = annotations.get("title")
-    output_schema = raw.get("outputSchema")
-    if isinstance(output_schema, dict):
-        output_schema = clean_descriptions(output_schema)
-    return Tool(
+    """The Tool of a tool ``check_tool`` accepted, exposed as ``exposed``."""
+    where = Source(file=f"mcp://{server}", pointer=f"/tools/{item.position}")
+    tool = read_entry(item.raw, namespace=server, source=where, shape="mcp", check_schemas=False)
+    return replace(
+        tool,
         name=exposed,
-        description=clean_text(raw.get("description") or "", MAX_DESCRIPTION),
-        parameters=clean_descriptions(raw["inputSchema"]),
         namespace=server,
-        annotations=clean_descriptions(annotations) if isinstance(annotations, dict) else {},
         aliases=(item.name,),
-        title=clean_text(title, 200) if isinstance(title, str) else None,
-        output_schema=output_schema if isinstance(output_schema, dict) else None,
-        source=Source(file=f"mcp://{server}", pointer=f"/tools/{item.position}"),
-        original=raw,
+        description=clean_text(tool.description),
+        title=None if tool.title is None else clean_text(tool.title),
+        parameters=clean_descriptions(tool.parameters),
+        annotations=clean_descriptions(tool.annotations) if tool.annotations else {},
+        output_schema=None
+        if tool.output_schema is None
+        else clean_descriptions(tool.output_schema),
     )

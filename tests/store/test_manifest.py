@@ -1,0 +1,116 @@
+"""The cache manifest and the one change check (toolfind/store/manifest.py): stamps, racy
+stamps settled by content, records of directories and files, on real files. The cache's hits
+(through ``recorded_key``) and serve-mcp's watcher (``LiveIndex.catalogs_changed``, tested in
+tests/serve/test_serve.py) both ask ``manifest.check``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolfind.store import cache, manifest
+
+
+def tools(name: str) -> str:
+    return json.dumps([{"name": name, "description": "launch the rocket now"}])
+
+
+def test_the_cache_directory_follows_the_environment(tmp_path: Path) -> None:
+    assert manifest.default_cache_dir({"TOOLFIND_CACHE_DIR": str(tmp_path)}) == str(tmp_path)
+    if sys.platform.startswith("linux"):
+        xdg = {"HOME": "/h", "XDG_CACHE_HOME": "/x"}
+        assert manifest.default_cache_dir(xdg) == "/x/toolfind"
+        assert manifest.default_cache_dir({"HOME": "/h"}) == "/h/.cache/toolfind"
+
+
+def test_a_record_stops_holding_when_a_file_is_edited_replaced_or_removed() -> None:
+    Path("cats").mkdir()
+    path = Path("cats/tools.json")
+    path.write_text("[]", encoding="utf-8")
+    recorded = manifest.take([Path("cats")])
+    assert [row[0] for row in recorded["files"]] == [str(path.absolute())]
+    assert manifest.check(recorded) is not None
+    os.utime(path, ns=(0, 12345))  # the same size, another modification time
+    assert manifest.check(recorded) is None
+    recorded = manifest.take([Path("cats")])
+    other = Path("other.json")
+    other.write_text("[]", encoding="utf-8")
+    os.utime(other, ns=(0, 12345))
+    os.replace(other, path)  # the same size and time, another inode
+    assert manifest.check(recorded) is None
+    recorded = manifest.take([Path("cats")])
+    path.unlink()
+    assert manifest.stamp(path) == manifest.MISSING
+    assert manifest.check(recorded) is None
+
+
+@pytest.mark.parametrize("damaged", [None, (), {"dirs": [("x", 1)], "files": ()}, {"dirs": ()}])
+def test_anything_but_a_record_never_holds(damaged: Any) -> None:
+    assert manifest.check(damaged) is None
+
+
+def test_a_racy_stamp_holds_by_its_content_until_it_settles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    Path("cat.json").write_text(tools("alpha_tool"), encoding="utf-8")
+    recorded = manifest.take([Path("cat.json")])
+    # Just written: racy, so the record carries the file's digest (and the root's).
+    contents = dict(recorded["contents"])
+    assert contents[str(Path("cat.json").absolute())] == manifest.content_of("cat.json")
+    assert manifest.check(recorded) is recorded  # still racy: checked, kept as it is
+    # The same stamps, another content (an edit within one timestamp tick): changed.
+    lying = {**recorded, "contents": tuple((p, "0" * 64) for p in contents)}
+    assert manifest.check(lying) is None
+    # Once nothing is racy any more, a verified record drops its contents: stat calls only.
+    monkeypatch.setattr(manifest, "RACY_NS", -(10**18))
+    settled = manifest.check(recorded)
+    assert settled is not None and "contents" not in settled
+    assert manifest.check(settled) is settled
+
+
+def test_a_directory_change_is_seen_without_a_walk_and_told_apart_from_a_catalog_change() -> None:
+    Path("cats/sub").mkdir(parents=True)
+    Path("cats/a.json").write_text(tools("alpha_tool"), encoding="utf-8")
+    recorded = manifest.take([Path("cats")])
+    # An editor's swap file beside the catalogs: the directory changed, no catalog file did.
+    Path("cats/.a.json.swp").write_text("x", encoding="utf-8")
+    assert manifest.check(recorded) is None
+    now = manifest.take([Path("cats")])
+    assert manifest.same_files(recorded, now)
+    # A catalog file added deep down: its directory's stamp says so.
+    Path("cats/sub/b.json").write_text(tools("beta_tool"), encoding="utf-8")
+    assert manifest.check(now) is None
+    assert not manifest.same_files(now, manifest.take([Path("cats")]))
+
+
+def test_a_missing_root_is_recorded_and_its_appearance_seen() -> None:
+    recorded = manifest.take([Path("later.json")])
+    assert recorded["files"] == () and manifest.check(recorded) is not None
+    Path("later.json").write_text(tools("late_tool"), encoding="utf-8")
+    assert manifest.check(recorded) is None
+    assert not manifest.same_files(recorded, manifest.take([Path("later.json")]))
+
+
+def test_a_load_records_the_roots_the_default_catalogs_and_every_directory(isolated: Path) -> None:
+    Path("cats/sub").mkdir(parents=True)
+    Path("cats/sub/a.json").write_text(tools("alpha_tool"), encoding="utf-8")
+    run_key = manifest.run_key(("cats",))
+    loaded = cache.load_index([Path("cats")], run_key=run_key)
+    (entry,) = manifest.read(str(isolated))["runs"].values()
+    here = Path.cwd()
+    assert entry["key"] == loaded.key
+    assert [row[0] for row in entry["dirs"]] == [
+        str(here / "catalogs"),
+        str(here / "cats"),
+        str(here / "cats"),
+        str(here / "cats" / "sub"),
+    ]
+    assert [row[0] for row in entry["files"]] == [str(here / "cats" / "sub" / "a.json")]
+    assert manifest.recorded_key(str(isolated), run_key) == loaded.key
+    Path("catalogs").mkdir()  # the default catalogs appear: another answer may apply
+    assert manifest.recorded_key(str(isolated), run_key) is None
