@@ -502,6 +502,24 @@ def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
 # -- from the index file alone -----------------------------------------------------------------
 
 
+#: What :func:`answer_from_file` reads; any other argument but at its default needs the index.
+_FILE_READS = frozenset({"json_", "schema", "limit", "catalog", "query", "name"})
+
+
+def from_file(name: str, p: Params) -> bool:
+    """Whether :func:`answer_from_file` answers command ``name`` with arguments ``p``:
+    ``search``/``show --json`` with no other argument than those it reads."""
+    return (
+        name in ("search", "show")
+        and p.json_
+        and all(
+            getattr(p, o.dest) == o.default
+            for o in COMMANDS[name].params
+            if o.dest not in _FILE_READS
+        )
+    )
+
+
 def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, list[str]] | None:
     """``search --json`` or ``show --json`` (no filters, no other format) from the index file
     read in place: the JSON document and the stderr lines, as :func:`answer` and :func:`emit`

@@ -24,10 +24,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-#: What ``search``/``show --json`` read from the index file alone; any other argument than
-#: its default needs the loaded index.
-_FILE_READS = frozenset({"json_", "schema", "limit", "catalog", "query", "name"})
-
 
 def run(argv: Sequence[str]) -> int | None:
     """Answer the command in ``argv`` from the cache, or return None to fall back."""
@@ -41,7 +37,7 @@ def run(argv: Sequence[str]) -> int | None:
         if not os.environ.get("TOOLFIND_CATALOGS", "").strip():
             return None  # maybe the shipped demo catalogs, which need the config to tell
     warnings: list[str] = []
-    if name in ("search", "show") and p.json_ and _defaults_but(name, p, _FILE_READS):
+    if commands.from_file(name, p):
         seg = open_recorded_segment(p.catalog or (), warnings.append)
         if seg is None:
             return None
@@ -75,12 +71,6 @@ def run(argv: Sequence[str]) -> int | None:
 def _say(lines: list[str]) -> None:
     for line in lines:
         sys.stderr.write(line + "\n")
-
-
-def _defaults_but(name: str, p: commands.Params, given: frozenset[str]) -> bool:
-    """Whether every argument of ``p`` but those in ``given`` has its default."""
-    spec = commands.COMMANDS[name]
-    return all(getattr(p, o.dest) == o.default for o in spec.params if o.dest not in given)
 
 
 def parse(argv: Sequence[str]) -> tuple[str, commands.Params] | None:
