@@ -2,7 +2,14 @@
 
 Usage (from the repository root; needs the ``bench`` extra: bm25s, numpy)::
 
-    .venv/bin/python benchmarks/quality.py [--data ../shared/bench/data] [--no-tune]
+    .venv/bin/python benchmarks/quality.py [--data DIR] [--no-tune]
+
+It needs the labelled sets, which are not in the repository: ``DIR/seal-tools``,
+``DIR/metatool`` and ``DIR/mcp-open``, each with ``tools.jsonl`` and ``queries.jsonl``. DIR is
+``--data``, else ``$TOOLFIND_BENCH_DATA``, else ``../shared/bench/data`` beside the checkout
+(the project's shared workspace, where each set's README says where it comes from and how it
+was built). Without them it says so in one line and exits 1. docs/development.md says how
+long a run takes.
 
 Prints MRR@10, R@1/5/10 and NDCG@10 for seal-tools ``dev``, ``test_in_domain``,
 ``test_out_domain``, metatool (all 21,041 queries) and mcp-open (284 natural requests against
@@ -31,7 +38,9 @@ table.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -552,12 +561,44 @@ def params_from_json(text: str) -> ScoringParams:
     )
 
 
+DEFAULT_DATA = "../shared/bench/data"
+DATA_SETS = ("seal-tools", "metatool", "mcp-open")
+
+
+def missing_requirements(data: Path, sets: Sequence[str], *, need_bm25s: bool) -> str | None:
+    """What this run lacks, as one line saying how to get it, or None when nothing is missing.
+
+    Checked before any work, so a fresh clone gets this line instead of a traceback minutes in.
+    """
+    missing = [
+        f"{name}/{file}"
+        for name in sets
+        for file in ("tools.jsonl", "queries.jsonl")
+        if not (data / name / file).is_file()
+    ]
+    if missing:
+        listed = ", ".join(missing[:2]) + (
+            f" and {len(missing) - 2} more" if len(missing) > 2 else ""
+        )
+        return (
+            f"no bench data in {data} (missing {listed}): it needs the labelled sets"
+            f" {', '.join(sets)} (tools.jsonl and queries.jsonl each), which are not in the"
+            " repository; pass --data DIR or set TOOLFIND_BENCH_DATA=DIR to the directory holding"
+            f" them (by default {DEFAULT_DATA}, the project's shared workspace beside the"
+            " checkout; see docs/development.md)"
+        )
+    if need_bm25s and importlib.util.find_spec("bm25s") is None:
+        return 'bm25s is not installed: pip install -e ".[bench]"'
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
         "--data",
-        default="../shared/bench/data",
-        help="bench data directory (relative to the repo root)",
+        default=os.environ.get("TOOLFIND_BENCH_DATA") or DEFAULT_DATA,
+        help="directory holding seal-tools/, metatool/ and mcp-open/ (relative to the repo root;"
+        f" default: $TOOLFIND_BENCH_DATA, else {DEFAULT_DATA})",
     )
     parser.add_argument("--no-tune", action="store_true", help="skip tuning on seal-tools dev")
     parser.add_argument(
@@ -581,9 +622,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="instead: compare analysis variants (monkeypatched) on seal-tools dev",
     )
     args = parser.parse_args(argv)
+    data = Path(args.data) if Path(args.data).is_absolute() else (REPO / args.data).resolve()
+    sets = ("seal-tools",) if args.analysis_experiments else DATA_SETS
+    problem = missing_requirements(data, sets, need_bm25s=not args.analysis_experiments)
+    if problem:
+        print(f"quality.py: {problem}", file=sys.stderr)
+        return 1
+    args.data = str(data)
     progress = lambda msg: print(msg, file=sys.stderr, flush=True)  # noqa: E731
     if args.analysis_experiments:
-        data = Path(args.data) if Path(args.data).is_absolute() else (REPO / args.data).resolve()
         params = ScoringParams() if args.params is None else params_from_json(args.params)
         print(analysis_experiments(data, params, progress))
         return 0

@@ -310,7 +310,7 @@ def _resolvable(paths: list[Path], cwd: str | None) -> list[Path]:
 
 
 def _home(path: str) -> str:
-    """``~`` and ``~user`` expanded, as a shell would (README's ``"~/more-tools"``)."""
+    """``~`` and ``~user`` expanded, as a shell would (toolfind.toml, ``$TOOLFIND_CATALOGS``)."""
     return os.path.expanduser(path) if path.startswith("~") else path
 
 

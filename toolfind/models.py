@@ -286,7 +286,7 @@ class FieldWeights:
     Its fields are :data:`FIELDS`, in that order."""
 
     # Chosen by coordinate ascent on seal-tools dev, metatool and mcp-open together
-    # (benchmarks/tune_open.py; README, "How the defaults were chosen").
+    # (benchmarks/tune_open.py; docs/ranking.md, "How the defaults were chosen").
     name: float
     namespace: float
     description: float

@@ -1,10 +1,10 @@
-"""The naming of backend tools (toolfind/serve/backend_tools.py): pure, no server needed."""
+"""The naming of backend tools (toolfind/serve/backends/tools.py): pure, no server needed."""
 
 from __future__ import annotations
 
 import re
 
-from toolfind.serve.backend_tools import assign_names, exposed_name
+from toolfind.serve.backends.tools import assign_names, exposed_name
 
 HOST_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 

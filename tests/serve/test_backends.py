@@ -17,9 +17,10 @@ from typing import TextIO
 import pytest
 
 from toolfind.errors import BackendError, ConfigError
-from toolfind.serve.backend_seam import NoBackends
-from toolfind.serve.backends import BackendPool, make_backends
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.pool import BackendPool, make_backends
+from toolfind.serve.backends.seam import NoBackends
+from toolfind.serve.options import ServeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -39,11 +40,6 @@ def git(repo: Path, *args: str) -> str:
         ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
     )
     return done.stdout
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +148,7 @@ async def test_denied_tools_are_neither_listed_nor_callable(pool: BackendPool, r
 
 
 async def test_make_backends_without_servers_files_is_no_backends() -> None:
-    assert isinstance(make_backends([]), NoBackends)
+    assert isinstance(make_backends(ServeOptions()), NoBackends)
 
 
 def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
@@ -161,7 +157,7 @@ def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
         json.dumps({"mcpServers": {"t": {"command": "x"}, "u": {"url": "https://u.example/mcp"}}}),
         encoding="utf-8",
     )
-    backends = make_backends([path], environ={})
+    backends = make_backends(ServeOptions(servers=(path,)), environ={})
     assert isinstance(backends, BackendPool)
     assert set(backends.status()) == {"t", "u"}
     assert not backends.status()["t"].available

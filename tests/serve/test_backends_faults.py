@@ -20,46 +20,15 @@ import anyio
 import pytest
 
 from tests.helpers import BACKENDS
+from tests.serve.support import Records, text_of
 from toolfind.errors import BackendError
-from toolfind.serve.backends import BackendPool
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.pool import BackendPool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SERVER = BACKENDS / "faulty_server.py"
 WAIT = 20.0
-
-
-@dataclass
-class Records(logging.Handler):
-    """The pool's log lines, with a way to wait for one."""
-
-    messages: list[str] = field(default_factory=list)
-    waiters: list[tuple[str, anyio.Event]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        logging.Handler.__init__(self, logging.DEBUG)
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        self.messages.append(message)
-        for text, event in self.waiters:
-            if text in message:
-                event.set()
-
-    async def wait_for(self, text: str) -> None:
-        if any(text in m for m in self.messages):
-            return
-        event = anyio.Event()
-        self.waiters.append((text, event))
-        with anyio.fail_after(WAIT):
-            await event.wait()
-
-    def count(self, text: str) -> int:
-        return sum(text in m for m in self.messages)
 
 
 @dataclass
@@ -70,11 +39,6 @@ class Changes:
     def listener(self) -> None:
         self.listener_calls += 1
         self.event.set()
-
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture(scope="module")
@@ -148,11 +112,6 @@ async def pool(
         async with backends:
             await backends.wait_settled()
             yield backends
-
-
-def text_of(result: object) -> str:
-    content = result.content  # type: ignore[attr-defined]
-    return str(content[0].text)
 
 
 async def test_malformed_tools_are_dropped_with_a_warning_and_the_rest_kept(
@@ -284,7 +243,8 @@ async def test_a_backend_that_stops_answering_is_stopped_and_marked_unavailable(
 ) -> None:
     with pytest.raises(BackendError, match="did not answer 'freeze' within 1 s"):
         await pool.call("frozen__freeze", {})
-    await records.wait_for("server 'frozen' became unavailable: stopped answering")
+    with anyio.fail_after(WAIT):
+        await records.wait_for("server 'frozen' became unavailable: stopped answering")
     status = pool.status()["frozen"]
     assert not status.available
     assert status.detail == "stopped answering (no reply to a ping within 1 s)"

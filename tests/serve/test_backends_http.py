@@ -16,17 +16,12 @@ import pytest
 import uvicorn
 
 from tests.helpers import BACKENDS
-from toolfind.serve.backends import BackendPool
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.pool import BackendPool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 SERVER = BACKENDS / "faulty_server.py"
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def fixture_module() -> ModuleType:

@@ -22,17 +22,12 @@ from tests.serve.test_serve import FakeBackends, make_server
 from toolfind.cli.app import app
 from toolfind.errors import ConfigError
 from toolfind.models import Source, Tool
-from toolfind.serve.http_limits import RateLimit, limited_protocol
 from toolfind.serve.options import HttpAddress, allowed_from_config
-from toolfind.serve.passthrough import (
-    OWN_PROMPT,
-    OWN_URI,
-    PAGE_SIZE,
-    backend_uri,
-    exposed_uri,
-    page,
-)
-from toolfind.serve.transports import security_settings
+from toolfind.serve.passthrough.common import PAGE_SIZE, backend_uri, exposed_uri, page
+from toolfind.serve.passthrough.prompts import OWN_PROMPT
+from toolfind.serve.passthrough.resources import OWN_URI
+from toolfind.serve.transports.http import security_settings
+from toolfind.serve.transports.http_limits import RateLimit, limited_protocol
 
 pytestmark = pytest.mark.anyio
 

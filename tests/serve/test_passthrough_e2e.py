@@ -5,11 +5,10 @@ over stdio and streamable HTTP."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import warnings
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +16,11 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
-from tests.helpers import BACKENDS, REPO
+from tests.helpers import BACKENDS
+from tests.serve.support import http_server, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
@@ -49,14 +48,6 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
         encoding="utf-8",
     )
     return catalogs, servers
-
-
-def server_env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
-        "PYTHONWARNINGS": "ignore",
-    }
 
 
 class Seen:
@@ -238,30 +229,6 @@ async def test_stdio_passes_everything_the_backend_offers_through(
             await exercise(client)
 
             await exercise_notifications(client, seen, logs)
-
-
-@asynccontextmanager
-async def http_server(tmp_path: Path, *args: str, bind: str = "127.0.0.1:0") -> AsyncIterator[str]:
-    command = [sys.executable, "-m", "toolfind", "serve-mcp", "--http", bind, *args]
-    env = {**os.environ, **server_env(tmp_path)}
-    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
-        assert process.stderr is not None
-        stderr = BufferedByteReceiveStream(process.stderr)
-        url = ""
-        try:
-            with anyio.fail_after(START_TIMEOUT):
-                while not url:
-                    line = (await stderr.receive_until(b"\n", 65536)).decode()
-                    if "listening on " in line:
-                        url = line.split("listening on ", 1)[1].strip()
-            yield url
-        finally:
-            process.terminate()
-            with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

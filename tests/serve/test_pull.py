@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import BACKENDS
 from toolfind.errors import ConfigError
-from toolfind.serve.pull import ServerPull, pull, write_catalog
+from toolfind.serve.backends.pull import ServerPull, pull, write_catalog
 
 pytestmark = pytest.mark.slow  # runs real backend MCP servers
 

@@ -16,82 +16,18 @@ import pytest
 from mcp import Client
 
 from tests.helpers import invoke
+from tests.serve.support import GIT, ListChanged, error_text, structured, write_catalog
 from toolfind.config import Filters
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Source, Tool
 from toolfind.serve import server as server_module
-from toolfind.serve.backend_seam import BackendStatus, NoBackends
+from toolfind.serve.backends.seam import BackendStatus, NoBackends
+from toolfind.serve.notifier import ToolfindServer
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
-from toolfind.serve.server import Discovery, ToolfindServer
+from toolfind.serve.server import Discovery
 from toolfind.serve.state import LiveIndex
 
 pytestmark = pytest.mark.anyio
-
-FILES = {
-    "namespace": "files",
-    "tags": ["filesystem"],
-    "tools": [
-        {
-            "name": "read_file",
-            "description": "Read the contents of a text file from disk.",
-            "tags": ["read"],
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "File to read."}},
-                "required": ["path"],
-            },
-        },
-        {
-            "name": "compress_file",
-            "description": "Compress a file into a gzip or zip archive.",
-            "defer": True,
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string", "description": "File to compress."}},
-                "required": ["path"],
-            },
-        },
-    ],
-}
-GIT = {
-    "namespace": "git",
-    "tags": ["vcs"],
-    "tools": [
-        {
-            "name": "git_commit",
-            "description": "Record staged changes in the repository with a commit message.",
-            "parameters": {
-                "type": "object",
-                "properties": {"message": {"type": "string", "description": "Commit message."}},
-            },
-        },
-        {
-            "name": "git_log",
-            "description": "Show the commit history of the repository.",
-            "parameters": {"type": "object", "properties": {}},
-        },
-    ],
-}
-
-
-def write_catalog(directory: Path, name: str, document: Mapping[str, Any]) -> Path:
-    path = directory / f"{name}.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    return path
-
-
-@pytest.fixture(autouse=True)
-def _cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOOLFIND_CACHE_DIR", str(tmp_path / "cache"))
-
-
-@pytest.fixture
-def catalog_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "catalogs"
-    directory.mkdir()
-    write_catalog(directory, "files", FILES)
-    write_catalog(directory, "git", GIT)
-    return directory
 
 
 class FakeBackends:
@@ -179,23 +115,6 @@ async def client(catalog_dir: Path) -> AsyncIterator[Client]:
     server, _, _ = make_server([catalog_dir])
     async with Client(server, mode="legacy") as c:
         yield c
-
-
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    text = result.content[0]
-    assert isinstance(text, types.TextContent)
-    assert json.loads(text.text) == result.structured_content
-    return result.structured_content
-
-
-def error_text(result: types.CallToolResult) -> str:
-    assert result.is_error
-    assert result.structured_content is None
-    text = result.content[0]
-    assert isinstance(text, types.TextContent)
-    return text.text
 
 
 # -- listing -----------------------------------------------------------------------------
@@ -544,22 +463,9 @@ async def test_call_tool_refuses_non_object_arguments_and_meta_tools(client: Cli
 # -- live catalogs -----------------------------------------------------------------------
 
 
-class Notifications:
-    """A message handler that records tools/list_changed notifications."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.arrived = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self.count += 1
-            self.arrived.set()
-
-
 async def test_catalog_edit_notifies_handshake_era_clients(catalog_dir: Path) -> None:
     server, live, _ = make_server([catalog_dir])
-    seen = Notifications()
+    seen = ListChanged()
     async with Client(server, mode="legacy", message_handler=seen) as c:
         await c.list_tools()
         extra = {
@@ -569,7 +475,7 @@ async def test_catalog_edit_notifies_handshake_era_clients(catalog_dir: Path) ->
         write_catalog(catalog_dir, "git", extra)
         assert await live.reload()
         with anyio.fail_after(5):
-            await seen.arrived.wait()
+            await seen.after(0)
         search = (await c.list_tools()).tools[0]
         assert search.description is not None and "5 tools" in search.description
 

@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -28,10 +27,20 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.helpers import BACKENDS, REPO
+from tests.helpers import BACKENDS
+from tests.serve.support import (
+    ListChanged,
+    Log,
+    Records,
+    http_server,
+    server_env,
+    structured,
+    text_of,
+)
 from toolfind.errors import BackendError
-from toolfind.serve.backends import BackendPool, make_backends
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.pool import BackendPool, make_backends
+from toolfind.serve.options import ServeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
@@ -39,11 +48,6 @@ LIFECYCLE = BACKENDS / "lifecycle_server.py"
 START = 90.0  # cold starts import the MCP SDK in several processes on two busy cores
 WAIT = 60.0
 FAST_RETRY = ("--retry-initial", "0.05", "--retry-max", "0.2")
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def server(*args: str) -> dict[str, Any]:
@@ -55,94 +59,24 @@ def write_servers(path: Path, servers: dict[str, dict[str, Any]]) -> Path:
     return path
 
 
-def serve_env(work: Path) -> dict[str, str]:
-    env = {
-        "TOOLFIND_CACHE_DIR": str(work / "cache"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
-        "PYTHONWARNINGS": "ignore",
-        "PATH": os.environ.get("PATH", ""),
-    }
-    return env
-
-
-class Changes:
-    """A message handler counting tools/list_changed notifications, with a way to wait."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._event = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self.count += 1
-            self._event.set()
-            self._event = anyio.Event()
-
-    async def after(self, count: int) -> None:
-        while self.count <= count:
-            await self._event.wait()
-
-
-class Stderr:
-    """A pipe for a process's stderr, read by a thread, with a way to wait for a line."""
-
-    def __init__(self) -> None:
-        read, write = os.pipe()
-        self.file = os.fdopen(write, "w", encoding="utf-8")
-        self.lines: list[str] = []
-        self._cond = threading.Condition()
-        threading.Thread(target=self._read, args=(read,), daemon=True).start()
-
-    def _read(self, fd: int) -> None:
-        with os.fdopen(fd, "r", encoding="utf-8", errors="replace") as stream:
-            for line in stream:
-                with self._cond:
-                    self.lines.append(line.rstrip("\n"))
-                    self._cond.notify_all()
-
-    def _wait(self, text: str) -> None:
-        with self._cond:
-            found = self._cond.wait_for(lambda: any(text in x for x in self.lines), WAIT)
-        assert found, f"no stderr line with {text!r}: {self.lines[-10:]}"
-
-    async def wait_for(self, text: str) -> None:
-        await anyio.to_thread.run_sync(self._wait, text, abandon_on_cancel=True)
-
-    @property
-    def text(self) -> str:
-        with self._cond:
-            return "\n".join(self.lines)
-
-
 @asynccontextmanager
-async def serving(work: Path, *args: str) -> AsyncIterator[tuple[Client, Changes, Stderr]]:
+async def serving(work: Path, *args: str) -> AsyncIterator[tuple[Client, ListChanged, Log]]:
     """serve-mcp over stdio with ``args``; yields the client, its notifications and its
     stderr."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "toolfind", "serve-mcp", "--poll-interval", "0.1", *args],
-        env=serve_env(work),
+        env={**server_env(work), "PATH": os.environ.get("PATH", "")},
         cwd=str(work),
     )
-    changes = Changes()
-    log = Stderr()
-    with log.file, anyio.fail_after(START + WAIT):
+    changes = ListChanged()
+    read, write = os.pipe()
+    log = Log(os.fdopen(read, "rb"))
+    with os.fdopen(write, "w", encoding="utf-8") as errlog, anyio.fail_after(START + WAIT):
         async with Client(
-            stdio_client(params, errlog=log.file), mode="legacy", message_handler=changes
+            stdio_client(params, errlog=errlog), mode="legacy", message_handler=changes
         ) as client:
             yield client, changes, log
-
-
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
 
 
 async def categories(client: Client) -> dict[str, dict[str, Any]]:
@@ -151,7 +85,7 @@ async def categories(client: Client) -> dict[str, dict[str, Any]]:
 
 
 async def until(
-    client: Client, changes: Changes, check: Callable[[dict[str, dict[str, Any]]], bool]
+    client: Client, changes: ListChanged, check: Callable[[dict[str, dict[str, Any]]], bool]
 ) -> dict[str, dict[str, Any]]:
     """Wait (for notifications) until ``check`` holds of the categories."""
     with anyio.fail_after(WAIT):
@@ -193,14 +127,14 @@ async def test_serving_starts_at_once_whatever_the_backends_do_and_they_join_lat
         assert set(found) == {"slow", "stuck", "flaky", "good"}
         assert found["good"]["tool_count"] == 4 and found["good"]["available"] is True
         assert found["stuck"]["available"] is False  # connecting, for 30 s per attempt
-        await log.wait_for("server 'flaky' (stdio: sh) is unavailable: connection closed")
+        await log.wait("server 'flaky' (stdio: sh) is unavailable: connection closed", timeout=WAIT)
         flaky = (await categories(client))["flaky"]
         assert flaky["state"] == "retrying" and flaky["detail"] == "connection closed"
 
         # A crashed backend is retried: once its cause is fixed, its tools join.
         fixed.write_text("", encoding="utf-8")
         await until(client, changes, lambda c: c["flaky"]["state"] == "ready")
-        assert text(await client.call_tool("flaky__echo", {"text": "back"})) == "back"
+        assert text_of(await client.call_tool("flaky__echo", {"text": "back"})) == "back"
 
         gate.write_text("", encoding="utf-8")
         await until(client, changes, lambda c: c["slow"]["state"] == "ready")
@@ -210,7 +144,7 @@ async def test_serving_starts_at_once_whatever_the_backends_do_and_they_join_lat
         assert "stuck__echo" not in {h["name"] for h in hits["hits"]}
 
         # A stdout banner is one warning line, never the SDK's traceback.
-        assert text(await client.call_tool("good__echo", {"text": "hi"})) == "hi"
+        assert text_of(await client.call_tool("good__echo", {"text": "hi"})) == "hi"
     stderr = log.text
     assert "Traceback" not in stderr
     assert stderr.count("server 'good' wrote a line that is not JSON-RPC on stdout") == 1
@@ -221,39 +155,19 @@ async def test_http_listens_at_once_and_a_slow_backend_joins_with_list_changed(
 ) -> None:
     gate = tmp_path / "gate"
     servers = write_servers(tmp_path / "servers.json", {"slow": server("--gate", str(gate))})
-    command = [
-        sys.executable,
-        *("-m", "toolfind", "serve-mcp", "--servers", str(servers)),
-        *("--http", "127.0.0.1:0", "--exposure", "direct", "--poll-interval", "0.1"),
-    ]
-    env = {**os.environ, **serve_env(tmp_path)}
-    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
-        assert process.stderr is not None
-        stderr = BufferedByteReceiveStream(process.stderr)
-        try:
-            with anyio.fail_after(START):
-                url = ""
-                while not url:
-                    line = (await stderr.receive_until(b"\n", 65536)).decode()
-                    if "listening on " in line:
-                        url = line.split("listening on ", 1)[1].strip()
-                async with Client(url) as client:
-                    names = [t.name for t in (await client.list_tools()).tools]
-                    assert "slow__echo" not in names  # listed before the backend could start
-                    async with client.listen(tools_list_changed=True) as subscription:
-                        gate.write_text("", encoding="utf-8")
-                        await subscription.__aiter__().__anext__()
-                    names = [t.name for t in (await client.list_tools()).tools]
-                    assert "slow__echo" in names
-                    echoed = await client.call_tool("slow__echo", {"text": "over http"})
-                    assert echoed.structured_content == {"echo": "over http"}
-        finally:
-            process.terminate()
-            with anyio.move_on_after(15):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+    args = ("--servers", str(servers), "--exposure", "direct", "--poll-interval", "0.1")
+    async with http_server(tmp_path, *args) as url:
+        with anyio.fail_after(START):
+            async with Client(url) as client:
+                names = [t.name for t in (await client.list_tools()).tools]
+                assert "slow__echo" not in names  # listed before the backend could start
+                async with client.listen(tools_list_changed=True) as subscription:
+                    gate.write_text("", encoding="utf-8")
+                    await subscription.__aiter__().__anext__()
+                names = [t.name for t in (await client.list_tools()).tools]
+                assert "slow__echo" in names
+                echoed = await client.call_tool("slow__echo", {"text": "over http"})
+                assert echoed.structured_content == {"echo": "over http"}
 
 
 async def test_the_servers_file_is_watched_and_a_catalog_namespace_never_merges_with_a_backend(
@@ -287,16 +201,16 @@ async def test_the_servers_file_is_watched_and_a_catalog_namespace_never_merges_
         assert callable_of[("good", "echo")] is False
         assert callable_of[("good-mcp", "good__echo")] is True
         refused = await client.call_tool("proxy_call_tool", {"name": "echo", "arguments": {}})
-        assert refused.is_error and text(refused).startswith("No backend serves 'good/echo'")
-        assert text(refused).endswith("Did you mean 'good__echo'?")
+        assert refused.is_error and text_of(refused).startswith("No backend serves 'good/echo'")
+        assert text_of(refused).endswith("Did you mean 'good__echo'?")
         unknown = await client.call_tool("proxy_call_tool", {"name": "ecko", "arguments": {}})
-        assert text(unknown) == "No tool named 'ecko'. Did you mean 'good__echo'?"
+        assert text_of(unknown) == "No tool named 'ecko'. Did you mean 'good__echo'?"
 
         # Added while serving: started, its tools join.
         write_servers(servers, {"good": server(), "more": server("--name", "extra")})
         await until(client, changes, lambda c: c.get("more", {}).get("state") == "ready")
         ran = await client.call_tool("proxy_call_tool", {"name": "more/extra", "arguments": {}})
-        assert text(ran) == "ran extra on lifecycle"
+        assert text_of(ran) == "ran extra on lifecycle"
 
         seen = changes.count
         write_servers(servers, {"good": server()})  # removed: stopped, its tools leave
@@ -329,31 +243,31 @@ async def test_calls_route_exactly_and_arguments_are_checked_before_forwarding(
                 "proxy_call_tool", {"name": name, "arguments": arguments or {}}
             )
 
-        assert text(await call("evil__a/b")) == "ran b on evil__a"
-        assert text(await call("evil__a:b")) == "ran b on evil__a"
-        assert text(await call("evil/a__b")) == "ran a__b on evil"
-        assert text(await call("evil__a__b_2")) == "ran b on evil__a"
+        assert text_of(await call("evil__a/b")) == "ran b on evil__a"
+        assert text_of(await call("evil__a:b")) == "ran b on evil__a"
+        assert text_of(await call("evil/a__b")) == "ran a__b on evil"
+        assert text_of(await call("evil__a__b_2")) == "ran b on evil__a"
         ambiguous = await call("b")
         assert ambiguous.is_error
-        assert text(ambiguous) == (
+        assert text_of(ambiguous) == (
             "'b' is ambiguous: it matches evil__a/evil__a__b_2, other/other__b. "
             "Use one of these names."
         )
         near = await call("EVIL__A__B")  # a loose spelling never runs a tool
-        assert text(near) == "No tool named 'EVIL__A__B'. Did you mean 'evil__a__b'?"
+        assert text_of(near) == "No tool named 'EVIL__A__B'. Did you mean 'evil__a__b'?"
 
         # Arguments are checked against the input schema, naming the JSON path.
         wrong = await call("other__typed", {"count": "three"})
         assert wrong.is_error
-        assert text(wrong).startswith(
+        assert text_of(wrong).startswith(
             "Invalid arguments for 'other__typed' at $.count: 'three' is not of type 'integer'."
         )
         deep = await client.call_tool("other__typed", {"count": 1, "options": {"depth": "x"}})
-        assert deep.is_error and "at $.options.depth:" in text(deep)
+        assert deep.is_error and "at $.options.depth:" in text_of(deep)
         missing = await call("other__typed", {})
-        assert "'count' is a required property" in text(missing)
+        assert "'count' is a required property" in text_of(missing)
         good = await call("other__typed", {"count": 3, "label": "ok"})
-        assert json.loads(text(good)) == {"count": 3, "label": "ok"}
+        assert json.loads(text_of(good)) == {"count": 3, "label": "ok"}
 
         # A content-only result is passed on as it is: no structuredContent copy.
         image = await call("other__image")
@@ -362,10 +276,10 @@ async def test_calls_route_exactly_and_arguments_are_checked_before_forwarding(
         # A result over --max-result-size is a clear tool error, not relayed.
         huge = await call("other__big", {"bytes": 3 * 1024 * 1024})
         assert huge.is_error
-        assert text(huge).startswith(
+        assert text_of(huge).startswith(
             "'other__big' failed: server 'other' answered 'big' with more than 1 MiB"
         )
-        assert text(await call("other__echo", {"text": "after"})) == "after"
+        assert text_of(await call("other__echo", {"text": "after"})) == "after"
 
 
 async def test_argument_checks_can_be_turned_off(tmp_path: Path) -> None:
@@ -376,7 +290,7 @@ async def test_argument_checks_can_be_turned_off(tmp_path: Path) -> None:
         sent = await client.call_tool(
             "proxy_call_tool", {"name": "other__typed", "arguments": {"count": "three"}}
         )
-        assert json.loads(text(sent)) == {"count": "three"}  # forwarded as it was
+        assert json.loads(text_of(sent)) == {"count": "three"}  # forwarded as it was
 
 
 async def test_a_backend_that_keeps_failing_is_given_up_then_restarted_by_an_edit(
@@ -409,7 +323,7 @@ async def test_a_broken_servers_file_edit_keeps_the_servers_running(tmp_path: Pa
     log.addHandler(records)
     try:
         with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:
-            pool = make_backends([servers], environ={}, errlog=errlog)
+            pool = make_backends(ServeOptions(servers=(servers,)), environ={}, errlog=errlog)
             assert isinstance(pool, BackendPool)
             with anyio.fail_after(WAIT):
                 async with pool, anyio.create_task_group() as tg:
@@ -427,24 +341,6 @@ async def test_a_broken_servers_file_edit_keeps_the_servers_running(tmp_path: Pa
         log.removeHandler(records)
     (message,) = [m for m in records.messages if "servers file change ignored" in m]
     assert message.endswith("mcpServers.one: needs a command (stdio server) or a url (HTTP server)")
-
-
-class Records(logging.Handler):
-    """Log lines, with a way to wait for one."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-        self.arrived = anyio.Event()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
-        self.arrived.set()
-        self.arrived = anyio.Event()
-
-    async def wait_for(self, text: str) -> None:
-        while not any(text in m for m in self.messages):
-            await self.arrived.wait()
 
 
 async def test_an_answer_over_the_limits_is_a_clear_error_and_the_backend_keeps_serving(
@@ -548,7 +444,7 @@ async def test_sigterm_stops_every_backend_even_one_that_ignores_its_closed_stdi
         *(sys.executable, "-m", "toolfind", "serve-mcp", "--servers", str(servers)),
         *("--backend-wait", str(WAIT)),
     ]
-    env = {**os.environ, **serve_env(tmp_path)}
+    env = {**os.environ, **server_env(tmp_path)}
     async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
         assert process.stdin is not None and process.stdout is not None
         out = BufferedByteReceiveStream(process.stdout)

@@ -3,105 +3,41 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.abc
 import httpx2
-import mcp_types as types
 import pytest
-from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.helpers import REPO
+from tests.serve.support import (
+    GIT,
+    ListChanged,
+    error_text,
+    http_server,
+    server_env,
+    structured,
+    write_catalog,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
 START_TIMEOUT = 30
 EVENT_TIMEOUT = 15
 
-FILES = {
-    "namespace": "files",
-    "tools": [
-        {
-            "name": "read_file",
-            "description": "Read the contents of a text file from disk.",
-            "parameters": {
-                "type": "object",
-                "properties": {"path": {"type": "string"}},
-                "required": ["path"],
-            },
-        },
-        {"name": "compress_file", "description": "Compress a file into an archive.", "defer": True},
-    ],
-}
-GIT = {
-    "namespace": "git",
-    "tools": [
-        {
-            "name": "git_commit",
-            "description": "Record staged changes in the repository with a commit.",
-        },
-        {"name": "git_log", "description": "Show the commit history of the repository."},
-    ],
-}
 
-
-def write_catalog(directory: Path, name: str, document: dict[str, Any]) -> None:
-    (directory / f"{name}.json").write_text(json.dumps(document), encoding="utf-8")
-
-
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def error_text(result: types.CallToolResult) -> str:
-    assert result.is_error
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-class Notifications:
-    """A message handler that records tools/list_changed notifications."""
-
-    def __init__(self) -> None:
-        self.arrived = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            self.arrived.set()
+def watching(catalog_dir: Path) -> tuple[str, ...]:
+    """serve-mcp's arguments for ``catalog_dir``, checked for edits every 0.1 s."""
+    return ("-c", str(catalog_dir), "--poll-interval", "0.1")
 
 
 def entry_command() -> list[str]:
     """``toolfind serve-mcp``."""
     return ["-m", "toolfind", "serve-mcp"]
-
-
-def server_env(tmp_path: Path) -> dict[str, str]:
-    return {
-        "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
-        "PYTHONWARNINGS": "ignore",
-    }
-
-
-@pytest.fixture
-def catalog_dir(tmp_path: Path) -> Path:
-    directory = tmp_path / "catalogs"
-    directory.mkdir()
-    write_catalog(directory, "files", FILES)
-    write_catalog(directory, "git", GIT)
-    return directory
 
 
 def add_tool(catalog_dir: Path) -> None:
@@ -141,59 +77,21 @@ async def test_stdio_server_serves_meta_tools_and_announces_catalog_edits(
         env=server_env(tmp_path),
         cwd=str(tmp_path),
     )
-    seen = Notifications()
+    seen = ListChanged()
     with anyio.fail_after(START_TIMEOUT + EVENT_TIMEOUT):
         async with Client(params, mode="legacy", message_handler=seen) as client:
             await exercise_meta_tools(client)
             add_tool(catalog_dir)
             with anyio.fail_after(EVENT_TIMEOUT):
-                await seen.arrived.wait()
+                await seen.after(0)
             categories = structured(await client.call_tool("proxy_tool_categories", {}))
             assert categories["total_tools"] == 5
-
-
-@asynccontextmanager
-async def http_server(
-    tmp_path: Path, catalog_dir: Path, *extra: str
-) -> AsyncIterator[tuple[str, anyio.abc.Process]]:
-    """Start serve-mcp on a free loopback port; yield its URL once it listens."""
-    command = [
-        sys.executable,
-        *entry_command(),
-        "-c",
-        str(catalog_dir),
-        "--http",
-        "127.0.0.1:0",
-        "--poll-interval",
-        "0.1",
-        *extra,
-    ]
-    env = {**os.environ, **server_env(tmp_path)}
-    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
-        assert process.stderr is not None
-        stderr = BufferedByteReceiveStream(process.stderr)
-        url = ""
-        try:
-            with anyio.fail_after(START_TIMEOUT):
-                while not url:
-                    line = (await stderr.receive_until(b"\n", 65536)).decode()
-                    marker = "listening on "
-                    if marker in line:
-                        url = line.split(marker, 1)[1].strip()
-            yield url, process
-        finally:
-            process.terminate()
-            with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
 
 
 async def test_http_server_serves_meta_tools_and_announces_catalog_edits(
     tmp_path: Path, catalog_dir: Path
 ) -> None:
-    async with http_server(tmp_path, catalog_dir) as (url, _):
+    async with http_server(tmp_path, *watching(catalog_dir)) as url:
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         with anyio.fail_after(START_TIMEOUT):
             async with Client(url) as client:
@@ -209,7 +107,7 @@ async def test_http_server_serves_meta_tools_and_announces_catalog_edits(
 
 
 async def test_http_server_speaks_the_handshake_era_too(tmp_path: Path, catalog_dir: Path) -> None:
-    async with http_server(tmp_path, catalog_dir) as (url, _):
+    async with http_server(tmp_path, *watching(catalog_dir)) as url:
         with anyio.fail_after(START_TIMEOUT):
             async with Client(url, mode="legacy") as client:
                 assert client.protocol_version in ("2025-11-25", "2025-06-18")
@@ -221,7 +119,7 @@ async def test_http_server_speaks_the_handshake_era_too(tmp_path: Path, catalog_
 async def test_http_with_a_token_refuses_requests_without_it(
     tmp_path: Path, catalog_dir: Path
 ) -> None:
-    async with http_server(tmp_path, catalog_dir, "--token", "s3cret") as (url, _):
+    async with http_server(tmp_path, *watching(catalog_dir), "--token", "s3cret") as url:
         body = {
             "jsonrpc": "2.0",
             "id": 1,

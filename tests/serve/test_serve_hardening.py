@@ -22,18 +22,17 @@ import threading
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 import anyio
 import anyio.to_thread
 import httpx2
-import mcp_types as types
 import pytest
 from mcp import Client
 
 from tests.helpers import BACKENDS, REPO
+from tests.serve.support import Log, error_text, structured, text_of
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -76,69 +75,6 @@ UNKNOWN_METHOD = b'{"jsonrpc": "2.0", "id": 12, "method": "no/such_method"}'
 
 
 # -- processes ---------------------------------------------------------------------------
-
-
-class Log:
-    """A process's stderr, read by a thread so the pipe never fills, with a way to wait."""
-
-    def __init__(self, stream: IO[bytes]) -> None:
-        self.lines: list[str] = []
-        self.closed = False
-        self._cond = threading.Condition()
-        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
-
-    def _read(self, stream: IO[bytes]) -> None:
-        with stream:
-            for raw in iter(stream.readline, b""):
-                with self._cond:
-                    self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
-                    self._cond.notify_all()
-        with self._cond:
-            self.closed = True
-            self._cond.notify_all()
-
-    def mark(self) -> int:
-        return len(self.lines)
-
-    def wait_for(self, text: str, since: int = 0, timeout: float = WAIT) -> str:
-        """The first line from ``since`` on containing ``text``; fails after ``timeout``."""
-        position = since
-        found: list[str] = []
-
-        def seen() -> bool:
-            nonlocal position
-            while position < len(self.lines):
-                if text in self.lines[position]:
-                    found.append(self.lines[position])
-                    return True
-                position += 1
-            return self.closed
-
-        with self._cond:
-            self._cond.wait_for(seen, timeout)
-        assert found, f"no stderr line with {text!r} within {timeout} s: {self.lines[-20:]}"
-        return found[0]
-
-    def position(self, text: str, since: int = 0, timeout: float = WAIT) -> int:
-        """The index of the first line from ``since`` on containing ``text``."""
-        line = self.wait_for(text, since, timeout)
-        return self.lines.index(line, since)
-
-    def wait_ready(self, servers: list[str], timeout: float = START) -> None:
-        """Backends connect in the background: wait until each is up and the index holds
-        its tools (the rebuild after the last one came up)."""
-        last = max(self.position(f"server {name!r} (stdio: ", 0, timeout) for name in servers)
-        self.wait_for("index rebuilt", last + 1, timeout)
-
-    async def wait(self, text: str, since: int = 0, timeout: float = WAIT) -> str:
-        wait = partial(self.wait_for, text, since, timeout)
-        return await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
-
-    def count(self, text: str) -> int:
-        return sum(text in line for line in self.lines)
-
-    def tracebacks(self) -> list[str]:
-        return [line for line in self.lines if "Traceback" in line]
 
 
 def setup_files(work: Path, servers: dict[str, str]) -> tuple[Path, Path]:
@@ -210,11 +146,6 @@ class Http:
 
 
 @pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
 def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Http]:
     """serve-mcp on a free loopback port in front of backends ``good`` and ``bad``, listing
     their tools (``--exposure direct``) so a backend's change changes ``tools/list``."""
@@ -239,23 +170,6 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Http]:
 
 
 # -- assertions --------------------------------------------------------------------------
-
-
-def structured(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, result.content
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
-
-
-def text_of(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def error_text(result: types.CallToolResult) -> str:
-    assert result.is_error, result.content
-    return text_of(result)
 
 
 async def still_serving(http: Http) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers import write
 from toolfind.errors import ConfigError
-from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
+from toolfind.serve.backends.config import ServerSpec, load_servers, safe_name
 
 
 def one(path: Path, environ: dict[str, str] | None = None) -> ServerSpec:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests.helpers import REPO
-from toolfind.serve.stdio_pipes import PipeLines
+from toolfind.serve.transports.stdio import PipeLines
 
 
 async def _lines(data: bytes, limit: int) -> list[str]:
@@ -27,7 +27,7 @@ def test_an_overlong_line_is_skipped_whole_and_the_next_one_read() -> None:
 
 SCRIPT = """
 import anyio, sys
-from toolfind.serve.stdio_pipes import claimed_pipes
+from toolfind.serve.transports.stdio import claimed_pipes
 
 async def main():
     async with claimed_pipes() as pipes:

@@ -88,7 +88,7 @@ SUMMARY_FORMATS = ("text", "markdown", "json")
 CATALOG = Opt(
     "catalog", "--catalog -c", MANY, None, "Catalog file or directory (repeatable).", metavar="PATH"
 )
-JSON = Opt("json_", "--json", FLAG, False, "Print one JSON document (see README for its shape).")
+JSON = Opt("json_", "--json", FLAG, False, "Print one JSON document (its shape: docs/json.md).")
 NO_CACHE = Opt(
     "no_cache", "--no-cache", FLAG, False, "Build the index afresh; do not read or write the cache.",
     warm=(),
@@ -193,7 +193,7 @@ COMMANDS: dict[str, Command] = {
             CATALOG,
             NO_CACHE,
             Opt("json_", "--json", FLAG, False,
-                "Same as --format json (see README for its shape)."),
+                "Same as --format json (its shape: docs/json.md)."),
             NO_PAGER,
         ),
     )

@@ -4,7 +4,7 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 
@@ -21,6 +21,8 @@ from toolfind.cli.common import (
     app,
     reports_errors,
 )
+from toolfind.serve import defaults
+from toolfind.serve.defaults import Exposure
 
 cache_app = typer.Typer(help="Inspect or clear the index cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
@@ -30,9 +32,6 @@ app.add_typer(catalog_app, name="catalog")
 
 
 # -- serve-mcp ---------------------------------------------------------------------------------
-
-
-Exposure = Literal["direct", "search"]
 
 
 @app.command("serve-mcp")
@@ -53,10 +52,10 @@ def serve_mcp(
             "--exposure",
             help="search: list only the meta-tools; direct: also every callable, non-deferred tool.",
         ),
-    ] = "search",
+    ] = defaults.EXPOSURE,
     meta_prefix: Annotated[
         str, typer.Option("--meta-prefix", help="Prefix of the meta-tool names.")
-    ] = "proxy_",
+    ] = defaults.META_PREFIX,
     http: Annotated[
         str | None,
         typer.Option(
@@ -74,20 +73,20 @@ def serve_mcp(
     separator: Annotated[
         str,
         typer.Option("--separator", help="Between a backend server's name and its tool's name."),
-    ] = "__",
+    ] = defaults.SEPARATOR,
     call_timeout: Annotated[
         float, typer.Option("--call-timeout", help="Seconds a forwarded tool call may take.")
-    ] = 60.0,
+    ] = defaults.CALL_TIMEOUT,
     poll_interval: Annotated[
         float, typer.Option("--poll-interval", help="Seconds between catalog change checks.")
-    ] = 1.0,
+    ] = defaults.POLL_INTERVAL,
     no_watch: Annotated[
         bool, typer.Option("--no-watch", help="Do not watch the catalogs for changes.")
     ] = False,
     log_level: Annotated[
         str,
         typer.Option("--log-level", help="debug, info, warning, error or critical (on stderr)."),
-    ] = "warning",
+    ] = defaults.LOG_LEVEL,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -116,10 +115,10 @@ def serve_mcp(
         typer.Option(
             "--retry-initial", help="Seconds before retrying a failed backend (doubling)."
         ),
-    ] = 1.0,
+    ] = defaults.RETRY_INITIAL,
     retry_max: Annotated[
         float, typer.Option("--retry-max", help="Longest wait between a backend's retries.")
-    ] = 60.0,
+    ] = defaults.RETRY_MAX,
     backend_wait: Annotated[
         float,
         typer.Option(
@@ -128,7 +127,7 @@ def serve_mcp(
             "connecting (for clients that list tools once and ignore list_changed).",
             metavar="SECONDS",
         ),
-    ] = 0.0,
+    ] = defaults.BACKEND_WAIT,
     max_result_size: Annotated[
         str,
         typer.Option(
@@ -136,7 +135,7 @@ def serve_mcp(
             help="Largest backend tool result relayed (e.g. 10MiB).",
             metavar="SIZE",
         ),
-    ] = "10MiB",
+    ] = defaults.MAX_RESULT_SIZE,
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
@@ -146,8 +145,8 @@ def serve_mcp(
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
     from toolfind.config import for_run, uses_packaged_catalogs
-    from toolfind.serve import ServeOptions, parse_http_address, run
-    from toolfind.serve.options import allowed_from_config
+    from toolfind.serve.main import run
+    from toolfind.serve.options import ServeOptions, allowed_from_config, parse_http_address
 
     settings = for_run(catalog or (), weight or ())
     config = settings.config
@@ -217,7 +216,7 @@ def catalog_pull(
     ] = Path("catalogs"),
     start_timeout: Annotated[
         float, typer.Option("--start-timeout", help="Seconds a server may take to start.")
-    ] = 30.0,
+    ] = defaults.START_TIMEOUT,
     json_: JsonOpt = False,
 ) -> None:
     """Write each backend server's tools as an MCP catalog file, reporting what changed.
@@ -227,7 +226,7 @@ def catalog_pull(
     import logging
 
     from toolfind.output import wire
-    from toolfind.serve.pull import pull
+    from toolfind.serve.backends.pull import pull
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
     report = pull([Path(s) for s in servers], out, start_timeout=start_timeout, errlog=sys.stderr)

@@ -27,8 +27,8 @@ term found only in a weak field (a parameter description at weight 0.0625) gave 
 floor of a match in the name, the very floor that ranked "compress file"'s backup_database
 second. So the floor is ``delta`` times the (relative) weight of the strongest field the term
 occurs in: a name match keeps all of it, a parameter-only match a sixteenth. (Measured against
-the sum of the matched fields' weights, capped at 1: see README, "How the defaults were
-chosen".)
+the sum of the matched fields' weights, capped at 1: see docs/ranking.md, "How the defaults
+were chosen".)
 
 Weights are relative (:func:`effective_weights`), so ``k1`` keeps its textbook meaning for the
 strongest field. The bulk forms take numpy as an argument (``xp``) and do on each value the

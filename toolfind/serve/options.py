@@ -10,15 +10,16 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, get_args
 
-from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
+from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters, parse_size
 from toolfind.errors import ConfigError, UsageError
 from toolfind.models import ScoringParams, Tool
-from toolfind.serve.servers_config import safe_name
+from toolfind.serve import defaults
+from toolfind.serve.backends.config import check_separator
+from toolfind.serve.defaults import Exposure
 
-Exposure = Literal["direct", "search"]
-EXPOSURES: tuple[Exposure, ...] = ("direct", "search")
+EXPOSURES: tuple[Exposure, ...] = get_args(Exposure)
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "warning", "error", "critical")
 TOKEN_ENV = "TOOLFIND_TOKEN"
 DEFAULT_HOST = "127.0.0.1"
@@ -28,12 +29,6 @@ DEFAULT_HOST = "127.0.0.1"
 #: some hosts (and the MCP Inspector) accept.
 _PREFIX_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/.:")
 _MAX_PREFIX = 40
-#: HTTP limits: a request's headers must arrive within HEADER_TIMEOUT seconds of its first byte
-#: (or of the connection), its body within BODY_TIMEOUT; at most MAX_CONNECTIONS at once
-#: (further ones are refused before any authentication).
-HEADER_TIMEOUT = 5.0
-BODY_TIMEOUT = 30.0
-MAX_CONNECTIONS = 4096
 #: The keys of ``[serve]`` in ``toolfind.toml`` read here.
 SERVE_KEYS = ("allowed_hosts", "allowed_origins")
 
@@ -99,32 +94,31 @@ class ServeOptions:
     """
 
     catalogs: tuple[Path, ...] = ()
-    exposure: Exposure = "search"
-    meta_prefix: str = "proxy_"
+    exposure: Exposure = defaults.EXPOSURE
+    meta_prefix: str = defaults.META_PREFIX
     http: HttpAddress | None = None
     token: str | None = None
-    log_level: str = "warning"
+    log_level: str = defaults.LOG_LEVEL
     params: ScoringParams = field(default_factory=ScoringParams)
     filters: Filters = field(default_factory=Filters)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     servers: tuple[Path, ...] = ()
-    separator: str = "__"
-    call_timeout: float = 60.0
+    separator: str = defaults.SEPARATOR
+    call_timeout: float = defaults.CALL_TIMEOUT
     watch: bool = True
-    poll_interval: float = 1.0
+    poll_interval: float = defaults.POLL_INTERVAL
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
-    header_timeout: float = HEADER_TIMEOUT
-    body_timeout: float = BODY_TIMEOUT
-    max_connections: int = MAX_CONNECTIONS
+    header_timeout: float = defaults.HEADER_TIMEOUT
+    body_timeout: float = defaults.BODY_TIMEOUT
+    max_connections: int = defaults.MAX_CONNECTIONS
     use_cache: bool = True
     server_name: str = "toolfind"
     validate_arguments: bool = True
-    retry_initial: float = 1.0
-    retry_max: float = 60.0
-    #: Seconds the first ``tools/list`` may wait for backends still connecting (0: none).
-    backend_wait: float = 0.0
-    max_result_size: int = 10 * 1024 * 1024
+    retry_initial: float = defaults.RETRY_INITIAL
+    retry_max: float = defaults.RETRY_MAX
+    backend_wait: float = defaults.BACKEND_WAIT
+    max_result_size: int = parse_size(defaults.MAX_RESULT_SIZE)
     #: The semantic signal: None on when the extra is installed, True required, False off.
     semantic: bool | None = None
     semantic_weight: float | None = None
@@ -161,8 +155,7 @@ class ServeOptions:
             raise UsageError(
                 f"--max-result-size {self.max_result_size!r}: give at least 1KiB, e.g. 10MiB"
             )
-        if not self.separator or safe_name(self.separator) != self.separator:
-            raise UsageError(f"--separator {self.separator!r}: use letters, digits, _ or -")
+        check_separator(self.separator)
         if not 0.05 <= self.poll_interval <= 3600:
             raise UsageError(f"poll interval {self.poll_interval!r}: give 0.05 to 3600 seconds")
         for host in self.allowed_hosts:

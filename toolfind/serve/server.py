@@ -5,33 +5,20 @@ Low-level (not MCPServer) because the tool list is data that changes at run time
 non-deferred tool). Everything a model can fix comes back as ``isError: true`` with a message
 that says how, never as a JSON-RPC error.
 
-List changes reach clients of both protocol eras: handshake-era (2024-11-05 ... 2025-11-25)
-connections get ``notifications/tools/list_changed`` on their standalone channel (stdio, or
-the HTTP GET stream); 2026-07-28 clients get a ``ToolsListChanged`` event on the SDK's
-subscription bus, delivered to their ``subscriptions/listen`` streams.
+When the tool list changes, clients of both protocol eras are told (`notifier`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import mcp_types as types
-from mcp.server import NotificationOptions, Server, ServerRequestContext
-from mcp.server.connection import Connection
-from mcp.server.context import CallNext, HandlerResult
-from mcp.server.models import InitializationOptions
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    ListenHandler,
-    ServerEvent,
-    ToolsListChanged,
-)
+from mcp.server import ServerRequestContext
 
 from toolfind import __version__
 from toolfind.errors import BackendError
@@ -40,9 +27,11 @@ from toolfind.output.tool_formats import tool_to_format
 from toolfind.output.wire import categories_record, dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
-from toolfind.serve.backend_seam import NOT_STARTED, Backends
+from toolfind.serve.backends.seam import NOT_STARTED, Backends
+from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
 from toolfind.serve.options import ServeOptions, tool_allowed
-from toolfind.serve.passthrough import PROGRESS, Passthrough, page
+from toolfind.serve.passthrough.common import PROGRESS, page
+from toolfind.serve.passthrough.relay import Passthrough
 from toolfind.serve.state import LiveIndex, Snapshot
 
 logger = logging.getLogger("toolfind.serve")
@@ -53,93 +42,6 @@ logger = logging.getLogger("toolfind.serve")
 POOL_SLACK = 35.0
 #: Seconds a call to an unknown name waits for backends that are still starting.
 ARRIVAL_WAIT = 10.0
-
-
-class ToolfindServer(Server[Any]):
-    """The SDK's low-level Server, advertising ``tools.listChanged`` on every transport.
-
-    The streamable-HTTP session manager and the in-memory test transport call
-    ``create_initialization_options()`` without arguments; the base class would then
-    advertise ``listChanged: false`` to handshake-era clients.
-    """
-
-    def create_initialization_options(
-        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
-    ) -> InitializationOptions:
-        options = notification_options or NotificationOptions(
-            tools_changed=True, prompts_changed=True, resources_changed=True
-        )
-        return super().create_initialization_options(options, *args, **kwargs)
-
-
-#: The list a ``list_changed`` notification invalidates.
-_LISTED_BY = {
-    "notifications/tools/list_changed": "tools/list",
-    "notifications/prompts/list_changed": "prompts/list",
-    "notifications/resources/list_changed": "resources/list",
-}
-_LIST_OF = frozenset(_LISTED_BY.values())
-
-
-class ChangeNotifier:
-    """Tells every connected client that the tool list changed, whatever its protocol era.
-
-    Handshake-era connections are remembered when their ``notifications/initialized``
-    arrives (a server middleware) and forgotten when they close. A ``list_changed`` goes
-    only to connections that have asked for that list: one that never asked has no list to
-    refresh, and a simple client reading one reply per request is not surprised by a
-    notification (backends join after start, so such changes are common early on).
-    """
-
-    def __init__(self) -> None:
-        self.bus = InMemorySubscriptionBus()
-        self.listen_handler = ListenHandler(self.bus)
-        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
-        #: Connections by the list they have asked for (``tools/list``, ``prompts/list``...).
-        self._listed: dict[str, weakref.WeakSet[Connection]] = {}
-        self.sent = 0
-
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        if ctx.method in _LIST_OF:
-            connection = getattr(ctx.session, "_connection", None)
-            if isinstance(connection, Connection):
-                self._listed.setdefault(ctx.method, weakref.WeakSet()).add(connection)
-        result = await call_next(ctx)
-        if ctx.method != "notifications/initialized":
-            return result
-        # SDK 2.3 gives handlers no public handle on their Connection; the per-request
-        # ServerSession holds it. Weak references plus the connection's exit stack mean a
-        # closed connection is never notified and never kept alive.
-        connection = getattr(ctx.session, "_connection", None)
-        if isinstance(connection, Connection):
-            self._connections.add(connection)
-            connection.exit_stack.callback(self._connections.discard, connection)
-        else:
-            logger.debug("cannot track this connection for list_changed notifications")
-        return result
-
-    async def tools_changed(self) -> None:
-        self.sent += 1
-        await self.changed(ToolsListChanged(), "notifications/tools/list_changed")
-
-    async def changed(self, event: ServerEvent, method: str) -> None:
-        """``event`` to 2026-07-28 listeners, ``method`` to every handshake-era connection
-        (a ``*/list_changed`` only to those that have asked for that list)."""
-        await self.bus.publish(event)
-        listed = _LISTED_BY.get(method)
-        asked = self._listed.get(listed, weakref.WeakSet()) if listed else None
-        for connection in list(self._connections):
-            if asked is None or connection in asked:
-                await connection.notify(method, None)  # best effort: never raises
-
-    async def publish(self, event: ServerEvent) -> None:
-        await self.bus.publish(event)
-
-    def connections(self) -> list[Connection]:
-        """The handshake-era connections open now."""
-        return list(self._connections)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +67,7 @@ class Discovery:
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
         self._waited = options.backend_wait <= 0
-        self.passthrough.settle = self.settle
+        self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
 
     def listing(self) -> Listing:

@@ -24,7 +24,7 @@ from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
 from toolfind.models import ScoringParams, Tool
-from toolfind.serve.backend_seam import Backends
+from toolfind.serve.backends.seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store.cache import Loaded
 from toolfind.store.run import attach_semantic, open_run_index, semantic_wanted

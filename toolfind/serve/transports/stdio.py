@@ -1,4 +1,8 @@
-"""stdin and stdout as asyncio pipes for the SDK's ``stdio_server``, without a thread per line.
+"""Serving one client over stdio, on stdin and stdout as asyncio pipes (no thread per line).
+
+Under stdio nothing but the protocol reaches stdout: while serving, fd 1 points at stderr
+(the SDK's ``stdio_server`` does it, and so does `claimed_pipes`), and every log line goes to
+stderr.
 
 The SDK reads stdin and writes stdout through ``anyio.wrap_file``: every line read, every
 write and every flush is a hop to a worker thread and back. On a busy machine each hop waits
@@ -13,11 +17,32 @@ non-asyncio loop): None, and the SDK's default is used.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+
+logger = logging.getLogger("toolfind.serve")
+
+
+async def run_stdio(server: Server[Any]) -> None:
+    """Serve one client over stdin/stdout until it closes stdin."""
+    from mcp.server.stdio import stdio_server
+
+    try:
+        async with claimed_pipes() as pipes:
+            stdin, stdout = pipes if pipes is not None else (None, None)
+            async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):
+        # The client went away while we were writing to it: nobody is left to answer.
+        logger.info("the client closed its end of stdout; stopping")
+
 
 #: A line longer than this is skipped whole (the SDK would answer a parse error); the
 #: hardening tests send 20 MB lines.

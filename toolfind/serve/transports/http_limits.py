@@ -29,6 +29,8 @@ from collections.abc import Callable
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from toolfind.serve import defaults
+
 logger = logging.getLogger("toolfind.serve.http")
 
 _REFUSED = (
@@ -58,9 +60,9 @@ def connection_cap(wanted: int) -> int:
 class LimitedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a connection cap and header/body read timeouts."""
 
-    max_connections = 4096
-    header_timeout = 5.0
-    body_timeout = 30.0
+    max_connections = defaults.MAX_CONNECTIONS
+    header_timeout = defaults.HEADER_TIMEOUT
+    body_timeout = defaults.BODY_TIMEOUT
     _deadline: asyncio.TimerHandle | None = None
     _what: str | None = None
     _refused = False

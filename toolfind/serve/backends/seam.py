@@ -1,7 +1,7 @@
 """The `Backends` seam where real MCP servers plug in behind serve-mcp, and its status type.
 
-The contract for implementers is in `Backends`. Imported by ``toolfind.serve`` at import
-time: no MCP SDK or anyio at module level.
+The contract for implementers is in `Backends`. Imported with `serve.main`, before serving
+starts: no MCP SDK or anyio at module level.
 """
 
 from __future__ import annotations

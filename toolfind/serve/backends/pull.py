@@ -21,8 +21,9 @@ from typing import Any, Literal, TextIO
 from toolfind.errors import CatalogError
 from toolfind.models import Tool
 from toolfind.output.wire import dumps
-from toolfind.serve.backend_seam import BackendStatus
-from toolfind.serve.servers_config import load_servers
+from toolfind.serve import defaults
+from toolfind.serve.backends.config import load_servers
+from toolfind.serve.backends.seam import BackendStatus
 from toolfind.userfiles import FileProblem, read_capped, rewrite
 
 __all__ = ["PullReport", "ServerPull", "pull"]
@@ -61,7 +62,7 @@ def pull(
     out_dir: Path,
     *,
     environ: Mapping[str, str] | None = None,
-    start_timeout: float = 30.0,
+    start_timeout: float = defaults.START_TIMEOUT,
     errlog: TextIO | None = None,
 ) -> PullReport:
     """Connect to every server the files declare and write its tools under ``out_dir``.
@@ -75,7 +76,7 @@ def pull(
     """
     import anyio
 
-    from toolfind.serve.backends import BackendPool
+    from toolfind.serve.backends.pool import BackendPool
 
     specs = load_servers(servers_files, environ)
     try:

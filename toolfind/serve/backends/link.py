@@ -1,6 +1,6 @@
 """One connection to a backend MCP server: its transport, its attempt's events, what it sent.
 
-What `toolfind.serve.backends.BackendPool` needs below the pool: opening a stdio, SSE or
+What `toolfind.serve.backends.pool.BackendPool` needs below the pool: opening a stdio, SSE or
 streamable-HTTP transport, the events of one connection attempt, describing why a backend
 failed in one line, bounding the size of what it answers, and keeping a backend's stdout
 banner from printing the SDK's traceback. The MCP SDK and anyio are imported lazily.
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from toolfind.errors import BackendError
-from toolfind.serve.backend_seam import NOT_STARTED
-from toolfind.serve.backend_tools import Listed
-from toolfind.serve.servers_config import ServerSpec
+from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.seam import NOT_STARTED
+from toolfind.serve.backends.tools import Listed
 
 if TYPE_CHECKING:
     from mcp.shared._stream_protocols import ReadStream
@@ -162,11 +162,11 @@ async def open_transport(
 ) -> AsyncIterator[Any]:
     """The (read, write) streams of ``spec``'s transport; a stdio server's stderr goes to
     ``errlog`` (default ``sys.stderr``) and its messages are capped at ``max_line``
-    characters (`backend_stdio.MessageTooLarge`)."""
+    characters (`stdio.MessageTooLarge`)."""
     if spec.transport == "stdio":
         from mcp.client.stdio import StdioServerParameters
 
-        from toolfind.serve.backend_stdio import bounded_stdio_client
+        from toolfind.serve.backends.stdio import bounded_stdio_client
 
         quiet_sdk_parse_failures()
         params = StdioServerParameters(

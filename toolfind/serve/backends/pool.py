@@ -1,9 +1,9 @@
 """`BackendPool`: the backend MCP servers connected, restarted when they fail, calls forwarded.
 
-It fills the `toolfind.serve.backend_seam.Backends` seam (the contract is there). Every
+It fills the `toolfind.serve.backends.seam.Backends` seam (the contract is there). Every
 backend has a supervisor task: it connects in the background (serving never waits for a
 backend), and after a failure it retries with a capped exponential backoff. One connection's
-pieces (transports, events, one-line reasons) are in `toolfind.serve.backend_link`. The MCP
+pieces (transports, events, one-line reasons) are in `toolfind.serve.backends.link`. The MCP
 SDK and anyio are imported only when the pool starts.
 """
 
@@ -18,11 +18,14 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
-from toolfind.errors import BackendError, ConfigError, UsageError
+from toolfind.config import parse_size
+from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Tool
 from toolfind.output.render import human_size
 from toolfind.output.wire import clean_text
-from toolfind.serve.backend_link import (
+from toolfind.serve import defaults
+from toolfind.serve.backends.config import ServerSpec, check_separator, load_servers
+from toolfind.serve.backends.link import (
     CONNECTING,
     FAILED,
     READY,
@@ -36,10 +39,10 @@ from toolfind.serve.backend_link import (
     result_size,
     same_server,
 )
-from toolfind.serve.backend_seam import NOT_STARTED, Backends, BackendStatus, NoBackends
-from toolfind.serve.backend_stdio import MessageTooLarge
-from toolfind.serve.backend_tools import Listed, assign_names, check_tool, to_tool
-from toolfind.serve.servers_config import ServerSpec, load_servers, safe_name
+from toolfind.serve.backends.seam import NOT_STARTED, Backends, BackendStatus, NoBackends
+from toolfind.serve.backends.stdio import MessageTooLarge
+from toolfind.serve.backends.tools import Listed, assign_names, check_tool, to_tool
+from toolfind.serve.options import ServeOptions
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -59,50 +62,42 @@ Relay = Callable[[str, Any], "Awaitable[None]"]
 #: A tools/list that paginates longer than this is cut short (a server that never stops).
 MAX_PAGES = 100
 MAX_TOOLS_PER_SERVER = 10_000
-#: After a failed start the supervisor waits this long before the next attempt, doubling up
-#: to the max; after this many failures in a row it gives up until a call or an edit.
-BACKOFF_INITIAL = 1.0
-BACKOFF_MAX = 60.0
+#: After this many failed starts in a row the supervisor gives up until a call or an edit.
 MAX_ATTEMPTS = 10
 #: After a call times out, a ping this long decides whether the backend still answers at all.
 PING_TIMEOUT = 5.0
 #: A backend's tools/call result larger than this (about, as text) is refused, not relayed.
-MAX_RESULT_BYTES = 10 * 1024 * 1024
+MAX_RESULT_BYTES = parse_size(defaults.MAX_RESULT_SIZE)
 #: A stdio backend's message longer than this (or the result limit, if larger) is not even
 #: read: the connection is dropped and restarted (a tools/list may be larger than a result).
 MIN_MESSAGE_LIMIT = 32 * 1024 * 1024
 
 
 def make_backends(
-    servers: Sequence[Path],
+    options: ServeOptions,
     *,
-    environ: Mapping[str, str] | None = None,
-    separator: str = "__",
     reserved_names: Collection[str] = (),
-    call_timeout: float = 60.0,
-    backoff_initial: float = BACKOFF_INITIAL,
-    backoff_max: float = BACKOFF_MAX,
-    max_result_bytes: int = MAX_RESULT_BYTES,
+    environ: Mapping[str, str] | None = None,
     errlog: TextIO | None = None,
 ) -> Backends:
-    """The backends named by ``--servers`` files; `NoBackends` when there are none.
+    """The backends ``options.servers`` files name, run as ``options`` say; `NoBackends`
+    when there are none.
 
     Raises:
         ConfigError: a servers file cannot be read or declares an invalid server, or the
             separator is not made of ``[A-Za-z0-9_-]``.
     """
-    if not servers:
+    if not options.servers:
         return NoBackends()
-    specs = load_servers(servers, environ)
     return BackendPool(
-        specs,
-        separator=separator,
+        load_servers(options.servers, environ),
+        separator=options.separator,
         reserved_names=reserved_names,
-        call_timeout=call_timeout,
-        backoff_initial=backoff_initial,
-        backoff_max=backoff_max,
-        max_result_bytes=max_result_bytes,
-        servers_files=servers,
+        call_timeout=options.call_timeout,
+        backoff_initial=options.retry_initial,
+        backoff_max=options.retry_max,
+        max_result_bytes=options.max_result_size,
+        servers_files=options.servers,
         environ=environ,
         errlog=errlog,
     )
@@ -120,7 +115,7 @@ class BackendPool:
     it keeps crashing). After a call times out, a ping decides whether the backend still
     answers; if not, it is stopped and restarted.
 
-    Tools are exposed as `backend_tools.assign_names` says (``reserved_names`` are the
+    Tools are exposed as `tools.assign_names` says (``reserved_names`` are the
     meta-tools'). Tools the ``allow``/``deny`` globs exclude, and malformed tools (logged
     once), are neither listed nor callable. A backend's ``tools/list_changed`` re-reads its
     tools; when the exposed tools change, the listener runs.
@@ -132,22 +127,20 @@ class BackendPool:
         self,
         specs: Sequence[ServerSpec],
         *,
-        separator: str = "__",
+        separator: str = defaults.SEPARATOR,
         reserved_names: Collection[str] = (),
-        start_timeout: float = 30.0,
-        call_timeout: float = 60.0,
+        start_timeout: float = defaults.START_TIMEOUT,
+        call_timeout: float = defaults.CALL_TIMEOUT,
         errlog: TextIO | None = None,
-        backoff_initial: float = BACKOFF_INITIAL,
-        backoff_max: float = BACKOFF_MAX,
+        backoff_initial: float = defaults.RETRY_INITIAL,
+        backoff_max: float = defaults.RETRY_MAX,
         max_attempts: int = MAX_ATTEMPTS,
         max_result_bytes: int = MAX_RESULT_BYTES,
         max_message_bytes: int | None = None,
         servers_files: Sequence[Path] = (),
         environ: Mapping[str, str] | None = None,
     ) -> None:
-        if not separator or safe_name(separator) != separator:
-            raise UsageError(f"--separator {separator!r}: use letters, digits, _ or -")
-        self.separator = separator
+        self.separator = check_separator(separator)
         self.reserved_names = frozenset(reserved_names)
         self.start_timeout = start_timeout
         self.call_timeout = call_timeout

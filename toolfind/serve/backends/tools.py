@@ -13,7 +13,7 @@ from typing import Any
 
 from toolfind.models import Source, Tool
 from toolfind.output.wire import clean_text
-from toolfind.serve.servers_config import safe_name
+from toolfind.serve.backends.config import safe_name
 
 #: MCP hosts reject tool names longer than this.
 MAX_NAME = 64

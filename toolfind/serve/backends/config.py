@@ -26,9 +26,16 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 
-__all__ = ["ServerSpec", "Transport", "load_servers", "read_servers_file", "safe_name"]
+__all__ = [
+    "ServerSpec",
+    "Transport",
+    "check_separator",
+    "load_servers",
+    "read_servers_file",
+    "safe_name",
+]
 
 logger = logging.getLogger("toolfind.serve")
 
@@ -54,6 +61,13 @@ def safe_name(text: str) -> str:
     tool name, and safe as a file stem) replaced by ``_``."""
     cleaned = "".join(c if c in _NAME_CHARS else "_" for c in text)
     return cleaned or "_"
+
+
+def check_separator(separator: str) -> str:
+    """``separator`` if `safe_name` keeps it as it is; else a UsageError."""
+    if not separator or safe_name(separator) != separator:
+        raise UsageError(f"--separator {separator!r}: use letters, digits, _ or -")
+    return separator
 
 
 @dataclass(frozen=True, slots=True)

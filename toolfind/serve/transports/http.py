@@ -1,45 +1,25 @@
-"""Running the server: stdio, or streamable HTTP behind a bearer token and Host checks.
-
-Under stdio nothing but the protocol reaches stdout: the SDK's ``stdio_server`` points fd 1
-at stderr while it serves, and every log line goes to stderr.
-"""
+"""Serving streamable HTTP at ``/mcp``: behind a bearer token, Host/Origin checks and the
+limits of `http_limits`."""
 
 from __future__ import annotations
 
 import hmac
-import logging
 import socket
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from toolfind.serve.http_limits import ACCEPT_BATCH, connection_cap, limited_protocol
 from toolfind.serve.options import HttpAddress, ServeOptions
-from toolfind.serve.server import ToolfindServer
+from toolfind.serve.transports.http_limits import ACCEPT_BATCH, connection_cap, limited_protocol
 
-logger = logging.getLogger("toolfind.serve")
+if TYPE_CHECKING:
+    from mcp.server import Server
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _WILDCARD_HOSTS = ("0.0.0.0", "::", "")
-
-
-async def run_stdio(server: ToolfindServer) -> None:
-    """Serve one client over stdin/stdout until it closes stdin."""
-    from mcp.server.stdio import stdio_server
-
-    from toolfind.serve.stdio_pipes import claimed_pipes
-
-    try:
-        async with claimed_pipes() as pipes:
-            stdin, stdout = pipes if pipes is not None else (None, None)
-            async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
-    except* (BrokenPipeError, ConnectionResetError):
-        # The client went away while we were writing to it: nobody is left to answer.
-        logger.info("the client closed its end of stdout; stopping")
 
 
 class BearerTokenGate:
@@ -127,7 +107,7 @@ def bind(address: HttpAddress) -> socket.socket:
     return sock
 
 
-async def run_http(server: ToolfindServer, options: ServeOptions) -> None:
+async def run_http(server: Server[Any], options: ServeOptions) -> None:
     """Serve streamable HTTP at ``/mcp`` until a signal stops it."""
     import uvicorn
 

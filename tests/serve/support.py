@@ -1,0 +1,245 @@
+"""What the serve tests share: two small catalogs, reading tool results, waiting for
+``tools/list_changed`` and for log lines (in process, or a subprocess's stderr), and serve-mcp
+in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from tests.helpers import REPO, write
+
+FILES = {
+    "namespace": "files",
+    "tags": ["filesystem"],
+    "tools": [
+        {
+            "name": "read_file",
+            "description": "Read the contents of a text file from disk.",
+            "tags": ["read"],
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "File to read."}},
+                "required": ["path"],
+            },
+        },
+        {
+            "name": "compress_file",
+            "description": "Compress a file into a gzip or zip archive.",
+            "defer": True,
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string", "description": "File to compress."}},
+                "required": ["path"],
+            },
+        },
+    ],
+}
+GIT = {
+    "namespace": "git",
+    "tags": ["vcs"],
+    "tools": [
+        {
+            "name": "git_commit",
+            "description": "Record staged changes in the repository with a commit message.",
+            "parameters": {
+                "type": "object",
+                "properties": {"message": {"type": "string", "description": "Commit message."}},
+            },
+        },
+        {
+            "name": "git_log",
+            "description": "Show the commit history of the repository.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    ],
+}
+
+
+def write_catalog(directory: Path, name: str, document: Any) -> Path:
+    return write(directory / f"{name}.json", document)
+
+
+def text_of(result: Any) -> str:
+    """The text of a tool result's first content block."""
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    """A meta-tool's record: its structured content, which its text repeats as JSON."""
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    assert json.loads(text_of(result)) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result: types.CallToolResult) -> str:
+    """The message of a tool error (``isError``, text only)."""
+    assert result.is_error, result.content
+    assert result.structured_content is None
+    return text_of(result)
+
+
+class ListChanged:
+    """A client's message handler counting ``tools/list_changed`` notifications."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._event = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.count += 1
+            self._event.set()
+            self._event = anyio.Event()
+
+    async def after(self, count: int) -> None:
+        """Return once more than ``count`` have arrived."""
+        while self.count <= count:
+            await self._event.wait()
+
+
+class Records(logging.Handler):
+    """Log lines, with a way to wait for one."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+        self.waiters: list[tuple[str, anyio.Event]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        self.messages.append(message)
+        for text, event in self.waiters:
+            if text in message:
+                event.set()
+
+    async def wait_for(self, text: str) -> None:
+        if any(text in m for m in self.messages):
+            return
+        event = anyio.Event()
+        self.waiters.append((text, event))
+        await event.wait()
+
+    def count(self, text: str) -> int:
+        return sum(text in m for m in self.messages)
+
+
+class Log:
+    """A process's stderr, read by a thread so the pipe never fills, with a way to wait."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.lines: list[str] = []
+        self.closed = False
+        self._cond = threading.Condition()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        with stream:
+            for raw in iter(stream.readline, b""):
+                with self._cond:
+                    self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+                    self._cond.notify_all()
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+    def mark(self) -> int:
+        return len(self.lines)
+
+    def wait_for(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
+        """The first line from ``since`` on containing ``text``; fails after ``timeout``."""
+        position = since
+        found: list[str] = []
+
+        def seen() -> bool:
+            nonlocal position
+            while position < len(self.lines):
+                if text in self.lines[position]:
+                    found.append(self.lines[position])
+                    return True
+                position += 1
+            return self.closed
+
+        with self._cond:
+            self._cond.wait_for(seen, timeout)
+        assert found, f"no stderr line with {text!r} within {timeout} s: {self.lines[-20:]}"
+        return found[0]
+
+    def position(self, text: str, since: int = 0, timeout: float = 30.0) -> int:
+        """The index of the first line from ``since`` on containing ``text``."""
+        line = self.wait_for(text, since, timeout)
+        return self.lines.index(line, since)
+
+    def wait_ready(self, servers: list[str], timeout: float = 90.0) -> None:
+        """Backends connect in the background: wait until each is up and the index holds
+        its tools (the rebuild after the last one came up)."""
+        last = max(self.position(f"server {name!r} (stdio: ", 0, timeout) for name in servers)
+        self.wait_for("index rebuilt", last + 1, timeout)
+
+    async def wait(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
+        wait = partial(self.wait_for, text, since, timeout)
+        return await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
+
+    @property
+    def text(self) -> str:
+        with self._cond:
+            return "\n".join(self.lines)
+
+    def count(self, text: str) -> int:
+        return sum(text in line for line in self.lines)
+
+    def tracebacks(self) -> list[str]:
+        return [line for line in self.lines if "Traceback" in line]
+
+
+def server_env(tmp_path: Path) -> dict[str, str]:
+    """A serve-mcp subprocess's environment: its own cache, this checkout's toolfind."""
+    return {
+        "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
+        "PYTHONWARNINGS": "ignore",
+    }
+
+
+@asynccontextmanager
+async def http_server(
+    tmp_path: Path, *args: str, bind: str = "127.0.0.1:0", timeout: float = 90.0
+) -> AsyncIterator[str]:
+    """``toolfind serve-mcp --http BIND ARGS`` in a subprocess: its URL once it listens (within
+    ``timeout``: a cold start imports the MCP SDK on busy cores); stopped at the end."""
+    command = [sys.executable, "-m", "toolfind", "serve-mcp", "--http", bind, *args]
+    env = {**os.environ, **server_env(tmp_path)}
+    async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
+        assert process.stderr is not None
+        stderr = BufferedByteReceiveStream(process.stderr)
+        url = ""
+        try:
+            with anyio.fail_after(timeout):
+                while not url:
+                    line = (await stderr.receive_until(b"\n", 65536)).decode()
+                    if "listening on " in line:
+                        url = line.split("listening on ", 1)[1].strip()
+            yield url
+        finally:
+            process.terminate()
+            with anyio.move_on_after(15):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()

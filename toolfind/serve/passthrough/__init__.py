@@ -1,0 +1,1 @@
+"""What backends offer besides tools, passed through to serve-mcp's clients."""

@@ -1,0 +1,193 @@
+"""What the pass-through capabilities share: list cursors, exposed URIs, the progress of a
+forwarded call, and the backends as seen from here (`Gateway`).
+
+A resource URI is ``toolfind://<server>/<the backend's URI, verbatim>``. The backend's URI is
+kept byte for byte after the prefix, so it round-trips without any table or escaping: a
+resource template's variables expand exactly as they would at the backend, and a URI read
+that was never listed (one built from a template) still routes. Server names are made of
+``[A-Za-z0-9_-]``, valid in a URI's authority. toolfind's own resources have no authority
+(``toolfind:deferred-tools``), so they never meet a server's name.
+
+Progress: the caller's ``progressToken`` on a forwarded tool call becomes a progress callback
+on the backend request (`PROGRESS`), so the backend's progress notifications reach the caller.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from toolfind.errors import BackendError
+from toolfind.output.wire import clean_text
+from toolfind.serve.backends.tools import MAX_DESCRIPTION
+
+logger = logging.getLogger("toolfind.serve")
+
+#: Items per page of every list toolfind answers (tools, resources, templates, prompts).
+PAGE_SIZE = 100
+URI_PREFIX = "toolfind://"
+#: How long one backend may take to answer a list request made for a client's list.
+LIST_TIMEOUT = 10.0
+
+ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
+#: The current tools/call's progress reporter, set only when the caller sent a progressToken.
+PROGRESS: ContextVar[ProgressFn | None] = ContextVar("toolfind_progress", default=None)
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+
+def page(items: Sequence[T], cursor: str | None, kind: str) -> tuple[list[T], str | None]:
+    """One page of ``items`` from an opaque cursor, and the next page's cursor (None at the end).
+
+    Raises:
+        MCPError: -32602 for a cursor this server did not give out for ``kind``.
+    """
+    start = 0
+    if cursor is not None:
+        try:
+            text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+            label, _, offset = text.partition(":")
+            start = int(offset)
+        except (ValueError, UnicodeError):
+            label, start = "", -1
+        if label != kind or not 0 < start <= len(items) or not offset.isdigit():
+            raise MCPError(types.INVALID_PARAMS, f"Invalid cursor for {kind}/list: {cursor!r}")
+    end = start + PAGE_SIZE
+    following = None
+    if end < len(items):
+        following = base64.urlsafe_b64encode(f"{kind}:{end}".encode("ascii")).decode("ascii")
+    return list(items[start:end]), following
+
+
+def exposed_uri(server: str, uri: str) -> str:
+    """The URI (or URI template) a client sees for ``uri`` of backend ``server``."""
+    return f"{URI_PREFIX}{server}/{uri}"
+
+
+def backend_uri(uri: str) -> tuple[str, str] | None:
+    """(server, the backend's URI) behind an exposed URI, or None when it is not one."""
+    if not uri.startswith(URI_PREFIX):
+        return None
+    server, slash, original = uri[len(URI_PREFIX) :].partition("/")
+    if not server or not slash or not original:
+        return None
+    return server, original
+
+
+def cleaned(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A backend's list entry with its free text made safe like a tool description."""
+    out = dict(entry)
+    for key, limit in (("description", MAX_DESCRIPTION), ("title", 200)):
+        if isinstance(out.get(key), str):
+            out[key] = clean_text(out[key], limit)
+    return out
+
+
+@runtime_checkable
+class Upstream(Protocol):
+    """The backend pool as seen from here (`backends.pool.BackendPool` fills it)."""
+
+    def capabilities(self) -> Mapping[str, Any]: ...
+
+    async def request(
+        self,
+        server: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        on_progress: Any = None,
+    ) -> dict[str, Any]: ...
+
+    def set_relay(self, relay: Callable[[str, Any], Awaitable[None]]) -> None: ...
+
+    def status(self) -> Mapping[str, Any]: ...
+
+
+async def _nothing() -> None:
+    return None
+
+
+class Gateway:
+    """The backends as the capabilities use them: what each declares, every page of a list
+    from every backend, one request forwarded. ``upstream`` is None without backends."""
+
+    def __init__(self, backends: object) -> None:
+        self.upstream = backends if isinstance(backends, Upstream) else None
+        #: Awaited before a list (serve-mcp's --backend-wait; set by `server.Discovery`).
+        self.settle: Callable[[], Awaitable[None]] = _nothing
+
+    def capabilities_of(self, server: str) -> Any:
+        """The ServerCapabilities ``server`` declared, or None."""
+        return self.upstream.capabilities().get(server) if self.upstream else None
+
+    def servers_with(self, capability: str) -> list[str]:
+        if self.upstream is None:
+            return []
+        return [
+            name
+            for name, caps in self.upstream.capabilities().items()
+            if getattr(caps, capability, None) is not None
+        ]
+
+    def connecting(self) -> set[str]:
+        """Backends whose first connection is still under way: what they offer is not known
+        yet, and a request routed to one waits for it (`BackendPool.request`)."""
+        if self.upstream is None:
+            return set()
+        return {n for n, s in self.upstream.status().items() if s.state == "connecting"}
+
+    async def gather(self, capability: str, method: str, key: str) -> list[tuple[str, Any]]:
+        """Every entry of ``method`` from every connected backend declaring ``capability``, all
+        pages, in server order; a backend that fails or is slow is left out (logged)."""
+        servers = self.servers_with(capability)
+        found: dict[str, list[Any]] = {}
+
+        async def one(server: str) -> None:
+            assert self.upstream is not None
+            entries: list[Any] = []
+            cursor: Any = None
+            seen: set[str] = set()
+            try:
+                with anyio.fail_after(LIST_TIMEOUT):
+                    for _ in range(100):
+                        raw = await self.upstream.request(
+                            server, method, {"cursor": cursor} if cursor else None
+                        )
+                        batch = raw.get(key)
+                        if isinstance(batch, list):
+                            entries.extend(batch)
+                        cursor = raw.get("nextCursor")
+                        if not isinstance(cursor, str) or cursor in seen:
+                            break
+                        seen.add(cursor)
+            except (BackendError, MCPError, TimeoutError) as exc:
+                logger.warning("server %r: %s failed: %s", server, method, exc)
+            found[server] = entries
+
+        async with anyio.create_task_group() as tg:
+            for server in servers:
+                tg.start_soon(one, server)
+        return [(server, entry) for server in servers for entry in found[server]]
+
+    async def forward(self, server: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        assert self.upstream is not None
+        try:
+            return await self.upstream.request(server, method, params, PROGRESS.get())
+        except BackendError as exc:
+            raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
+
+    @staticmethod
+    def valid(model: type[M], entry: Any, server: str) -> M | None:
+        try:
+            return model.model_validate(entry, by_name=False)
+        except ValidationError:
+            logger.warning("server %r: dropped a malformed %s", server, model.__name__)
+            return None

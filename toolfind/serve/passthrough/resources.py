@@ -1,0 +1,271 @@
+"""Resources passed through: every backend's, named by exposed URIs (`common.exposed_uri`),
+read, subscribed to and updated through toolfind; plus toolfind's own deferred-tools resource.
+
+A subscription is counted per URI: the first client subscribes at the backend, the last one
+to leave (or close its connection) unsubscribes there. A forwarded tool's result and a
+prompt's messages name resources by exposed URIs too, so a client can read what they link.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp.server.connection import Connection
+from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp.shared.exceptions import MCPError
+
+from toolfind.output.tool_formats import summaries_text
+from toolfind.serve.notifier import ChangeNotifier, connection_of
+from toolfind.serve.passthrough.common import (
+    URI_PREFIX,
+    Gateway,
+    backend_uri,
+    cleaned,
+    exposed_uri,
+    page,
+)
+from toolfind.serve.state import LiveIndex, Snapshot
+
+if TYPE_CHECKING:
+    from mcp.server import Server, ServerRequestContext
+
+logger = logging.getLogger("toolfind.serve")
+
+#: toolfind's own resource: the deferred tools' one-line summaries.
+OWN_URI = "toolfind:deferred-tools"
+RESOURCE_NOT_FOUND = -32002
+
+
+class Resources:
+    """The ``resources/*`` handlers, subscriptions, and exposed URIs in content blocks."""
+
+    def __init__(self, live: LiveIndex, notifier: ChangeNotifier, gateway: Gateway) -> None:
+        self.live = live
+        self.notifier = notifier
+        self.gateway = gateway
+        self._subscribers: dict[str, weakref.WeakSet[Connection]] = {}
+        self._backend_refs: Counter[str] = Counter()
+        live.on_swap(self._swapped)
+
+    def register(self, server: Server[Any]) -> None:
+        server.add_request_handler(
+            "resources/list", types.PaginatedRequestParams, self.on_list_resources
+        )
+        server.add_request_handler(
+            "resources/templates/list", types.PaginatedRequestParams, self.on_list_templates
+        )
+        server.add_request_handler(
+            "resources/read", types.ReadResourceRequestParams, self.on_read_resource
+        )
+        server.add_request_handler(
+            "resources/subscribe", types.SubscribeRequestParams, self.on_subscribe
+        )
+        server.add_request_handler(
+            "resources/unsubscribe", types.UnsubscribeRequestParams, self.on_unsubscribe
+        )
+
+    async def list_changed(self) -> None:
+        await self.notifier.changed(ResourcesListChanged(), "notifications/resources/list_changed")
+
+    def _own_resource(self) -> types.Resource:
+        count = len(self.live.snapshot.index.summaries(deferred=True))
+        return types.Resource(
+            uri=OWN_URI,
+            name="deferred-tools",
+            title="Deferred tools",
+            description=(
+                f"One line per deferred tool ({count}): name and summary, for a system prompt. "
+                "Search for a tool to get its full definition."
+            ),
+            mime_type="text/markdown",
+        )
+
+    async def on_list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        await self.gateway.settle()
+        listed = [self._own_resource()]
+        for server, entry in await self.gateway.gather("resources", "resources/list", "resources"):
+            if isinstance(entry, dict) and isinstance(entry.get("uri"), str):
+                entry = cleaned(entry) | {"uri": exposed_uri(server, entry["uri"])}
+            resource = self.gateway.valid(types.Resource, entry, server)
+            if resource is not None:
+                listed.append(resource)
+        items, cursor = page(listed, params.cursor if params else None, "resources")
+        return types.ListResourcesResult(resources=items, next_cursor=cursor)
+
+    async def on_list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        await self.gateway.settle()
+        listed: list[types.ResourceTemplate] = []
+        gathered = await self.gateway.gather(
+            "resources", "resources/templates/list", "resourceTemplates"
+        )
+        for server, entry in gathered:
+            if isinstance(entry, dict) and isinstance(entry.get("uriTemplate"), str):
+                entry = cleaned(entry) | {"uriTemplate": exposed_uri(server, entry["uriTemplate"])}
+            template = self.gateway.valid(types.ResourceTemplate, entry, server)
+            if template is not None:
+                listed.append(template)
+        items, cursor = page(listed, params.cursor if params else None, "resourceTemplates")
+        return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
+
+    def _route_uri(self, uri: str) -> tuple[str, str]:
+        routed = backend_uri(uri)
+        if routed is None or (
+            routed[0] not in self.gateway.servers_with("resources")
+            and routed[0] not in self.gateway.connecting()
+        ):
+            raise MCPError(
+                RESOURCE_NOT_FOUND,
+                f"Resource not found: {uri!r} (toolfind serves {OWN_URI} and backend resources "
+                f"as {URI_PREFIX}<server>/<uri>; list them with resources/list)",
+                {"uri": uri},
+            )
+        return routed
+
+    async def on_read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if params.uri == OWN_URI:
+            text = summaries_text(self.live.snapshot.index.summaries(deferred=True), markdown=True)
+            return types.ReadResourceResult(
+                contents=[
+                    types.TextResourceContents(uri=OWN_URI, mime_type="text/markdown", text=text)
+                ]
+            )
+        server, original = self._route_uri(params.uri)
+        raw = await self.gateway.forward(server, "resources/read", {"uri": original})
+        contents = raw.get("contents")
+        if isinstance(contents, list):
+            raw["contents"] = [
+                item | {"uri": exposed_uri(server, item["uri"])}
+                if isinstance(item, dict) and isinstance(item.get("uri"), str)
+                else item
+                for item in contents
+            ]
+        result = self.gateway.valid(types.ReadResourceResult, raw, server)
+        if result is None:
+            raise MCPError(
+                types.INTERNAL_ERROR, f"server {server!r} sent an invalid resources/read result"
+            )
+        return result
+
+    async def on_subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = connection_of(ctx)
+        subscribers = self._subscribers.setdefault(params.uri, weakref.WeakSet())
+        if connection is not None and connection not in subscribers:
+            await self._acquire(params.uri)
+            subscribers.add(connection)
+            connection.exit_stack.push_async_callback(self._drop, params.uri, connection)
+        return types.EmptyResult()
+
+    async def on_unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        connection = connection_of(ctx)
+        if connection is not None:
+            await self._drop(params.uri, connection)
+        return types.EmptyResult()
+
+    async def _drop(self, uri: str, connection: Connection) -> None:
+        subscribers = self._subscribers.get(uri)
+        if subscribers is not None and connection in subscribers:
+            subscribers.discard(connection)
+            await self._release(uri)
+
+    async def _acquire(self, uri: str) -> None:
+        """Count one more subscriber of ``uri``; the first subscribes at its backend."""
+        if uri == OWN_URI:
+            return
+        server, original = self._route_uri(uri)
+        caps = self.gateway.capabilities_of(server)
+        if not getattr(getattr(caps, "resources", None), "subscribe", False):
+            raise MCPError(
+                types.INVALID_PARAMS, f"server {server!r} does not support resource subscriptions"
+            )
+        if self._backend_refs[uri] == 0:
+            await self.gateway.forward(server, "resources/subscribe", {"uri": original})
+        self._backend_refs[uri] += 1
+
+    async def _release(self, uri: str) -> None:
+        if uri == OWN_URI or self._backend_refs[uri] <= 0:
+            return
+        self._backend_refs[uri] -= 1
+        routed = backend_uri(uri)
+        if self._backend_refs[uri] == 0 and routed is not None:
+            del self._backend_refs[uri]
+            try:
+                await self.gateway.forward(routed[0], "resources/unsubscribe", {"uri": routed[1]})
+            except MCPError as exc:  # the backend may be gone: nothing left to undo
+                logger.debug("server %r: resources/unsubscribe failed: %s", routed[0], exc)
+
+    def listen_handler(
+        self, inner: Callable[[Any, types.SubscriptionsListenRequestParams], Awaitable[Any]]
+    ) -> Callable[[Any, types.SubscriptionsListenRequestParams], Awaitable[Any]]:
+        """``subscriptions/listen`` (2026-07-28) with the backend resources it names subscribed
+        at their backends for as long as the stream lasts."""
+
+        async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
+            held: list[str] = []
+            try:
+                for uri in params.notifications.resource_subscriptions or ():
+                    try:
+                        await self._acquire(uri)
+                    except MCPError as exc:
+                        logger.info("listen: %s", exc.message)
+                        continue
+                    held.append(uri)
+                return await inner(ctx, params)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    for uri in held:
+                        await self._release(uri)
+
+        return listen
+
+    async def updated(self, uri: str) -> None:
+        await self.notifier.publish(ResourceUpdated(uri=uri))
+        for connection in list(self._subscribers.get(uri, ())):
+            await connection.send_resource_updated(uri)
+
+    async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
+        def lines(snapshot: Snapshot) -> list[tuple[str, str]]:
+            return [(t.name, t.summary) for t in snapshot.index.summaries(deferred=True)]
+
+        if lines(old) != lines(new):
+            await self.updated(OWN_URI)
+
+    def exposed(self, server: str, blocks: Sequence[Any]) -> list[Any]:
+        """Content blocks (a tool's result, a prompt's messages' content) with their resource
+        links and embedded resources named by exposed URIs, when ``server`` serves resources,
+        so that a client can read them through toolfind."""
+        if server not in self.gateway.servers_with("resources"):
+            return list(blocks)
+        out: list[Any] = []
+        for block in blocks:
+            if isinstance(block, types.ResourceLink):
+                block = block.model_copy(update={"uri": exposed_uri(server, block.uri)})
+            elif isinstance(block, types.EmbeddedResource):
+                inner = block.resource.model_copy(
+                    update={"uri": exposed_uri(server, block.resource.uri)}
+                )
+                block = block.model_copy(update={"resource": inner})
+            out.append(block)
+        return out
+
+    def exposed_result(self, server: str, result: types.CallToolResult) -> types.CallToolResult:
+        """A forwarded tool's result, its resource links readable through toolfind."""
+        linked = (types.ResourceLink, types.EmbeddedResource)
+        if not any(isinstance(block, linked) for block in result.content):
+            return result
+        return result.model_copy(update={"content": self.exposed(server, result.content)})
