@@ -44,17 +44,15 @@ def open_index(
     Raises ToolfindError subclasses (CatalogError, ConfigError, SemanticUnavailable) for bad
     input; entries that cannot be read are skipped.
     """
-    from toolfind.config import for_run
-    from toolfind.store.cache import load_index
+    from toolfind.store.run import open_run_index
 
-    run = for_run(catalogs or (), weights or {})
-    loaded = load_index(run.paths, run.params, max_file_size=run.max_file_size, use_cache=use_cache)
+    loaded = open_run_index(
+        catalogs or (),
+        weights=weights or {},
+        use_cache=use_cache,
+        semantic=semantic,
+        semantic_weight=semantic_weight,
+        accelerate=True,  # an API user asks many queries: numpy (if installed) pays for itself
+    )
     index: SearchIndex = loaded.index
-    index.accelerate()  # an API user asks many queries: numpy (if installed) pays for itself
-    want = run.config.semantic if semantic is None else semantic
-    if want is not False:
-        from toolfind.store import vectors
-
-        weight = run.config.semantic_weight if semantic_weight is None else semantic_weight
-        vectors.enable(index, loaded.key, want, weight=weight)
     return index

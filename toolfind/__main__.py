@@ -6,7 +6,7 @@ from __future__ import annotations
 import gc
 import sys
 
-#: The first argument of the one-shot commands besides the fast path's (``fast.GRAMMAR``), and
+#: The first argument of the one-shot commands besides the index ones (``commands.COMMANDS``), and
 #: of help and version: done once their output is written, nothing they start outlives them.
 #: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
 _ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help", "-h"})
@@ -36,7 +36,10 @@ def main() -> None:
 
 
 def _run(argv: list[str]) -> None:
-    from toolfind.cli import fast  # it declines (None) every command its grammar does not know
+    from toolfind.cli import (
+        commands,
+        fast,
+    )  # it declines (None) every command its grammar does not know
 
     if argv:
         try:
@@ -64,7 +67,7 @@ def _run(argv: list[str]) -> None:
     try:
         app_for(argv)(prog_name="toolfind")
     except SystemExit as done:
-        one_shot = not argv or argv[0] in _ONE_SHOT or argv[0] in fast.GRAMMAR
+        one_shot = not argv or argv[0] in _ONE_SHOT or argv[0] in commands.COMMANDS
         if one_shot and (done.code is None or isinstance(done.code, int)):
             _end(done.code or 0)
         raise

@@ -16,6 +16,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
+from tests.helpers import invoke
 from tests.serve.support import GIT, ListChanged, error_text, structured, write_catalog
 from toolfind.config import Filters
 from toolfind.errors import BackendError, ConfigError
@@ -190,6 +191,23 @@ async def test_search_tools_include_schema_and_namespace_filter(client: Client) 
     )
     assert len(record["hits"]) == 1
     assert record["hits"][0]["namespace"] == "git" and "schema" in record["hits"][0]
+
+
+@pytest.mark.parametrize("spelling", ["Files", "FILES", "files"])
+async def test_search_tools_namespace_compares_as_the_command_line_does(
+    client: Client, catalog_dir: Path, spelling: str
+) -> None:
+    """``--namespace Files`` finds ``files`` on the command line (core.filters), and so does
+    the search meta-tool: one rule, the same hits."""
+    arguments = {"query": "read file", "namespace": spelling}
+    record = structured(await client.call_tool("proxy_search_tools", arguments))
+    found = [(h["namespace"], h["name"]) for h in record["hits"]]
+    assert found and {namespace for namespace, _ in found} == {"files"}
+    code, out, _ = invoke(
+        "search", "read file", "--namespace", spelling, "-c", str(catalog_dir), "--json"
+    )
+    assert code == 0
+    assert [(h["namespace"], h["name"]) for h in json.loads(out)["hits"]] == found
 
 
 async def test_search_tools_no_match_is_an_empty_result_not_an_error(client: Client) -> None:

@@ -69,9 +69,9 @@ def app_for(args: Sequence[str]) -> typer.Typer:
 
 def _with_shipped_note(group: typer.Typer) -> typer.Typer:
     """``group`` whose help ends by saying so when the shipped demo catalogs are in use."""
-    from toolfind.cli.common import _shipped_note
+    from toolfind.cli.commands import shipped_note
 
-    note = _shipped_note(None)
+    note = shipped_note(None)
     if not note:
         return group
     noted = _with_only(group, commands=group.registered_commands, groups=group.registered_groups)

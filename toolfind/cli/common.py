@@ -9,14 +9,16 @@ JSON object on stderr (``wire.error_record``), usage errors click finds included
 
 import functools
 import importlib
+import inspect
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperGroup
 
+from toolfind.cli import commands
 from toolfind.errors import ToolfindError
 
 #: The click Typer runs on: Typer 0.28 carries its own copy (``typer._click``), earlier ones
@@ -93,55 +95,63 @@ app = typer.Typer(
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Options shared by the commands, declared once.
-CatalogOpt = Annotated[
-    list[str] | None,
-    typer.Option("--catalog", "-c", help="Catalog file or directory (repeatable).", metavar="PATH"),
-]
-JsonOpt = Annotated[
-    bool, typer.Option("--json", help="Print one JSON document (its shape: docs/json.md).")
-]
-NoCacheOpt = Annotated[
-    bool, typer.Option("--no-cache", help="Build the index afresh; do not read or write the cache.")
-]
-WeightOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--weight",
-        "-w",
-        help="Field weight override FIELD=W (repeatable), e.g. name=5.",
-        metavar="FIELD=W",
-    ),
-]
-SemanticOpt = Annotated[
-    bool | None,
-    typer.Option(
-        "--semantic/--lexical",
-        help="Fuse the semantic signal with BM25F (needs toolfind[semantic]), or rank by words only.",
-    ),
-]
-NoPagerOpt = Annotated[
-    bool,
-    typer.Option(
-        "--no-pager",
-        help="Print straight to the terminal (default: long output goes through $TOOLFIND_PAGER,"
-        " $PAGER or less -FRX; never in a pipe).",
-    ),
-]
-RecordFormatOpt = Annotated[
-    Literal["table", "jsonl", "csv", "tsv"],
-    typer.Option(
-        "--format",
-        help="table, or one record a line: jsonl (the --json records), csv or tsv.",
-    ),
-]
-NamespaceOpt = Annotated[
-    str | None, typer.Option("--namespace", help="Only tools in this namespace.")
-]
-TagOpt = Annotated[
-    list[str] | None,
-    typer.Option("--tag", help="Only tools with this tag (repeatable: all must match)."),
-]
+
+def annotated(opt: commands.Opt) -> Any:
+    """The Typer annotation of an option or argument of the one table (cli.commands)."""
+    kind = opt.kind
+    types: dict[str, Any] = {
+        commands.FLAG: bool,
+        commands.SWITCH: bool if opt.default is not None else bool | None,
+        commands.TEXT: Literal[opt.choices] if opt.choices else str | None,
+        commands.NUMBER: float | None,
+        commands.COUNT: int if opt.default is not None else int | None,
+        commands.MANY: list[str] | None,
+        commands.WORDS: list[str] | None,
+        commands.NAME: str,
+    }
+    if kind in (commands.WORDS, commands.NAME):
+        return Annotated[types[kind], typer.Argument(help=opt.help)]
+    decls = ("/".join(opt.decls),) if kind == commands.SWITCH else opt.decls
+    extra: dict[str, Any] = {"min": 1} if kind == commands.COUNT else {}
+    if opt.metavar:
+        extra["metavar"] = opt.metavar
+    return Annotated[types[kind], typer.Option(*decls, help=opt.help, **extra)]
+
+
+def typer_command(spec: commands.Command, body: Callable[[commands.Params], int]) -> Any:
+    """A Typer command of the table's ``spec``: its signature is the table's options, and it
+    runs ``body`` with them (exiting with its code when not 0)."""
+
+    def command(**values: Any) -> None:
+        code = body(commands.Params(values))
+        if code:
+            raise typer.Exit(code)
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    command.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(
+                opt.dest,
+                keyword,
+                default=inspect.Parameter.empty if opt.kind == commands.NAME else opt.default,
+                annotation=annotated(opt),
+            )
+            for opt in spec.params
+        ]
+    )
+    command.__name__ = command.__qualname__ = spec.name
+    command.__doc__ = spec.help
+    return command
+
+
+_shipped_note = commands.shipped_note  # for cli.serving
+
+# Options the other commands share with the table's, declared there once.
+CatalogOpt = annotated(commands.CATALOG)
+JsonOpt = annotated(commands.JSON)
+NoCacheOpt = annotated(commands.NO_CACHE)
+WeightOpt = annotated(commands.WEIGHT)
+SemanticOpt = annotated(commands.SEMANTIC)
 
 
 def _warn(message: str) -> None:
@@ -207,35 +217,10 @@ def _render() -> Any:
     return render
 
 
-def _paged(no_pager: bool) -> Any:
-    """The pager for a command's human output (see toolfind.cli.pager)."""
-    from toolfind.cli.pager import paged
-
-    return paged(not no_pager)
-
-
-def _record_format(format_: str, json_: bool) -> str:
-    """The output format of ``list``/``search``: ``json`` for --json, else ``--format``'s;
-    both at once (other than the default table) is a usage error."""
-    if json_ and format_ != "table":
-        _fail(f"use either --json or --format {format_}, not both", 2)
-    return "json" if json_ else format_
-
-
 def _emit(document: Any) -> None:
     from toolfind.output.wire import dumps
 
     typer.echo(dumps(document))
-
-
-def _emit_array(records: Iterable[Any]) -> None:
-    """Print a JSON array as :func:`_emit` would, each record written as it is made."""
-    from toolfind.output.wire import dumps_array
-
-    write = sys.stdout.write
-    for piece in dumps_array(records):
-        write(piece)
-    write("\n")
 
 
 def _open(
@@ -244,78 +229,27 @@ def _open(
     weights: list[str] | None = None,
     semantic: bool | None = None,
 ) -> Any:
-    """Load the index for a command (from the cache, else config, catalogs and a build),
-    printing load warnings on stderr. ``semantic`` True turns the semantic signal on (or
-    fails with the line saying how to get it); the command line is lexical otherwise."""
-    from toolfind.store import segment
-    from toolfind.store.cache import load_recorded
+    """The index of a command (``store.run.open_run_index`` by the command line's rules),
+    its warnings on stderr and a spinner on a terminal while it is built."""
+    from toolfind.store.run import open_run_index
 
-    run_key = segment.run_key(tuple(catalogs or ()), tuple(weights or ()))
-    loaded = None if no_cache else load_recorded(run_key)
-    if loaded is None:
-        from toolfind.config import for_run
-        from toolfind.store.cache import load_index
-
-        run = for_run(catalogs or (), weights or ())
-        with _progress("Building the search index…") as show:
-            loaded = load_index(
-                run.paths,
-                run.params,
-                max_file_size=run.max_file_size,
-                use_cache=not no_cache,
-                run_key=run_key,
-                warn=_warn,
-                progress=None if show is None else _counted(show),
-            )
-    for finding in loaded.findings:
-        _warn(f"Warning: skipped {finding}")
-    if not len(loaded.index.tools):
-        _nothing_loaded(catalogs)
-    if semantic:
-        from toolfind.config import load_config
-        from toolfind.store import vectors
-
-        weight = load_config().semantic_weight
-        vectors.enable(
-            loaded.index, "" if no_cache else loaded.key, True, weight=weight, warn=_warn
-        )
+    loaded = open_run_index(
+        catalogs or (),
+        weights=weights or (),
+        use_cache=not no_cache,
+        cli=True,
+        semantic=semantic,
+        warn=_warn,
+        building=_building,
+    )
     return loaded.index
 
 
-#: Said where a person could take the demo catalogs for their own (not on every search).
-SHIPPED_NOTE = (
-    "Note: the catalogs in use are the demo ones shipped with toolfind (no --catalog,"
-    " $TOOLFIND_CATALOGS, toolfind.toml or ./catalogs here)."
-)
-
-
-def _shipped_note(catalogs: Sequence[str] | None) -> str:
-    """:data:`SHIPPED_NOTE` when a run with ``catalogs`` reads the shipped catalogs because
-    nothing is configured, else ''."""
-    if catalogs:
-        return ""
-    from toolfind.config import for_run, uses_packaged_catalogs
-
-    try:
-        return SHIPPED_NOTE if uses_packaged_catalogs(for_run(())) else ""
-    except ToolfindError:
-        return ""  # a broken config is reported by the commands that need it
-
-
-def _nothing_loaded(catalogs: Sequence[str] | None) -> NoReturn:
-    """Raise the error of a run whose catalogs hold no tool: never an empty answer."""
-    from toolfind.config import for_run
-    from toolfind.errors import NothingLoaded
-
-    paths = ", ".join(str(p) for p in for_run(catalogs or ()).paths)
-    raise NothingLoaded(f"0 tools loaded from {paths}")
-
-
-def _decode_all(index: Any) -> None:
-    """Decode every tool of ``index`` at once, for a command that prints them all."""
-    from toolfind.store.columns import decode_for_printing
-
-    decode_for_printing(index.tools)
+@contextmanager
+def _building() -> Iterator[Callable[[int, int, int, int], None] | None]:
+    """A build's progress: a spinner on a terminal, showing the counts."""
+    with _progress("Building the search index…") as show:
+        yield None if show is None else _counted(show)
 
 
 def _counted(show: Callable[[str], None]) -> Callable[[int, int, int, int], None]:

@@ -16,7 +16,6 @@ from toolfind.cli.common import (
     WeightOpt,
     _emit,
     _fail,
-    _nothing_loaded,
     _open,
     _render,
     _warn,
@@ -82,7 +81,9 @@ def validate(
         _render().findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
     if not result.tools:
-        _nothing_loaded(given)
+        from toolfind.store.run import nothing_loaded
+
+        raise nothing_loaded(given)
     if errors or (strict and found):
         raise typer.Exit(1)
 

@@ -147,6 +147,7 @@ def serve_mcp(
     from toolfind.config import for_run, uses_packaged_catalogs
     from toolfind.serve.main import run
     from toolfind.serve.options import ServeOptions, allowed_from_config, parse_http_address
+    from toolfind.store.run import semantic_wanted
 
     settings = for_run(catalog or (), weight or ())
     config = settings.config
@@ -183,7 +184,7 @@ def serve_mcp(
         retry_max=retry_max,
         backend_wait=backend_wait,
         max_result_size=_size_option("--max-result-size", max_result_size),
-        semantic=config.semantic if semantic is None else semantic,
+        semantic=semantic_wanted(semantic, config.semantic, cli=False),
         semantic_weight=config.semantic_weight,
     )
     run(options)
@@ -255,7 +256,7 @@ def _store() -> Any:
     import os
 
     from toolfind.store.cache import CacheStore
-    from toolfind.store.segment import default_cache_dir
+    from toolfind.store.manifest import default_cache_dir
 
     return CacheStore(default_cache_dir(os.environ), _warn)
 
@@ -269,7 +270,7 @@ def cache_path(json_: JsonOpt = False) -> None:
     """
     import os
 
-    from toolfind.store.segment import default_cache_dir
+    from toolfind.store.manifest import default_cache_dir
 
     path = str(Path(default_cache_dir(os.environ)))
     if json_:

@@ -30,7 +30,9 @@ MAX_CORRECTIONS = 8
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
-    from typing import Any, Protocol
+    from typing import Any, Protocol, TypeVar
+
+    _Hit = TypeVar("_Hit")
 
     #: Positions (ascending) of a term's strongest postings, and the cut the others score below.
     Tier = tuple[Sequence[int], float]
@@ -96,6 +98,19 @@ def run(
         named = [(d, s) for d, s in named if s >= min_score]
     ranked = rank(source, terms, limit - len(named), keep=keep, min_score=min_score, skip=exact)
     return matched, unmatched, named, ranked
+
+
+def hits(
+    exact: Iterable[Sequence[Any]], ranked: Iterable[Sequence[Any]], make: Callable[..., _Hit]
+) -> list[_Hit]:
+    """Every search's hits, in their one order: the tools the query names, then the ranked
+    ones (as :func:`run`, or the semantic signal, gives them), each ``make(match, doc, score,
+    *rest)`` of its entry ``(doc, score, *rest)``, ``match`` being ``"exact"`` or ``"ranked"``.
+    ``SearchIndex.search`` makes its ``models.Hit`` objects with it, the warm path the JSON
+    hit records of tools read from the index file (``output.wire.hit_record``)."""
+    found = [make("exact", *entry) for entry in exact]
+    found += [make("ranked", *entry) for entry in ranked]
+    return found
 
 
 def _match(

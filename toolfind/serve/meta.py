@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolfind.core import filters
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 from toolfind.output import wire
@@ -307,8 +308,9 @@ def search(
     limit = int_argument(args, "limit", 10)
     namespace = None if args.get("namespace") is None else text_argument(args, "namespace")
     if namespace is not None:
+        # The command line's rule (core.filters): "Files" and "files" are one namespace.
         known = [c.name for c in index.categories()]
-        if namespace not in known:
+        if not any(filters.options_rule(namespace, ()).keeps(name, ()) for name in known):
             raise ToolCallError(
                 f"Unknown namespace {namespace!r}. Valid namespaces: {', '.join(known)}."
             )

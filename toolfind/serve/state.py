@@ -27,6 +27,7 @@ from toolfind.serve.backends.seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store import manifest
 from toolfind.store.cache import Loaded
+from toolfind.store.run import attach_semantic, open_run_index, semantic_wanted
 
 logger = logging.getLogger("toolfind.serve")
 
@@ -183,12 +184,8 @@ class LiveIndex:
             allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
             index = SearchIndex.build(allowed, self.params)
         index.accelerate()  # a server answers many queries: numpy pays for its import
-        if self.semantic is not False:
-            from toolfind.store import vectors
-
-            vectors.enable(
-                index, key, self.semantic, weight=self.semantic_weight, warn=logger.warning
-            )
+        want = semantic_wanted(self.semantic, None, cli=False)  # config's: in self.semantic
+        attach_semantic(index, key, want, weight=self.semantic_weight, warn=logger.warning)
         return Snapshot(index, tools, frozenset(map(str, errors)), generation, namespaces)
 
     def _apart(
@@ -230,15 +227,15 @@ class LiveIndex:
         """Note the catalogs' record, then parse them (through the cache).
 
         Raises ToolfindError for a missing path."""
-        from toolfind.store import cache
-
         self._record = manifest.take(self.catalogs)
-        return cache.load_index(
-            self.catalogs,
-            self.params,
+        return open_run_index(
+            paths=self.catalogs,
+            params=self.params,
             max_file_size=self.max_file_size,
             use_cache=self.use_cache,
+            semantic=False,  # attached to the index each snapshot serves (_build)
             warn=logger.warning,
+            report_skipped=False,  # logged by load(), compared with the last ones by reload()
         )
 
     async def watch(self, interval: float, *, catalogs: bool = True) -> None:

@@ -359,21 +359,21 @@ class SearchIndex:
             from toolfind.semantic import INSTALL_HINT
 
             raise SemanticUnavailable(INSTALL_HINT)
+        exact: Sequence[tuple[Any, ...]]
+        ranked: Sequence[tuple[Any, ...]]
         if signal is None:
             matched, unmatched, exact, ranked = searching.run(
                 self, query, limit, keep=keep, min_score=min_score
             )
-            fused_exact = [(d, s, 0.0) for d, s in exact]
-            fused_ranked = [(d, s, 0.0) for d, s in ranked]
             scale = 1.0
         else:
-            matched, unmatched, fused_exact, fused_ranked, scale = signal.run(
+            matched, unmatched, exact, ranked, scale = signal.run(
                 self, query, limit, keep, min_score
             )
         found = [(self._terms.find(m[0]), m) for m in matched] if explain else []
         term_ids = [(m, t) for t, m in found if t is not None]
 
-        def hit(doc: int, score: float, part: float, match: MatchKind) -> Hit:
+        def hit(match: MatchKind, doc: int, score: float, part: float = 0.0) -> Hit:
             explanation: tuple[TermContribution, ...] = ()
             if explain:
                 explanation = self._explain(doc, term_ids)
@@ -381,9 +381,7 @@ class SearchIndex:
                     explanation = _fused_explanation(explanation, scale, part, signal.weight)
             return Hit(self.tools[doc], score, match, explanation)
 
-        hits = [hit(d, s, p, "exact") for d, s, p in fused_exact]
-        hits += [hit(d, s, p, "ranked") for d, s, p in fused_ranked]
-        return SearchResult(query, tuple(hits), unmatched)
+        return SearchResult(query, tuple(searching.hits(exact, ranked, hit)), unmatched)
 
     def use_semantic(self, signal: Any) -> None:
         """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over

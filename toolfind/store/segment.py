@@ -24,10 +24,6 @@ import os
 from zlib import crc32  # columns.StringTable's hash
 
 # cli/ reads these through this module (the warm path's one import of the store).
-from toolfind.store.manifest import default_cache_dir as default_cache_dir
-from toolfind.store.manifest import recorded_key as recorded_key
-from toolfind.store.manifest import run_key as run_key
-from toolfind.store.manifest import unsafe_reason as unsafe_reason
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
 TYPE_CHECKING = False

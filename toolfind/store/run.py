@@ -1,0 +1,213 @@
+"""Opening a run's index: the one way the command line, the warm path, eval and tune, the
+Python API and serve-mcp get theirs.
+
+One place decides what differs between them and why: which catalogs and settings apply
+(``config.for_run``), whether the manifest's record of an earlier identical run answers
+(``store.cache.load_recorded``), whether the semantic signal is on (:func:`semantic_wanted`),
+what a run without a tool is, and how a skipped catalog entry is said (:func:`skipped_line`).
+Nothing here prints: warnings go to the caller's ``warn``.
+
+The warm path imports this module on its way to the index file: the cache, the config and
+the semantic signal are imported only by the functions that need them.
+"""
+
+from __future__ import annotations
+
+import os
+
+from toolfind.store import manifest, segment
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from contextlib import AbstractContextManager
+    from pathlib import Path
+    from typing import Any
+
+    from toolfind.errors import NothingLoaded
+    from toolfind.models import ScoringParams
+    from toolfind.store.cache import Loaded, Progress
+
+    Warn = Callable[[str], None]
+
+
+def _quiet(message: str) -> None:
+    """The default ``warn``: the library says nothing unless asked."""
+
+
+def skipped_line(finding: object) -> str:
+    """The warning for a catalog entry (or file) that was skipped."""
+    return f"Warning: skipped {finding}"
+
+
+def semantic_wanted(asked: bool | None, configured: bool | None, *, cli: bool) -> bool | None:
+    """Whether the semantic signal is wanted: ``asked`` (``--semantic``/``--lexical``, the
+    API's ``semantic=``) decides when given. Otherwise the command line ranks by words only
+    (a one-shot command should not load a model it was not asked for), while the Python API
+    and serve-mcp, which answer many queries, follow ``semantic`` in ``toolfind.toml``
+    (``configured``), and when it is not set use the signal if the extra is installed
+    (None: see ``store.vectors.enable``)."""
+    if cli:
+        return bool(asked)
+    return configured if asked is None else asked
+
+
+def attach_semantic(
+    index: Any, key: str, want: bool | None, *, weight: float | None, warn: Warn = _quiet
+) -> bool:
+    """Turn the semantic signal on for ``index`` (cache key ``key``, "" for none) as
+    :func:`semantic_wanted` decided (``want``), with fusion weight ``weight`` (None: the
+    default). Returns whether it is on; raises SemanticUnavailable when it is required but
+    the extra is not installed. serve-mcp calls this for each index it builds."""
+    if want is False:
+        return False  # nothing to undo: a loaded or built index has no signal attached
+    from toolfind.store import vectors  # numpy and the model: only when the signal is used
+
+    return vectors.enable(index, key, want, weight=weight, warn=warn)
+
+
+def open_run_index(
+    catalogs: Sequence[str | os.PathLike[str]] = (),
+    *,
+    weights: Sequence[str] | Mapping[str, float] = (),
+    paths: Sequence[Path] | None = None,
+    params: ScoringParams | None = None,
+    max_file_size: int | None = None,
+    use_cache: bool = True,
+    cli: bool = False,
+    semantic: bool | None = None,
+    semantic_weight: float | None = None,
+    accelerate: bool = False,
+    warn: Warn = _quiet,
+    report_skipped: bool = True,
+    building: Callable[[], AbstractContextManager[Progress | None]] | None = None,
+) -> Loaded:
+    """The index of a run over ``catalogs`` (resolved as ``config.for_run`` does, with the
+    ``weights`` overrides: ``--weight`` options or the API's mapping), or over ``paths`` with
+    ``params`` and ``max_file_size`` already resolved (serve-mcp).
+
+    ``cli``: the command line's rules. The run is remembered in the cache's manifest (by
+    ``manifest.run_key``), and an earlier identical run's index answers when none of its
+    files changed (not with ``use_cache`` False); a run whose catalogs hold no tool is a
+    NothingLoaded error; the semantic signal is on only when ``semantic`` is True. Otherwise
+    (the Python API, serve-mcp) nothing is remembered, an empty index is returned as it is,
+    and the semantic signal follows :func:`semantic_wanted`; serve-mcp passes
+    ``semantic=False`` and attaches it to each index it builds (:func:`attach_semantic`).
+
+    Each skipped catalog entry is said through ``warn`` (:func:`skipped_line`) unless
+    ``report_skipped`` is false (serve-mcp logs them itself, and tells new problems from
+    old ones on a reload), as are the cache's problems. A build runs inside ``building()``,
+    a context that yields the build's progress callback (or None).
+
+    Raises ToolfindError subclasses for bad input (CatalogError, ConfigError, NothingLoaded,
+    SemanticUnavailable).
+    """
+    names = tuple(str(os.fspath(c)) for c in catalogs)
+    run_key = manifest.run_key(names, tuple(weights)) if cli else None
+    loaded = _recorded(run_key) if run_key is not None and use_cache else None
+    configured: bool | None = None
+    if loaded is None:
+        if paths is None:
+            from toolfind.config import for_run
+
+            run = for_run(names, weights)
+            paths, params, max_file_size = run.paths, run.params, run.max_file_size
+            configured = run.config.semantic
+            if semantic_weight is None:
+                semantic_weight = run.config.semantic_weight
+        if building is None:
+            loaded = _load(paths, params, max_file_size, use_cache, run_key, warn, None)
+        else:
+            with building() as progress:
+                loaded = _load(paths, params, max_file_size, use_cache, run_key, warn, progress)
+    if report_skipped:
+        for finding in loaded.findings:
+            warn(skipped_line(finding))
+    if cli and not len(loaded.index.tools):
+        raise nothing_loaded(names)
+    if accelerate:
+        loaded.index.accelerate()  # many queries to come: numpy (if installed) pays for itself
+    want = semantic_wanted(semantic, configured, cli=cli)
+    if want is not False:
+        if semantic_weight is None and cli:  # a recorded run read no config
+            from toolfind.config import load_config
+
+            semantic_weight = load_config().semantic_weight
+        attach_semantic(loaded.index, loaded.key, want, weight=semantic_weight, warn=warn)
+    return loaded
+
+
+def open_recorded(catalogs: Sequence[str], warn: Warn) -> Loaded | None:
+    """The warm path's :func:`open_run_index` (the command line's rules, no option but
+    ``--catalog``): the index an earlier identical run recorded, if none of its files
+    changed, with its skipped entries said through ``warn``; else None, never a build, and
+    None for an index without a tool (the full command line reports what is wrong)."""
+    loaded = _recorded(manifest.run_key(tuple(catalogs)))
+    if loaded is None or not len(loaded.index.tools):
+        return None
+    for finding in loaded.findings:
+        warn(skipped_line(finding))
+    return loaded
+
+
+def _recorded(run_key: tuple[str, ...]) -> Loaded | None:
+    from toolfind.store.cache import load_recorded
+
+    return load_recorded(run_key)
+
+
+def _load(
+    paths: Sequence[Path],
+    params: ScoringParams | None,
+    max_file_size: int | None,
+    use_cache: bool,
+    run_key: tuple[str, ...] | None,
+    warn: Warn,
+    progress: Progress | None,
+) -> Loaded:
+    from toolfind.store.cache import load_index
+
+    options: dict[str, Any] = {} if max_file_size is None else {"max_file_size": max_file_size}
+    return load_index(
+        paths, params, use_cache=use_cache, run_key=run_key, warn=warn, progress=progress, **options
+    )
+
+
+def nothing_loaded(catalogs: Sequence[str]) -> NothingLoaded:
+    """The error of a run over ``catalogs`` whose catalogs hold no tool (never an empty
+    answer on the command line), naming the paths it read."""
+    from toolfind.config import for_run
+    from toolfind.errors import NothingLoaded
+
+    paths = ", ".join(str(p) for p in for_run(catalogs).paths)
+    return NothingLoaded(f"0 tools loaded from {paths}")
+
+
+def open_recorded_segment(catalogs: Sequence[str], warn: Warn) -> segment.Segment | None:
+    """:func:`open_recorded` for ``search``/``show --json`` without filters: the
+    recorded index's file opened in place as a ``segment.Segment`` (its caller reads the
+    few records it prints and closes ``fh``), not loaded; None when there is none, it holds
+    no tool, or it cannot be read (the full command line then rebuilds or reports). Its
+    skipped entries are said through ``warn`` (the file keeps them as lines)."""
+    root = manifest.default_cache_dir(os.environ)
+    key = manifest.recorded_key(root, manifest.run_key(tuple(catalogs)))
+    if key is None:
+        return None
+    try:
+        # Unbuffered: the reads are small and scattered, a buffer would read 8 KiB for each.
+        fh = open(segment.index_file(root, key), "rb", buffering=0)  # noqa: SIM115
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fh.fileno())
+        if manifest.unsafe_reason(st):
+            raise ValueError("unsafe")
+        seg = segment.Segment(fh, st.st_size)
+        if not seg.tool_count:
+            raise ValueError("no tool")
+    except (OSError, ValueError, EOFError, TypeError, KeyError):
+        fh.close()
+        return None
+    for line in seg.warnings:
+        warn(line)
+    return seg
