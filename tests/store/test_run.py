@@ -14,8 +14,8 @@ from toolfind.store.run import (
     open_recorded_segment,
     open_run_index,
     semantic_wanted,
-    skipped_line,
 )
+from toolfind.store.segment import skipped_line
 
 HALF_BAD = [
     {"name": "good_tool", "description": "A good tool."},

@@ -4,7 +4,7 @@ Python API and serve-mcp get theirs.
 One place decides what differs between them and why: which catalogs and settings apply
 (``config.for_run``), whether the manifest's record of an earlier identical run answers
 (``store.cache.load_recorded``), whether the semantic signal is on (:func:`semantic_wanted`),
-what a run without a tool is, and how a skipped catalog entry is said (:func:`skipped_line`).
+what a run without a tool is, and how a skipped catalog entry is said (``segment.skipped_line``).
 Nothing here prints: warnings go to the caller's ``warn``.
 
 The warm path imports this module on its way to the index file: the cache, the config and
@@ -33,11 +33,6 @@ if TYPE_CHECKING:
 
 def _quiet(message: str) -> None:
     """The default ``warn``: the library says nothing unless asked."""
-
-
-def skipped_line(finding: object) -> str:
-    """The warning for a catalog entry (or file) that was skipped."""
-    return f"Warning: skipped {finding}"
 
 
 def semantic_wanted(asked: bool | None, configured: bool | None, *, cli: bool) -> bool | None:
@@ -94,7 +89,7 @@ def open_run_index(
     and the semantic signal follows :func:`semantic_wanted`; serve-mcp passes
     ``semantic=False`` and attaches it to each index it builds (:func:`attach_semantic`).
 
-    Each skipped catalog entry is said through ``warn`` (:func:`skipped_line`) unless
+    Each skipped catalog entry is said through ``warn`` (``segment.skipped_line``) unless
     ``report_skipped`` is false (serve-mcp logs them itself, and tells new problems from
     old ones on a reload), as are the cache's problems. A build runs inside ``building()``,
     a context that yields the build's progress callback (or None).
@@ -122,7 +117,7 @@ def open_run_index(
                 loaded = _load(paths, params, max_file_size, use_cache, run_key, warn, progress)
     if report_skipped:
         for finding in loaded.findings:
-            warn(skipped_line(finding))
+            warn(segment.skipped_line(finding))
     if cli and not len(loaded.index.tools):
         raise nothing_loaded(names)
     if accelerate:
@@ -146,7 +141,7 @@ def open_recorded(catalogs: Sequence[str], warn: Warn) -> Loaded | None:
     if loaded is None or not len(loaded.index.tools):
         return None
     for finding in loaded.findings:
-        warn(skipped_line(finding))
+        warn(segment.skipped_line(finding))
     return loaded
 
 

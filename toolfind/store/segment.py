@@ -174,9 +174,15 @@ def directory(
             "source_fields": tools.SOURCE_FIELDS,
             "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
-            "warnings": tuple(f"Warning: skipped {f}" for f in findings),
+            "warnings": tuple(map(skipped_line, findings)),
         }
     )
+
+
+def skipped_line(finding: object) -> str:
+    """The one spelling of the warning for a catalog entry (or file) that was skipped: printed
+    by ``store.run`` and kept in the index file for the warm path to print as it is."""
+    return f"Warning: skipped {finding}"
 
 
 #: The columns the warm path reads, by name (see :func:`_fast_columns`).

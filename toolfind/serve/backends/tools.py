@@ -29,10 +29,6 @@ from toolfind.models import Source, Tool
 from toolfind.output.wire import clean_text
 from toolfind.shapes import host_name, unique_name
 
-#: What serve-mcp cuts the descriptions of backends' prompts and resources at (passthrough:
-#: not tool entries, which the catalog rules bound).
-MAX_DESCRIPTION = 4000
-
 
 def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a backend's schema (or annotations) whose ``description`` and ``title``
@@ -55,7 +51,7 @@ def clean_descriptions(document: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def assign_names(
-    tools: Sequence[tuple[str, str]], separator: str = "__", reserved: Collection[str] = ()
+    tools: Sequence[tuple[str, str]], separator: str, reserved: Collection[str] = ()
 ) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str]]:
     """Exposed names for (server, tool) pairs, and a message for each tool that was renamed.
 

@@ -27,7 +27,6 @@ from pydantic import BaseModel, ValidationError
 
 from toolfind.errors import BackendError
 from toolfind.output.wire import clean_text
-from toolfind.serve.backends.tools import MAX_DESCRIPTION
 
 logger = logging.getLogger("toolfind.serve")
 
@@ -36,6 +35,9 @@ PAGE_SIZE = 100
 URI_PREFIX = "toolfind://"
 #: How long one backend may take to answer a list request made for a client's list.
 LIST_TIMEOUT = 10.0
+#: What the descriptions of backends' prompts and resources are cut at (tool entries are
+#: bounded by the catalog rules).
+MAX_DESCRIPTION = 4000
 
 ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 #: The current tools/call's progress reporter, set only when the caller sent a progressToken.
