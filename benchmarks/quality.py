@@ -17,7 +17,8 @@ the pooled tools of 42 real MCP servers, by kind: short, sentence, long, hard), 
 table.
 
 - mcp-open tools are loaded as toolfind loads an MCP capture: namespace = the server, name = the
-  tool's own name (``fetch__fetch`` is ``fetch/fetch``), so the namespace field is searched.
+  tool's own name (``fetch__fetch`` is ``fetch/fetch``), so the namespace field is searched;
+  the title and the annotations (``destructiveHint``, ``readOnlyHint``...) as the server sent them.
 
 - bm25s is plain BM25 (its default Lucene variant, k1 = 1.5, b = 0.75) over name +
   description + parameter text (parameter names, descriptions, enum values, nested), with
@@ -114,6 +115,8 @@ def load_mcp_open(data: Path) -> tuple[DataSet, list[LabelledQuery]]:
                 namespace=ns,
                 description=r.get("description", ""),
                 parameters=r.get("parameters") or {"type": "object", "properties": {}},
+                title=r.get("title"),
+                annotations=r.get("annotations") or {},
             )
         )
     qualified = {r["name"]: f"{t.namespace}/{t.name}" for r, t in zip(rows, tools, strict=True)}

@@ -43,7 +43,8 @@ from toolfind.shapes import CARRIES, FORMATS
 def test_real_mcp_captures_load_without_findings() -> None:
     result = catalog.load([FIXTURES / "mcp"])
     assert result.findings == ()
-    assert len(result.tools) == 2 + 12 + 13
+    # time, git, everything, fetch, filesystem, memory, sequential thinking
+    assert len(result.tools) == 2 + 12 + 13 + 1 + 14 + 9 + 1
     time = [t for t in result.tools if t.namespace == "mcp-server-time"]
     assert [t.name for t in time] == ["get_current_time", "convert_time"]
     assert time[0].all_tags == ("read-only", "idempotent")
