@@ -98,7 +98,12 @@ def test_search_for_a_tool_name_returns_it_first_as_exact(small: str) -> None:
 def test_search_with_no_matching_term_is_an_empty_list_and_a_hint(small: str) -> None:
     code, out, err = invoke("search", "xyzzy", "-c", small, "--json")
     assert code == 0
-    assert json.loads(out) == {"query": "xyzzy", "hits": [], "unmatched_terms": ["xyzzy"]}
+    assert json.loads(out) == {
+        "query": "xyzzy",
+        "hits": [],
+        "unmatched_terms": ["xyzzy"],
+        "corrections": {},
+    }
     assert "No tool mentions: xyzzy" in err
 
 

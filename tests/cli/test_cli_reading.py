@@ -384,7 +384,7 @@ def test_format_csv_and_tsv_have_a_header_and_a_row_a_tool() -> None:
     assert table[1][3] == ",".join(rows[0]["tags"])
     code, out, _ = invoke("search", "compress file", "-k", "2", "--format", "tsv")
     lines = [line.split("\t") for line in out.splitlines()]
-    assert lines[0][:5] == ["name", "namespace", "description", "score", "match"]
+    assert lines[0][:6] == ["name", "namespace", "description", "score", "confidence", "match"]
     assert "source.file" in lines[0] and len(lines) == 3
     assert all(len(line) == len(lines[0]) for line in lines)
 

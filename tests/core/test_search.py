@@ -326,10 +326,24 @@ def tiered_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 class FakeSource:
     """Postings given directly: a search source with no index behind it."""
 
-    def __init__(self, postings: dict[str, list[tuple[int, float]]], names: list[str]) -> None:
+    def __init__(
+        self,
+        postings: dict[str, list[tuple[int, float]]],
+        names: list[str],
+        synonyms: dict[str, tuple[str, ...]] | None = None,
+        actions: dict[int, int] | None = None,
+    ) -> None:
         self.lists = postings
         self.names = names
         self.disabled: set[int] = set()
+        self.synonyms = synonyms or {}
+        self.actions = actions or {}
+
+    def expansions(self, key: str) -> tuple[str, ...] | None:
+        return self.synonyms.get(key)
+
+    def action(self, doc: int) -> int:
+        return self.actions.get(doc, 0)
 
     def postings(self, term: str) -> search.TermPostings | None:
         found = self.lists.get(term)
@@ -356,58 +370,114 @@ class FakeSource:
         return None
 
 
+def hits_of(found: search.Found) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    return found.exact, found.ranked
+
+
 def test_run_puts_named_tools_first_then_ranks_by_score_then_tie_key() -> None:
     source = FakeSource(
         {"zip": [(0, 1.0), (1, 2.0), (2, 2.0), (3, 0.5)], "file": [(3, 4.0)]},
         ["d", "c", "b", "zip"],
     )
-    matched, unmatched, exact, ranked = search.run(source, "zip", 3)
-    assert (matched, unmatched) == ([("zip", "zip", 1.0)], ())
-    assert exact == [(3, 0.5)]
-    assert ranked == [(2, 2.0), (1, 2.0)]  # tied: by tie_key, b before c
-    matched, unmatched, exact, ranked = search.run(source, "zip file", 10)
-    assert ranked[0] == (3, 4.5) and exact == []
-    assert search.run(source, "zip", 10, min_score=1.5)[3] == [(2, 2.0), (1, 2.0)]
+    found = search.run(source, "zip", 3)
+    assert (found.matched, found.unmatched) == ([("zip", "zip", 1.0, "word", "zip")], ())
+    assert found.exact == [(3, 0.5)]
+    assert found.ranked == [(2, 2.0), (1, 2.0)]  # tied: by tie_key, b before c
+    found = search.run(source, "zip file", 10)
+    assert found.ranked[0] == (3, 4.5) and found.exact == []
+    assert search.run(source, "zip", 10, min_score=1.5).ranked == [(2, 2.0), (1, 2.0)]
     odd = search.run(source, "zip", 10, keep=lambda d: d % 2 == 1)
-    assert odd[2:] == ([(3, 0.5)], [(1, 2.0)])  # the filter applies to both kinds of hit
-    assert search.run(source, "zip", 10, keep=lambda d: d != 3)[2] == []
+    assert hits_of(odd) == ([(3, 0.5)], [(1, 2.0)])  # the filter applies to both kinds of hit
+    assert search.run(source, "zip", 10, keep=lambda d: d != 3).exact == []
 
 
 def test_a_typo_matches_the_term_one_edit_away_at_a_discount_below_an_exact_match() -> None:
     source = FakeSource({"email": [(0, 2.0), (1, 1.0)], "send": [(1, 3.0)]}, ["a", "b"])
-    matched, unmatched, exact, ranked = search.run(source, "emial", 5)
+    found = search.run(source, "emial", 5)
     factor = bm25f.TYPO_DISCOUNT
     assert 0.0 < factor < 1.0
-    # As written, "emial" is still in no tool: it stays in the words found nowhere.
-    assert (matched, unmatched) == ([("email", "emial", factor)], ("emial",))
-    assert ranked == [(0, factor * 2.0), (1, factor * 1.0)]
-    assert search.run(source, "email", 5)[3] == [(0, 2.0), (1, 1.0)]  # exact: full score
+    # The word was read as "email": it is matched (not a word found nowhere), and says so.
+    assert found.matched == [("email", "emial", factor, "typo", "email")]
+    assert found.unmatched == () and found.corrections == {"emial": "email"}
+    assert found.ranked == [(0, factor * 2.0), (1, factor * 1.0)]
+    assert search.run(source, "email", 5).ranked == [(0, 2.0), (1, 1.0)]  # exact: full score
     # A query that has the right spelling too does not count the term twice.
-    assert search.run(source, "emial email", 5)[3] == [(0, 2.0), (1, 1.0)]
-    # Two edits, or a word shorter than four letters, match nothing; four letters, a swap only.
-    assert search.run(source, "eamli", 5) == ([], ("eamli",), [], [])
-    assert search.run(source, "sed", 5) == ([], ("sed",), [], [])
-    assert search.run(source, "sned", 5)[3] == [(1, factor * 3.0)]
-    assert search.run(source, "sand", 5) == ([], ("sand",), [], [])
+    assert search.run(source, "emial email", 5).ranked == [(0, 2.0), (1, 1.0)]
+    # Two edits, or a word shorter than four letters, match nothing; four letters, a swap or a
+    # vowel left out only.
+    for word in ("eamli", "sed", "sand", "snd"):
+        nothing = search.run(source, word, 5)
+        assert (nothing.matched, nothing.unmatched, hits_of(nothing)) == ([], (word,), ([], []))
+    assert search.run(source, "sned", 5).ranked == [(1, factor * 3.0)]
+    assert search.run(source, "emil", 5).ranked == [(0, factor * 2.0), (1, factor * 1.0)]
 
 
 def test_typo_lookups_are_bounded_in_word_length_and_in_words_per_query() -> None:
     long_word = "emailx" + "q" * (typos.MAX_LENGTH - 6)  # one letter too many, and long
     source = FakeSource({"emailq": [(0, 1.0)], long_word[:-1]: [(1, 1.0)]}, ["a", "b"])
-    assert search.run(source, long_word, 5)[3] == [(1, bm25f.TYPO_DISCOUNT)]
-    assert search.run(source, long_word + "q", 5)[3] == []  # over MAX_LENGTH: not a typo
-    assert search.run(source, "x" * 1_000_000, 5)[3] == []  # and cheap: no candidates made
+    assert search.run(source, long_word, 5).ranked == [(1, bm25f.TYPO_DISCOUNT)]
+    assert search.run(source, long_word + "q", 5).ranked == []  # over MAX_LENGTH: not a typo
+    assert search.run(source, "x" * 1_000_000, 5).ranked == []  # and cheap: no candidates made
     # Only the first MAX_CORRECTIONS words found nowhere are looked up.
     words = [f"bl{c}rkz" for c in "abcdefghijklmnop"]
     source = FakeSource({w[:-1]: [(i, 1.0)] for i, w in enumerate(words)}, list(words))
-    matched = search.run(source, " ".join(words), 20)[0]
+    matched = search.run(source, " ".join(words), 20).matched
     assert [m[1] for m in matched] == words[: search.MAX_CORRECTIONS]
 
 
 def test_a_typo_the_stemmer_mangles_is_corrected_from_the_word_as_written() -> None:
     # "compres" stems to "compr", three edits from "compress"; the word is one edit from it.
     source = FakeSource({"compress": [(0, 2.0)]}, ["a"])
-    assert search.run(source, "compres", 5)[0] == [("compress", "compres", bm25f.TYPO_DISCOUNT)]
+    assert search.run(source, "compres", 5).matched == [
+        ("compress", "compres", bm25f.TYPO_DISCOUNT, "typo", "compress")
+    ]
+    # A correction is shown as a word, not as the stem it was matched by: "shuffl" is
+    # "shuffle" (the one edit of "shufle" that stems to it).
+    source = FakeSource({"shuffl": [(0, 2.0)]}, ["a"])
+    assert search.run(source, "shufle", 5).corrections == {"shufle": "shuffle"}
+
+
+def test_a_synonym_is_searched_at_a_discount_and_never_above_the_word_itself() -> None:
+    from toolfind.core import synonyms
+
+    table = {"folder": ("directori",), "pull request": ("pr",)}
+    source = FakeSource(
+        {"directori": [(0, 2.0)], "folder": [(1, 1.5)], "pr": [(2, 3.0)], "pull": [(3, 1.0)],
+         "request": [(3, 1.0)]},
+        ["mkdir", "folders", "create_pr", "pull_it"],
+        synonyms=table,
+    )  # fmt: skip
+    found = search.run(source, "make a folder", 5)
+    assert found.ranked == [(1, 1.5), (0, synonyms.DISCOUNT * 2.0)]
+    assert ("directori", "folder", synonyms.DISCOUNT, "synonym", "directori") in found.matched
+    # A phrase expands as consecutive words; the words themselves still count fully.
+    assert search.run(source, "open a pull request", 5).ranked == [
+        (3, 2.0),
+        (2, synonyms.DISCOUNT * 3.0),
+    ]
+    # A word found nowhere that is a synonym is not a word found nowhere.
+    source.synonyms = {"dir": ("directori",)}
+    found = search.run(source, "dir", 5)
+    assert found.unmatched == () and found.ranked == [(0, synonyms.DISCOUNT * 2.0)]
+
+
+def test_action_agreement_puts_a_destroying_tool_first_only_when_asked_to_remove() -> None:
+    from toolfind.core import actions
+
+    source = FakeSource(
+        {"relat": [(0, 2.0), (1, 1.9)], "delet": [(0, 1.0)]},
+        ["delete_relations", "create_relations"],
+        actions={0: actions.DESTROYS, 1: actions.CREATES},
+    )
+    assert [d for d, _ in search.run(source, "relations", 2).ranked] == [1, 0]
+    assert [d for d, _ in search.run(source, "delete relations", 2).ranked] == [0, 1]
+    # The pool widens until the answer is exact: the last tool here was outside the top 1.
+    source = FakeSource(
+        {"x": [(0, 3.0), (1, 2.9), (2, 2.5)]},
+        ["a", "b", "c"],
+        actions={0: actions.DESTROYS, 1: actions.DESTROYS},
+    )
+    assert search.run(source, "x", 1).ranked == [(2, 2.5)]
 
 
 def test_a_typo_picks_the_candidate_found_in_most_tools_then_the_first_by_name() -> None:
@@ -445,9 +515,10 @@ def test_run_never_returns_a_disabled_tool_and_reports_words_found_nowhere() -> 
     # A disabled tool has no postings (it is not indexed), but the query may name it.
     source = FakeSource({"zip": [(1, 2.0)]}, ["zip", "other"])
     source.disabled = {0}
-    assert search.run(source, "zip", 5)[2:] == ([], [(1, 2.0)])
-    assert search.run(source, "xyzzy", 5) == ([], ("xyzzy",), [], [])
-    assert search.run(source, "zip", 0)[2:] == ([], [])
+    assert hits_of(search.run(source, "zip", 5)) == ([], [(1, 2.0)])
+    nothing = search.run(source, "xyzzy", 5)
+    assert (nothing.matched, nothing.unmatched, hits_of(nothing)) == ([], ("xyzzy",), ([], []))
+    assert hits_of(search.run(source, "zip", 0)) == ([], [])
 
 
 def test_a_score_adds_the_impacts_in_query_order_from_the_first() -> None:

@@ -416,7 +416,7 @@ def test_findability_findings_on_a_real_index_flag_a_missed_tool_and_twins() -> 
     ]
     labelled = parse_queries(
         '[{"query": "zip up my folder", "relevant": ["compress_file"]},'
-        ' {"query": "mail my boss", "relevant": ["a/send_email"]}]',
+        ' {"query": "ping my boss", "relevant": ["a/send_email"]}]',
         file="q.json",
         fmt="json",
     )
@@ -424,7 +424,7 @@ def test_findability_findings_on_a_real_index_flag_a_missed_tool_and_twins() -> 
         f.message for f in findability_findings(SearchIndex.build(tools), labelled, file="q.json")
     ]
     assert messages[0].startswith(
-        "a/send_email: no labelled query finds it in the top 10 (best: is not in the top 100 for 'mail my boss')"
+        "a/send_email: no labelled query finds it in the top 10 (best: is not in the top 100 for 'ping my boss')"
     )
     assert any(
         m.startswith("a/fetch_weather and b/get_weather are described 100% alike") for m in messages

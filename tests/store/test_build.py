@@ -22,7 +22,9 @@ def test_field_terms_cover_every_field() -> None:
     assert "level" in terms["params"] and "gzip" in terms["params"]
     assert "archiv" in terms["tags"]
     assert terms["search_hint"] == ["shrink", "squash", "pack"]
-    assert "read_only" in field_terms(TOOLS[0])[FIELDS.index("tags")]
+    # The tags MCP annotations imply filter and decide action agreement: they are not words.
+    assert TOOLS[0].all_tags == ("filesystem", "read-only")
+    assert field_terms(TOOLS[0])[FIELDS.index("tags")] == ["filesystem"]
 
 
 def test_analysing_a_tool_leaves_no_cyclic_garbage() -> None:

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from tests.core.test_search import STRATEGIES, WORDS, strategy
 from toolfind.core import search as search_module
+from toolfind.core import synonyms
+from toolfind.core.actions import agreement
 from toolfind.core.analysis import analyze_query
 from toolfind.errors import AmbiguousName, ConfigError, ToolNotFound
 from toolfind.models import FIELDS, FieldWeights, ScoringParams, Tool
@@ -187,7 +189,11 @@ def test_explanation_contributions_sum_to_the_score(index: SearchIndex) -> None:
     assert index.search("read text file").hits[0].explanation == ()
 
 
-def test_scores_are_the_sum_of_impacts_in_query_order_bit_for_bit(index: SearchIndex) -> None:
+def test_scores_are_the_sum_of_impacts_in_query_order_bit_for_bit(
+    index: SearchIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(synonyms, "TABLE", "")  # no synonyms: the query's own terms only
+    index = index.with_params(index.params)
     impacts = index.impacts()
     for query in ("compress files archive", "read the text file", "search web email pages"):
         acc: dict[int, float] = {}
@@ -197,7 +203,8 @@ def test_scores_are_the_sum_of_impacts_in_query_order_bit_for_bit(index: SearchI
                 for doc, score in zip(ids, scores, strict=True):
                     acc[doc] = acc.get(doc, 0.0) + score
         for hit in index.search(query, limit=100).hits:
-            assert acc[index.tools.index(hit.tool)] == hit.score
+            doc = index.tools.index(hit.tool)
+            assert acc[doc] * agreement(query, index.action)(doc) == hit.score
 
 
 def test_impacts_are_positive_with_ascending_ids(index: SearchIndex) -> None:
@@ -614,9 +621,11 @@ def test_a_misspelt_query_finds_the_tool_below_an_exact_match() -> None:
     typo = index.search("send emial", explain=True)
     assert exact.hits[0].name == typo.hits[0].name == "send_email"
     assert typo.hits[0].score < exact.hits[0].score
-    assert typo.unmatched_terms == ("emial",)  # as written, in no tool
+    # Read as "email": matched, so not a word no tool mentions; the result says so.
+    assert typo.unmatched_terms == () and typo.corrections == (("emial", "email"),)
     terms = {c.term for c in typo.hits[0].explanation}
     assert terms == {"send", "email"}  # the tool's word the typo stood for
+    assert {c.query_word for c in typo.hits[0].explanation} == {"send", "emial"}
     assert sum(c.score for c in typo.hits[0].explanation) == pytest.approx(typo.hits[0].score)
 
 
@@ -639,7 +648,8 @@ def test_a_misspelt_app_and_verb_still_find_the_tool() -> None:
     ]
     result = SearchIndex.build(tools).search("shufle my spotfy")
     assert [h.name for h in result.hits][:1] == ["set_shuffle"]
-    assert result.unmatched_terms == ("shufle", "spotfy")
+    assert result.unmatched_terms == ()
+    assert result.corrections == (("shufle", "shuffle"), ("spotfy", "spotify"))
 
 
 @settings(max_examples=40, deadline=None)

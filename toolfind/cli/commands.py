@@ -253,7 +253,8 @@ def answer(name: str, index: Any, p: Params) -> tuple[Any, list[str]]:
 def _search_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
     result = search(index, p, " ".join(p.query))
     hints = [filter_warning(index, p.namespace, p.tag or ())]
-    return result, [*hints, segment.unmatched_hint(list(result.unmatched_terms))]
+    notes = segment.search_notes(list(result.unmatched_terms), dict(result.corrections))
+    return result, [*hints, *notes]
 
 
 def _show_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
@@ -526,18 +527,29 @@ def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, l
     make them, reading only the records printed; None when the name is not one tool's (the
     full command explains a miss or an ambiguity)."""
     if name == "search":
+        from toolfind.core import confidence
         from toolfind.core import search as searching
 
         query = " ".join(p.query)
-        _, unmatched_words, exact, ranked = searching.run(seg, query, p.limit)
+        found = searching.run(seg, query, p.limit)
+        exact, ranked = found.exact, found.ranked
+        sure = confidence.of_hits(found, ranked, exact=len(exact))
         record, view = seg.record, segment.ToolRecord
 
-        def hit(match: str, doc: int, score: float) -> dict[str, Any]:
-            return wire.hit_record(view(record(doc)), score, match, include_schema=p.schema)
+        def hit(match: str, doc: int, score: float, sure: float) -> dict[str, Any]:
+            return wire.hit_record(
+                view(record(doc)), score, match, include_schema=p.schema, confidence=sure
+            )
 
-        unmatched = list(unmatched_words)
-        document = wire.search_document(query, searching.hits(exact, ranked, hit), unmatched)
-        return document, [line for line in (segment.unmatched_hint(unmatched),) if line]
+        n = len(exact)
+        made = searching.hits(
+            [(*e, c) for e, c in zip(exact, sure[:n], strict=True)],
+            [(*r, c) for r, c in zip(ranked, sure[n:], strict=True)],
+            hit,
+        )
+        unmatched, corrections = list(found.unmatched), found.corrections
+        document = wire.search_document(query, made, unmatched, corrections)
+        return document, segment.search_notes(unmatched, corrections)
     ids = seg.named(p.name)
     if len(ids) != 1:
         return None

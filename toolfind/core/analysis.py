@@ -38,14 +38,18 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
 
 #: English function words dropped from prose and queries. Small on purpose: words such as
-#: "not", "all", "new" or "first" change what a tool does, so they stay.
+#: "not", "all", "new" or "first" change what a tool does, so they stay. The last lines are
+#: how people type some of them in a hurry: contractions without their apostrophe ("whats")
+#: and the commonest slips ("teh"), which no tool's words should match.
 STOP_WORDS: frozenset[str] = frozenset(
     """a an and any are as at be been being but by can could did do does doing e e_g etc for
     from g had has
     have having he her hers him his how i if in into is it its itself me my of on onto or our
     i_e ours please s she should so some such t than that the their theirs them then there
     these they this those to too us was we were what when where which while who whom why will
-    with would you your yours""".split()
+    whether with would you your yours
+    whats thats whos hows wheres im ive youre
+    teh hte adn waht whta taht thsi wiht iwth yuo yoru""".split()
 )
 
 #: Identifier connectors: they split a word into parts but keep it one word.

@@ -29,6 +29,7 @@ return noise instead of an honest empty result.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 #: The fusion weight of the semantic signal when none is given (tuned, docs/SEMANTIC.md).
 DEFAULT_WEIGHT = 0.3
@@ -62,12 +63,12 @@ def mix(
     return (1.0 - weight) * lex + semantic, semantic
 
 
-def term_coverage(matched: Iterable[tuple[str, str, float]], words: Iterable[str]) -> float:
+def term_coverage(matched: Iterable[Sequence[Any]], words: Iterable[str]) -> float:
     """The share of the query's distinct ``words`` found in some tool: ``matched`` holds
-    :func:`toolfind.core.search.run`'s (index term, query word, factor), a word matched only
-    through a typo's correction counting by its factor."""
+    :func:`toolfind.core.search.run`'s (index term, query word, factor, ...), a word matched
+    only through a typo's correction or a synonym counting by its factor."""
     best: dict[str, float] = {}
-    for _, word, factor in matched:
+    for _, word, factor, *_ in matched:
         best[word] = max(best.get(word, 0.0), factor)
     wanted = set(words)
     return sum(best.get(w, 0.0) for w in wanted) / len(wanted) if wanted else 0.0
@@ -86,6 +87,7 @@ def fuse(
     tie_key: Callable[[int], object],
     min_score: float | None = None,
     coverage: float = 1.0,
+    agree: Callable[[int], float] | None = None,
 ) -> tuple[list[tuple[int, float, float]], list[tuple[int, float, float]]]:
     """(exact hits, ranked hits), each a (tool id, fused score, semantic part of it).
 
@@ -94,7 +96,9 @@ def fuse(
     (and empty when the query holds no word the model knows); ``similarity`` a tool's cosine
     similarity to the query. Exact hits stay first, in their order; the rest are ranked by
     (-fused, ``tie_key``), at most ``limit`` hits in all; ``min_score`` drops ranked hits
-    whose fused score is lower; ``coverage`` is the query's term coverage (0..1).
+    whose fused score is lower; ``coverage`` is the query's term coverage (0..1); ``agree``
+    the action-agreement factor of a tool (:mod:`toolfind.core.actions`), which scales its
+    semantic part (the lexical scores given are agreed already).
     """
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"fusion weight must be in [0, 1], not {weight}")
@@ -113,9 +117,12 @@ def fuse(
     floor = weight * SEMANTIC_FLOOR
     for d in candidates:
         fused, part = mix(lex.get(d, 0.0), max_lex, similarity(d), lo, hi, weight, coverage)
-        if fused <= 0.0 or (min_score is not None and fused < min_score):
-            continue
         if d not in lex and part < floor:
+            continue
+        if agree is not None:  # the lexical scores are already agreed: the semantic part
+            share = agree(d)
+            fused, part = fused - part * (1.0 - share), part * share
+        if fused <= 0.0 or (min_score is not None and fused < min_score):
             continue
         ranked.append((d, fused, part))
     ranked.sort(key=lambda hit: (-hit[1], tie_key(hit[0])))

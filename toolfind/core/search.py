@@ -21,6 +21,7 @@ from bisect import bisect_left
 from itertools import compress, repeat
 from operator import add, mul, or_
 
+from toolfind.core import bm25f
 from toolfind.core.analysis import query_terms, unmatched_words
 
 #: At most this many words of one query are looked up as typos (``core/typos``): a pasted
@@ -40,21 +41,27 @@ if TYPE_CHECKING:
     TermPostings = tuple[Sequence[int], Sequence[float], Tier | None, float | None]
     Keep = Callable[[int], bool]
     Scored = list[tuple[int, float]]
-    #: A term searched: the index term, the query word it comes from, the factor of its impacts.
-    Matched = tuple[str, str, float]
+    #: A term searched: the index term, the query word it comes from, the factor of its
+    #: impacts, how it was found (:data:`AS_WRITTEN`, :data:`TYPO`, :data:`SYNONYM`) and the
+    #: word it stands for as a tool writes it (a typo's correction; else the term).
+    Matched = tuple[str, str, float, str, str]
 
     class Source(Protocol):
         """What :func:`run` asks of an index."""
 
         def postings(self, term: str) -> TermPostings | None: ...  # None: in no tool
         def known(self, terms: list[str]) -> Iterable[str]: ...  # those in the vocabulary
+        def expansions(self, key: str) -> tuple[str, ...] | None: ...  # synonyms.expansions
         def named(self, query: str) -> Sequence[int]: ...  # analysis.lookup_name's ids
         def enabled(self, doc: int) -> bool: ...
+        def action(self, doc: int) -> int: ...  # actions.tool_class's bits
         def exact_key(self, doc: int) -> Any: ...  # (namespace, name)
         def tie_key(self, doc: int) -> Any: ...  # (name, namespace, id) or its rank
         def numpy(self, postings: int) -> Any: ...  # numpy for a query this size, or None
 
 
+#: How a searched term was found: as the query writes it, as a typo's correction, as a synonym.
+AS_WRITTEN, TYPO, SYNONYM = "word", "typo", "synonym"
 #: Queries reading at least this many postings use MaxScore pruning (see _accumulate_pruned).
 PRUNE_MIN_POSTINGS = 1024
 #: Queries reading at least this many postings use numpy, when the source offers it.
@@ -65,6 +72,43 @@ _MARGIN = 1.0 - 1e-9
 _SEARCH_COST = 6
 #: :func:`_at_or_above_kth` estimates its cut-off from every this-many-th total.
 _SAMPLE_STRIDE = 16
+#: Action agreement re-ranks at least this many of the lexical top (more when needed).
+AGREEMENT_POOL = 30
+
+
+class Found:
+    """What :func:`run` found: the terms searched (``matched``, each a :data:`Matched`) and
+    their postings (``postings``, in the same order), the query's words found nowhere
+    (``unmatched``), the tools the query names (``exact``) and the ranked ones (``ranked``),
+    each a (tool id, score); ``agree`` the action-agreement factor of a tool id (None when
+    nothing was searched); ``words`` the query's distinct content words, in order."""
+
+    __slots__ = ("agree", "exact", "matched", "postings", "ranked", "unmatched", "words")
+
+    def __init__(
+        self,
+        matched: list[Matched],
+        postings: list[TermPostings],
+        unmatched: tuple[str, ...],
+        words: list[str],
+        exact: Scored | None = None,
+        ranked: Scored | None = None,
+        agree: Callable[[int], float] | None = None,
+    ) -> None:
+        self.matched, self.postings, self.unmatched, self.words = (
+            matched,
+            postings,
+            unmatched,
+            words,
+        )
+        self.exact = [] if exact is None else exact
+        self.ranked = [] if ranked is None else ranked
+        self.agree = agree
+
+    @property
+    def corrections(self) -> dict[str, str]:
+        """Each query word read as another (a typo), and the word it was read as."""
+        return {m[1]: m[4] for m in self.matched if m[3] == TYPO}
 
 
 def run(
@@ -74,21 +118,26 @@ def run(
     *,
     keep: Keep | None = None,
     min_score: float | None = None,
-) -> tuple[list[Matched], tuple[str, ...], Scored, Scored]:
-    """Search ``source``: (the terms searched, each (index term, query word, factor: 1, or
-    the discount of a typo), the words found nowhere, the exact hits, the ranked hits), at
-    most ``limit`` hits in all, each hit a (tool id, score).
+) -> Found:
+    """Search ``source`` for at most ``limit`` hits (:class:`Found`).
 
     The tools the query names come first (by ``source.exact_key``), then the ranked ones by
-    (-score, ``source.tie_key``). ``keep`` (a filter on tool ids) applies to both kinds of
-    hit; ``min_score`` drops hits scoring less, exact ones too. When no query term occurs in any tool
-    there are no hits at all.
+    (-score, ``source.tie_key``), each score times its action-agreement factor
+    (:mod:`toolfind.core.actions`). ``keep`` (a filter on tool ids) applies to both kinds of
+    hit; ``min_score`` drops hits scoring less, exact ones too. When no query term (nor a
+    correction or synonym of one) occurs in any tool there are no hits at all.
     """
     pairs = query_terms(query)
-    found, matched, terms = _match(source, pairs)
+    matched, terms, found = _match(source, pairs)
     unmatched = unmatched_words(pairs, found)
-    if not terms or limit <= 0:
-        return matched, unmatched, [], []
+    words = list(dict.fromkeys(word for _, word in pairs))
+    if not terms:
+        return Found(matched, terms, unmatched, words)
+    from toolfind.core.actions import agreement
+
+    agree = agreement(query, source.action)
+    if limit <= 0:
+        return Found(matched, terms, unmatched, words, agree=agree)
     enabled = source.enabled
     exact = [d for d in source.named(query) if enabled(d) and (keep is None or keep(d))]
     exact.sort(key=source.exact_key)
@@ -96,8 +145,42 @@ def run(
     named = [(d, score_of(d, terms)) for d in exact]
     if min_score is not None:
         named = [(d, s) for d, s in named if s >= min_score]
-    ranked = rank(source, terms, limit - len(named), keep=keep, min_score=min_score, skip=exact)
-    return matched, unmatched, named, ranked
+    ranked = _agreeing(source, terms, limit - len(named), agree, keep, min_score, exact)
+    return Found(matched, terms, unmatched, words, named, ranked, agree)
+
+
+def _agreeing(
+    source: Source,
+    terms: Sequence[TermPostings],
+    k: int,
+    agree: Callable[[int], float],
+    keep: Keep | None,
+    min_score: float | None,
+    skip: Collection[int],
+) -> Scored:
+    """The k best tools by score times ``agree`` (every factor at most 1).
+
+    The lexical top k first: when none of them loses anything it is the answer (a tool left
+    out scores at most the k-th and can only go down). Otherwise the pool is widened until
+    the k-th re-scored tool beats the pool's last score, or the pool holds every match."""
+    if k <= 0:
+        return []
+    pool = k
+    while True:
+        raw = rank(source, terms, pool, keep=keep, skip=skip)
+        factors = [agree(d) for d, _ in raw]
+        if pool == k and all(f == 1.0 for f in factors):
+            scored = raw
+            break
+        scored = [(d, s * f) for (d, s), f in zip(raw, factors, strict=True)]
+        scored.sort(key=lambda ds: (-ds[1], source.tie_key(ds[0])))
+        del scored[k:]
+        if len(raw) < pool or (len(scored) == k and scored[-1][1] > raw[-1][1]):
+            break
+        pool = max(pool * 4, AGREEMENT_POOL)
+    if min_score is not None:
+        scored = [(d, s) for d, s in scored if s >= min_score]
+    return scored
 
 
 def hits(
@@ -115,48 +198,75 @@ def hits(
 
 def _match(
     source: Source, pairs: Sequence[tuple[str, str]]
-) -> tuple[list[str], list[Matched], list[TermPostings]]:
-    """The query terms found as they are, and per term searched: (the index term, the query
-    word, its factor) and its postings: the terms found in query order, then the typos'.
+) -> tuple[list[Matched], list[TermPostings], set[str]]:
+    """Per term searched, its :data:`Matched` and its postings: the query's terms found as
+    they are, in query order; then the typos' corrections; then the synonyms of the query's
+    words (:mod:`toolfind.core.synonyms`); and the query terms found one of these ways.
 
     A term with no postings stands for the indexed term one edit away that
     :func:`toolfind.core.typos.correct` picks, its impacts times ``bm25f.TYPO_DISCOUNT``
-    (so every strategy adds the same, discounted floats), unless the query also has that term.
-    Its word is still one found nowhere (as written, no tool has it).
+    (so every strategy adds the same, discounted floats), unless the query also has that
+    term. A synonym's impacts are times ``synonyms.DISCOUNT`` (times the discount of a typo
+    when it is a typo's synonym). A term the query holds is never added again.
     """
-    found: list[str] = []
     matched: list[Matched] = []
     terms: list[TermPostings] = []
-    typos: list[tuple[str, str, TermPostings]] = []  # (the term it stands for, word, postings)
+    found: set[str] = set()
+    sequence: list[tuple[str, str, float]] = []  # (term as searched, query word, factor)
+    typos: list[tuple[str, str, str, TermPostings]] = []  # (term, word, shown, postings)
     tried = 0  # words looked up as typos (MAX_CORRECTIONS at most)
     for term, word in pairs:
         postings = source.postings(term)
         if postings is not None:
-            found.append(term)
-            matched.append((term, word, 1.0))
+            found.add(term)
+            matched.append((term, word, 1.0, AS_WRITTEN, term))
             terms.append(postings)
-        elif "_" not in term and tried < MAX_CORRECTIONS:
+            sequence.append((term, word, 1.0))
+        elif "_" not in term and tried < MAX_CORRECTIONS and not source.expansions(term):
             from toolfind.core import typos as typo_rule  # only for a term found nowhere
 
             tried += 1
             fix = typo_rule.correct(term, source.known, source.postings, word)
-            if fix is not None:
-                typos.append((fix[0], word, fix[1]))
-    if typos:
-        from toolfind.core import bm25f
+            if fix is None:
+                sequence.append((term, word, 1.0))
+            else:
+                typos.append((fix[0], word, typo_rule.spelled(fix[0], word), fix[1]))
+                found.add(term)
+                sequence.append((fix[0], word, bm25f.TYPO_DISCOUNT))
+        else:
+            sequence.append((term, word, 1.0))
+    searched = {m[0] for m in matched}
+    for fixed, word, shown, postings in typos:
+        if fixed not in searched:
+            searched.add(fixed)
+            matched.append((fixed, word, bm25f.TYPO_DISCOUNT, TYPO, shown))
+            terms.append(_scaled(postings, bm25f.TYPO_DISCOUNT))
+    if sequence:
+        from toolfind.core.synonyms import DISCOUNT, expand
 
-        factor = bm25f.TYPO_DISCOUNT
-        for fixed, word, (docs, impacts, tier, largest) in typos:
-            if any(m[0] == fixed for m in matched):
+        order = [t for t, _, _ in sequence]
+        for term, at in expand(order, source.expansions):
+            postings = source.postings(term) if term not in searched else None
+            if postings is None:
                 continue
-            matched.append((fixed, word, factor))
-            # Scaling by a positive factor keeps every order: the tier's postings are still
-            # the strongest, the others below its scaled cut, the scaled largest the largest.
-            if tier is not None:
-                tier = (tier[0], factor * tier[1])
-            bound = None if largest is None else factor * largest
-            terms.append((docs, bm25f.discounted(impacts, factor), tier, bound))
-    return found, matched, terms
+            searched.add(term)
+            source_term, word, factor = sequence[at]
+            factor *= DISCOUNT
+            matched.append((term, word, factor, SYNONYM, term))
+            terms.append(_scaled(postings, factor))
+            found.add(pairs[at][0])
+    return matched, terms, found
+
+
+def _scaled(postings: TermPostings, factor: float) -> TermPostings:
+    """A term's postings with its impacts times ``factor``. Scaling by a positive factor keeps
+    every order: the tier's postings are still the strongest, the others below its scaled
+    cut, the scaled largest the largest."""
+    docs, impacts, tier, largest = postings
+    if tier is not None:
+        tier = (tier[0], factor * tier[1])
+    bound = None if largest is None else factor * largest
+    return (docs, bm25f.discounted(impacts, factor), tier, bound)
 
 
 def rank(

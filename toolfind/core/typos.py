@@ -13,9 +13,10 @@ How far, by length (of the analysed term):
   lookups in the vocabulary, no scan of it, and only for the terms that matched nothing. Two
   edits (what Elasticsearch's ``AUTO`` fuzziness allows from 6 characters) would mean tens of
   thousands of lookups a word, or a second index of the vocabulary, for the rarer double typo.
-* four letters: only two neighbours swapped ("lsit", "wrod"), the commonest slip of a typist
-  on a short word. Any edit of a four-letter word mostly lands on another real word ("rome"
-  -> "role", "live" -> "line"): a real word the catalog lacks, corrected into noise.
+* four letters: only the slips that rarely land on another word: two neighbours swapped
+  ("lsit", "wrod"), a vowel left out ("emil" -> "email"). Any edit of a four-letter word
+  mostly lands on another real word ("rome" -> "role", "live" -> "line"): a real word the
+  catalog lacks, corrected into noise.
 * shorter: never.
 
 Terms are compared as the analyser makes them (case-folded, stemmed: "spotfy" -> "spotfi",
@@ -85,7 +86,19 @@ def correct(
 def _candidates(word: str) -> list[str]:
     if not MIN_LENGTH - 1 <= len(word) <= MAX_LENGTH or not (word.isascii() and word.isalpha()):
         return []
-    return edits(word) if len(word) >= MIN_LENGTH else swaps(word)
+    return edits(word) if len(word) >= MIN_LENGTH else short_edits(word)
+
+
+_VOWELS = "aeiou"
+
+
+def short_edits(word: str) -> list[str]:
+    """The slips a typist makes on a four-letter word that rarely land on another word: two
+    neighbours swapped ("lsit" -> "list"), then a vowel left out ("emil" -> "email"), without
+    repeats (a doubled letter or any other edit is left alone: "seet" -> "set" is a guess)."""
+    found = swaps(word)
+    found += [word[:i] + v + word[i:] for i in range(1, len(word) + 1) for v in _VOWELS]
+    return list(dict.fromkeys(edit for edit in found if edit != word))
 
 
 def _best(
@@ -99,3 +112,16 @@ def _best(
         if best is None or (len(found[0]), best[0]) > (len(best[1][0]), candidate):
             best = (candidate, found)
     return best
+
+
+def spelled(term: str, word: str) -> str:
+    """How a corrected word is shown: the spelling one edit from ``word`` (the query's word)
+    that analyses to ``term`` (the indexed term it was read as: ``shufle`` -> ``shuffle``,
+    not the stem ``shuffl``), else ``term`` itself."""
+    from toolfind.core.analysis import _stem
+
+    if not (word.isascii() and word.isalpha()) or len(word) > MAX_LENGTH:
+        return term
+    found = [edit for edit in edits(word) if edit == term or _stem(edit) == term]
+    # the spelling nearest the query's word in length, then the first in edits' order
+    return min(found, key=lambda e: abs(len(e) - len(word) - 1)) if found else term

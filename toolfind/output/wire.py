@@ -32,21 +32,24 @@ if TYPE_CHECKING:
 DESCRIPTION_LIMIT = 1000
 
 #: Hit keys, in output order. ``schema`` and ``explain`` appear only when included.
-HIT_KEYS = ("name", "namespace", "description", "score", "match", "deferred", "tags", "source")
-SEARCH_KEYS = ("query", "hits", "unmatched_terms")
+HIT_KEYS = (
+    "name", "namespace", "description", "score", "confidence", "match", "deferred", "tags", "source"
+)  # fmt: skip
+SEARCH_KEYS = ("query", "hits", "unmatched_terms", "corrections")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
 CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
 FINDING_KEYS = ("file", "line", "path", "severity", "message", "rule")
-EXPLAIN_KEYS = ("term", "field", "tf", "idf", "length_norm", "weight", "score")
+EXPLAIN_KEYS = ("term", "query_word", "field", "tf", "idf", "length_norm", "weight", "score")
 CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
 CACHE_FILE_KEYS = ("file", "bytes")
 ERROR_KEYS = ("message", "kind")
 METRICS_KEYS = ("mrr_at_10", "recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10", "count")
 
 SCORE_DIGITS = 6
+CONFIDENCE_DIGITS = 3
 
 
 def score(value: float) -> float:
@@ -60,6 +63,7 @@ def hit_record(
     *,
     include_schema: bool = False,
     explanation: Sequence[TermContribution] = (),
+    confidence: float = 0.0,
 ) -> dict[str, Any]:
     """A search hit. Deferred tools always carry their input schema: search is how an agent
     finds them, and it must be able to call one at once."""
@@ -69,6 +73,7 @@ def hit_record(
         "namespace": tool.namespace,
         "description": clean_text(tool.description, DESCRIPTION_LIMIT),
         "score": round(score_, SCORE_DIGITS),
+        "confidence": round(confidence, CONFIDENCE_DIGITS),
         "match": match,
         "deferred": tool.defer,
         "tags": list(tool.all_tags),
@@ -84,10 +89,19 @@ def hit_record(
 
 
 def search_document(
-    query: str, hits: list[dict[str, Any]], unmatched_terms: list[str]
+    query: str,
+    hits: list[dict[str, Any]],
+    unmatched_terms: list[str],
+    corrections: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The search record of already built :func:`hit_record` hits."""
-    return {"query": query, "hits": hits, "unmatched_terms": unmatched_terms}
+    """The search record of already built :func:`hit_record` hits; ``corrections`` maps each
+    query word read as another (a typo) to the word it was read as."""
+    return {
+        "query": query,
+        "hits": hits,
+        "unmatched_terms": unmatched_terms,
+        "corrections": dict(corrections or {}),
+    }
 
 
 def search_record(
@@ -99,7 +113,9 @@ def search_record(
     """The search record; with ``callable_`` (serve-mcp), each hit says whether a backend
     serves it (``callable``)."""
     hits = hit_records(result, include_schema=include_schema, callable_=callable_)
-    return search_document(result.query, hits, list(result.unmatched_terms))
+    return search_document(
+        result.query, hits, list(result.unmatched_terms), dict(result.corrections)
+    )
 
 
 def hit_records(
@@ -112,7 +128,12 @@ def hit_records(
     hits = []
     for h in result.hits:
         hit = hit_record(
-            h.tool, h.score, h.match, include_schema=include_schema, explanation=h.explanation
+            h.tool,
+            h.score,
+            h.match,
+            include_schema=include_schema,
+            explanation=h.explanation,
+            confidence=h.confidence,
         )
         if callable_ is not None:
             hit["callable"] = callable_(h.tool)
@@ -553,6 +574,13 @@ _HIT_SCHEMA = {
         "namespace": {"type": "string"},
         "description": {"type": "string"},
         "score": {"type": "number"},
+        "confidence": {
+            "type": "number",
+            "minimum": 0,
+            "maximum": 1,
+            "description": "How sure the ranking is that this tool is what the query asks"
+            " for; below 0.5, ask the user rather than call it.",
+        },
         "match": {"type": "string", "enum": ["exact", "ranked"]},
         "deferred": {"type": "boolean"},
         "tags": STRINGS_SCHEMA,
@@ -572,6 +600,11 @@ SEARCH_SCHEMA = {
         "query": {"type": "string"},
         "hits": {"type": "array", "items": _HIT_SCHEMA},
         "unmatched_terms": {**STRINGS_SCHEMA, "description": "Query terms found in no tool."},
+        "corrections": {
+            "type": "object",
+            "additionalProperties": {"type": "string"},
+            "description": "Query words read as others (typos): word -> the word read.",
+        },
     },
     "required": list(SEARCH_KEYS),
 }

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, repeat
 from operator import mul
 
-from toolfind.core import analysis, bm25f, tiers
+from toolfind.core import actions, analysis, bm25f, synonyms, tiers
 from toolfind.errors import ConfigError
 from toolfind.models import FIELDS, ScoringParams, Tool
 
@@ -32,8 +32,18 @@ _TOP_TAGS = 5
 #: it saves more than importing numpy costs.
 BUILD_VECTOR_MIN = 200_000
 
-#: Bits of the per-tool flags column.
+#: Bits of the per-tool flags column; the others hold the tool's action class
+#: (:func:`toolfind.core.actions.tool_class`).
 ENABLED, DEFERRED = 1, 2
+
+
+def expansions(
+    known: Callable[[str], bool], extra: Sequence[Sequence[str]] = ()
+) -> dict[str, tuple[str, ...]]:
+    """The synonym expansions of an index whose vocabulary ``known`` tells: the shipped table
+    (:mod:`toolfind.core.synonyms`) and the user's groups ``extra`` (``[synonyms]``)."""
+    every = [*synonyms.groups(), *extra]
+    return synonyms.expansions(every, analysis.analyze_prose, known)
 
 
 def _param_texts(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -79,16 +89,19 @@ def _walk(node: Any, depth: int, idents: list[str], prose: list[str], budget: li
 _NESTED = ("items", "additionalProperties", "anyOf", "oneOf", "allOf")
 
 
-def field_terms(tool: Tool, tags: Sequence[str] | None = None) -> tuple[list[str], ...]:
+def field_terms(tool: Tool) -> tuple[list[str], ...]:
     """The analysed terms of each of a tool's fields, in :data:`~toolfind.models.FIELDS` order.
 
     name: the name and aliases; namespace; description: the title and description;
     params: parameter names and enum values (identifiers) and their descriptions, nested
-    properties included; tags: ``all_tags`` (annotation tags included; a build passes them,
-    computed once); search_hint.
+    properties included; tags: the catalog's tags; search_hint.
+
+    The tags MCP annotations imply (``read-only``, ``destructive``, ``open-world``) are not
+    words of the tool: they filter (``--tag``) and decide action agreement
+    (:mod:`toolfind.core.actions`), but as text they matched requests that say "open" or
+    "read" (measured: mcp-open MRR@10 +0.9 without them, docs/ranking.md).
     """
-    if tags is None:
-        tags = tool.all_tags
+    tags = tool.tags
     ident, prose = analysis.analyze_identifier, analysis.analyze_prose
     name = ident(" ".join((tool.name, *tool.aliases)) if tool.aliases else tool.name)
     description = prose(f"{tool.title} {tool.description}" if tool.title else tool.description)
@@ -117,7 +130,7 @@ def field_words(tool: Tool) -> dict[str, str]:
             tool.description,
             *param_idents,
             *param_prose,
-            *tool.all_tags,
+            *tool.tags,
             tool.search_hint,
         )
     )
@@ -148,14 +161,14 @@ class Analysed:
         self.lengths = tuple(array("I", bytes(4 * n_docs)) for _ in FIELDS)
         self._units = [1 << (fi * _TF_BITS) for fi in range(len(FIELDS))]
 
-    def add(self, doc: int, tool: Tool, tags: Sequence[str]) -> None:
-        """Analyse tool ``doc`` (``tags``: its ``all_tags``) into the postings."""
+    def add(self, doc: int, tool: Tool) -> None:
+        """Analyse tool ``doc`` into the postings."""
         pair_lists, vec_ids, pair_vec = self.pair_lists, self.vec_ids, self.pair_vec
         tool_bits = doc << 32
         counts: dict[str, int] = {}
         get = counts.get
         units = self._units
-        for fi, terms in enumerate(field_terms(tool, tags)):
+        for fi, terms in enumerate(field_terms(tool)):
             if terms:
                 self.lengths[fi][doc] = len(terms)
                 unit = units[fi]
@@ -207,9 +220,9 @@ def gather(
     meta, analysed = Metadata(), Analysed(n_docs)
     add_meta, add_terms = meta.add, analysed.add
     for doc, tool in enumerate(tools):
-        tags = add_meta(doc, tool)
+        add_meta(doc, tool)
         if tool.enabled:
-            add_terms(doc, tool, tags)
+            add_terms(doc, tool)
         if progress is not None and doc % 1000 == 999:
             progress(doc + 1, n_docs)
     if progress is not None and n_docs % 1000:
@@ -272,7 +285,8 @@ class Metadata:
         self.names.append(name)
         self.namespaces.append(namespace)
         self.tags.append(tags)
-        self.flags.append(enabled * ENABLED | tool.defer * DEFERRED)
+        action = actions.tool_class(name, tool.annotations, tags)
+        self.flags.append(enabled * ENABLED | tool.defer * DEFERRED | action)
         if aliases:
             self.aliases[doc] = aliases
         for key in {key_of(spelling) for spelling in (name, *aliases)} - {""}:

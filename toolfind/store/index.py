@@ -27,7 +27,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from toolfind.core import analysis, bm25f, filters
+from toolfind.core import analysis, bm25f, confidence, filters
 from toolfind.core import search as searching
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import (
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 
 #: A query over this many postings is scored with numpy even in a one-shot process, if numpy
 #: is installed: importing it costs about what adding up 300k postings in Python does.
@@ -106,6 +106,7 @@ class SearchIndex:
     _tiers: Sequence[int]
     _tier_of: dict[int, tuple[int, int, float]]
     _weights: tuple[float, ...]
+    _expansions: dict[str, tuple[str, ...]]
     _accelerated: bool
     _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
     _views: tuple[memoryview, memoryview, memoryview] | None
@@ -234,11 +235,21 @@ class SearchIndex:
         return other
 
     def _apply(self, params: ScoringParams) -> None:
-        """Compute every posting's impact for ``params`` (:func:`toolfind.store.build.weigh`)."""
+        """Compute every posting's impact for ``params`` (:func:`toolfind.store.build.weigh`)
+        and the synonym expansions (the shipped table and ``params.synonyms``) of the terms
+        some tool has."""
         self.params = params
         self._views = None
         for slot, value in builder.weigh(self, params).items():
             setattr(self, slot, value)
+        off = self._ioffsets
+        terms = self._terms
+
+        def known(term: str) -> bool:
+            t = terms.find(term)
+            return t is not None and off[t + 1] > off[t]
+
+        self._expansions = builder.expansions(known, params.synonyms)
 
     def impacts(self) -> dict[str, tuple[Sequence[int], Sequence[float]]]:
         """Per term with at least one posting: ascending tool ids and the impact in each."""
@@ -359,29 +370,57 @@ class SearchIndex:
             from toolfind.semantic import INSTALL_HINT
 
             raise SemanticUnavailable(INSTALL_HINT)
-        exact: Sequence[tuple[Any, ...]]
-        ranked: Sequence[tuple[Any, ...]]
+        # 1. The first stage: BM25F (with typos, synonyms and action agreement), or BM25F
+        # fused with the semantic signal. Each hit is (tool id, score, semantic part).
+        exact: Sequence[tuple[int, float, float]]
+        ranked: Sequence[tuple[int, float, float]]
         if signal is None:
-            matched, unmatched, exact, ranked = searching.run(
-                self, query, limit, keep=keep, min_score=min_score
-            )
+            found = searching.run(self, query, limit, keep=keep, min_score=min_score)
+            exact = [(d, score, 0.0) for d, score in found.exact]
+            ranked = [(d, score, 0.0) for d, score in found.ranked]
             scale = 1.0
         else:
-            matched, unmatched, exact, ranked, scale = signal.run(
-                self, query, limit, keep, min_score
-            )
-        found = [(self._terms.find(m[0]), m) for m in matched] if explain else []
-        term_ids = [(m, t) for t, m in found if t is not None]
+            found, exact, ranked, scale = signal.run(self, query, limit, keep, min_score)
+        # 2. A later stage may re-score the ranked hits (a reranker): its signal, per hit.
+        ranked, second = self._second_stage(query, ranked)
+        # 3. How sure each hit is (core.confidence), from both stages' signals.
+        sure = confidence.of_hits(
+            found,
+            [(d, score) for d, score, _ in ranked],
+            exact=len(exact),
+            semantic=None if signal is None else signal.similarities(ranked),
+            rerank=second,
+        )
+        # 4. The hits.
+        term_ids = []
+        if explain:
+            term_ids = [(m, t) for m in found.matched if (t := self._terms.find(m[0])) is not None]
 
-        def hit(match: MatchKind, doc: int, score: float, part: float = 0.0) -> Hit:
+        def hit(match: MatchKind, doc: int, score: float, part: float, sure: float) -> Hit:
             explanation: tuple[TermContribution, ...] = ()
             if explain:
-                explanation = self._explain(doc, term_ids)
+                share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
+                explanation = self._explain(doc, term_ids, share)
                 if signal is not None:
                     explanation = _fused_explanation(explanation, scale, part, signal.weight)
-            return Hit(self.tools[doc], score, match, explanation)
+            return Hit(self.tools[doc], score, match, explanation, sure)
 
-        return SearchResult(query, tuple(searching.hits(exact, ranked, hit)), unmatched)
+        n = len(exact)
+        made = searching.hits(
+            [(*e, c) for e, c in zip(exact, sure[:n], strict=True)],
+            [(*r, c) for r, c in zip(ranked, sure[n:], strict=True)],
+            hit,
+        )
+        corrections = tuple(found.corrections.items())
+        return SearchResult(query, tuple(made), found.unmatched, corrections)
+
+    def _second_stage(
+        self, query: str, ranked: Sequence[tuple[int, float, float]]
+    ) -> tuple[Sequence[tuple[int, float, float]], list[float] | None]:
+        """The hook for a stage after the first (a reranker): the ranked hits it re-scored and
+        its signal per hit (which ``core.confidence`` uses), or the first stage's hits and
+        None when there is none (today)."""
+        return ranked, None
 
     def use_semantic(self, signal: Any) -> None:
         """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over
@@ -429,8 +468,17 @@ class SearchIndex:
 
     named = exact_ids
 
+    def expansions(self, key: str) -> tuple[str, ...] | None:
+        """The terms a query's word (or phrase: terms joined by a space) also searches
+        (:func:`toolfind.core.synonyms.expansions`)."""
+        return self._expansions.get(key)
+
     def enabled(self, doc: int) -> bool:
         return bool(self._flags[doc] & builder.ENABLED)
+
+    def action(self, doc: int) -> int:
+        """The tool's action class (:func:`toolfind.core.actions.tool_class`'s bits)."""
+        return int(self._flags[doc])
 
     def exact_key(self, doc: int) -> tuple[str, str]:
         """(namespace, name): the order of exact hits."""
@@ -477,20 +525,23 @@ class SearchIndex:
         ]
 
     def _explain(
-        self, doc: int, matched: Sequence[tuple[Matched, int]]
+        self, doc: int, matched: Sequence[tuple[Matched, int]], share: float = 1.0
     ) -> tuple[TermContribution, ...]:
         """Each matched term's share of the hit's score, split across its fields in
-        proportion to their parts ``tf_f * w_f / B_f`` of ``tf~``: the contributions of a hit
-        add up to its score (up to float rounding). A term is shown as the query's word, or,
-        for a typo, as the word of the tool it stood for ("email" for "emial")."""
+        proportion to their parts ``tf_f * w_f / B_f`` of ``tf~``, times ``share`` (the
+        tool's action-agreement factor): the contributions of a hit add up to its score (up
+        to float rounding). A term is shown as the query's word, or, for a typo or a synonym,
+        as the word of the tool it stood for ("email" for "emial"), ``query_word`` saying
+        which query word it answers."""
         scales = self._scales([column[doc] for column in self._lengths])
         out: list[TermContribution] = []
         tool_words: dict[str, str] | None = None
-        for (term, word, factor), t in matched:
+        for (term, asked, factor, how, _), t in matched:
             j = self._posting(doc, t)
             if j < 0:
                 continue
-            if factor != 1.0:
+            word = asked
+            if how != searching.AS_WRITTEN:
                 if tool_words is None:
                     tool_words = builder.field_words(self.tools[doc])
                 word = tool_words.get(term, term)
@@ -512,7 +563,8 @@ class SearchIndex:
                         ),
                         # The weight as the user set it (``_weights`` are rescaled).
                         weight=getattr(self.params.weights, field_name),
-                        score=factor * self._imp[j] * (tf * scales[fi]) / total,
+                        score=share * factor * self._imp[j] * (tf * scales[fi]) / total,
+                        query_word=asked,
                     )
                 )
         return tuple(out)
@@ -620,7 +672,9 @@ def _fused_explanation(
     score, then one ``semantic`` row (field ``semantic``, term ``(meaning)``, ``weight`` the
     fusion weight, ``tf`` the normalised similarity) holding the semantic share."""
     rows = [
-        TermContribution(c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale)
+        TermContribution(
+            c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale, c.query_word
+        )
         for c in lexical
     ]
     similarity = semantic / weight if weight > 0.0 else 0.0

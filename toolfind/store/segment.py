@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 MAGIC = b"TFIDX\x03\n\x00"
 #: Bump on any change to the directory or to what the reader expects of the columns and
 #: records: the cache key includes it, so a file another version wrote is never read.
-FORMAT = 8
+FORMAT = 9
 _U64 = 8
 #: More parts than this is a damaged header (an index has a few dozen).
 MAX_PARTS = 1 << 16
@@ -60,6 +60,18 @@ def index_file(root: str, key: str) -> str:
 def unmatched_hint(terms: list[str]) -> str:
     """The stderr line naming query terms that occur in no tool."""
     return "No tool mentions: " + ", ".join(terms) if terms else ""
+
+
+def search_notes(unmatched: list[str], corrections: dict[str, str]) -> list[str]:
+    """A search's stderr lines: the words read as others (typos), then the words no tool
+    mentions (a corrected word is not among them: it was matched)."""
+    notes = []
+    if corrections:
+        read = ", ".join(f"{word} as {fixed}" for word, fixed in corrections.items())
+        notes.append(f"Read {read}")
+    if unmatched:
+        notes.append(unmatched_hint(unmatched))
+    return notes
 
 
 def _item(i: int) -> Any:  # a field's property, without importing operator (show would pay)
@@ -174,6 +186,7 @@ def directory(
             "source_fields": tools.SOURCE_FIELDS,
             "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
+            "expansions": index._expansions,
             "warnings": tuple(map(skipped_line, findings)),
         }
     )
@@ -189,7 +202,7 @@ def skipped_line(finding: object) -> str:
 COLUMNS = tuple(
     "terms.blob terms.offsets terms.buckets terms.slots ioffsets idocs imp tiers keys.blob "
     "keys.offsets keys.buckets keys.slots keys.groups keys.ids names.blob names.offsets "
-    "tools.blob tools.offsets".split()
+    "tools.blob tools.offsets flags".split()
 )
 
 
@@ -217,6 +230,7 @@ def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
         "idocs": index._idocs,
         "imp": index._imp,
         "tiers": index._tiers,
+        "flags": index._flags,
         "keys.groups": groups,
         "keys.ids": ids,
     }
@@ -287,6 +301,7 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         or not isinstance(found["warnings"], tuple)
         or not isinstance(found["extras"], dict)
         or not isinstance(tier_of, dict)
+        or not isinstance(found["expansions"], dict)
         or any(not 0 <= a <= b <= columns["tiers"][1] for a, b, _ in tier_of.values())
     ):
         raise ValueError("index file directory is malformed")
@@ -353,6 +368,8 @@ class Segment:
         self.warnings: tuple[str, ...] = found["warnings"]
         self.extras: dict[int, tuple[str, ...]] = found["extras"]
         self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
+        self._expansions: dict[str, tuple[str, ...]] = found["expansions"]
+        self._flags: Any = None
         fields: tuple[str, ...] = found["fields"]
         self._record_type = record_type(fields, found["source_fields"])
         self._name, self._namespace, self._enabled = map(fields.index, _NEEDED[:3])
@@ -441,6 +458,18 @@ class Segment:
 
     def enabled(self, doc: int) -> bool:
         return bool(self.record(doc)[self._enabled])
+
+    def expansions(self, key: str) -> tuple[str, ...] | None:
+        """The synonym expansions of a query word or phrase (``SearchIndex.expansions``)."""
+        return self._expansions.get(key)
+
+    def action(self, doc: int) -> int:
+        """The tool's flags, its action class among them (``SearchIndex.action``): the
+        column is read whole on first use (a byte a tool), not once per tool."""
+        flags = self._flags
+        if flags is None:
+            flags = self._flags = self._bytes("flags", 0, self._columns["flags"][1])
+        return int(flags[doc])
 
     def exact_key(self, doc: int) -> tuple[str, str]:
         record = self.record(doc)

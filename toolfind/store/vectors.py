@@ -20,13 +20,12 @@ import struct
 from toolfind import semantic as model
 from toolfind.core import fusion
 from toolfind.core import search as searching
-from toolfind.core.analysis import query_terms
 from toolfind.store import segment
 from toolfind.store.manifest import unsafe_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from toolfind.store.cache import CacheStore
@@ -68,19 +67,18 @@ class SemanticSignal:
         keep: Callable[[int], bool] | None,
         min_score: float | None,
     ) -> tuple[
-        list[tuple[str, str, float]],
-        tuple[str, ...],
+        searching.Found,
         list[tuple[int, float, float]],
         list[tuple[int, float, float]],
         float,
     ]:
-        """(matched terms, unmatched words, exact hits, ranked hits, lexical scale): as
-        :func:`toolfind.core.search.run`, each hit a (tool id, fused score, semantic part);
-        the scale turns a BM25F contribution into its share of a fused score."""
+        """(what :func:`toolfind.core.search.run` found, exact hits, ranked hits, lexical
+        scale): each hit a (tool id, fused score, semantic part); the scale turns a BM25F
+        contribution into its share of a fused score."""
         pool = max(limit, fusion.POOL)
-        matched, unmatched, exact, lexical = searching.run(source, query, pool, keep=keep)
+        found = searching.run(source, query, pool, keep=keep)
         if limit <= 0:
-            return matched, unmatched, [], [], 0.0
+            return found, [], [], 0.0
         np = self.embedder._np
         qv = self.embedder.embed_one(query)
         # einsum, not ``@``: a matrix-vector product through OpenBLAS starts its threads, and
@@ -94,8 +92,9 @@ class SemanticSignal:
         closest: list[int] = []
         if hi > lo and model.knows_a_word(self.embedder, query):
             closest = self._closest(sims, pool, source.enabled, keep)
+        exact, lexical = found.exact, found.ranked
         max_lex = max((s for _, s in (*exact, *lexical)), default=0.0)
-        covered = fusion.term_coverage(matched, (word for _, word in query_terms(query)))
+        covered = fusion.term_coverage(found.matched, found.words)
         exact_f, ranked = fusion.fuse(
             exact,
             lexical,
@@ -108,10 +107,17 @@ class SemanticSignal:
             tie_key=source.tie_key,
             min_score=min_score,
             coverage=covered,
+            agree=found.agree,
         )
         lexical_share = (1.0 - self.weight) * covered**fusion.COVERAGE_POWER
         scale = lexical_share / max_lex if max_lex > 0.0 else 0.0
-        return matched, unmatched, exact_f, ranked, scale
+        return found, exact_f, ranked, scale
+
+    def similarities(self, hits: Sequence[tuple[int, float, float]]) -> list[float]:
+        """Each fused hit's normalised similarity (its semantic part over the weight)."""
+        if self.weight <= 0.0:
+            return [0.0] * len(hits)
+        return [part / self.weight for *_, part in hits]
 
     def _closest(
         self,
