@@ -81,13 +81,13 @@ class Loaded:
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
     from toolfind import __version__
-    from toolfind.core import analysis
+    from toolfind.core import analysis, synonyms
     from toolfind.store import index
 
     return (
         f"toolfind {__version__} format {CACHE_FORMAT}/{index.INDEX_FORMAT}/"
-        f"{segment.FORMAT} analysis {analysis.SETTINGS} {params.fingerprint()} "
-        f"max_file_size {max_file_size}"
+        f"{segment.FORMAT} analysis {analysis.SETTINGS} {synonyms.VERSION} "
+        f"{params.fingerprint()} max_file_size {max_file_size}"
     )
 
 
