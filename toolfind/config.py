@@ -42,6 +42,7 @@ _KNOWN_KEYS = frozenset(
         "validate",
         "semantic",
         "semantic_weight",
+        "synonyms",
     }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
@@ -164,6 +165,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         params = replace(params, delta=_number(data["delta"], "delta", file))
     if "b" in data:
         params = with_b(params, data["b"], file=file)
+    if "synonyms" in data:
+        params = replace(params, synonyms=parse_synonyms(data["synonyms"], file))
     return Config(
         path=path,
         catalogs=tuple(
@@ -180,6 +183,26 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         semantic=_semantic_switch(data.get("semantic"), file),
         semantic_weight=_semantic_weight(data.get("semantic_weight"), file),
     )
+
+
+def parse_synonyms(raw: Any, file: str | None = None) -> tuple[tuple[str, ...], ...]:
+    """``[synonyms]``: each key and its words (one string or a list) are one group of words
+    that mean the same (``pr = ["pull request"]``), beside the shipped table. Raises
+    ConfigError naming the key for anything else."""
+    table = _table(raw, "synonyms", file)
+    groups = []
+    for key, value in table.items():
+        words = [value] if isinstance(value, str) else value
+        if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
+            raise ConfigError(
+                f"synonyms.{key}: expected a word or a list of words, e.g."
+                f' {key} = ["pull request"]',
+                file=file,
+            )
+        if not key.strip() or not words:
+            raise ConfigError(f"synonyms.{key!r}: a group needs a key and a word", file=file)
+        groups.append((key.strip(), *(w.strip() for w in words)))
+    return tuple(groups)
 
 
 def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:

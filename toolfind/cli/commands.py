@@ -128,6 +128,8 @@ COMMANDS: dict[str, Command] = {
             NAMESPACE,
             TAG,
             Opt("min_score", "--min-score", NUMBER, None, "Drop hits scoring below this."),
+            Opt("min_confidence", "--min-confidence", NUMBER, None,
+                "Drop hits less sure than this (0 to 1; at 0.5 a hit is right about 4 times in 5)."),
             WEIGHT,
             Opt("schema", "--schema", FLAG, False, "Include every hit's input schema."),
             Opt("explain", "--explain", FLAG, False, "Show each term's contribution per field."),
@@ -231,6 +233,8 @@ def problem(name: str, p: Params) -> str:
             return "search needs a QUERY (or --queries FILE for batch mode)"
         if p.queries is not None and p.format_ not in ("table", "jsonl"):
             return f"--queries prints one JSON record a line; --format {p.format_} does not apply"
+    if name == "search" and p.min_confidence is not None and not 0.0 <= p.min_confidence <= 1.0:
+        return f"--min-confidence {p.min_confidence:g}: use a number from 0 to 1, e.g. 0.5"
     if name == "summaries" and p.deferred and p.all_:
         return "use either --deferred or --all, not both"
     # --json is --format json (summaries), or the choice beside a table (list, search): with
@@ -395,6 +399,7 @@ def search(index: Any, p: Params, query: str) -> Any:
         namespace=p.namespace,
         tags=tuple(p.tag or ()),
         min_score=p.min_score,
+        min_confidence=p.min_confidence,
         explain=p.explain,
     )
 
@@ -531,9 +536,10 @@ def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, l
         from toolfind.core import search as searching
 
         query = " ".join(p.query)
-        found = searching.run(seg, query, p.limit)
-        exact, ranked = found.exact, found.ranked
-        sure = confidence.of_hits(found, ranked, exact=len(exact))
+        found = searching.run(seg, query, p.limit + 1)  # one more: the last hit's lead
+        sure = confidence.of_hits(found, found.ranked, exact=len(found.exact))
+        exact, ranked = confidence.cut(found.exact, found.ranked, p.limit)
+        del sure[p.limit :]
         record, view = seg.record, segment.ToolRecord
 
         def hit(match: str, doc: int, score: float, sure: float) -> dict[str, Any]:

@@ -203,7 +203,17 @@ def tune(
     ] = 3,
     write: Annotated[
         bool,
-        typer.Option("--write", help="Store the chosen settings in toolfind.toml (backup kept)."),
+        typer.Option(
+            "--write",
+            help="Store the chosen settings in toolfind.toml (backup kept), unless they score"
+            " worse on the held-out queries than the settings in use.",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="With --write: write even settings that score worse held out."
+        ),
     ] = False,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
@@ -213,7 +223,9 @@ def tune(
     """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
 
     With --semantic, also learn the fusion weight of the semantic signal on the training
-    queries (reported on stderr, written as semantic_weight with --write).
+    queries (reported on stderr and in --json, written as semantic_weight with --write).
+    --write refuses (exit 1) settings that score worse on the held-out queries than the
+    settings in use; --force writes them anyway.
 
     Example: toolfind tune queries.yaml --holdout 0.3 --write
     """
@@ -221,13 +233,16 @@ def tune(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
+    if force and not write:
+        raise UsageError("--force only applies with --write")
     index = _open(catalog, no_cache, semantic=semantic)
     judged = _judged(index, queries_file)
     signal, fusion_weight = index.semantic, None
-    index.use_semantic(None)  # field weights, b, k1 and delta are tuned on the lexical ranking
+    lexical = index.with_params(index.params)
+    lexical.use_semantic(None)  # field weights, b, k1 and delta are tuned on the lexical ranking
     with _progress_bar("Tuning", None) as progress:
         report = evaluate.tune(
-            index,
+            lexical,
             judged,
             metric=metric,
             holdout=holdout,
@@ -239,16 +254,15 @@ def tune(
     if signal is not None:
         tuned = index.with_params(report.params)
         tuned.use_semantic(signal)
-        train, _ = evaluate.split_queries(
-            judged, holdout=holdout, train_split=train_split, seed=seed
+        report = evaluate.tune_fusion(
+            report, index, tuned, judged, holdout=holdout, train_split=train_split, seed=seed
         )
-        curve = evaluate.fusion_curve(tuned, train, metric=metric)
-        fusion_weight = evaluate.best_fusion_weight([curve])
-        values = dict(curve)
+        assert report.fusion is not None
+        fusion_weight = report.fusion.weight
         _warn(
             f"Fusion weight of the semantic signal: {fusion_weight:g} "
-            f"({metric} on the training queries {values[fusion_weight]:.4f}; "
-            f"lexical only {values.get(0.0, 0.0):.4f})"
+            f"({report.metric} on the training queries {report.fusion.train:.4f}; "
+            f"in use: {report.fusion.before:g})"
         )
     if json_:
         _emit(wire.tune_record(report))
@@ -259,6 +273,12 @@ def tune(
 
         from toolfind.userfiles import working_dir
 
+        loss = evaluate.holdout_loss(report)
+        if loss and not force:
+            _warn(f"Not written: {loss}. --force writes them anyway.")
+            raise typer.Exit(1)
+        if loss:
+            _warn(f"Writing anyway (--force): {loss}.")
         target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
         backup = write_params(target, report.params, fusion_weight)
         _warn(

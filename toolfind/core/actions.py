@@ -9,12 +9,14 @@ share its words. Each tool gets an action class when the index is built (:func:`
 * ``READS``: annotated ``readOnlyHint`` (tagged ``read-only``), or named with a reading verb
   (get, list, read, search, show...);
 * ``CREATES``: named with a creating verb (create, add, send, save, ...);
+* ``CHANGES``: named with a changing verb (update, edit, merge, approve, close, ...);
 
 and each request its intents (:func:`intents`), from every word it holds, stop words included
 ("what is on my calendar" reads). A tool whose class the request does not ask for scores a
 share of its BM25F score (:data:`PENALTY`): a destroying tool unless the request asks to remove
 or undo something, a modifying one unless it asks to change, create or remove, a creating one
-when the request only reads or removes, a reading one when the request only changes. A request
+when the request only reads or removes, a changing one when it only reads or makes, a
+reading one when the request only changes. A request
 with no intent word penalises only destroying and modifying tools. Scores only go down, so the
 ranking of the lexical top stays exact (:func:`toolfind.core.search.run` widens its pool
 until it is).
@@ -31,14 +33,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
 #: Bits of a tool's action class (stored beside the ENABLED and DEFERRED flags of the index).
-DESTROYS, MODIFIES, READS, CREATES = 4, 8, 16, 32
-CLASS_BITS = DESTROYS | MODIFIES | READS | CREATES
+DESTROYS, MODIFIES, READS, CREATES, CHANGES = 4, 8, 16, 32, 64
+CLASS_BITS = DESTROYS | MODIFIES | READS | CREATES | CHANGES
 
 #: Bits of a request's intents.
 REMOVE, CHANGE, MAKE, READ = 1, 2, 4, 8
 
 #: The share of its score a tool keeps when the request does not ask for what it does.
-PENALTY: dict[int, float] = {DESTROYS: 0.5, MODIFIES: 0.7, CREATES: 0.8, READS: 0.8}
+PENALTY: dict[int, float] = {DESTROYS: 0.5, MODIFIES: 0.7, CREATES: 0.8, READS: 0.8, CHANGES: 0.8}
 
 _DESTROYING = """delete remove drop destroy purge erase wipe reset truncate clear kill terminate
 revoke uninstall unlink shred discard rm del unsubscribe prune clean cancel evict flush
@@ -48,14 +50,18 @@ inspect explain preview download export open stat tail head grep diff log status
 summarize summarise analyze analyse compare lookup peek watch retrieve""".split()
 _CREATING = """create add new insert post send save store write upload make append record put
 register schedule submit publish generate commit push import remember memorize invite share
-reply forward start set""".split()
+reply forward start""".split()
+_CHANGING = """update edit modify change set rename move merge patch replace approve decline reject
+close reopen archive assign unassign mark toggle enable disable lock unlock resolve transition
+restore revert configure apply accept upsert""".split()
 
 # Request words, as the analyser stems them: what a request asks to do.
 _ASK_REMOVE = """delete remove drop destroy purge erase wipe reset truncate clear kill terminate
 revoke uninstall unlink shred discard rm del unsubscribe prune clean cancel evict flush unstage
 undo revert rollback forget empty""".split()
 _ASK_CHANGE = """overwrite replace edit update modify change write move rename set save put patch
-alter rewrite amend fix""".split()
+alter rewrite amend fix approve decline reject close reopen archive assign mark toggle enable
+disable lock unlock resolve restore flag label star pin merge rebase switch turn""".split()
 _ASK_MAKE = """create add make new insert post send save store write upload remember memorize
 record note put register schedule submit publish generate log invite share reply forward start
 open build book""".split()
@@ -77,6 +83,8 @@ _INTENT_WORDS: tuple[tuple[int, frozenset[str]], ...] = (
 _DESTROY_VERBS = frozenset(_DESTROYING)
 _READ_VERBS = frozenset(_READING)
 _CREATE_VERBS = frozenset(_CREATING)
+_CHANGE_VERBS = frozenset(_CHANGING)
+_VERBS = _READ_VERBS | _CREATE_VERBS | _CHANGE_VERBS
 
 
 def tool_class(name: str, annotations: Mapping[str, object], tags: Iterable[str]) -> int:
@@ -89,13 +97,15 @@ def tool_class(name: str, annotations: Mapping[str, object], tags: Iterable[str]
         bits |= DESTROYS
     elif annotations.get("destructiveHint") is True or "destructive" in tag_set:
         bits |= MODIFIES
-    verb = next((part for part in parts if part in _READ_VERBS or part in _CREATE_VERBS), "")
+    verb = next((part for part in parts if part in _VERBS), "")
     if annotations.get("readOnlyHint") is True or "read-only" in tag_set:
         bits |= READS
     elif not bits and verb in _READ_VERBS:
         bits |= READS
     elif not bits and verb in _CREATE_VERBS:
         bits |= CREATES
+    elif not bits and verb in _CHANGE_VERBS:
+        bits |= CHANGES
     return bits
 
 
@@ -122,6 +132,8 @@ def factor(tool_bits: int, asked: int) -> float:
         return 1.0 if asked & READ else PENALTY[READS]
     if tool_bits & CREATES:
         return 1.0 if asked & (MAKE | CHANGE) else PENALTY[CREATES]
+    if tool_bits & CHANGES:
+        return 1.0 if asked & (CHANGE | REMOVE) else PENALTY[CHANGES]
     return 1.0
 
 

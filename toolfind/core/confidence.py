@@ -7,12 +7,18 @@ hit's confidence is a logistic model of features of the hit and the query (:func
 * ``coverage``: the share of the query's words the hit holds (a typo's correction or a
   synonym counting by its factor), each word weighted by :func:`word_weight` (a conversational
   filler such as "going" or "want" counts a quarter: matching only it is no evidence);
-* ``share``: its score over the best score of the query;
+  ``relcov`` the same over the words some tool holds; ``rare`` the same with each word
+  weighted by its rarity (a word few tools hold says more);
+* ``share``: its score over the best score of the query; ``first``: 1 for the best hit;
 * ``gap``: how far it is ahead of the next hit, over the best score (ties are not sure);
+  ``lead`` the log of its score over the next one's; ``topgap`` the best hit's ``gap``;
 * ``found``: the share of the query's words that occur in the catalog at all;
 * ``words``: how many words the query holds (log; long requests cover less of themselves);
 * ``semantic``: with the semantic signal, the hit's normalised similarity (0 without);
-* ``rerank``: a reranker's cosine, when one is plugged in (:data:`MODELS` ``"rerank"``).
+* ``rerank``: a reranker's cosine, when one is plugged in (:data:`MODELS` ``"rerank"``);
+
+and products of two of them (``a*b``), which let the best hit's lead and coverage count more
+than a later hit's.
 
 The weights are fitted by ``benchmarks/calibrate.py`` on the open sets (seal-tools dev,
 metatool, mcp-open, toolwords) together with requests that have no answer (mcp-open's queries
@@ -31,11 +37,17 @@ from bisect import bisect_left
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from typing import TypeVar
 
     from toolfind.core.search import Found
 
-#: The features, in the order :func:`features` gives them.
-FEATURES = ("coverage", "share", "gap", "found", "words", "semantic", "rerank")
+    _Entry = TypeVar("_Entry")
+
+#: The features :func:`features` gives (a model may also weigh a product ``a*b`` of two).
+FEATURES = (
+    *("coverage", "relcov", "rare", "share", "first", "gap", "lead", "topgap", "found", "words"),
+    *("semantic", "rerank"),
+)
 
 #: Conversational fillers: a request made of them and one real word is about that word.
 WEAK_WORDS = frozenset(
@@ -51,16 +63,68 @@ WEAK_WEIGHT = 0.25
 #: chosen whenever a reranker's cosine is given. Fitted by benchmarks/calibrate.py.
 MODELS: dict[str, tuple[float, Mapping[str, float]]] = {
     "lexical": (
-        -6.0,
-        {"coverage": 5.0, "share": 2.0, "gap": 4.0, "found": 1.0, "words": -0.5},
+        -10.9338,
+        {
+            "coverage": 0.7616,
+            "share": 2.5630,
+            "gap": 1.1895,
+            "found": 0.7823,
+            "words": 1.8084,
+            "relcov": 0.4983,
+            "lead": -0.5714,
+            "first": 0.7065,
+            "topgap": 0.4579,
+            "rare": 0.6681,
+            "coverage*share": 1.2931,
+            "share*gap": 1.2124,
+            "first*gap": 0.5089,
+            "relcov*first": 0.3575,
+            "relcov*share": 1.0238,
+            "lead*first": 0.2823,
+            "rare*first": 0.7321,
+        },
     ),
     "semantic": (
-        -6.0,
-        {"coverage": 5.0, "share": 2.0, "gap": 4.0, "found": 1.0, "words": -0.5, "semantic": 1.0},
+        -11.7968,
+        {
+            "coverage": 0.7015,
+            "share": 2.3591,
+            "gap": 1.0654,
+            "found": 0.5232,
+            "words": 1.7243,
+            "relcov": 0.5364,
+            "lead": -0.5853,
+            "first": 0.1918,
+            "topgap": 0.4093,
+            "rare": 0.6869,
+            "coverage*share": 1.1931,
+            "share*gap": 1.1636,
+            "first*gap": 0.6093,
+            "relcov*first": 0.2971,
+            "relcov*share": 1.0997,
+            "lead*first": 0.8567,
+            "rare*first": 0.4093,
+            "semantic": 1.7068,
+            "semantic*first": 0.8500,
+        },
     ),
 }
 #: Confidence of a tool the query names.
 EXACT = 1.0
+#: A hit at this confidence or more is a confident match (calibrated: right 4 times in 5).
+CONFIDENT = 0.5
+
+
+def no_confident_match(best: float | None) -> str:
+    """What to tell an agent whose search found no confident match ("" when the best hit,
+    of confidence ``best`` or None for no hit at all, is one)."""
+    if best is not None and best >= CONFIDENT:
+        return ""
+    found = "no tool matches" if best is None else f"the best hit's confidence is {best:.2f}"
+    return (
+        f"No confident match: {found} (below {CONFIDENT:g}). Ask the user what they mean, or"
+        " search again with other words, before calling any of these tools."
+    )
 
 
 def word_weight(word: str) -> float:
@@ -75,24 +139,6 @@ def _words(found: Found) -> list[str]:
     return parts or list(found.words)
 
 
-def coverage(found: Found, doc: int) -> float:
-    """The weighted share of the query's words that tool ``doc`` holds (by their best factor:
-    1 as written, less for a typo's correction or a synonym)."""
-    words = _words(found)
-    total = sum(map(word_weight, words))
-    if not total:
-        return 0.0
-    best: dict[str, float] = {}
-    for (_, word, factor, *_), postings in zip(found.matched, found.postings, strict=True):
-        if factor <= best.get(word, 0.0):
-            continue
-        docs = postings[0]
-        i = bisect_left(docs, doc)
-        if i < len(docs) and docs[i] == doc:
-            best[word] = factor
-    return sum(word_weight(w) * best.get(w, 0.0) for w in words) / total
-
-
 def found_share(found: Found) -> float:
     """The weighted share of the query's words found in some tool (any way)."""
     words = _words(found)
@@ -100,8 +146,9 @@ def found_share(found: Found) -> float:
     if not total:
         return 0.0
     best: dict[str, float] = {}
-    for _, word, factor, *_ in found.matched:
-        best[word] = max(best.get(word, 0.0), factor)
+    for _, matched, factor, *_ in found.matched:
+        for word in matched.split(" "):
+            best[word] = max(best.get(word, 0.0), factor)
     return sum(word_weight(w) * best.get(w, 0.0) for w in words) / total
 
 
@@ -115,24 +162,71 @@ def features(
     each hit's normalised similarity and ``rerank`` a reranker's cosine, when there are."""
     if not hits:
         return []
+    words = _words(found)
+    weights = {w: word_weight(w) for w in words}
+    total = sum(weights.values())
+    rarity = _rarity(found, words)
+    rare_total = sum(rarity.values())
+    known = found_share(found)
     top = hits[0][1] or 1.0
-    shared = {
-        "found": found_share(found),
-        "words": math.log1p(sum(map(word_weight, _words(found)))),
-    }
+    shared = {"found": known, "words": math.log1p(total)}
     out = []
     for i, (doc, score) in enumerate(hits):
+        held = _held(found, doc)
+        covered = sum(weights[w] * held.get(w, 0.0) for w in words) / total if total else 0.0
         following = hits[i + 1][1] if i + 1 < len(hits) else 0.0
+        share = score / top
         row = {
-            "coverage": coverage(found, doc),
-            "share": score / top,
+            "coverage": covered,
+            "share": share,
             "gap": max(0.0, score - following) / top,
             **shared,
             "semantic": semantic[i] if semantic is not None else 0.0,
             "rerank": rerank[i] if rerank is not None else 0.0,
+            "relcov": covered / known if known else 0.0,
+            "lead": min(MAX_LEAD, math.log(score / following)) if following > 0 else MAX_LEAD,
+            "first": 1.0 if i == 0 else 0.0,
+            "rare": (
+                sum(rarity[w] * held.get(w, 0.0) for w in words) / rare_total if rare_total else 0.0
+            ),
         }
         out.append(row)
+    top_gap = out[0]["gap"]
+    for row in out:
+        row["topgap"] = top_gap
     return out
+
+
+#: ``lead`` (the log of a hit's score over the next one's) is capped here.
+MAX_LEAD = 3.0
+#: ``rare`` weighs a word by ``log(1 + RARITY_SCALE / (tools holding it + 0.5))``: a word
+#: few tools hold says more (a fixed scale: the weight depends on the word, not on the size
+#: of the catalog).
+RARITY_SCALE = 5000.0
+
+
+def _held(found: Found, doc: int) -> dict[str, float]:
+    """The query's words tool ``doc`` holds, each by its best factor (1 as written, less for a
+    typo's correction or a synonym)."""
+    best: dict[str, float] = {}
+    for (_, words, factor, *_), postings in zip(found.matched, found.postings, strict=True):
+        docs = postings[0]
+        i = bisect_left(docs, doc)
+        if i < len(docs) and docs[i] == doc:
+            for word in words.split(" "):  # a synonym of a phrase answers each of its words
+                if factor > best.get(word, 0.0):
+                    best[word] = factor
+    return best
+
+
+def _rarity(found: Found, words: Sequence[str]) -> dict[str, float]:
+    """Each word's rarity weight (:data:`RARITY_SCALE`), by its rarest matched term; a word in
+    no tool counts as the rarest."""
+    fewest: dict[str, int] = {}
+    for (_, asked, *_), postings in zip(found.matched, found.postings, strict=True):
+        for word in asked.split(" "):
+            fewest[word] = min(fewest.get(word, len(postings[0])), len(postings[0]))
+    return {w: word_weight(w) * math.log1p(RARITY_SCALE / (fewest.get(w, 0) + 0.5)) for w in words}
 
 
 def model_for(semantic: bool, rerank: bool) -> tuple[float, Mapping[str, float]]:
@@ -144,9 +238,16 @@ def model_for(semantic: bool, rerank: bool) -> tuple[float, Mapping[str, float]]
 
 
 def probability(row: Mapping[str, float], model: tuple[float, Mapping[str, float]]) -> float:
-    """The logistic model's value for one hit's features, in [0, 1]."""
+    """The logistic model's value for one hit's features, in [0, 1]. A weight named ``a*b``
+    weighs the product of features a and b."""
     bias, weights = model
-    z = bias + sum(w * row.get(name, 0.0) for name, w in weights.items())
+    z = bias
+    for name, w in weights.items():
+        if "*" in name:
+            a, _, b = name.partition("*")
+            z += w * row.get(a, 0.0) * row.get(b, 0.0)
+        else:
+            z += w * row.get(name, 0.0)
     if z < -40.0:
         return 0.0
     return 1.0 / (1.0 + math.exp(-z))
@@ -166,3 +267,11 @@ def of_hits(
     model = model_for(semantic is not None, rerank is not None)
     rows = features(found, ranked, semantic, rerank)
     return [EXACT] * exact + [round(probability(row, model), 4) for row in rows]
+
+
+def cut(
+    exact: Sequence[_Entry], ranked: Sequence[_Entry], limit: int
+) -> tuple[Sequence[_Entry], Sequence[_Entry]]:
+    """The first ``limit`` hits of a search asked for one more than it shows (the last shown
+    hit's lead over the next is part of its confidence): the exact ones, then the ranked."""
+    return exact[:limit], ranked[: max(0, limit - len(exact))]

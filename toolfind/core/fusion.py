@@ -68,8 +68,9 @@ def term_coverage(matched: Iterable[Sequence[Any]], words: Iterable[str]) -> flo
     :func:`toolfind.core.search.run`'s (index term, query word, factor, ...), a word matched
     only through a typo's correction or a synonym counting by its factor."""
     best: dict[str, float] = {}
-    for _, word, factor, *_ in matched:
-        best[word] = max(best.get(word, 0.0), factor)
+    for _, asked, factor, *_ in matched:
+        for word in asked.split(" "):  # a synonym of a phrase answers each of its words
+            best[word] = max(best.get(word, 0.0), factor)
     wanted = set(words)
     return sum(best.get(w, 0.0) for w in wanted) / len(wanted) if wanted else 0.0
 

@@ -41,9 +41,10 @@ if TYPE_CHECKING:
     TermPostings = tuple[Sequence[int], Sequence[float], Tier | None, float | None]
     Keep = Callable[[int], bool]
     Scored = list[tuple[int, float]]
-    #: A term searched: the index term, the query word it comes from, the factor of its
-    #: impacts, how it was found (:data:`AS_WRITTEN`, :data:`TYPO`, :data:`SYNONYM`) and the
-    #: word it stands for as a tool writes it (a typo's correction; else the term).
+    #: A term searched: the index term, the query word it comes from (a synonym of a phrase:
+    #: its words, by a space), the factor of its impacts, how it was found (:data:`AS_WRITTEN`,
+    #: :data:`TYPO`, :data:`SYNONYM`) and the word it stands for as a tool writes it (a typo's
+    #: correction; else the term).
     Matched = tuple[str, str, float, str, str]
 
     class Source(Protocol):
@@ -245,16 +246,18 @@ def _match(
         from toolfind.core.synonyms import DISCOUNT, expand
 
         order = [t for t, _, _ in sequence]
-        for term, at in expand(order, source.expansions):
+        for term, at, size in expand(order, source.expansions):
             postings = source.postings(term) if term not in searched else None
             if postings is None:
                 continue
             searched.add(term)
-            source_term, word, factor = sequence[at]
-            factor *= DISCOUNT
+            factor = sequence[at][2] * DISCOUNT
+            # A phrase's words, by a space (the parts of an identifier, not the whole again).
+            spelled = [w for _, w, _ in sequence[at : at + size]]
+            word = " ".join(w for w in spelled if "_" not in w) or spelled[0]
             matched.append((term, word, factor, SYNONYM, term))
             terms.append(_scaled(postings, factor))
-            found.add(pairs[at][0])
+            found.update(pair[0] for pair in pairs[at : at + size])
     return matched, terms, found
 
 

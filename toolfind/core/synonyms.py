@@ -32,7 +32,8 @@ DISCOUNT = 0.5
 
 #: One group a line: members separated by ``|``; a member of several words is a phrase.
 TABLE = """
-pr | pull request | merge request
+pr | pull request
+mr | merge request
 repo | repository
 dir | directory | folder
 k8s | kubernetes
@@ -182,17 +183,18 @@ MAX_PHRASE = 3
 
 def expand(
     terms: Sequence[str], table: Callable[[str], tuple[str, ...] | None]
-) -> list[tuple[str, int]]:
+) -> list[tuple[str, int, int]]:
     """The terms a query's ``terms`` (in order) expand to through ``table`` (a lookup of
-    :func:`expansions`' keys), each with the position of the query term it came from (the
-    phrase's first), in order, without repeats and without the query's own terms."""
+    :func:`expansions`' keys), each with the position and the length of the query's phrase
+    it came from (longest phrases first), in order of position, without repeats and without
+    the query's own terms."""
     own = set(terms)
-    out: dict[str, int] = {}
+    out: dict[str, tuple[int, int]] = {}
     for size in range(MAX_PHRASE, 0, -1):
         for i in range(len(terms) - size + 1):
             found = table(" ".join(terms[i : i + size]))
             if found:
                 for term in found:
                     if term not in own and term not in out:
-                        out[term] = i
-    return sorted(out.items(), key=lambda item: item[1])
+                        out[term] = (i, size)
+    return sorted(((t, i, n) for t, (i, n) in out.items()), key=lambda item: item[1])

@@ -312,6 +312,19 @@ class TuneStep:
 
 
 @dataclass(frozen=True, slots=True)
+class FusionTune:
+    """The fusion weight of the semantic signal ``tune --semantic`` learned: the weight in use
+    before, the one learned on the training queries, the metric there, and the fused ranking's
+    held-out metrics with the settings before (and the weight before) and after."""
+
+    before: float
+    weight: float
+    train: float
+    holdout_before: Metrics | None
+    holdout_after: Metrics | None
+
+
+@dataclass(frozen=True, slots=True)
 class TuneReport:
     """What ``tune`` chose, and train / held-out metrics before and after."""
 
@@ -326,6 +339,35 @@ class TuneReport:
     holdout_size: int
     trials: int
     steps: tuple[TuneStep, ...] = ()
+    #: With the semantic signal: the fusion weight learned (:func:`tune_fusion`).
+    fusion: FusionTune | None = None
+
+
+def holdout_loss(report: TuneReport) -> str:
+    """Why the settings ``tune`` chose must not be written ("" when they may): they score
+    worse on the held-out queries than the settings in use (the lexical ranking, and with
+    the semantic signal the fused one too), on the metric tuned."""
+    key = report.metric
+    pairs = [("", report.holdout_before, report.holdout_after)]
+    if report.fusion is not None:
+        pairs.append(
+            (
+                " fused with the semantic signal",
+                report.fusion.holdout_before,
+                report.fusion.holdout_after,
+            )
+        )
+    for what, before, after in pairs:
+        if before is None or after is None:
+            continue
+        old, new = before.get(key), after.get(key)
+        if new < old - 1e-12:
+            return (
+                f"the chosen settings score {key} {100 * new:.2f}% on the"
+                f" {report.holdout_size} held-out queries{what}, below the"
+                f" {100 * old:.2f}% of the settings in use"
+            )
+    return ""
 
 
 def split_queries(
@@ -437,6 +479,33 @@ def tune(
         trials=len(cache),
         steps=tuple(steps),
     )
+
+
+def tune_fusion(
+    report: TuneReport,
+    index: Any,
+    tuned: Any,
+    queries: Sequence[JudgedQuery],
+    *,
+    holdout: float | None = None,
+    train_split: str | None = None,
+    seed: int = 0,
+) -> TuneReport:
+    """``report`` with the fusion weight learned on its training queries (``tuned``: the index
+    with the chosen settings and the semantic signal on; ``index`` the one with the settings
+    in use and its signal), and both fused rankings measured on the held-out queries."""
+    train, held = split_queries(queries, holdout=holdout, train_split=train_split, seed=seed)
+    curve = fusion_curve(tuned, train, metric=report.metric)
+    weight = best_fusion_weight([curve])
+    before = index.semantic.weight
+    fusion = FusionTune(
+        before=before,
+        weight=weight,
+        train=dict(curve)[weight],
+        holdout_before=mean_metrics(with_fusion_weight(index, before), held) if held else None,
+        holdout_after=mean_metrics(with_fusion_weight(tuned, weight), held) if held else None,
+    )
+    return replace(report, fusion=fusion)
 
 
 #: Fusion weights of the semantic signal that ``tune`` tries (0: lexical only).

@@ -96,7 +96,7 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
     for hit in result.hits:
         rows = [
             [
-                c.term,
+                c.term if c.query_word == c.term else f"{c.term} (for {c.query_word})",
                 c.field,
                 f"{c.tf:g}",
                 f"{c.idf:.4f}",
@@ -107,7 +107,7 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
             for c in hit.explanation
         ]
         headers = ("term", "field", "tf", "idf", "length norm", "weight", "score")
-        title = f"{hit.tool.qualified_name}: {hit.score:.4f}"
+        title = f"{hit.tool.qualified_name}: {hit.score:.4f}, confidence {hit.confidence:.2f}"
         out.table(headers, rows, title=title, key=0, drop=(4, 3, 2, 5))
 
 

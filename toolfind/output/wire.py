@@ -109,13 +109,17 @@ def search_record(
     *,
     include_schema: bool = False,
     callable_: Callable[[Tool], bool] | None = None,
+    note: str = "",
 ) -> dict[str, Any]:
     """The search record; with ``callable_`` (serve-mcp), each hit says whether a backend
-    serves it (``callable``)."""
+    serves it (``callable``); a ``note`` (serve-mcp: no confident match) is added as it is."""
     hits = hit_records(result, include_schema=include_schema, callable_=callable_)
-    return search_document(
+    record = search_document(
         result.query, hits, list(result.unmatched_terms), dict(result.corrections)
     )
+    if note:
+        record["note"] = note
+    return record
 
 
 def hit_records(
@@ -298,6 +302,16 @@ def tune_record(report: Any) -> dict[str, Any]:
         "train_size": report.train_size,
         "holdout_size": report.holdout_size,
         "trials": report.trials,
+        "fusion_weight": None if report.fusion is None else report.fusion.weight,
+        "fusion": None
+        if report.fusion is None
+        else {
+            "weight_before": report.fusion.before,
+            "weight": report.fusion.weight,
+            "train": report.fusion.train,
+            "holdout_before": maybe(report.fusion.holdout_before),
+            "holdout_after": maybe(report.fusion.holdout_after),
+        },
     }
 
 
@@ -604,6 +618,10 @@ SEARCH_SCHEMA = {
             "type": "object",
             "additionalProperties": {"type": "string"},
             "description": "Query words read as others (typos): word -> the word read.",
+        },
+        "note": {
+            "type": "string",
+            "description": "serve-mcp only, when no hit is a confident match: says so.",
         },
     },
     "required": list(SEARCH_KEYS),

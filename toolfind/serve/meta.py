@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolfind.core import filters
+from toolfind.core import confidence, filters
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 from toolfind.output import wire
@@ -97,6 +97,8 @@ def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list
             f"Find tools by what they do, ranked by relevance (BM25F). Searches {scope}. "
             f"Describe the task in a few words ('compress a file', 'create calendar event'). "
             f"Hits name the tool and its namespace; deferred hits include their input schema. "
+            f"Each hit has a confidence from 0 to 1: below 0.5 the result says there is no "
+            f"confident match, and you should ask the user rather than call a hit. "
             f"Call a hit with {p}{CALL}, or fetch its full schema with {p}{GET}.",
             _arguments(
                 {
@@ -324,7 +326,9 @@ def search(
         raise ToolCallError("'include_schema' must be true or false.")
     result = index.search(query, limit, namespace=namespace, tags=tuple(tags))
     callable_ = None if serves is None else (lambda tool: serves(tool.name))
-    return wire.search_record(result, include_schema=include_schema, callable_=callable_)
+    best = max((hit.confidence for hit in result.hits), default=None)
+    note = confidence.no_confident_match(best)
+    return wire.search_record(result, include_schema=include_schema, callable_=callable_, note=note)
 
 
 def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
