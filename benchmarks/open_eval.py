@@ -85,13 +85,13 @@ def toolwords_queries(path: Path = TOOLWORDS) -> list[LabelledQuery]:
     ]
 
 
-def load_sets(data: Path, *, full_metatool: bool = False) -> list[OpenSet]:
+def load_sets(data: Path, *, full_metatool: bool = False, stride: int = 4) -> list[OpenSet]:
     seal = quality.load_set(data, "seal-tools")
     meta = quality.load_set(data, "metatool")
     mcp, mcp_labelled = quality.load_mcp_open(data)
     meta_labelled = load_queries(meta.queries_path)
     if not full_metatool:
-        meta_labelled = meta_labelled[::4]
+        meta_labelled = meta_labelled[::stride]
     return [
         OpenSet("seal-tools", seal.tools, load_queries(seal.queries_path), "ndcg@10"),
         OpenSet("metatool", meta.tools, meta_labelled, "mrr@10"),

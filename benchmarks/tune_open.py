@@ -6,7 +6,7 @@ Usage (from the repository root; needs the labelled sets of ``benchmarks/quality
         [--floor-against NAME] [--noise 0.5] [--min-gain 0.1]
 
 Coordinate ascent (``toolfind.eval.evaluate``'s grids and order) on one objective: the mean of
-seal-tools dev NDCG@10, metatool MRR@10 (every 4th query), mcp-open MRR@10 and toolwords
+seal-tools dev NDCG@10, metatool MRR@10 (every 8th query, ``--stride``), mcp-open MRR@10 and toolwords
 MRR@10, each set counting the same whatever its size, so no kind of query dominates. A change
 is kept only when it raises that mean by at least ``--min-gain`` points (smaller steps are
 noise on sets of a few hundred queries: a weight fitted to them would not hold on a held-out
@@ -52,11 +52,12 @@ def main() -> int:
     parser.add_argument("--floor-against", default=None, help="numbers saved by open_eval.py")
     parser.add_argument("--noise", type=float, default=0.5, help="points a set may lose")
     parser.add_argument("--min-gain", type=float, default=0.1, help="points a change must add")
+    parser.add_argument("--stride", type=int, default=8, help="tune on every Nth metatool query")
     args = parser.parse_args()
     data = Path(args.data) if Path(args.data).is_absolute() else (REPO / args.data).resolve()
     start = ScoringParams() if args.params is None else quality.params_from_json(args.params)
     open_eval.log = lambda message: None
-    sets = open_eval.load_sets(data)
+    sets = open_eval.load_sets(data, stride=args.stride)
     for s in sets:
         s.build(start)
     cache: dict[ScoringParams, dict[str, float]] = {}

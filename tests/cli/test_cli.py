@@ -107,6 +107,30 @@ def test_search_with_no_matching_term_is_an_empty_list_and_a_hint(small: str) ->
     assert "No tool mentions: xyzzy" in err
 
 
+def test_a_corrected_word_is_said_as_read_not_as_found_nowhere() -> None:
+    code, out, err = invoke("search", "send an emial", "-c", str(SHIPPED), "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["corrections"] == {"emial": "email"}
+    assert document["unmatched_terms"] == []
+    assert "Read emial as email" in err and "No tool mentions" not in err
+    assert document["hits"][0]["name"] == "send_email"
+    # Every hit says how sure it is, in 0..1.
+    assert all(0.0 <= h["confidence"] <= 1.0 for h in document["hits"])
+
+
+def test_min_confidence_drops_the_hits_less_sure(small: str) -> None:
+    query = ["search", "compress this folder into a zip", "-c", str(SHIPPED), "--json"]
+    every = json.loads(invoke(*query)[1])["hits"]
+    assert len(every) > 1 and every[0]["confidence"] >= 0.5 > every[-1]["confidence"]
+    code, out, _ = invoke(*query, "--min-confidence", "0.5")
+    assert code == 0
+    sure = json.loads(out)["hits"]
+    assert sure == [h for h in every if h["confidence"] >= 0.5]
+    code, _, err = invoke(*query, "--min-confidence", "1.5")
+    assert code == 2 and "--min-confidence 1.5: use a number from 0 to 1" in err
+
+
 def test_search_never_returns_disabled_tools(small: str) -> None:
     _, out, _ = invoke("search", "disabled tool never shows", "-c", small, "--json")
     assert all(h["name"] != "hidden_tool" for h in json.loads(out)["hits"])

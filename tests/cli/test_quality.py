@@ -104,3 +104,40 @@ def test_validate_queries_adds_findability_warnings(tmp_path: Path) -> None:
     findings = json.loads(result.stdout)
     assert any("search_web" in f["message"] or "compress_file" in f["message"] for f in findings)
     assert all(f["severity"] == "warning" for f in findings)
+
+
+#: Training queries that only a lower name weight answers, held-out ones only the name does:
+#: tuning fits the training queries and loses the held-out ones.
+OVERFIT_CATALOG = """\
+- name: paint_fence
+  description: Stain wooden boards.
+- name: stain_boards
+  description: Paint the garden fence.
+"""
+OVERFIT_QUERIES = """\
+- {query: paint a fence, relevant: [stain_boards], split: train}
+- {query: paint the fence white, relevant: [stain_boards], split: train}
+- {query: stain the boards, relevant: [stain_boards], split: test}
+- {query: stain some boards, relevant: [stain_boards], split: test}
+"""
+
+
+def test_tune_write_refuses_settings_that_score_worse_held_out(tmp_path: Path) -> None:
+    catalog = str(write(tmp_path / "c.yaml", OVERFIT_CATALOG))
+    queries = str(write(tmp_path / "q.yaml", OVERFIT_QUERIES))
+    Path("toolfind.toml").write_text("k1 = 3\n", encoding="utf-8")
+    args = ["tune", queries, "-c", catalog, "--train-split", "train", "--metric", "mrr@10"]
+    refused = runner.invoke(app, [*args, "--json", "--write"])
+    assert refused.exit_code == 1
+    report = json.loads(refused.stdout)  # the report is still printed
+    assert report["train_after"]["mrr_at_10"] > report["train_before"]["mrr_at_10"]
+    assert report["holdout_after"]["mrr_at_10"] < report["holdout_before"]["mrr_at_10"]
+    assert "Not written: the chosen settings score mrr@10 " in refused.stderr
+    assert "--force writes them anyway" in refused.stderr
+    assert Path("toolfind.toml").read_text(encoding="utf-8") == "k1 = 3\n"
+    assert not Path("toolfind.toml.~1~").exists()
+    forced = runner.invoke(app, [*args, "--write", "--force"])
+    assert forced.exit_code == 0, forced.stderr
+    assert "Writing anyway (--force)" in forced.stderr
+    assert "[weights]" in Path("toolfind.toml").read_text(encoding="utf-8")
+    assert runner.invoke(app, [*args, "--force"]).exit_code == 2  # --force needs --write

@@ -306,7 +306,7 @@ def test_eval_reports_and_tune_learns_the_fusion_weight(tmp_path: Path) -> None:
         json.dumps(
             [
                 {"query": "will it be sunny tomorrow", "relevant": ["get_forecast"]},
-                {"query": "remember where my sister lives", "relevant": ["add_observations"]},
+                {"query": "jot down where my sister lives", "relevant": ["add_observations"]},
                 {"query": "compress a file", "relevant": ["compress_file"]},
             ]
         ),
@@ -317,13 +317,17 @@ def test_eval_reports_and_tune_learns_the_fusion_weight(tmp_path: Path) -> None:
     assert evaluated.exit_code == 0, evaluated.output
     assert f"Semantic signal on, fusion weight {fusion.DEFAULT_WEIGHT:g}" in evaluated.stderr
     tuned = runner.invoke(
-        app, ["tune", str(queries), "-c", catalog, "--semantic", "--write", "--rounds", "1"]
+        app,
+        ["tune", str(queries), "-c", catalog, "--semantic", "--write", "--rounds", "1", "--json"],
     )
     assert tuned.exit_code == 0, tuned.output
     assert "Fusion weight of the semantic signal:" in tuned.stderr
+    learned = json.loads(tuned.stdout)["fusion_weight"]
+    assert 0.0 < learned <= 1.0  # lexical alone finds only one of three
+    assert json.loads(tuned.stdout)["fusion"]["weight_before"] == fusion.DEFAULT_WEIGHT
     written = (Path.cwd() / "toolfind.toml").read_text(encoding="utf-8")
     (line,) = [x for x in written.splitlines() if x.startswith("semantic_weight")]
-    assert 0.0 < float(line.split("=")[1]) <= 1.0  # lexical alone finds only one of three
+    assert float(line.split("=")[1]) == learned
 
 
 def test_cache_clear_removes_the_stored_vectors(tmp_path: Path, isolated: Path) -> None:

@@ -169,8 +169,10 @@ async def test_search_tools_returns_the_cli_search_record(client: Client) -> Non
     record = structured(
         await client.call_tool("proxy_search_tools", {"query": "read file contents"})
     )
-    assert set(record) == {"query", "hits", "unmatched_terms"}
+    assert set(record) - {"note"} == {"query", "hits", "unmatched_terms", "corrections"}
     assert record["hits"][0]["name"] == "read_file"
+    # A note only when no hit is a confident match.
+    assert ("note" in record) == (record["hits"][0]["confidence"] < 0.5)
     assert record["hits"][0]["namespace"] == "files"
     assert "schema" not in record["hits"][0]
 
@@ -213,6 +215,23 @@ async def test_search_tools_namespace_compares_as_the_command_line_does(
 async def test_search_tools_no_match_is_an_empty_result_not_an_error(client: Client) -> None:
     record = structured(await client.call_tool("proxy_search_tools", {"query": "zzqx"}))
     assert record["hits"] == [] and record["unmatched_terms"]
+    assert record["note"].startswith("No confident match: no tool matches")
+
+
+async def test_search_tools_says_plainly_when_no_hit_is_a_confident_match(
+    client: Client,
+) -> None:
+    """An agent must be able to tell junk from an answer: a request that shares one weak word
+    with the catalog gets its hits, each below 0.5, and a note saying to ask the user."""
+    result = await client.call_tool("proxy_search_tools", {"query": "is it going to rain"})
+    record = structured(result)
+    assert all(h["confidence"] < 0.5 for h in record["hits"])
+    assert record["note"].startswith("No confident match")
+    assert "Ask the user" in record["note"]
+    text = result.content[0]
+    assert isinstance(text, types.TextContent) and "No confident match" in text.text
+    sure = structured(await client.call_tool("proxy_search_tools", {"query": "read file"}))
+    assert sure["hits"][0]["confidence"] >= 0.5 and "note" not in sure
 
 
 @pytest.mark.parametrize(

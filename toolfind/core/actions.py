@@ -63,7 +63,7 @@ _ASK_CHANGE = """overwrite replace edit update modify change write move rename s
 alter rewrite amend fix approve decline reject close reopen archive assign mark toggle enable
 disable lock unlock resolve restore flag label star pin merge rebase switch turn""".split()
 _ASK_MAKE = """create add make new insert post send save store write upload remember memorize
-record note put register schedule submit publish generate log invite share reply forward start
+record note put register schedule submit publish generate invite share reply forward start
 open build book""".split()
 _ASK_READ = """read list show get view display see find search look lookup check what which who
 where when how is are does tell fetch inspect describe count print browse status info know
