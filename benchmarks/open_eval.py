@@ -43,7 +43,6 @@ from toolfind.eval.queries import JudgedQuery, LabelledQuery, load_queries, reso
 from toolfind.models import ScoringParams, Tool  # noqa: E402
 
 CACHE = Path(tempfile.gettempdir()) / "toolfind-open-eval"
-TOOLWORDS = REPO / "benchmarks" / "data" / "toolwords.jsonl"
 
 
 @dataclass
@@ -69,26 +68,11 @@ def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def toolwords_tools() -> list[Tool]:
-    """The tools the toolwords queries are written against: the shipped catalogs and the MCP
-    captures of tests/fixtures/mcp, loaded as toolfind loads them."""
-    from toolfind import catalog
-
-    return list(catalog.load([REPO / "catalogs", REPO / "tests" / "fixtures" / "mcp"]).tools)
-
-
-def toolwords_queries(path: Path = TOOLWORDS) -> list[LabelledQuery]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-    return [
-        LabelledQuery(r["query"], tuple(r["relevant"]), r["id"], r["kind"], entry=i)
-        for i, r in enumerate(rows, 1)
-    ]
-
-
 def load_sets(data: Path, *, full_metatool: bool = False, stride: int = 4) -> list[OpenSet]:
     seal = quality.load_set(data, "seal-tools")
     meta = quality.load_set(data, "metatool")
     mcp, mcp_labelled = quality.load_mcp_open(data)
+    words, words_labelled = quality.load_toolwords()
     meta_labelled = load_queries(meta.queries_path)
     if not full_metatool:
         meta_labelled = meta_labelled[::stride]
@@ -96,7 +80,7 @@ def load_sets(data: Path, *, full_metatool: bool = False, stride: int = 4) -> li
         OpenSet("seal-tools", seal.tools, load_queries(seal.queries_path), "ndcg@10"),
         OpenSet("metatool", meta.tools, meta_labelled, "mrr@10"),
         OpenSet("mcp-open", mcp.tools, mcp_labelled, "mrr@10"),
-        OpenSet("toolwords", toolwords_tools(), toolwords_queries(), "mrr@10"),
+        OpenSet("toolwords", words.tools, words_labelled, "mrr@10"),
     ]
 
 

@@ -136,6 +136,29 @@ def load_mcp_open(data: Path) -> tuple[DataSet, list[LabelledQuery]]:
     return DataSet("mcp-open", rows, tools, base / "queries.jsonl"), queries
 
 
+TOOLWORDS = REPO / "benchmarks" / "data" / "toolwords.jsonl"
+TOOLWORDS_KINDS = ("catalog", "mcp")
+
+
+def load_toolwords() -> tuple[DataSet, list[LabelledQuery]]:
+    """toolwords (in the repository): BFCL-style requests in the tools' own words against the
+    shipped catalogs and the MCP captures of tests/fixtures/mcp, loaded as toolfind loads
+    them; the queries' ``kind`` (catalog, mcp) is the split. benchmarks/data/README.md."""
+    from toolfind import catalog
+
+    tools = list(catalog.load([REPO / "catalogs", REPO / "tests" / "fixtures" / "mcp"]).tools)
+    rows = [
+        {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+        for t in tools
+    ]
+    lines = TOOLWORDS.read_text(encoding="utf-8").splitlines()
+    queries = [
+        LabelledQuery(q["query"], tuple(q["relevant"]), q["id"], q["kind"], entry=i)
+        for i, q in enumerate(map(json.loads, filter(None, lines)), 1)
+    ]
+    return DataSet("toolwords", rows, tools, TOOLWORDS), queries
+
+
 # --- bm25s baseline ----------------------------------------------------------------------
 
 
@@ -259,25 +282,30 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
     meta_index = build_index(meta.tools, base)
     mcp, mcp_labelled = load_mcp_open(data)
     mcp_index = build_index(mcp.tools, base)
+    words, words_labelled = load_toolwords()
+    words_index = build_index(words.tools, base)
     progress(f"built indexes in {time.perf_counter() - t0:.1f}s")
     seal_q = judged_queries(seal_index, seal.queries_path)
     meta_q = judged_queries(meta_index, meta.queries_path)
     mcp_q = resolve_queries(mcp_index, mcp_labelled)
+    words_q = resolve_queries(words_index, words_labelled)
 
     t0 = time.perf_counter()
     seal_bm = bm25s_metrics(Bm25sRanker(seal.rows), seal_q)
     meta_bm = bm25s_metrics(Bm25sRanker(meta.rows), meta_q)
     mcp_bm = bm25s_metrics(Bm25sRanker(mcp.rows), mcp_q)
+    words_bm = bm25s_metrics(Bm25sRanker(words.rows), words_q)
     progress(f"bm25s in {time.perf_counter() - t0:.1f}s")
 
     t0 = time.perf_counter()
     seal_tf = toolfind_metrics(seal_index, seal_q)
     meta_tf = toolfind_metrics(meta_index, meta_q)
     mcp_tf = toolfind_metrics(mcp_index, mcp_q)
+    words_tf = toolfind_metrics(words_index, words_q)
     progress(f"toolfind in {time.perf_counter() - t0:.1f}s")
 
     tuned_params: ScoringParams | None = None
-    seal_tuned = meta_tuned = mcp_tuned = None
+    seal_tuned = meta_tuned = mcp_tuned = words_tuned = None
     if not args.no_tune and not args.no_lexical_tune:
         t0 = time.perf_counter()
         last = [0.0]
@@ -301,6 +329,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
         seal_tuned = toolfind_metrics(seal_index.with_params(tuned_params), seal_q)
         meta_tuned = toolfind_metrics(meta_index.with_params(tuned_params), meta_q)
         mcp_tuned = toolfind_metrics(mcp_index.with_params(tuned_params), mcp_q)
+        words_tuned = toolfind_metrics(words_index.with_params(tuned_params), words_q)
 
     rows: list[tuple[str, str, Metrics, Metrics | None]] = []
     for split in SEAL_SPLITS:
@@ -320,6 +349,12 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
         rows.append((label, "toolfind", mcp_tf[kind], mcp_bm[kind]))
         if mcp_tuned:
             rows.append((label, "toolfind tuned", mcp_tuned[kind], mcp_bm[kind]))
+    for kind in ("all", *TOOLWORDS_KINDS):
+        label = f"toolwords {kind}"
+        rows.append((label, "bm25s", words_bm[kind], None))
+        rows.append((label, "toolfind", words_tf[kind], words_bm[kind]))
+        if words_tuned:
+            rows.append((label, "toolfind tuned", words_tuned[kind], words_bm[kind]))
 
     if not args.no_semantic:
         rows += semantic_rows(
@@ -328,6 +363,7 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
             (seal_index, seal_q, seal_tf),
             (meta_index, meta_q, meta_tf),
             (mcp_index, mcp_q, mcp_tf),
+            (words_index, words_q, words_tf),
         )
         rows.sort(key=lambda r: ROW_ORDER.get(r[0], 99))
     out = [table(rows), "", f"toolfind: {describe(base)}"]
@@ -341,6 +377,7 @@ ROW_ORDER = {
     **{f"seal-tools {split}": i for i, split in enumerate(SEAL_SPLITS)},
     "metatool (all)": 10,
     **{f"mcp-open {kind}": 20 + i for i, kind in enumerate(("all", *MCP_KINDS))},
+    **{f"toolwords {kind}": 30 + i for i, kind in enumerate(("all", *TOOLWORDS_KINDS))},
 }
 
 
@@ -350,10 +387,12 @@ def semantic_rows(
     seal: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
     meta: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
     mcp: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
+    words: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
 ) -> list[tuple[str, str, Metrics, Metrics | None]]:
     """Rows for toolfind fused with the semantic signal: the default weight, and the weight
-    tuned on seal-tools dev + metatool + mcp-open (mean of their headline metrics). Their
-    deltas are against toolfind's lexical ranking (the third item of each set), not bm25s."""
+    tuned on seal-tools dev + metatool + mcp-open + toolwords (mean of their headline
+    metrics). Their deltas are against toolfind's lexical ranking (the third item of each
+    set), not bm25s."""
     from toolfind import semantic
     from toolfind.core.fusion import DEFAULT_WEIGHT
     from toolfind.eval.evaluate import best_fusion_weight, fusion_curve, with_fusion_weight
@@ -364,7 +403,7 @@ def semantic_rows(
         return []
     embedder = semantic.load()
     t0 = time.perf_counter()
-    for index, _, _ in (seal, meta, mcp):
+    for index, _, _ in (seal, meta, mcp, words):
         index.use_semantic(
             vectors.SemanticSignal(embedder, vectors.compute(index, embedder), DEFAULT_WEIGHT)
         )
@@ -376,12 +415,14 @@ def semantic_rows(
             fusion_curve(seal[0], [q for q in seal[1] if q.split == "dev"], metric="ndcg@10"),
             fusion_curve(meta[0], meta[1], metric="mrr@10"),
             fusion_curve(mcp[0], mcp[1], metric="mrr@10"),
+            fusion_curve(words[0], words[1], metric="mrr@10"),
         ]
         best = best_fusion_weight(curves, guard=curves[0])
         progress(f"fusion weight tuned in {time.perf_counter() - t0:.1f}s: {best:g}")
-        for (w, a), (_, b), (_, c) in zip(*curves, strict=True):
+        for (w, a), (_, b), (_, c), (_, d) in zip(*curves, strict=True):
             progress(
-                f"  w={w:<5g} seal dev NDCG {pct(a)}  metatool MRR {pct(b)}  mcp-open MRR {pct(c)}"
+                f"  w={w:<5g} seal dev NDCG {pct(a)}  metatool MRR {pct(b)}  mcp-open MRR"
+                f" {pct(c)}  toolwords MRR {pct(d)}"
             )
         if best != DEFAULT_WEIGHT:
             weights.append((f"toolfind+semantic w={best:g}", best))
@@ -390,11 +431,14 @@ def semantic_rows(
         seal_m = toolfind_metrics(with_fusion_weight(seal[0], weight), seal[1])
         meta_m = toolfind_metrics(with_fusion_weight(meta[0], weight), meta[1])
         mcp_m = toolfind_metrics(with_fusion_weight(mcp[0], weight), mcp[1])
+        words_m = toolfind_metrics(with_fusion_weight(words[0], weight), words[1])
         for split in SEAL_SPLITS:
             rows.append((f"seal-tools {split}", label, seal_m[split], seal[2][split]))
         rows.append(("metatool (all)", label, meta_m["all"], meta[2]["all"]))
         for kind in ("all", *MCP_KINDS):
             rows.append((f"mcp-open {kind}", label, mcp_m[kind], mcp[2][kind]))
+        for kind in ("all", *TOOLWORDS_KINDS):
+            rows.append((f"toolwords {kind}", label, words_m[kind], words[2][kind]))
     return rows
 
 
