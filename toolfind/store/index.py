@@ -67,6 +67,12 @@ _IMPORT_PAYS_BACK = 1_000_000
 #: with every term; at 100k synthetic tools, a third of the time (benchmarks/perf.py).
 SIMILAR_TERMS = 24
 
+#: ``similar`` over this many postings turns numpy on (when installed) even in a one-shot
+#: process: its weighted terms have no tiers to skip by and prune late, so pure Python adds
+#: up every posting (about 0.4 us each: 900k postings at 100k tools took 300-800 ms, against
+#: 25-40 ms with numpy, whose import costs about twice Python's start-up).
+_SIMILAR_NUMPY = 250_000
+
 #: Slots holding one column each (an array when built, a memoryview when loaded).
 _COLUMNS = frozenset(
     "_docs _flags _idf _idocs _imp _ioffsets _max _ns_ids _offsets _pair_doc _pair_vec _pairs "
@@ -619,6 +625,8 @@ class SearchIndex:
         del order[SIMILAR_TERMS:]
         postings = [p for *_, t in order if (p := self._postings_at(t)) is not None]
         weights = [weight for _, _, weight, _ in order]
+        if sum(len(p[0]) for p in postings) >= _SIMILAR_NUMPY:
+            self.accelerate()  # if numpy is installed; the same scores either way
         top = searching.rank(self, postings, limit, skip=(doc,), weights=weights)
         out = []
         words: dict[str, str] | None = None  # the tool's terms as written in it
