@@ -34,7 +34,9 @@ def everything_script() -> Path:
     if node is None or npm is None:
         if os.environ.get("CI"):
             pytest.fail("node and npm are needed for the server-everything tests (CI has them)")
-        pytest.skip("node/npm not found: the @modelcontextprotocol/server-everything tests need them")
+        pytest.skip(
+            "node/npm not found: the @modelcontextprotocol/server-everything tests need them"
+        )
     installed = CACHE / "node_modules" / PACKAGE
     CACHE.mkdir(parents=True, exist_ok=True)
     with open(CACHE / ".lock", "w") as lock:

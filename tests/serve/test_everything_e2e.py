@@ -88,7 +88,9 @@ async def what_it_offers(client: Client) -> dict[str, Any]:
     templates = await client.list_resource_templates()
     prompts = await client.list_prompts()
     return {
-        "resources": sorted(r.uri for r in resources.resources if r.uri != "toolfind:deferred-tools"),
+        "resources": sorted(
+            r.uri for r in resources.resources if r.uri != "toolfind:deferred-tools"
+        ),
         "templates": sorted(t.uri_template for t in templates.resource_templates),
         "prompts": sorted(p.name for p in prompts.prompts if p.name != "deferred_tool_summaries"),
     }
@@ -215,3 +217,20 @@ async def test_over_http_each_client_gets_only_what_its_own_calls_caused(
                     instructions = late.instructions or ""
                     assert "## everything" in instructions
                     assert instructions.startswith("Use proxy_search_tools")
+
+
+async def test_a_2026_client_answers_through_input_required_rounds(
+    tmp_path: Path, script: Path
+) -> None:
+    servers = servers_file(tmp_path, script)
+    host = Host("modern")
+    async with http_server(tmp_path, "--servers", str(servers), "--backend-wait", "60") as url:
+        with anyio.fail_after(START):
+            async with Client(url, **host.callbacks()) as c:
+                assert c.session.protocol_version == "2026-07-28"
+                await c.list_tools()
+                sampled = await c.call_tool(f"{PREFIX}trigger-sampling-request", {"prompt": "hi"})
+                assert "an answer from modern's model" in text_of(sampled)
+                form = await c.call_tool(f"{PREFIX}trigger-elicitation-request", {})
+                assert "modern's user" in "".join(text_of_all(form))
+                assert {"sampling", "elicitation form"} <= set(host.asked)

@@ -187,10 +187,14 @@ class HostRequests:
             return able[0]
         if not able:
             lacks = missing(clients[0].capabilities, method, params)
-            who = "toolfind's client does" if len(clients) == 1 else "none of the clients do"
+            who = (
+                f"toolfind's client does not support {lacks}"
+                if len(clients) == 1
+                else f"none of toolfind's clients with requests at it supports {lacks}"
+            )
             raise _refuse(
-                f"{who} not support {lacks}, so toolfind cannot relay {method} from server "
-                f"{server!r} (the client did not declare the capability)"
+                f"{who}, so toolfind cannot relay {method} from server {server!r} "
+                "(a client declares what it supports when it connects)"
             )
         raise _refuse(
             f"toolfind cannot tell which of its {len(able)} clients with requests in flight at "

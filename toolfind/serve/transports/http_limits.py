@@ -104,6 +104,7 @@ class LimitedH11Protocol(H11Protocol):
         headers the longest (a client that sends them at once never is that one), else the
         one idle longest between requests (keep-alive: a client reconnects when it needs to;
         a refused request's connection is closed at once, see `http.BearerTokenGate`)."""
+        oldest: H11Protocol
         waiting = [
             c
             for c in self.connections
@@ -122,9 +123,7 @@ class LimitedH11Protocol(H11Protocol):
                 return False
             oldest = min(idle, key=_idle_since)
             what = "the one idle longest"
-        logger.warning(
-            "at the limit of %d open connections: closed %s", self.max_connections, what
-        )
+        logger.warning("at the limit of %d open connections: closed %s", self.max_connections, what)
         if isinstance(oldest, LimitedH11Protocol):
             oldest._disarm()
         if oldest.transport is not None:
