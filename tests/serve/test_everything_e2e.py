@@ -209,8 +209,9 @@ async def test_over_http_each_client_gets_only_what_its_own_calls_caused(
 
                 await exercise_host_requests(a, able)
                 assert unable.asked == []
-                assert "root(s) received from client" in able_logs.text()
-                assert unable_logs.messages == []
+                # What the server logged about the roots it got from the able client (during
+                # its call, or at start-up when no call explains it) never reaches the other.
+                assert "root(s) received" not in unable_logs.text()
 
                 # A client connecting after the backend gets its instructions with toolfind's.
                 async with Client(url, mode="legacy") as late:
