@@ -162,6 +162,11 @@ async def test_a_host_sees_through_toolfind_what_it_sees_directly(
             # What the server logs for the host (here: the roots it got) reaches the host.
             assert "root(s) received from client" in logs.text()
             assert await complete(c, PREFIX) == direct_completion == ["Sales", "Support"]
+            # The host's roots changed: the server is told, and asks the host again.
+            asked = host.asked.count("roots")
+            await c.session.send_roots_list_changed()
+            while host.asked.count("roots") == asked:
+                await host.changed.wait()
             uri = exposed(direct_offer)["resources"][0]
             await c.subscribe_resource(uri)
             await c.unsubscribe_resource(uri)
