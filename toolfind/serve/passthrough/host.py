@@ -48,6 +48,9 @@ RELAYED: Mapping[str, str] = {SAMPLING: "sampling", ELICITATION: "elicitation", 
 #: Seconds a backend starting under stdio waits for the host's first request, to declare its
 #: capabilities (a host sends ``initialize`` as soon as it has started toolfind).
 HOST_WAIT = 5.0
+#: Seconds a request outside any client request may wait for its answer (a client that
+#: never reads its stream must not hold the backend's request for ever).
+OUTSIDE_TIMEOUT = 300.0
 #: What toolfind can relay, declared to backends when clients differ (HTTP).
 EVERYTHING = types.ClientCapabilities(
     sampling=types.SamplingCapability(),
@@ -231,7 +234,13 @@ class HostRequests:
         connection = able[0]
         self._remember_url(method, params, connection)
         try:
-            result = await connection.send_request(_typed_request(method, params), result_type=_Raw)
+            with anyio.fail_after(OUTSIDE_TIMEOUT):
+                request = _typed_request(method, params)
+                result = await connection.send_request(request, result_type=_Raw)
+        except TimeoutError:
+            raise _refuse(
+                f"the client did not answer {method} within {OUTSIDE_TIMEOUT:g} s"
+            ) from None
         except ValidationError as exc:
             raise MCPError(
                 types.INTERNAL_ERROR, f"the client's answer is not valid: {exc}"

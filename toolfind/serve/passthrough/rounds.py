@@ -79,7 +79,10 @@ class Round:
         self.waiting[key] = (answered, slot)
         self._wake()
         try:
-            await answered.wait()
+            with anyio.move_on_after(ROUND_TTL):
+                await answered.wait()
+            if not answered.is_set():
+                raise MCPError(types.INVALID_REQUEST, f"the client did not answer {method} in time")
         finally:
             self.waiting.pop(key, None)
             self.unsent.pop(key, None)
