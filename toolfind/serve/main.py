@@ -54,8 +54,10 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
     # through the listener (a rebuild, then list_changed). Under stdio they start once the
     # first tools/list is answered (or after RELEASE_AFTER), so that their start-up does
     # not compete with it for the CPU.
+    # Over HTTP they start as soon as the server exists (they are told then what toolfind's
+    # clients can answer: `passthrough.host`).
     hold = getattr(backends, "hold", None)
-    if hold is not None and options.http is None:
+    if hold is not None:
         hold()
     async with backends as active:
         live = LiveIndex(
@@ -71,6 +73,8 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> None
         active.set_listener(live.backends_changed)
         await anyio.to_thread.run_sync(live.load)
         server = Discovery(live, options, active).build_server()
+        if options.http is not None:
+            active.release()
         async with anyio.create_task_group() as tg:
             tg.start_soon(partial(live.watch, options.poll_interval, catalogs=options.watch))
             tg.start_soon(_release_later, active)

@@ -6,13 +6,20 @@ non-deferred tool). Everything a model can fix comes back as ``isError: true`` w
 that says how, never as a JSON-RPC error.
 
 When the tool list changes, clients of both protocol eras are told (`notifier`).
+
+Instructions: toolfind's own, followed by each connected backend's (under its server name,
+cleaned and cut at ``MAX_INSTRUCTIONS`` characters: they go to a model). A client gets them in
+its ``initialize`` result, so it sees the instructions of the backends connected by then; MCP
+has no way to update them later, so a backend that connects afterwards reaches only the
+clients that connect after it (over HTTP), and its tools still join through ``list_changed``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,13 +31,13 @@ from toolfind import __version__
 from toolfind.errors import BackendError
 from toolfind.models import Tool
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.output.wire import categories_record, dumps
+from toolfind.output.wire import categories_record, clean_text, dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
 from toolfind.serve.backends.seam import NOT_STARTED, Backends
 from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
 from toolfind.serve.options import ServeOptions, tool_allowed
-from toolfind.serve.passthrough.common import PROGRESS, page
+from toolfind.serve.passthrough.common import CALLER, PROGRESS, page
 from toolfind.serve.passthrough.relay import Passthrough
 from toolfind.serve.state import LiveIndex, Snapshot
 
@@ -42,6 +49,8 @@ logger = logging.getLogger("toolfind.serve")
 POOL_SLACK = 35.0
 #: Seconds a call to an unknown name waits for backends that are still starting.
 ARRIVAL_WAIT = 10.0
+#: Characters of one backend's instructions passed on (each is cut there).
+MAX_INSTRUCTIONS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +72,9 @@ class Discovery:
         self.options = options
         self.backends = backends
         self.notifier = ChangeNotifier()
-        self.passthrough = Passthrough(live, self.notifier, backends, options.separator)
+        self.passthrough = Passthrough(
+            live, self.notifier, backends, options.separator, single_client=options.http is None
+        )
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
         self._waited = options.backend_wait <= 0
@@ -140,11 +151,41 @@ class Discovery:
     ) -> types.CallToolResult:
         meta_ = ctx.meta or {}
         wants_progress = "progress_token" in meta_ or "progressToken" in meta_
-        PROGRESS.set(ctx.session.report_progress if wants_progress else None)
+        PROGRESS.set(self._progress_of(ctx) if wants_progress else None)
+        caller = CALLER.get()
+        if caller is not None and caller.modern and self.passthrough.gateway.upstream is not None:
+            # A 2026-07-28 client: a backend's requests for input come back as input_required.
+            return await self.passthrough.rounds.call(  # type: ignore[return-value]
+                caller,
+                params.request_state,
+                params.input_responses,
+                lambda: self._call_result(params.name, params.arguments),
+            )
+        return await self._call_result(params.name, params.arguments)
+
+    async def _call_result(
+        self, name: str, arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
         try:
-            return await self.call(params.name, params.arguments)
+            return await self.call(name, arguments)
         except meta.ToolCallError as exc:
             return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+
+    def _progress_of(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+        """The caller's progress reporter, queued on its request's outbox (a client that does
+        not read never holds up the backend's messages)."""
+        caller = CALLER.get()
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            async def send() -> None:
+                await ctx.session.report_progress(progress, total, message)
+
+            if caller is None:
+                await send()
+            else:
+                await caller.outbox.send(send)
+
+        return report
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         """Run a meta-tool or forward a tool. Raises ToolCallError for what a model can fix."""
@@ -220,7 +261,9 @@ class Discovery:
                 )
         timeout = self.options.call_timeout
         try:
-            with anyio.fail_after(timeout + POOL_SLACK):
+            route = getattr(self.backends, "route", lambda _: None)(tool.name)
+            server = route[0] if route else tool.namespace
+            with anyio.fail_after(timeout + POOL_SLACK), self.passthrough.gateway.calling(server):
                 progress = PROGRESS.get()
                 if progress is None:
                     result = await self.backends.call(tool.name, dict(arguments or {}))
@@ -246,7 +289,9 @@ class Discovery:
             get_tool_input_schema=self.input_schema,
             on_list_tools=self.on_list_tools,
             on_call_tool=self.on_call_tool,
+            lifespan=self._lifespan,
         )
+        server.backend_instructions = self.backend_instructions
         self.passthrough.register(server)
         server.add_request_handler(
             "subscriptions/listen",
@@ -255,6 +300,27 @@ class Discovery:
         )
         server.middleware.append(self.notifier)
         return server
+
+    @asynccontextmanager
+    async def _lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
+        """While the server runs: the task group of the clients' outboxes and of 2026-07-28
+        clients' tool calls."""
+        async with self.notifier.outboxes.running():
+            yield {}
+
+    def backend_instructions(self) -> str:
+        """The connected backends' instructions, each under its server name (see above)."""
+        source = getattr(self.backends, "instructions", None)
+        texts = source() if source is not None else {}
+        parts = [
+            f"## {name} (its tools: {name}{self.options.separator}<tool>)\n"
+            + clean_text(text.strip(), MAX_INSTRUCTIONS)
+            for name, text in texts.items()
+            if isinstance(text, str) and text.strip()
+        ]
+        if not parts:
+            return ""
+        return "\n\nInstructions of the MCP servers behind toolfind:\n\n" + "\n\n".join(parts)
 
 
 def record_result(record: Mapping[str, Any]) -> types.CallToolResult:

@@ -1,15 +1,17 @@
 """One connection to a backend MCP server: its transport, its attempt's events, what it sent.
 
 What `toolfind.serve.backends.pool.BackendPool` needs below the pool: opening a stdio, SSE or
-streamable-HTTP transport, the events of one connection attempt, describing why a backend
-failed in one line, bounding the size of what it answers, and keeping a backend's stdout
-banner from printing the SDK's traceback. The MCP SDK and anyio are imported lazily.
+streamable-HTTP transport, the client session and its handshake (the capabilities declared to
+the backend, its requests for the host relayed), the events of one connection attempt,
+describing why a backend failed in one line, bounding the size of what it answers, and keeping
+a backend's stdout banner from printing the SDK's traceback. The MCP SDK and anyio are imported
+lazily.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -21,15 +23,19 @@ from toolfind.serve.backends.seam import NOT_STARTED
 from toolfind.serve.backends.tools import Listed
 
 if TYPE_CHECKING:
+    from mcp.client.session import ClientSession, MessageHandlerFnT
     from mcp.shared._stream_protocols import ReadStream
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
     from mcp.shared.message import SessionMessage
 
 __all__ = [
     "Attempt",
+    "AskHost",
     "Backend",
     "WatchedReadStream",
+    "backend_session",
     "describe",
+    "initialize",
     "open_transport",
     "read_all",
     "result_size",
@@ -103,6 +109,108 @@ def result_size(value: Any, limit: int) -> int:
     return total
 
 
+#: Relays a backend's request for the host (method, params) and returns the host's answer;
+#: raises MCPError when no client can answer.
+AskHost = Callable[[str, "Mapping[str, Any] | None"], Awaitable[dict[str, Any]]]
+#: The client capabilities to declare to a backend.
+HostCapabilities = Callable[[], Awaitable[Any]]
+
+
+async def no_host(server: str, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The relay before serve-mcp sets one: nothing to relay to."""
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import INVALID_REQUEST
+
+    raise MCPError(INVALID_REQUEST, f"toolfind has no client to relay {method} to")
+
+
+def backend_session(
+    dispatcher: JSONRPCDispatcher[Any], on_message: MessageHandlerFnT, ask: AskHost | None
+) -> ClientSession:
+    """The SDK's client session over ``dispatcher``, whose sampling, elicitation and roots
+    requests are relayed through ``ask`` (refused without one)."""
+    import mcp_types as types
+    from mcp.client.session import ClientRequestContext, ClientSession
+    from mcp.shared.exceptions import MCPError
+    from pydantic import BaseModel, ValidationError
+
+    from toolfind import __version__
+
+    async def relay(method: str, params: BaseModel | None, result: Any) -> Any:
+        if ask is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{method} not supported")
+        raw = (
+            None
+            if params is None
+            else params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+        try:
+            answer = await ask(method, raw)
+            return result.model_validate(answer, by_name=False)
+        except MCPError as exc:
+            return exc.error
+        except ValidationError:
+            return types.ErrorData(
+                code=types.INTERNAL_ERROR, message=f"the host's answer to {method} is not valid"
+            )
+        except Exception as exc:  # the client went away, a transport failed...
+            return types.ErrorData(
+                code=types.INTERNAL_ERROR, message=f"{method} failed: {describe(exc)}"
+            )
+
+    async def sampling(
+        context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        tools = params.tools is not None or params.tool_choice is not None
+        kind = types.CreateMessageResultWithTools if tools else types.CreateMessageResult
+        answer: Any = await relay("sampling/createMessage", params, kind)
+        return answer  # type: ignore[no-any-return]
+
+    async def elicitation(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        answer: Any = await relay("elicitation/create", params, types.ElicitResult)
+        return answer  # type: ignore[no-any-return]
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
+        answer: Any = await relay("roots/list", None, types.ListRootsResult)
+        return answer  # type: ignore[no-any-return]
+
+    return ClientSession(
+        dispatcher=dispatcher,
+        message_handler=on_message,
+        client_info=types.Implementation(name="toolfind", version=__version__),
+        sampling_callback=sampling,
+        elicitation_callback=elicitation,
+        list_roots_callback=roots,
+    )
+
+
+async def initialize(session: ClientSession, capabilities: Any) -> Any:
+    """The handshake, declaring ``capabilities`` (a ClientCapabilities): what the host can
+    answer, so that a backend offers through toolfind what it would offer the host."""
+    import mcp_types as types
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    from toolfind import __version__
+
+    request = types.InitializeRequest(
+        params=types.InitializeRequestParams(
+            protocol_version=LATEST_HANDSHAKE_VERSION,
+            capabilities=capabilities,
+            client_info=types.Implementation(name="toolfind", version=__version__),
+        )
+    )
+    result = await session.send_request(request, types.InitializeResult)
+    if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+        raise BackendError(
+            f"it answered with an unsupported protocol version ({result.protocol_version})"
+        )
+    session.adopt(result)
+    await session.send_notification(types.InitializedNotification())
+    return result
+
+
 class Attempt:
     """One connection attempt to a backend, from spawn to exit."""
 
@@ -118,6 +226,7 @@ class Attempt:
         self.dispatcher: JSONRPCDispatcher[Any] | None = None
         self.version = ""
         self.capabilities: Any = None  # the backend's ServerCapabilities once initialized
+        self.instructions: str | None = None  # what the backend's initialize result says
         self.settled = False
         self.reason: str | None = None
         self.up_at = 0.0

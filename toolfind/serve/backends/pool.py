@@ -13,7 +13,7 @@ import json
 import logging
 import math
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
@@ -30,10 +30,15 @@ from toolfind.serve.backends.link import (
     FAILED,
     READY,
     RETRYING,
+    AskHost,
     Attempt,
     Backend,
+    HostCapabilities,
     WatchedReadStream,
+    backend_session,
     describe,
+    initialize,
+    no_host,
     open_transport,
     read_all,
     result_size,
@@ -45,8 +50,6 @@ from toolfind.serve.backends.tools import Listed, assign_names, check_tool, to_t
 from toolfind.serve.options import ServeOptions
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
-
     from mcp.client.session import IncomingMessage
     from mcp.shared.dispatcher import ProgressFnT as ProgressFn
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
@@ -157,6 +160,9 @@ class BackendPool:
         self._errlog = errlog
         self._listener: Callable[[], None] | None = None
         self._relay: Relay | None = None
+        self._host_capabilities: HostCapabilities | None = None
+        self._ask_host: Callable[[str, str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]]
+        self._ask_host = no_host
         self._backends: list[Backend] = []
         for spec in specs:
             if spec.disabled:
@@ -371,6 +377,39 @@ class BackendPool:
         other than ``tools/list_changed``, and ``relay(server, None)`` when one connects."""
         self._relay = relay
 
+    def set_host(
+        self,
+        capabilities: HostCapabilities,
+        ask: Callable[[str, str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
+    ) -> None:
+        """Declare ``await capabilities()`` to each backend as toolfind's client capabilities,
+        and relay its requests for the host through ``ask(server, method, params)``."""
+        self._host_capabilities = capabilities
+        self._ask_host = ask
+
+    def _asker(self, server: str) -> AskHost:
+        return lambda method, params: self._ask_host(server, method, params)
+
+    def instructions(self) -> dict[str, str]:
+        """Each connected backend's ``instructions``, by server name (those that sent some)."""
+        return {
+            b.name: b.live.instructions
+            for b in self._backends
+            if b.live is not None and b.live.instructions
+        }
+
+    async def notify(self, server: str, method: str, params: Mapping[str, Any] | None) -> None:
+        """Send a notification to one connected backend (best effort)."""
+        backend = next((b for b in self._backends if b.name == server), None)
+        live = backend.live if backend is not None else None
+        if live is not None and live.dispatcher is not None and not live.closed.is_set():
+            from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER as VERSION
+
+            try:
+                await live.dispatcher.notify(method, params, {"headers": {VERSION: live.version}})
+            except Exception as exc:  # a closing connection: nothing to tell
+                logger.debug("server %r: %s not sent: %s", server, method, describe(exc))
+
     async def request(
         self,
         server: str,
@@ -510,12 +549,9 @@ class BackendPool:
 
     async def _run(self, backend: Backend, attempt: Attempt) -> None:
         """Own one connection for its whole life: connect, list, watch for changes, close."""
-        from mcp.client.session import ClientSession
         from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-        from mcp_types import Implementation, ToolListChangedNotification
+        from mcp_types import ClientCapabilities, ToolListChangedNotification
         from pydantic import ValidationError
-
-        from toolfind import __version__
 
         reason = "exited"
         try:
@@ -552,16 +588,15 @@ class BackendPool:
                             described = backend.redact(describe(message))
                             logger.debug("server %r: transport error: %s", backend.name, described)
 
-                    session = ClientSession(
-                        dispatcher=dispatcher,
-                        message_handler=on_message,
-                        client_info=Implementation(name="toolfind", version=__version__),
-                    )
+                    session = backend_session(dispatcher, on_message, self._asker(backend.name))
                     await stack.enter_async_context(session)
-                    result = await session.initialize()
+                    host = self._host_capabilities
+                    declared = await host() if host is not None else ClientCapabilities()
+                    result = await initialize(session, declared)
                     attempt.dispatcher = dispatcher
                     attempt.version = result.protocol_version
                     attempt.capabilities = result.capabilities
+                    attempt.instructions = result.instructions
                     listed = await self._list_tools(backend, attempt)
                     self._up(backend, attempt, listed)
                     await self._watch(backend, attempt)

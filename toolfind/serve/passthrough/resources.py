@@ -235,8 +235,10 @@ class Resources:
 
     async def updated(self, uri: str) -> None:
         await self.notifier.publish(ResourceUpdated(uri=uri))
+        outboxes = self.notifier.outboxes
         for connection in list(self._subscribers.get(uri, ())):
-            await connection.send_resource_updated(uri)
+            notice = outboxes.notify(connection, "notifications/resources/updated", {"uri": uri})
+            await outboxes.send(connection, notice)
 
     async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
         def lines(snapshot: Snapshot) -> list[tuple[str, str]]:

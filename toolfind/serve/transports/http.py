@@ -37,7 +37,8 @@ class BearerTokenGate:
                     "error_description": "send Authorization: Bearer <token>",
                 },
                 status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="toolfind"'},
+                # Closed after the answer: a refused client holds no connection toward the cap.
+                headers={"WWW-Authenticate": 'Bearer realm="toolfind"', "Connection": "close"},
             )
             await response(scope, receive, send)
             return

@@ -38,7 +38,9 @@ async def run_stdio(server: Server[Any]) -> None:
         async with claimed_pipes() as pipes:
             stdin, stdout = pipes if pipes is not None else (None, None)
             async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+                # No initialization options: the runner builds them when `initialize` arrives,
+                # with the instructions of the backends connected by then.
+                await server.run(read_stream, write_stream, None)  # type: ignore[arg-type]
     except* (BrokenPipeError, ConnectionResetError):
         # The client went away while we were writing to it: nobody is left to answer.
         logger.info("the client closed its end of stdout; stopping")
