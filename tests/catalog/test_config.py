@@ -14,7 +14,7 @@ from toolfind.config import (
     parse_weight_options,
     resolve_catalogs,
 )
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FieldWeights, ScoringParams
 
 
@@ -73,12 +73,28 @@ def test_weight_options_override_only_the_fields_given() -> None:
             "nam=2",
             "--weight 'nam=2': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint",
         ),
-        ("name=x", "--weight 'name=x': 'x' is not a number"),
-        ("name=-1", "--weight 'name=-1': a weight must be a number >= 0"),
+        ("name=x", "--weight 'name=x': weights.name must be a number from 0 to 1000, not 'x'"),
+        ("name=-1", "--weight 'name=-1': weights.name must be a number from 0 to 1000, not '-1'"),
+        (
+            "name=nan",
+            "--weight 'name=nan': weights.name must be a number from 0 to 1000, not 'nan'",
+        ),
+        (
+            "tags=inf",
+            "--weight 'tags=inf': weights.tags must be a number from 0 to 1000, not 'inf'",
+        ),
+        (
+            "name=1e400",
+            "--weight 'name=1e400': weights.name must be a number from 0 to 1000, not '1e400'",
+        ),
+        (
+            "name=1001",
+            "--weight 'name=1001': weights.name must be a number from 0 to 1000, not '1001'",
+        ),
     ],
 )
 def test_bad_weight_option_says_what_is_wrong(option: str, message: str) -> None:
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(UsageError) as info:  # a usage error: exit 2, whatever is wrong
         parse_weight_options([option], FieldWeights())
     assert str(info.value) == message
 

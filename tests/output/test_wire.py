@@ -10,6 +10,7 @@ import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 import pytest
 from hypothesis import given

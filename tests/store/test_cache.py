@@ -632,6 +632,8 @@ COMMANDS = {
     "cache path": ["cache", "path"],
     "cache info": ["cache", "info"],
     "cache clear": ["cache", "clear"],
+    "config path": ["config", "path"],
+    "config": ["config", "--json"],
 }
 #: The only commands allowed to write catalogs (atomically, with a backup), or that never end.
 EXEMPT = {"catalog pull", "tune", "serve-mcp"}

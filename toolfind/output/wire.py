@@ -356,6 +356,32 @@ def cache_clear_record(removed: int) -> dict[str, Any]:
     return {"removed": removed}
 
 
+def config_file_record(file: Any) -> dict[str, Any]:
+    """A config file that applies (``config.ConfigFile``): ``scope`` user or project,
+    whether it exists, was named explicitly (``--config``, ``$TOOLFIND_CONFIG``), and is
+    used; ``problem`` says why it is not (another user may have written it)."""
+    return {
+        "scope": file.scope,
+        "path": str(file.path),
+        "exists": file.exists,
+        "explicit": file.explicit,
+        "used": file.exists and file.problem is None,
+        "problem": file.problem,
+    }
+
+
+def config_record(settings: Sequence[Any], files: Sequence[Any]) -> dict[str, Any]:
+    """``toolfind config --json``: the config files, and every setting (``config.Setting``)
+    with its effective value and where it came from."""
+    return {
+        "files": [config_file_record(f) for f in files],
+        "settings": [
+            {"key": s.key, "value": s.value, "source": s.source, "origin": s.origin}
+            for s in settings
+        ],
+    }
+
+
 def cache_path_record(path: str) -> dict[str, Any]:
     """``toolfind cache path --json``."""
     return {"path": path}

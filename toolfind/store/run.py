@@ -83,7 +83,8 @@ def open_run_index(
 
     ``cli``: the command line's rules. The run is remembered in the cache's manifest (by
     ``manifest.run_key``), and an earlier identical run's index answers when none of its
-    files changed (not with ``use_cache`` False); a run whose catalogs hold no tool is a
+    files changed (not with ``use_cache`` False; nor is a run remembered whose config
+    ignored a file another user may have written: its warning is said on every run); a run whose catalogs hold no tool is a
     NothingLoaded error; the semantic signal is on only when ``semantic`` is True. Otherwise
     (the Python API, serve-mcp) nothing is remembered, an empty index is returned as it is,
     and the semantic signal follows :func:`semantic_wanted`; serve-mcp passes
@@ -107,6 +108,10 @@ def open_run_index(
 
             run = for_run(names, weights)
             paths, params, max_file_size = run.paths, run.params, run.max_file_size
+            for line in run.warnings:
+                warn(line)
+            if run.warnings:
+                run_key = None  # not remembered: the warm path would answer without the warning
             configured = run.config.semantic
             if semantic_weight is None:
                 semantic_weight = run.config.semantic_weight
