@@ -63,10 +63,8 @@ def main(
     if config is not None:
         import os
 
-        from toolfind.errors import UsageError
-
         if not config.strip():
-            raise UsageError("--config '': give a toolfind.toml file")
+            raise typer.BadParameter("give a toolfind.toml file", param_hint="'--config'")
         # One way for every layer to see it (config, the warm path's run key, serve-mcp).
         os.environ["TOOLFIND_CONFIG"] = config
 

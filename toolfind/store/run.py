@@ -98,6 +98,8 @@ def open_run_index(
     Raises ToolfindError subclasses for bad input (CatalogError, ConfigError, NothingLoaded,
     SemanticUnavailable).
     """
+    if semantic_weight is not None:
+        semantic_weight = _bounded_weight(semantic_weight)
     names = tuple(str(os.fspath(c)) for c in catalogs)
     run_key = manifest.run_key(names, tuple(weights)) if cli else None
     loaded = _recorded(run_key) if run_key is not None and use_cache else None
@@ -135,6 +137,18 @@ def open_run_index(
             semantic_weight = load_config().semantic_weight
         attach_semantic(loaded.index, loaded.key, want, weight=semantic_weight, warn=warn)
     return loaded
+
+
+def _bounded_weight(weight: float) -> float:
+    """The API's ``semantic_weight`` within the one bound of every setting (even when the
+    signal ends up off: a bad value is a mistake either way). Raises ConfigError."""
+    from toolfind.config import bounded
+    from toolfind.errors import ConfigError
+
+    try:
+        return bounded("semantic_weight", weight)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def open_recorded(catalogs: Sequence[str], warn: Warn) -> Loaded | None:
