@@ -170,12 +170,16 @@ class Run:
 
 
 def for_run(
-    catalogs: Sequence[str | Path] = (), weights: Sequence[str] | Mapping[str, float] = ()
+    catalogs: Sequence[str | Path] = (),
+    weights: Sequence[str] | Mapping[str, float] = (),
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> Run:
     """The run's config, its catalogs (``catalogs``, else :func:`resolve_catalogs`) and its
     scoring settings: the config's, with ``weights`` (``--weight FIELD=W`` options or the
     Python API's ``{"name": 5}``) overriding. Raises ConfigError."""
-    config = load_config()
+    config = load_config(environ, cwd)
     params = config.params
     if isinstance(weights, Mapping):
         if weights:
@@ -183,7 +187,7 @@ def for_run(
     elif weights:
         params = replace(params, weights=parse_weight_options(weights, params.weights))
     warnings = list(config.warnings)
-    paths = resolve_catalogs(catalogs, config, warnings=warnings)
+    paths = resolve_catalogs(catalogs, config, environ, cwd, warnings=warnings)
     return Run(tuple(paths), params, config, tuple(warnings))
 
 
@@ -212,13 +216,8 @@ def explain(
     from toolfind.core.fusion import DEFAULT_WEIGHT
 
     environ = os.environ if environ is None else environ
-    config = load_config(environ, cwd)
-    warnings = list(config.warnings)
-    paths = resolve_catalogs(catalogs, config, environ, cwd, warnings=warnings)
-    params = config.params
-    if weights:
-        params = replace(params, weights=parse_weight_options(weights, params.weights))
-    run = Run(tuple(paths), params, config, tuple(warnings))
+    run = for_run(catalogs, weights, environ=environ, cwd=cwd)
+    config, params = run.config, run.params
     user = str(config.user_path) if config.user_path else None
 
     def row(key: str, value: Any, *keys: str) -> Setting:
@@ -234,7 +233,7 @@ def explain(
         where = Setting("catalogs", [], "environment", "TOOLFIND_CATALOGS")
     else:
         where = row("catalogs", [])
-    rows = [replace(where, value=[str(p) for p in paths])]
+    rows = [replace(where, value=[str(p) for p in run.paths])]
     rows.append(row("servers", [str(p) for p in config.servers]))
     rows.append(row("max_file_size", config.max_file_size))
     rows += [row("k1", params.k1), row("delta", params.delta)]
