@@ -299,8 +299,8 @@ def _in_safe_directory(absolute: str, real: str, safe_directories: Iterable[str]
 
 def shipped_catalogs() -> str:
     """The catalogs shipped with toolfind: ``_catalogs`` inside the installed package (a
-    wheel), else the checkout's ``catalogs/`` beside the package, symlinks resolved."""
-    package = os.path.dirname(os.path.realpath(__file__))
+    wheel), else the checkout's ``catalogs/`` beside the package."""
+    package = os.path.dirname(os.path.abspath(__file__))
     bundled = os.path.join(package, "_catalogs")
     return bundled if os.path.isdir(bundled) else os.path.join(os.path.dirname(package), "catalogs")
 
