@@ -1,8 +1,8 @@
 """The ``toolfind`` command line: the top-level options, and running only the invoked command.
 
-The commands live in browse (the index), quality (validate, eval, tune) and serving (serve-mcp,
-catalog pull, cache); importing them registers them on the one app (cli.common.app), in the
-order ``--help`` lists them.
+The commands live in browse (the index), quality (validate, eval, tune), serving (serve-mcp,
+catalog pull, cache) and settings (config); importing them registers them on the one app
+(cli.common.app), in the order ``--help`` lists them.
 """
 
 # No ``from __future__ import annotations``: Typer would evaluate string annotations each run.
@@ -17,7 +17,12 @@ import typer.main
 from typer.models import CommandInfo, TyperInfo
 
 from toolfind import __version__
-from toolfind.cli import browse, quality, serving  # noqa: F401 - importing them registers the commands
+from toolfind.cli import (  # noqa: F401 - importing them registers the commands
+    browse,
+    quality,
+    serving,
+    settings,
+)
 from toolfind.cli.common import app
 
 __all__ = ["app", "app_for", "run"]
@@ -40,12 +45,28 @@ def main(
             help="Print the version and exit.",
         ),
     ] = False,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            help="Read this toolfind.toml (trusted as given) instead of looking upwards for "
+            "one; as $TOOLFIND_CONFIG.",
+            metavar="FILE",
+        ),
+    ] = None,
 ) -> None:
     """Search large LLM tool catalogs.
 
     Catalogs: --catalog/-c PATH, else $TOOLFIND_CATALOGS, else `catalogs` in toolfind.toml,
     else ./catalogs, else the catalogs shipped with toolfind.
     """
+    if config is not None:
+        import os
+
+        if not config.strip():
+            raise typer.BadParameter("give a toolfind.toml file", param_hint="'--config'")
+        # One way for every layer to see it (config, the warm path's run key, serve-mcp).
+        os.environ["TOOLFIND_CONFIG"] = config
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -64,7 +85,16 @@ def app_for(args: Sequence[str]) -> typer.Typer:
         return _with_only(app, commands=[], groups=[])
     if not args or args[0] in ("--help", "-h"):
         return _with_shipped_note(app)
-    return _pruned(app, args) or app
+    return _pruned(app, _after_globals(args)) or app
+
+
+def _after_globals(args: Sequence[str]) -> Sequence[str]:
+    """``args`` from the command on: without a leading ``--config FILE`` (or ``--config=FILE``)."""
+    if args and args[0].startswith("--config="):
+        return args[1:]
+    if len(args) >= 2 and args[0] == "--config":
+        return args[2:]
+    return args
 
 
 def _with_shipped_note(group: typer.Typer) -> typer.Typer:

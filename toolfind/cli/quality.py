@@ -64,6 +64,8 @@ def validate(
         _fail(f"--ignore: {problem}", 2)
     given = [*(paths or ()), *(catalog or ())]
     run = for_run(given)
+    for line in run.warnings:
+        _warn(line)
     result = catalogs.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalogs.lint(result)
     if queries is not None and result.tools:
@@ -108,21 +110,25 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
     """The index's settings with --weight, --k1 and --b applied."""
     from dataclasses import replace
 
-    from toolfind.config import parse_weight_options, with_b
+    from toolfind.config import bounded, parse_weight_options, with_b
+    from toolfind.errors import ConfigError
 
     params = index.params
     if weight:
         params = replace(params, weights=parse_weight_options(weight, params.weights))
     if k1 is not None:
-        if k1 < 0:
-            raise UsageError(f"--k1 {k1!r}: k1 must be >= 0")
-        params = replace(params, k1=k1)
+        try:
+            params = replace(params, k1=bounded("k1", k1))
+        except ValueError as exc:
+            raise UsageError(f"--k1 {k1!r}: {exc}") from None
     for option in b or ():
         key, sep, value = option.partition("=")
         try:
             params = with_b(params, {key.strip(): float(value)} if sep else float(option))
         except ValueError:
             raise UsageError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+        except ConfigError as exc:  # out of bounds, or an unknown field
+            raise UsageError(f"--b {option!r}: {exc}") from None
     return params
 
 

@@ -144,20 +144,22 @@ def serve_mcp(
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
-    from toolfind.config import for_run, uses_packaged_catalogs
+    from toolfind.config import for_run, servers_for, uses_packaged_catalogs
     from toolfind.serve.main import run
     from toolfind.serve.options import ServeOptions, allowed_from_config, parse_http_address
     from toolfind.store.run import semantic_wanted
 
     settings = for_run(catalog or (), weight or ())
     config = settings.config
-    hosts, origins = allowed_from_config(
-        config.serve,
-        str(config.path) if config.path else None,
-        allowed_host or (),
-        allowed_origin or (),
+    for line in settings.warnings:
+        _warn(line)
+    serve_source = config.sources.get("serve.allowed_hosts") or config.sources.get(
+        "serve.allowed_origins"
     )
-    backends = tuple(Path(s) for s in servers or ()) or config.servers
+    hosts, origins = allowed_from_config(
+        config.serve, serve_source, allowed_host or (), allowed_origin or ()
+    )
+    backends = servers_for(servers or (), config)
     catalogs = settings.paths
     if backends and not catalog and uses_packaged_catalogs(settings):
         catalogs = ()  # backends and no catalogs of the user's: not the shipped demo ones
@@ -207,11 +209,13 @@ def _size_option(option: str, text: str) -> int:
 @reports_errors
 def catalog_pull(
     servers: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
-            "--servers", help="Backend MCP servers config file (repeatable).", metavar="FILE"
+            "--servers",
+            help="Backend MCP servers config file (repeatable; default: servers in toolfind.toml).",
+            metavar="FILE",
         ),
-    ],
+    ] = None,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for the catalog files.")
     ] = Path("catalogs"),
@@ -226,11 +230,19 @@ def catalog_pull(
     """
     import logging
 
+    from toolfind.config import Config, load_config, servers_for
+    from toolfind.errors import UsageError
     from toolfind.output import wire
     from toolfind.serve.backends.pull import pull
 
+    config = Config() if servers else load_config()  # --servers: named, so trusted as given
+    for line in config.warnings:
+        _warn(line)
+    files = list(servers_for(servers or (), config))
+    if not files:
+        raise UsageError("no servers to pull: give --servers FILE, or set servers in toolfind.toml")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
-    report = pull([Path(s) for s in servers], out, start_timeout=start_timeout, errlog=sys.stderr)
+    report = pull(files, out, start_timeout=start_timeout, errlog=sys.stderr)
     if json_:
         _emit([wire.pull_record(s) for s in report.servers])
     else:

@@ -356,6 +356,32 @@ def cache_clear_record(removed: int) -> dict[str, Any]:
     return {"removed": removed}
 
 
+def config_file_record(file: Any) -> dict[str, Any]:
+    """A config file that applies (``config.ConfigFile``): ``scope`` user or project,
+    whether it exists, was named explicitly (``--config``, ``$TOOLFIND_CONFIG``), and is
+    used; ``problem`` says why it is not (another user may have written it)."""
+    return {
+        "scope": file.scope,
+        "path": str(file.path),
+        "exists": file.exists,
+        "explicit": file.explicit,
+        "used": file.exists and file.problem is None,
+        "problem": file.problem,
+    }
+
+
+def config_record(settings: Sequence[Any], files: Sequence[Any]) -> dict[str, Any]:
+    """``toolfind config --json``: the config files, and every setting (``config.Setting``)
+    with its effective value and where it came from."""
+    return {
+        "files": [config_file_record(f) for f in files],
+        "settings": [
+            {"key": s.key, "value": s.value, "source": s.source, "origin": s.origin}
+            for s in settings
+        ],
+    }
+
+
 def cache_path_record(path: str) -> dict[str, Any]:
     """``toolfind cache path --json``."""
     return {"path": path}
@@ -375,10 +401,13 @@ _INFINITY = float("inf")
 
 def dumps(document: Any, *, compact: bool = False) -> str:
     """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
-    ``json.dumps(document, ensure_ascii=False)``, byte for byte.
+    ``json.dumps(document, ensure_ascii=False)``, byte for byte, except that a non-finite
+    number (NaN, an infinity) is written ``null``: no output ever holds one, which JSON has
+    no spelling for (``json`` writes ``NaN``, ``Infinity``).
 
     Anything but dicts, lists, tuples, str, int, float, bool and None (or a cycle) is left to
-    json, which raises TypeError or ValueError where it always did.
+    json, which raises TypeError or ValueError where it always did (and for a non-finite
+    number there too).
     """
     out: list[str] = []
     try:
@@ -386,7 +415,9 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     except (TypeError, ValueError, RecursionError):
         import json
 
-        return json.dumps(document, indent=None if compact else 2, ensure_ascii=ASCII_ONLY)
+        return json.dumps(
+            document, indent=None if compact else 2, ensure_ascii=ASCII_ONLY, allow_nan=False
+        )
     text = "".join(out)
     return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
 
@@ -422,7 +453,7 @@ def dumps_array(records: Iterable[Any]) -> Iterator[str]:
         except (TypeError, ValueError, RecursionError):
             import json  # as dumps does: the record at depth 1 of json's own list
 
-            piece[1:] = [json.dumps([record], indent=2, ensure_ascii=False)[4:-2]]
+            piece[1:] = [json.dumps([record], indent=2, ensure_ascii=False, allow_nan=False)[4:-2]]
         out += piece
         sep = ",\n  "
         if len(out) >= _PIECES:
@@ -476,7 +507,7 @@ def _write_container(
         sep, comma, end = opening + inner, "," + inner, newline + closing
     if opening == "{":
         for key, value in items.items():
-            out.append(sep + json_str(key if isinstance(key, str) else _scalar(key)) + ": ")
+            out.append(sep + json_str(key if isinstance(key, str) else _key_text(key)) + ": ")
             _write(value, inner, out)
             sep = comma
     else:
@@ -485,6 +516,13 @@ def _write_container(
             _write(item, inner, out)
             sep = comma
     out.append(end)
+
+
+def _key_text(key: Any) -> str:
+    """A non-string key as json turns it into a string (a key is text: ``"NaN"`` is JSON)."""
+    if isinstance(key, float) and (key != key or key in (_INFINITY, -_INFINITY)):
+        return "NaN" if key != key else ("Infinity" if key > 0 else "-Infinity")
+    return _scalar(key)
 
 
 def _scalar(value: Any) -> str:
@@ -498,12 +536,8 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int):
         return int.__repr__(value)
     if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if value == _INFINITY:
-            return "Infinity"
-        if value == -_INFINITY:
-            return "-Infinity"
+        if value != value or value in (_INFINITY, -_INFINITY):
+            return "null"  # never NaN/Infinity, which are not JSON: as JavaScript writes them
         return float.__repr__(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 

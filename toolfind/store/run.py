@@ -83,7 +83,8 @@ def open_run_index(
 
     ``cli``: the command line's rules. The run is remembered in the cache's manifest (by
     ``manifest.run_key``), and an earlier identical run's index answers when none of its
-    files changed (not with ``use_cache`` False); a run whose catalogs hold no tool is a
+    files changed (not with ``use_cache`` False; nor is a run remembered whose config
+    ignored a file another user may have written: its warning is said on every run); a run whose catalogs hold no tool is a
     NothingLoaded error; the semantic signal is on only when ``semantic`` is True. Otherwise
     (the Python API, serve-mcp) nothing is remembered, an empty index is returned as it is,
     and the semantic signal follows :func:`semantic_wanted`; serve-mcp passes
@@ -97,6 +98,8 @@ def open_run_index(
     Raises ToolfindError subclasses for bad input (CatalogError, ConfigError, NothingLoaded,
     SemanticUnavailable).
     """
+    if semantic_weight is not None:
+        semantic_weight = _bounded_weight(semantic_weight)
     names = tuple(str(os.fspath(c)) for c in catalogs)
     run_key = manifest.run_key(names, tuple(weights)) if cli else None
     loaded = _recorded(run_key) if run_key is not None and use_cache else None
@@ -107,6 +110,10 @@ def open_run_index(
 
             run = for_run(names, weights)
             paths, params, max_file_size = run.paths, run.params, run.max_file_size
+            for line in run.warnings:
+                warn(line)
+            if run.warnings:
+                run_key = None  # not remembered: the warm path would answer without the warning
             configured = run.config.semantic
             if semantic_weight is None:
                 semantic_weight = run.config.semantic_weight
@@ -130,6 +137,18 @@ def open_run_index(
             semantic_weight = load_config().semantic_weight
         attach_semantic(loaded.index, loaded.key, want, weight=semantic_weight, warn=warn)
     return loaded
+
+
+def _bounded_weight(weight: float) -> float:
+    """The API's ``semantic_weight`` within the one bound of every setting (even when the
+    signal ends up off: a bad value is a mistake either way). Raises ConfigError."""
+    from toolfind.config import bounded
+    from toolfind.errors import ConfigError
+
+    try:
+        return bounded("semantic_weight", weight)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def open_recorded(catalogs: Sequence[str], warn: Warn) -> Loaded | None:
