@@ -229,9 +229,14 @@ def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWei
             number = float(value)
         except ValueError:
             raise UsageError(f"--weight {option!r}: {value!r} is not a number") from None
-        if number < 0 or number != number:
-            raise UsageError(f"--weight {option!r}: a weight must be a number >= 0")
-        values[key] = number
+        # The bounds of a weight in toolfind.toml (``_number``), and finite: BM25F cannot use
+        # inf (1e400 reads as inf). A bad value on the command line is a usage error (exit 2).
+        if not 0 <= number < float("inf"):
+            raise UsageError(f"--weight {option!r}: a weight must be a finite number >= 0")
+        try:
+            values[key] = _number(number, f"weights.{key}", None)
+        except ConfigError as exc:
+            raise UsageError(f"--weight {option!r}: {exc.message}") from None
     return base.with_overrides(values)
 
 

@@ -197,8 +197,21 @@ USAGE_ERRORS = [
     ["search", "file", "--bogus"],
     ["search"],
     ["similar", "read_file", "--weight", "name=-1"],
+    # Every bad value of an option is a usage error, those BM25F would refuse later included.
+    ["search", "file", "--weight", "name=inf"],
+    ["search", "file", "--weight", "name=1e400"],
+    ["search", "file", "--weight", "name=nan"],
+    ["similar", "read_file", "--weight", "name=inf"],
+    ["search", "file", "--min-score", "nan"],
+    ["eval", "Q", "--weight", "name=inf"],
     ["eval", "Q", "--k1", "-1"],
+    ["eval", "Q", "--k1", "inf"],
+    ["eval", "Q", "--k1", "nan"],
     ["eval", "Q", "--b", "x"],
+    ["eval", "Q", "--b", "2"],
+    ["eval", "Q", "--b", "nan"],
+    ["eval", "Q", "--b", "name=inf"],
+    ["eval", "Q", "--b", "nam=0.5"],
     ["eval", "Q", "--fail-under", "ndcg@10"],
     ["eval", "Q", "--fail-under", "nope=0.5"],
     ["tune", "Q", "--holdout", "2"],
@@ -304,7 +317,7 @@ def test_batch_search_echoes_ids_skips_comments_and_reports_a_bad_line_in_place(
     assert list(records[1])[:2] == ["id", "query"] and records[1]["id"] == "zip-1"
     assert records[1]["hits"][0]["name"] == "compress_file"
     assert records[2] == wire.batch_error_record(
-        f"{queries}:5: a JSON line needs a non-blank string 'query'", "config", 5, 3
+        f"{queries}:5: a JSON line needs a non-blank string 'query'", "queries", 5, 3
     )
     assert records[3]["line"] == 6 and "invalid JSON" in records[3]["error"]["message"]
     assert "id" not in records[3]
@@ -326,7 +339,7 @@ def test_batch_search_with_every_line_good_exits_0(small: str) -> None:
 def test_batch_search_errors_are_json_objects_with_json(small: str) -> None:
     code, _, err = invoke("search", "--queries", "-", "-c", small, "--json", input="{x\n")
     assert code == 1
-    assert json.loads(err)["error"]["kind"] == "config"
+    assert json.loads(err)["error"]["kind"] == "queries"
 
 
 # -- schemas: one name, one tool -------------------------------------------------------------

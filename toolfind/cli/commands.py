@@ -231,6 +231,8 @@ def problem(name: str, p: Params) -> str:
             return "search needs a QUERY (or --queries FILE for batch mode)"
         if p.queries is not None and p.format_ not in ("table", "jsonl"):
             return f"--queries prints one JSON record a line; --format {p.format_} does not apply"
+        if p.min_score is not None and p.min_score != p.min_score:
+            return "--min-score nan: give a number"
     if name == "summaries" and p.deferred and p.all_:
         return "use either --deferred or --all, not both"
     # --json is --format json (summaries), or the choice beside a table (list, search): with
@@ -443,13 +445,13 @@ def search_batch(index: Any, p: Params, error: Callable[[str, str], None]) -> in
     written (and flushed) as it is made; a line that cannot run gives its error record
     (and ``error(message, kind)`` on stderr) while the others still run. Returns the exit
     code: 1 when a line failed."""
-    from toolfind.errors import ConfigError, ToolfindError
+    from toolfind.errors import QueriesError, ToolfindError
 
     failed = False
     for file, number, id_, query, unreadable in _batch_queries(p.queries):
         try:
             if unreadable:
-                raise ConfigError(unreadable, file=file, line=number)
+                raise QueriesError(unreadable, file=file, line=number)
             found = search(index, p, query)
             record = wire.batch_record(wire.search_record(found, include_schema=p.schema), id_)
         except ToolfindError as exc:
@@ -465,10 +467,10 @@ def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
     """Query lines of a file (or stdin, ``-``): ``(file, line number, id, query, error)``.
     Plain lines, or JSON Lines objects with a ``query`` (and an optional ``id``); blank lines
     and lines starting with ``#`` are skipped; a line that cannot be read comes with its
-    error (the others still run). Raises ConfigError for a file that cannot be read."""
+    error (the others still run). Raises QueriesError for a file that cannot be read."""
     import json
 
-    from toolfind.errors import ConfigError
+    from toolfind.errors import QueriesError
     from toolfind.userfiles import FileProblem, read_capped, read_stream
 
     name = "<stdin>" if source == "-" else source
@@ -476,9 +478,9 @@ def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
         data = read_stream(sys.stdin.buffer) if source == "-" else read_capped(source)
         lines = data.decode("utf-8-sig").splitlines()
     except FileProblem as exc:
-        raise ConfigError(f"cannot read queries: {exc.message}", file=name) from None
+        raise QueriesError(f"cannot read queries: {exc.message}", file=name) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
+        raise QueriesError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):

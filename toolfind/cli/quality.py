@@ -109,13 +109,14 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
     from dataclasses import replace
 
     from toolfind.config import parse_weight_options, with_b
+    from toolfind.errors import ConfigError
 
     params = index.params
     if weight:
         params = replace(params, weights=parse_weight_options(weight, params.weights))
     if k1 is not None:
-        if k1 < 0:
-            raise UsageError(f"--k1 {k1!r}: k1 must be >= 0")
+        if not 0 <= k1 < float("inf"):  # nan and inf too: a bad option value is exit 2
+            raise UsageError(f"--k1 {k1!r}: k1 must be a finite number >= 0")
         params = replace(params, k1=k1)
     for option in b or ():
         key, sep, value = option.partition("=")
@@ -123,6 +124,8 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
             params = with_b(params, {key.strip(): float(value)} if sep else float(option))
         except ValueError:
             raise UsageError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+        except ConfigError as exc:  # out of bounds, or an unknown field
+            raise UsageError(f"--b {option!r}: {exc.message}") from None
     return params
 
 
