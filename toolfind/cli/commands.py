@@ -286,14 +286,35 @@ def _schemas_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
     for tool, name in zip(chosen, names, strict=True):
         document = tool_to_format(tool, p.format_)
         documents.append(document if name == tool.name else renamed(document, p.format_, name))
-    notes = []
-    for name in sorted({t.name for t, new in zip(chosen, names, strict=True) if new != t.name}):
-        written = [new for t, new in zip(chosen, names, strict=True) if t.name == name]
-        notes.append(
-            f"Note: {len(written)} tools are named {name!r}: written as {', '.join(written)}"
-            " (LLM APIs reject two tools of one name)"
-        )
-    return documents, notes
+    return documents, [_renamed_note(chosen, names)]
+
+
+#: How many shared names :func:`_renamed_note` spells out.
+_RENAMED_SHOWN = 3
+
+
+def _renamed_note(tools: Sequence[Any], names: Sequence[str]) -> str:
+    """The one stderr line of ``schemas`` when tools that share a name were written under
+    others (``names``: each tool's name in the list), "" when none was."""
+    shared = sorted({t.name for t, new in zip(tools, names, strict=True) if new != t.name})
+    if not shared:
+        return ""
+    written = {
+        name: [new for t, new in zip(tools, names, strict=True) if t.name == name]
+        for name in shared
+    }
+    why = " (LLM APIs reject two tools of one name)"
+    if len(shared) == 1:
+        name = shared[0]
+        return f"Note: {len(written[name])} tools are named {name!r}: written as {', '.join(written[name])}{why}"
+    count = sum(map(len, written.values()))
+    shown = "; ".join(f"{name!r} as {', '.join(written[name])}" for name in shared[:_RENAMED_SHOWN])
+    more = len(shared) - _RENAMED_SHOWN
+    rest = f"; and {more} more" if more > 0 else ""
+    return (
+        f"Note: {count} tools share {len(shared)} names, each written as namespace__name:"
+        f" {shown}{rest}{why}"
+    )
 
 
 def _similar_answer(index: Any, p: Params) -> tuple[Any, list[str]]:

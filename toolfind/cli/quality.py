@@ -75,6 +75,10 @@ def validate(
         found += findability_findings(index, load_queries(Path(queries)), file=queries)
     ignored = {*run.config.ignore_rules, *(ignore or ())}
     found = [f for f in found if f.rule not in ignored]
+    # As a compiler lists them: file by file in load order (then any other path, such as the
+    # queries file, by name), each file's in line order; one line's in the order found.
+    rank = {file: i for i, file in enumerate(result.files)}
+    found.sort(key=lambda f: (rank.get(f.file, len(rank)), f.file, f.line or 0))
     if json_:
         _emit(wire.findings_records(found))
     else:

@@ -314,4 +314,5 @@ def cache_clear(json_: JsonOpt = False) -> None:
 
         _emit(wire.cache_clear_record(removed))
     else:
-        typer.echo(f"Removed {removed} cache files.", err=True)
+        files = "file" if removed == 1 else "files"
+        typer.echo(f"Removed {removed} cache {files}.")  # the result: stdout, as every command's

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 MAGIC = b"TFIDX\x03\n\x00"
 #: Bump on any change to the directory or to what the reader expects of the columns and
 #: records: the cache key includes it, so a file another version wrote is never read.
-FORMAT = 8
+FORMAT = 9
 _U64 = 8
 #: More parts than this is a damaged header (an index has a few dozen).
 MAX_PARTS = 1 << 16
@@ -182,7 +182,7 @@ def directory(
 def skipped_line(finding: object) -> str:
     """The one spelling of the warning for a catalog entry (or file) that was skipped: printed
     by ``store.run`` and kept in the index file for the warm path to print as it is."""
-    return f"Warning: skipped {finding}"
+    return f"Warning: skipped {str(finding).removesuffix('; skipped')}"
 
 
 #: The columns the warm path reads, by name (see :func:`_fast_columns`).
