@@ -356,7 +356,7 @@ def test_schemas_qualifies_colliding_names_and_says_so(tmp_path: Path, fmt: str)
         "  - {name: solo, description: Alone.}\n",
     )
     write(tmp_path / "c" / "b.yaml", "namespace: b\ntools:\n  - {name: echo, description: Two.}\n")
-    code, out, err = invoke("schemas", "-c", str(tmp_path / "c"), "--format", fmt)
+    code, out, err = invoke("schemas", "-c", str(tmp_path / "c"), "--dialect", fmt)
     assert code == 0
     tools = json.loads(out)
     names = [t["function"]["name"] if fmt == "openai" else t["name"] for t in tools]
@@ -473,16 +473,19 @@ def test_search_says_nothing_about_the_shipped_catalogs() -> None:
         assert run_main("search", "compress file", "--json").stderr == ""
 
 
-def test_help_ends_with_the_shipped_note_only_when_they_are_in_use(
+def test_help_says_on_stderr_when_the_shipped_catalogs_are_in_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    epilog = " ".join(NOTE.removeprefix("Note: t").split())
-    for argv in (["--help"], ["-h"], []):
-        _, out, err = invoke(*argv)  # without arguments, help goes to stderr
-        assert " ".join((out or err).split()).endswith("T" + epilog), argv
+    for argv in (["--help"], ["-h"]):
+        code, out, err = invoke(*argv)
+        assert code == 0 and out.startswith("Usage: toolfind") and "demo" not in out
+        assert err == NOTE + "\n", argv
+    code, out, err = invoke()  # without arguments: the help, then the note, on stderr
+    assert (code, out) == (2, "") and err.startswith("Usage: toolfind")
+    assert err.rstrip().endswith(NOTE)
     monkeypatch.setenv("TOOLFIND_CATALOGS", str(SHIPPED))  # configured: no note
-    _, out, _ = invoke("--help")
-    assert "demo" not in out
+    _, out, err = invoke("--help")
+    assert "demo" not in out + err
 
 
 # -- shell completion ------------------------------------------------------------------------
@@ -500,7 +503,8 @@ def test_shell_completion_completes_commands_subcommands_and_options() -> None:
     assert complete("toolfind sea") == ["search"]
     assert complete("toolfind cache i") == ["info"]
     assert "--limit" in complete("toolfind search --li")
-    assert "--format" in complete("toolfind show --fo")
+    assert complete("toolfind show --dia") == ["--dialect"]
+    assert "--format" not in complete("toolfind show --")  # the old name is not offered
 
 
 def test_shell_completion_script_is_shown_for_a_shell() -> None:

@@ -10,6 +10,7 @@ import typer
 
 from toolfind.cli.common import (
     CatalogOpt,
+    ColorOpt,
     JsonOpt,
     NoCacheOpt,
     SemanticOpt,
@@ -32,7 +33,9 @@ from toolfind.errors import UsageError
 def validate(
     paths: Annotated[
         list[str] | None,
-        typer.Argument(help="Catalog files or directories (default: the catalogs in use)."),
+        typer.Argument(
+            help="Catalog files or directories (default: the catalogs in use).", metavar="PATH..."
+        ),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     queries: Annotated[
@@ -49,6 +52,7 @@ def validate(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    color: ColorOpt = "auto",
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
@@ -82,7 +86,7 @@ def validate(
     if json_:
         _emit(wire.findings_records(found))
     else:
-        _render().findings(found, len(result.files), len(result.tools))
+        _render(color).findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
     if not result.tools:
         from toolfind.store.run import nothing_loaded
@@ -162,6 +166,7 @@ def eval_(
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
@@ -183,7 +188,7 @@ def eval_(
     if json_:
         _emit(wire.eval_record(report, index.tools))
     else:
-        _render().eval_report(report, index.tools)
+        _render(color).eval_report(report, index.tools)
     for failure in report.failures:
         _warn(f"Failed: {failure}")
     if report.failures:
@@ -216,6 +221,7 @@ def tune(
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
 
@@ -260,7 +266,7 @@ def tune(
     if json_:
         _emit(wire.tune_record(report))
     else:
-        _render().tune_report(report)
+        _render(color).tune_report(report)
     if write:
         import os
 
