@@ -549,7 +549,9 @@ class LoadResult:
         warnings of :data:`SKIPPED_RULES` (a built-in tool without a schema, a duplicate, a
         path that is not a readable file). What a command that loads catalogs says on stderr;
         lint warnings are ``validate``'s."""
-        return tuple(f for f in self.findings if f.severity == "error" or f.rule in SKIPPED_RULES)
+        skipped = (f for f in self.findings if f.severity == "error" or f.rule in SKIPPED_RULES)
+        # Once each: a path given and also found in a directory given is one thing skipped.
+        return tuple({str(f): f for f in skipped}.values())
 
 
 #: The warnings' rules of something a load skipped (the other warnings are lint: the tool is

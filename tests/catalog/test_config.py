@@ -74,7 +74,9 @@ def test_weight_options_override_only_the_fields_given() -> None:
             "--weight 'nam=2': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint",
         ),
         ("name=x", "--weight 'name=x': 'x' is not a number"),
-        ("name=-1", "--weight 'name=-1': a weight must be a number >= 0"),
+        ("name=-1", "--weight 'name=-1': a weight must be a finite number >= 0"),
+        ("name=inf", "--weight 'name=inf': a weight must be a finite number >= 0"),
+        ("name=1e400", "--weight 'name=1e400': a weight must be a finite number >= 0"),
     ],
 )
 def test_bad_weight_option_says_what_is_wrong(option: str, message: str) -> None:

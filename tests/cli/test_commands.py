@@ -508,7 +508,10 @@ def test_shell_completion_completes_commands_subcommands_and_options() -> None:
 
 
 def test_shell_completion_script_is_shown_for_a_shell() -> None:
-    done = run_main("--show-completion", "bash")
+    # Typer's switch to name the shell rather than detect it from the parent process
+    done = run_main(
+        "--show-completion", "bash", env={"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    )
     assert done.returncode == 0 and "_toolfind_completion" in done.stdout
     code, out, _ = invoke("--help")
     assert "--install-completion" in out and "--show-completion" in out

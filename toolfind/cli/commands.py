@@ -159,7 +159,7 @@ def _dialect(default: str, choices: tuple[str, ...]) -> tuple[Opt, Opt]:
     """``--dialect``, and ``--format`` as its old name (hidden, said on stderr when used)."""
     return (
         Opt("dialect", "--dialect", TEXT, None,
-            f"The tool-schema format: {', '.join(choices)} (default {default}).",
+            f"The tool-schema format, as an LLM API or MCP writes tools (default {default}).",
             choices=choices),
         Opt("format_", "--format", TEXT, None, "Old name of --dialect.", choices=choices,
             hidden=True),

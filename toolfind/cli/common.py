@@ -60,9 +60,8 @@ def wants_json(args: Sequence[str]) -> bool:
 
 #: What an option's value is called in ``--help`` when the table or the command names none:
 #: every name is written one way, upper case (``--call-timeout NUMBER``, ``show NAME``).
-_METAVARS = {"float": "NUMBER", "float range": "NUMBER"} | dict.fromkeys(
-    ("int", "int range", "integer", "integer range"), "N"
-)
+_METAVARS = {"float": "NUMBER", "float range": "NUMBER", "path": "PATH", "file": "FILE"}
+_METAVARS |= dict.fromkeys(("int", "int range", "integer", "integer range"), "N")
 
 
 class Command(TyperCommand):
