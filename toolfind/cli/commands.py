@@ -306,7 +306,9 @@ def problem(name: str, p: Params) -> str:
     # --json is --format json: beside another --format, a contradiction.
     if p.json_ and fmt not in (None, "json"):
         return f"use either --json or --format {fmt}, not both"
-    from toolfind.cli.printing import fields_problem
+    if getattr(p, "fields", None) is None:
+        return ""
+    from toolfind.cli.printing import fields_problem  # not on a warm search without it
 
     return fields_problem(name, p)
 
@@ -625,13 +627,15 @@ def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, l
         _, unmatched_words, exact, ranked = searching.run(seg, query, p.limit)
         record, view = seg.record, segment.ToolRecord
 
-        from toolfind.cli.printing import fields_of, select
+        fields: Sequence[str] | None = None
+        if p.fields is not None:  # the module only then: a warm search imports what it needs
+            from toolfind.cli.printing import fields_of, select
 
-        fields = fields_of(p)
+            fields = fields_of(p)
 
         def hit(match: str, doc: int, score: float) -> dict[str, Any]:
             made = wire.hit_record(view(record(doc)), score, match, include_schema=p.schema)
-            return select(made, fields)
+            return made if fields is None else select(made, fields)
 
         unmatched = list(unmatched_words)
         document = wire.search_document(query, searching.hits(exact, ranked, hit), unmatched)
