@@ -9,7 +9,9 @@ import sys
 #: The first argument of the one-shot commands besides the index ones (``commands.COMMANDS``), and
 #: of help and version: done once their output is written, nothing they start outlives them.
 #: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
-_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help", "-h"})
+_ONE_SHOT = frozenset(
+    {"schemas", "validate", "eval", "tune", "cache", "--version", "-V", "--help", "-h"}
+)
 
 
 def main() -> None:

@@ -63,6 +63,14 @@ class UsageError(ConfigError):
     exit_code = 2
 
 
+class QueriesError(ToolfindError):
+    """A queries file cannot be used: a line of ``search --queries``, or a labelled-queries
+    file of ``eval``, ``tune`` and ``validate --queries`` (unreadable, malformed, or naming a
+    tool no catalog has)."""
+
+    kind = "queries"
+
+
 class CacheError(ToolfindError):
     """The index cache cannot be used (toolfind carries on without it where it can)."""
 

@@ -542,3 +542,18 @@ class LoadResult:
     @property
     def errors(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity == "error")
+
+    @property
+    def skipped(self) -> tuple[Finding, ...]:
+        """The findings of what was not loaded: every error (a bad entry or file), and the
+        warnings of :data:`SKIPPED_RULES` (a built-in tool without a schema, a duplicate, a
+        path that is not a readable file). What a command that loads catalogs says on stderr;
+        lint warnings are ``validate``'s."""
+        skipped = (f for f in self.findings if f.severity == "error" or f.rule in SKIPPED_RULES)
+        # Once each: a path given and also found in a directory given is one thing skipped.
+        return tuple({str(f): f for f in skipped}.values())
+
+
+#: The warnings' rules of something a load skipped (the other warnings are lint: the tool is
+#: loaded all the same).
+SKIPPED_RULES = frozenset({"builtin-tool", "duplicate-tool", "unreadable-path", "not-a-file"})

@@ -191,11 +191,12 @@ def test_ties_break_by_name_namespace_then_position_as_the_index_does(
 
 
 def both(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[tuple[str, str], ...]:
-    """(stdout, stderr) of the Typer app, then of the warm path (which must answer)."""
+    """(stdout, stderr) of the Typer app, then of the warm path (which must answer, with the
+    same exit code: 0, or 1 for --fail-empty)."""
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == (1 if "--fail-empty" in args else 0), result.stderr
     capsys.readouterr()
-    assert fastpath.run(args) == 0
+    assert fastpath.run(args) == result.exit_code
     got = capsys.readouterr()
     return (result.stdout, result.stderr), (got.out, got.err)
 
@@ -220,6 +221,16 @@ def both(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[tuple[str
         ["summaries", "--json"],
         ["similar", "read_file", "-k", "3"],
         ["similar", "files/read_file", "--json"],
+        # one rule for formats, fields and the old --format of show
+        ["search", "compress file", "--fields", "name,score"],  # from the index file alone
+        ["search", "read file", "--format", "json", "--fields", "name,schema"],
+        ["search", "xyzzy", "--format", "csv", "--fail-empty"],
+        ["show", "read_file", "--dialect", "mcp"],
+        ["show", "read_file", "--format", "openai", "--json"],
+        ["list", "--fields", "name,tags", "--format", "csv", "--namespace", "git"],
+        ["similar", "read_file", "--format", "tsv"],
+        ["categories", "--format", "jsonl", "--fields", "name,tool_count"],
+        ["summaries", "--format", "csv", "--all"],
     ],
 )
 def test_the_warm_path_prints_what_the_typer_command_prints(

@@ -104,3 +104,20 @@ def test_validate_queries_adds_findability_warnings(tmp_path: Path) -> None:
     findings = json.loads(result.stdout)
     assert any("search_web" in f["message"] or "compress_file" in f["message"] for f in findings)
     assert all(f["severity"] == "warning" for f in findings)
+
+
+def test_a_bad_labelled_queries_file_is_a_queries_error_everywhere(tmp_path: Path) -> None:
+    """One kind for a queries file that cannot be used, whichever command reads it."""
+    catalog, _ = setup(tmp_path)
+    unknown = write(tmp_path / "unknown.yaml", "- {query: read a file, relevant: [nope_tool]}\n")
+    broken = write(tmp_path / "broken.yaml", "- {query: [unclosed\n")
+    for argv in (
+        ["eval", str(unknown)],
+        ["tune", str(unknown)],
+        ["eval", str(broken)],
+        ["validate", catalog, "--queries", str(broken)],
+    ):
+        result = runner.invoke(app, [*argv, "-c", catalog, "--json"])
+        assert result.exit_code == 1, result.stderr
+        error = json.loads(result.stderr)["error"]
+        assert error["kind"] == "queries" and str(tmp_path) in error["message"]

@@ -8,6 +8,7 @@ catalog pull, cache) and settings (config); importing them registers them on the
 # No ``from __future__ import annotations``: Typer would evaluate string annotations each run.
 
 import copy
+import os
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -40,6 +41,7 @@ def main(
         bool,
         typer.Option(
             "--version",
+            "-V",
             callback=_version_callback,
             is_eager=True,
             help="Print the version and exit.",
@@ -81,10 +83,12 @@ def app_for(args: Sequence[str]) -> typer.Typer:
     an unknown name) gets the full app, which lists or suggests the others. ``--version`` needs
     no command: its eager callback prints and exits first.
     """
-    if args and args[0] == "--version":
+    if args and args[0] in VERSION:
         return _with_only(app, commands=[], groups=[])
+    if not args and _COMPLETE in os.environ:  # the shell asks what the words typed complete to
+        args = completion_words()
     if not args or args[0] in ("--help", "-h"):
-        return _with_shipped_note(app)
+        return app
     return _pruned(app, _after_globals(args)) or app
 
 
@@ -97,17 +101,24 @@ def _after_globals(args: Sequence[str]) -> Sequence[str]:
     return args
 
 
-def _with_shipped_note(group: typer.Typer) -> typer.Typer:
-    """``group`` whose help ends by saying so when the shipped demo catalogs are in use."""
-    from toolfind.cli.commands import shipped_note
+#: The spellings of ``--version``.
+VERSION = ("--version", "-V")
+#: The variable the shell's completion script sets (Typer's: ``_<PROG>_COMPLETE``).
+_COMPLETE = "_TOOLFIND_COMPLETE"
 
-    note = shipped_note(None)
-    if not note:
-        return group
-    noted = _with_only(group, commands=group.registered_commands, groups=group.registered_groups)
-    noted.info = copy.copy(group.info)
-    noted.info.epilog = "T" + note.removeprefix("Note: t")
-    return noted
+
+def completion_words() -> list[str]:
+    """The words typed so far after ``toolfind`` when the shell asks for completions (bash
+    passes them in ``COMP_WORDS``, zsh, fish and PowerShell in ``_TYPER_COMPLETE_ARGS``):
+    the command they name is the only one turned into a click command, as for a run."""
+    import shlex
+
+    text = os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS", "")
+    try:
+        words = shlex.split(text)
+    except ValueError:  # an unclosed quote in what is typed
+        return []
+    return words[1:2]  # the command; Typer reads the rest from the environment itself
 
 
 def _pruned(group: typer.Typer, args: Sequence[str]) -> typer.Typer | None:

@@ -10,6 +10,7 @@ import typer
 
 from toolfind.cli.common import (
     CatalogOpt,
+    ColorOpt,
     JsonOpt,
     NoCacheOpt,
     SemanticOpt,
@@ -32,7 +33,9 @@ from toolfind.errors import UsageError
 def validate(
     paths: Annotated[
         list[str] | None,
-        typer.Argument(help="Catalog files or directories (default: the catalogs in use)."),
+        typer.Argument(
+            help="Catalog files or directories (default: the catalogs in use).", metavar="PATH..."
+        ),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     queries: Annotated[
@@ -49,6 +52,7 @@ def validate(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    color: ColorOpt = "auto",
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
@@ -77,10 +81,14 @@ def validate(
         found += findability_findings(index, load_queries(Path(queries)), file=queries)
     ignored = {*run.config.ignore_rules, *(ignore or ())}
     found = [f for f in found if f.rule not in ignored]
+    # As a compiler lists them: file by file in load order (then any other path, such as the
+    # queries file, by name), each file's in line order; one line's in the order found.
+    rank = {file: i for i, file in enumerate(result.files)}
+    found.sort(key=lambda f: (rank.get(f.file, len(rank)), f.file, f.line or 0))
     if json_:
         _emit(wire.findings_records(found))
     else:
-        _render().findings(found, len(result.files), len(result.tools))
+        _render(color).findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
     if not result.tools:
         from toolfind.store.run import nothing_loaded
@@ -128,7 +136,7 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
         except ValueError:
             raise UsageError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
         except ConfigError as exc:  # out of bounds, or an unknown field
-            raise UsageError(f"--b {option!r}: {exc}") from None
+            raise UsageError(f"--b {option!r}: {exc.message}") from None
     return params
 
 
@@ -161,6 +169,7 @@ def eval_(
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
@@ -182,7 +191,7 @@ def eval_(
     if json_:
         _emit(wire.eval_record(report, index.tools))
     else:
-        _render().eval_report(report, index.tools)
+        _render(color).eval_report(report, index.tools)
     for failure in report.failures:
         _warn(f"Failed: {failure}")
     if report.failures:
@@ -215,6 +224,7 @@ def tune(
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    color: ColorOpt = "auto",
 ) -> None:
     """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
 
@@ -259,7 +269,7 @@ def tune(
     if json_:
         _emit(wire.tune_record(report))
     else:
-        _render().tune_report(report)
+        _render(color).tune_report(report)
     if write:
         import os
 

@@ -10,6 +10,7 @@ import typer
 
 from toolfind.cli.common import (
     CatalogOpt,
+    ColorOpt,
     JsonOpt,
     NoCacheOpt,
     SemanticOpt,
@@ -20,14 +21,15 @@ from toolfind.cli.common import (
     _warn,
     app,
     reports_errors,
+    subgroup,
 )
 from toolfind.serve import defaults
 from toolfind.serve.defaults import Exposure
 
-cache_app = typer.Typer(help="Inspect or clear the index cache.", no_args_is_help=True)
+cache_app = subgroup("Inspect or clear the index cache.")
 app.add_typer(cache_app, name="cache")
 
-catalog_app = typer.Typer(help="Work with catalog files.", no_args_is_help=True)
+catalog_app = subgroup("Work with catalog files.")
 app.add_typer(catalog_app, name="catalog")
 
 
@@ -295,7 +297,7 @@ def cache_path(json_: JsonOpt = False) -> None:
 
 @cache_app.command("info")
 @reports_errors
-def cache_info(json_: JsonOpt = False) -> None:
+def cache_info(json_: JsonOpt = False, color: ColorOpt = "auto") -> None:
     """What the cache holds: indexes and bytes.
 
     Example: toolfind cache info --json
@@ -310,7 +312,7 @@ def cache_info(json_: JsonOpt = False) -> None:
         note = _shipped_note(None)
         if note:
             _warn(note)
-        _render().cache_info(*found)
+        _render(color).cache_info(*found)
 
 
 @cache_app.command("clear")
@@ -326,4 +328,5 @@ def cache_clear(json_: JsonOpt = False) -> None:
 
         _emit(wire.cache_clear_record(removed))
     else:
-        typer.echo(f"Removed {removed} cache files.", err=True)
+        files = "file" if removed == 1 else "files"
+        typer.echo(f"Removed {removed} cache {files}.")  # the result: stdout, as every command's

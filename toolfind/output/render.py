@@ -42,9 +42,18 @@ class Styled:
         self.style = style
 
 
+#: ``--color``: ``auto`` (Rich's rules, :func:`use_rich`; Rich honours ``NO_COLOR``),
+#: ``always`` (Rich draws with styles, into a pipe too) or ``never`` (no styles at all, on a
+#: terminal too). Set by the command before it draws.
+COLOR = "auto"
+
+
 def use_rich(environ: Mapping[str, str] | None = None, stdout: Any = None) -> bool:
     """True when Rich should draw stdout, by Rich's own rules: ``TTY_COMPATIBLE=1`` or a
-    non-empty ``FORCE_COLOR`` say yes, ``TTY_COMPATIBLE=0`` no, else whether it is a tty."""
+    non-empty ``FORCE_COLOR`` say yes, ``TTY_COMPATIBLE=0`` no, else whether it is a tty;
+    ``--color always`` (:data:`COLOR`) says yes first."""
+    if COLOR == "always":
+        return True
     environ = os.environ if environ is None else environ
     stdout = sys.stdout if stdout is None else stdout
     compatible = environ.get("TTY_COMPATIBLE", "")
@@ -134,13 +143,17 @@ def tools(rows: Sequence[Tool]) -> None:
 
 
 def tool(tool: Tool, document: dict[str, Any]) -> None:
+    """``show`` for a person: the tool's qualified name and where it was read, then its JSON
+    document. Off a terminal the two lines go to stderr (for the person, who sees them
+    there) and stdout is the JSON document alone: ``show NAME > tool.json`` is valid JSON."""
     out = _out()
     heading: list[str | Styled] = [Styled(tool.qualified_name, "bold")]
     if tool.defer:
         heading += [" ", Styled("(deferred)", "dim")]
-    out.line(heading)
+    head = out if isinstance(out, RichOutput) else PlainOutput(sys.stderr)
+    head.line(heading)
     if tool.source is not None:
-        out.line([Styled(str(tool.source), "dim")])
+        head.line([Styled(str(tool.source), "dim")])
     out.json(dumps(document))
 
 
@@ -352,7 +365,14 @@ class RichOutput:
         from rich.console import Console
 
         # emoji=False: a catalog's ":warning:" is shown as written, here as in a pipe.
-        self.console = Console(file=sys.stdout, highlight=False, soft_wrap=True, emoji=False)
+        styles: dict[str, Any] = {}
+        if COLOR == "never":
+            styles["color_system"] = None  # no escape codes at all, bold and dim included
+        elif COLOR == "always":
+            styles["force_terminal"] = True
+        self.console = Console(
+            file=sys.stdout, highlight=False, soft_wrap=True, emoji=False, **styles
+        )
 
     def line(self, text: Cell = "") -> None:
         self.console.print(_markup(text))

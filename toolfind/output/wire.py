@@ -35,6 +35,7 @@ DESCRIPTION_LIMIT = 1000
 HIT_KEYS = ("name", "namespace", "description", "score", "match", "deferred", "tags", "source")
 SEARCH_KEYS = ("query", "hits", "unmatched_terms")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
+SUMMARY_KEYS = ("name", "namespace", "summary")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
@@ -124,21 +125,27 @@ def hit_records(
 RECORD_FORMATS = ("jsonl", "csv", "tsv")
 
 
-def records_text(records: Sequence[Mapping[str, Any]], fmt: str) -> str:
-    """``records`` (the ``--json`` records of ``list`` or ``search``' hits) one a line, with a
-    final newline ("" when there are none: no row, no header).
+def records_text(
+    records: Iterable[Mapping[str, Any]], fmt: str, columns: Sequence[str] = ()
+) -> str:
+    """``records`` (the ``--json`` records of a command: ``list``'s tools, ``search``' hits...)
+    one a line, with a final newline.
 
-    ``jsonl``: each record as compact JSON. ``csv`` (RFC 4180) and ``tsv`` (tabs and line
-    breaks in a value become spaces, nothing is quoted): a header of the records' keys, then
-    a row a record; a list of strings is joined by commas, ``source`` spreads over
-    ``source.file`` and ``source.pointer``, another list or object (a schema) is compact
-    JSON, a boolean ``true``/``false``, a missing key an empty cell.
+    ``jsonl``: each record as compact JSON ("" for none). ``csv`` (RFC 4180) and ``tsv`` (tabs
+    and line breaks in a value become spaces, nothing is quoted): a header of ``columns`` (the
+    command's record keys, so the same whatever the records hold: an empty result is the header
+    alone), then a row a record; ``source`` spreads over ``source.file`` and
+    ``source.pointer``, a list of strings is joined by commas, another list or object (a
+    schema) is compact JSON, a boolean ``true``/``false``, null or a missing key an empty cell.
     """
-    if fmt == "jsonl" or not records:
+    if fmt == "jsonl":
         return "".join(dumps(record, compact=True) + "\n" for record in records)
-    rows = [_flat(record) for record in records]
-    header = list(dict.fromkeys(key for row in rows for key in row))
-    table = [header, *([row.get(key, "") for key in header] for row in rows)]
+    header = [
+        part
+        for key in columns
+        for part in ((f"{key}.file", f"{key}.pointer") if key == "source" else (key,))
+    ]
+    table = [header, *([row.get(key, "") for key in header] for row in map(_flat, records))]
     if fmt == "tsv":
         clean = str.maketrans("\t\n\r", "   ")
         return "".join("\t".join(v.translate(clean) for v in line) + "\n" for line in table)

@@ -140,7 +140,13 @@ class LiveIndex:
                 except ToolfindError as exc:
                     problems: list[object] = [exc]
                 else:
-                    problems = [f for f in loaded.findings if str(f) not in old.errors]
+                    # Errors only: a skipped built-in tool or duplicate is said at load,
+                    # but does not hold the rest of the change back.
+                    problems = [
+                        f
+                        for f in loaded.findings
+                        if getattr(f, "severity", "error") == "error" and str(f) not in old.errors
+                    ]
                 for problem in problems:
                     logger.error(
                         "catalog change ignored, still serving the last good index: %s", problem

@@ -190,7 +190,7 @@ def _build(
     n_files = len(result.files)
     if result.oversized and not result.tools:  # skipped, with nothing else to search
         raise NothingLoaded(str(result.oversized[0]))
-    findings = result.errors
+    findings = result.skipped  # what was not loaded: said on stderr by every run
     extras = segment._native_extras(result.tools)  # now, not by decoding every tool again
     try:
         # The tools as the cache stores them, one buffer; their objects (the parsed JSON)

@@ -318,6 +318,13 @@ class SearchIndex:
             problems.append(_unknown("tag", tag, close))
         return "; ".join(problems)
 
+    def vocabulary(self) -> dict[str, tuple[str, ...]]:
+        """The namespaces and the tags (as tools spell them, the annotations' included) of
+        the index, sorted: what the shell completes ``--namespace`` and ``--tag`` with (the
+        index file keeps them for it, ``segment.directory``)."""
+        tags = {self._tag_of(key) for key in self._tag_ids}
+        return {"namespace": self._namespaces, "tag": tuple(sorted(tags))}
+
     def _tag_of(self, key: str) -> str:
         """The tag as a tool of the index spells it, for a tag key."""
         tool = self.tools[self._tag_ids[key][0]]
