@@ -137,7 +137,15 @@ def test_name_key_ignores_case_and_separators(text: str, key: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "key"),
-    [("___", "___"), ("---", "---"), (".", "."), ("🚀", "🚀"), ("Ａ", "a"), (" - ", "-"), (" ", "")],
+    [
+        ("___", "___"),
+        ("---", "---"),
+        (".", "."),
+        ("🚀", "🚀"),
+        ("Ａ", "a"),
+        (" - ", "-"),
+        (" ", ""),
+    ],
 )
 def test_a_name_without_letters_or_digits_is_a_key_of_its_own(text: str, key: str) -> None:
     assert name_key(text) == key

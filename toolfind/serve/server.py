@@ -211,7 +211,7 @@ class Discovery:
                 f"toolfind can find and describe it but not run it.{hint}"
             )
         if self.checker is not None:
-            problem = self.checker.problem(tool, arguments or {})
+            problem = await self.checker.check(tool, arguments or {})
             if problem is not None:
                 raise meta.ToolCallError(
                     f"Invalid arguments for {tool.name!r} at {problem}. Fix them to match its "
