@@ -236,14 +236,15 @@ def catalog_pull(
     else:
         for s in report.servers:
             if s.status == "failed":
-                typer.echo(f"{s.server}: failed: {s.error}", err=True)
+                typer.echo(f"{s.server}: failed: {wire.render_line(s.error or '')}", err=True)
                 continue
             kinds = zip(
                 ("added", "removed", "changed"), (s.added, s.removed, s.changed), strict=True
             )
             changes = ", ".join(f"{label} {', '.join(names)}" for label, names in kinds if names)
+            file = wire.render_path(s.file or "")
             typer.echo(
-                f"{s.server}: {s.status} {s.file} ({s.tool_count} tools){': ' + changes if changes else ''}"
+                f"{s.server}: {s.status} {file} ({s.tool_count} tools){': ' + changes if changes else ''}"
             )
     if report.failed:
         raise typer.Exit(1)
@@ -270,15 +271,14 @@ def cache_path(json_: JsonOpt = False) -> None:
     """
     import os
 
+    from toolfind.output import wire
     from toolfind.store.manifest import default_cache_dir
 
     path = str(Path(default_cache_dir(os.environ)))
     if json_:
-        from toolfind.output import wire
-
         _emit(wire.cache_path_record(path))
     else:
-        typer.echo(path)
+        typer.echo(wire.render_path(path))
 
 
 @cache_app.command("info")

@@ -74,7 +74,7 @@ def hit_record(
         "tags": list(tool.all_tags),
         "source": {"file": None, "pointer": None}
         if source is None
-        else {"file": source.file, "pointer": source.pointer},
+        else {"file": render_path(source.file), "pointer": source.pointer},
     }
     if include_schema or tool.defer:
         record["schema"] = dict(tool.parameters)
@@ -208,13 +208,13 @@ def pull_record(server: Any) -> dict[str, Any]:
     return {
         "server": server.server,
         "status": server.status,
-        "file": server.file,
+        "file": None if server.file is None else render_path(server.file),
         "tool_count": server.tool_count,
         "added": list(server.added),
         "removed": list(server.removed),
         "changed": list(server.changed),
-        "backup": server.backup,
-        "error": server.error,
+        "backup": None if server.backup is None else render_path(server.backup),
+        "error": None if server.error is None else render_text(server.error),
     }
 
 
@@ -319,23 +319,28 @@ def summary_record(tool: Tool) -> dict[str, Any]:
 
 
 def findings_records(findings: Iterable[Finding]) -> list[dict[str, Any]]:
-    return [{k: getattr(f, k) for k in FINDING_KEYS} for f in findings]
+    """``validate --json``: each finding, its file as :func:`render_path` shows it."""
+    records = [{k: getattr(f, k) for k in FINDING_KEYS} for f in findings]
+    for record in records:
+        record["file"] = render_path(record["file"])
+        record["message"] = render_text(record["message"])
+    return records
 
 
 def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> dict[str, Any]:
     """``toolfind cache info --json``: the cache directory and its own files (name, bytes)."""
     return {
-        "path": path,
+        "path": render_path(path),
         "exists": exists,
         "indexes": sum(1 for name, _ in files if name.endswith(".pickle")),
         "bytes": sum(size for _, size in files),
-        "files": [{"file": name, "bytes": size} for name, size in files],
+        "files": [{"file": render_path(name), "bytes": size} for name, size in files],
     }
 
 
 def error_record(message: str, kind: str) -> dict[str, Any]:
     """An error under ``--json``: one object on stderr, besides the exit code."""
-    return {"error": {"message": message, "kind": kind}}
+    return {"error": {"message": render_text(message), "kind": kind}}
 
 
 def batch_record(record: dict[str, Any], id_: Any) -> dict[str, Any]:
@@ -358,7 +363,7 @@ def cache_clear_record(removed: int) -> dict[str, Any]:
 
 def cache_path_record(path: str) -> dict[str, Any]:
     """``toolfind cache path --json``."""
-    return {"path": path}
+    return {"path": render_path(path)}
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -375,7 +380,9 @@ _INFINITY = float("inf")
 
 def dumps(document: Any, *, compact: bool = False) -> str:
     """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
-    ``json.dumps(document, ensure_ascii=False)``, byte for byte.
+    ``json.dumps(document, ensure_ascii=False)``, byte for byte; except that a lone surrogate
+    (a file name that was not UTF-8), which no UTF-8 output can carry, is written as
+    :func:`render_path` writes it (``"caf\\xe9.json"``).
 
     Anything but dicts, lists, tuples, str, int, float, bool and None (or a cycle) is left to
     json, which raises TypeError or ValueError where it always did.
@@ -386,8 +393,11 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     except (TypeError, ValueError, RecursionError):
         import json
 
-        return json.dumps(document, indent=None if compact else 2, ensure_ascii=ASCII_ONLY)
-    text = "".join(out)
+        text = json.dumps(document, indent=None if compact else 2, ensure_ascii=False)
+    else:
+        text = "".join(out)
+    if _unencodable(text):  # a file name that was not UTF-8 (see render_path)
+        text = _encodable_json(text)
     return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
 
 
@@ -426,10 +436,15 @@ def dumps_array(records: Iterable[Any]) -> Iterator[str]:
         out += piece
         sep = ",\n  "
         if len(out) >= _PIECES:
-            yield "".join(out)
+            yield _encodable("".join(out))
             out.clear()
     out.append("[]" if sep == "[\n  " else "\n]")
-    yield "".join(out)
+    yield _encodable("".join(out))
+
+
+def _encodable(text: str) -> str:
+    text = _encodable_json(text) if _unencodable(text) else text
+    return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
 
 
 #: Strings gathered before :func:`dumps_array` hands them out (a few hundred records).
@@ -537,6 +552,120 @@ def clean_text(text: str, limit: int | None = None) -> str:
     if limit is not None and len(kept) > limit:
         kept = kept[: limit - 1].rstrip() + "…"
     return kept
+
+
+# -- file names and messages ------------------------------------------------------------------
+#
+# A file name is bytes: one that is not UTF-8 reaches Python as a str holding surrogate escapes
+# (``'caf\udce9.json'``), which no UTF-8 output can carry (serve-mcp died on the first hit from
+# one; ``search --json`` wrote a byte that is not UTF-8). A name can also hold controls (an ESC
+# that acts on a terminal, a newline that breaks a line of output) or invisible characters.
+# Removing them would name another file; :func:`render_path` escapes them, the same way in
+# every output (JSON, tables, CSV/TSV, MCP results, findings, messages).
+
+#: Categories escaped in a path or message: :data:`HIDDEN`, and line and paragraph separators.
+_ESCAPED = HIDDEN | {"Zl", "Zp"}
+
+
+def render_path(path: str) -> str:
+    """``path`` as any output can carry it and a reader can tell it apart: a byte that was not
+    UTF-8 (a surrogate escape) as ``\\xNN``, a control, format, private-use, unassigned or
+    line-separating character as ``\\xNN``, ``\\uNNNN`` or ``\\UNNNNNNNN``; the rest as it
+    is (a backslash stays one: Windows paths are made of them).
+
+    >>> render_path("caf\udce9.json")
+    'caf\\xe9.json'
+    """
+    if path.isascii() and path.isprintable():
+        return path
+    return _escape(path, "")
+
+
+def render_line(text: str) -> str:
+    """A line of output (a warning, an ``Error:`` line, a log line) with what
+    :func:`render_path` escapes, newlines included: a file name cannot forge another line."""
+    return render_path(text)
+
+
+def render_text(text: str) -> str:
+    """A message as any output can carry it (an error naming a file, a backend's reason):
+    what :func:`render_path` escapes, newlines and tabs aside."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _escape(text, KEPT)
+
+
+def _escape(text: str, keep: str) -> str:
+    from unicodedata import category
+
+    out = []
+    for ch in text:
+        if ch in keep or ch.isprintable() or category(ch) not in _ESCAPED:
+            out.append(ch)
+            continue
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (PEP 383)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
+#: The ``codecs`` error handler of toolfind's stdout and stderr (:func:`guard_streams`).
+STREAM_ERRORS = "toolfind-escape"
+
+
+def guard_streams(*streams: Any) -> None:
+    """Make each text stream write what its encoding cannot carry as :func:`render_path`
+    writes a lone surrogate, and any other character it cannot encode (an accent on an ASCII
+    terminal) as ``?``: the last guard behind the outputs that render their paths."""
+    import codecs
+
+    codecs.register_error(STREAM_ERRORS, _unwritable)
+    for stream in streams:
+        try:
+            stream.reconfigure(errors=STREAM_ERRORS)
+        except (AttributeError, ValueError):  # not a TextIOWrapper, or closed
+            pass
+
+
+def _unwritable(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    failed = exc.object[exc.start : exc.end]
+    return "".join(render_path(ch) if _SURROGATE <= ch <= _LAST else "?" for ch in failed), exc.end
+
+
+_SURROGATE, _LAST = "\ud800", "\udfff"
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (which UTF-8 cannot encode: a file name's byte that
+    was not UTF-8) written as :func:`render_path` writes it; anything else as it is."""
+    if not _unencodable(text):
+        return text
+    return "".join(render_path(ch) if _SURROGATE <= ch <= _LAST else ch for ch in text)
+
+
+def _unencodable(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (which UTF-8 cannot encode)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _encodable_json(text: str) -> str:
+    """JSON ``text`` with each lone surrogate (inside a string: nowhere else can one be)
+    written as :func:`render_path` writes it, its backslash escaped for JSON."""
+    return "".join(f"\\{render_path(ch)}" if _SURROGATE <= ch <= _LAST else ch for ch in text)
 
 
 # -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------
