@@ -228,8 +228,16 @@ def catalog_pull(
 
     from toolfind.output import wire
     from toolfind.serve.backends.pull import pull
+    from toolfind.serve.backends.redact import install
 
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig, and redacted: no line names a secret
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("toolfind: %(message)s"))
+        install(handler)
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING)
+    install()
     report = pull([Path(s) for s in servers], out, start_timeout=start_timeout, errlog=sys.stderr)
     if json_:
         _emit([wire.pull_record(s) for s in report.servers])

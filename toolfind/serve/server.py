@@ -24,10 +24,12 @@ from toolfind import __version__
 from toolfind.errors import BackendError
 from toolfind.models import Tool
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.output.wire import categories_record, dumps
+from toolfind.output.wire import dumps, render_path
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
+from toolfind.serve.backends.redact import redact
 from toolfind.serve.backends.seam import NOT_STARTED, Backends
+from toolfind.serve.guard import Guard
 from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
 from toolfind.serve.options import ServeOptions, tool_allowed
 from toolfind.serve.passthrough.common import PROGRESS, page
@@ -143,8 +145,9 @@ class Discovery:
         PROGRESS.set(ctx.session.report_progress if wants_progress else None)
         try:
             return await self.call(params.name, params.arguments)
-        except meta.ToolCallError as exc:
-            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+        except meta.ToolCallError as exc:  # toolfind's words, maybe quoting a backend's: redacted
+            text = redact(str(exc))
+            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         """Run a meta-tool or forward a tool. Raises ToolCallError for what a model can fix."""
@@ -155,7 +158,7 @@ class Discovery:
             return await self.forward(await self._resolve_call(name), arguments)
         args = meta.check_arguments(metatool, arguments)
         if metatool.key == meta.CATEGORIES:
-            return record_result(categories_record(index.categories(), self._status()))
+            return record_result(meta.categories(index, self._status()))
         if metatool.key == meta.SEARCH:
             return record_result(meta.search(index, args, self.backends.serves))
         if metatool.key != meta.CALL:
@@ -198,7 +201,7 @@ class Discovery:
         if not tool_allowed(self.options.filters, tool):  # the index holds none; kept as a guard
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
         if not self.backends.serves(tool.name):
-            where = f" (from {tool.source.file})" if tool.source is not None else ""
+            where = f" (from {render_path(tool.source.file)})" if tool.source is not None else ""
             index = self.live.snapshot.index
             close = meta.callable_suggestions(index, tool.name, self.backends.serves)
             hint = (
@@ -254,6 +257,7 @@ class Discovery:
             self.passthrough.listen_handler(self.notifier.listen_handler),
         )
         server.middleware.append(self.notifier)
+        server.middleware.insert(0, Guard())  # outermost: it sees every answer and error
         return server
 
 

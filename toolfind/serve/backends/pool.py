@@ -246,7 +246,7 @@ class BackendPool:
                 name=b.name,
                 available=b.live is not None,
                 tool_count=counts[b.name],
-                detail="" if b.live is not None else b.reason,
+                detail="" if b.live is not None else b.redact(b.reason),
                 state=b.state,
             )
             for b in self._backends
