@@ -67,6 +67,8 @@ BASIC = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
 FORBIDDEN = {form for secret in SECRETS for form in spellings(secret)} | {BASIC}
 
 
+#: The user name beside a password is only a name: not hidden on its own, but never shown
+#: by what toolfind writes (URLs are shown without their userinfo).
 def leaks(text: str) -> list[str]:
     return sorted(form for form in FORBIDDEN if form in text)
 
@@ -81,19 +83,20 @@ def test_a_servers_secrets_are_known_as_soon_as_it_is_declared() -> None:
         url=f"https://{USER}:{quote(PASSWORD, safe='')}@h.example/mcp?api_key={QUERY_SECRET}",
         headers={"Authorization": f"Bearer {HEADER_SECRET}", "X-Api-Key": HEADER_KEY},
         args=("--api-key=" + ARG_SECRET, "--token", ARG_TOKEN),
-        env={"API_KEY": ENV_SECRET, "LOG_LEVEL": "debug"},
+        env={"API_KEY": ENV_SECRET, "LOG_LEVEL": "debug", "HOME": "/home/me", "PATH": "/a:/b"},
     )
     said = " | ".join(
         [
             f"token {HEADER_SECRET} and {HEADER_KEY} and {ARG_TOKEN}; env {ENV_SECRET}",
-            f"argv --api-key={ARG_SECRET}; user {USER} pass {quote(PASSWORD)} {PASSWORD}",
+            f"argv --api-key={ARG_SECRET}; pass {quote(PASSWORD)} {PASSWORD}",
+            f"at https://{USER}:{quote(PASSWORD, safe='')}@h.example/mcp",
             f"basic {BASIC}; query {QUERY_SECRET}; json {json.dumps(PASSWORD)}",
-            "level debug: keep the words that are never secrets",
+            "level debug: keep the words that are never secrets, /home/me/x and /a:/b",
         ]
     )
     shown = redact(said)
     assert leaks(shown) == []
-    assert "level debug: keep the words" in shown
+    assert "level debug: keep the words that are never secrets, /home/me/x and /a:/b" in shown
 
 
 @pytest.mark.parametrize(

@@ -42,11 +42,10 @@ class Guard:
 
         try:
             result = await call_next(ctx)
-        except MCPError as exc:
-            message = redact(render_text(exc.message))
-            if message == exc.message and not isinstance(exc.data, str):
+        except MCPError as exc:  # the SDK's, or a backend's passed on: its data too
+            message, data = redact(render_text(exc.message)), _redacted(exc.data)
+            if message == exc.message and data == exc.data:
                 raise
-            data = redact(render_text(exc.data)) if isinstance(exc.data, str) else exc.data
             raise MCPError(exc.code, message, data) from None
         except ValidationError:
             raise  # the SDK answers INVALID_PARAMS, without pydantic's text
@@ -65,6 +64,17 @@ class Guard:
             text = redact(render_text(f"{type(exc).__name__}: {exc}".splitlines()[0]))
             message = f"toolfind could not encode its answer to {ctx.method}: {text}"
             raise MCPError(INTERNAL_ERROR, message[:_MESSAGE_LIMIT]) from None
+
+
+def _redacted(value: Any) -> Any:
+    """A JSON value with each string `redact`-ed (and encodable)."""
+    if isinstance(value, str):
+        return redact(render_text(value))
+    if isinstance(value, list):
+        return [_redacted(item) for item in value]
+    if isinstance(value, dict):
+        return {_redacted(key): _redacted(item) for key, item in value.items()}
+    return value
 
 
 def encodable_result(value: Any) -> Any:

@@ -29,6 +29,7 @@ its descriptions) is relayed as it is.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import threading
 from collections.abc import Iterable
@@ -85,8 +86,11 @@ _PAIR = re.compile(
 
 
 def remember(spec: Any) -> None:
-    """Remember the secrets of a `ServerSpec` (called for every spec made)."""
-    values: list[str] = [*spec.env.values(), *spec.headers.values()]
+    """Remember the secrets of a `ServerSpec` (called for every spec made). An ``env`` value
+    that is an absolute path or a list of them (``HOME``, ``PATH``) is not one: masking it
+    would hide every file name under it, and its secret, if any, is the file's content."""
+    env = [value for value in spec.env.values() if not _is_path(value)]
+    values: list[str] = [*env, *spec.headers.values()]
     values += (credential for value in spec.headers.values() for credential in _after_scheme(value))
     if spec.url:
         values += _url_secrets(spec.url)
@@ -173,6 +177,12 @@ def _forms(value: str) -> list[str]:
     return [f for f in forms if f]
 
 
+def _is_path(value: str) -> bool:
+    parts = [part for part in value.split(os.pathsep) if part]
+    absolute = all(p.startswith("/") or p[1:3] in (":\\", ":/") for p in parts)
+    return bool(parts) and absolute and not any(c.isspace() or c in "@?=" for c in value)
+
+
 def _after_scheme(value: str) -> list[str]:
     """The credential of a header value such as ``Bearer abc`` (``abc``)."""
     scheme, _, credential = value.strip().partition(" ")
@@ -194,8 +204,10 @@ def _url_secrets(url: str) -> list[str]:
     found: list[str] = []
     userinfo, at, _ = parts.netloc.rpartition("@")
     if at:
-        user, _, password = userinfo.partition(":")
-        found += [user, password, userinfo]
+        # A user name alone is the credential (https://TOKEN@host); beside a password, it is
+        # only a name (and hidden with it wherever the URL is shown).
+        user, colon, password = userinfo.partition(":")
+        found += [password, userinfo] if colon else [user]
         basic = f"{unquote(user)}:{unquote(password)}".encode()
         found.append(base64.b64encode(basic).decode("ascii"))
     for piece in (parts.query, parts.fragment):
