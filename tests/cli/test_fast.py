@@ -173,6 +173,23 @@ def test_disabled_tools_are_shown_never_searched_and_make_names_ambiguous(
     assert fast(["show", "alphaon", "-c", cat, "--json"], capsys) is None
 
 
+def test_a_name_without_letters_or_digits_is_found_by_both_paths(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = ["___", "---", ".", "🚀"]
+    cat = _write(
+        tmp_path, "u.json", [{"name": n, "description": "Odd name."} for n in [*names, "launch"]]
+    )
+    for name in names:
+        for spelling in (name, f"u/{name}", f"u:{name}"):
+            dash = spelling.startswith("-")  # only after "--", which the fast path leaves
+            args = ["show", "-c", cat, "--json", "--", spelling] if dash else ["show", spelling]
+            args += [] if dash else ["-c", cat, "--json"]
+            expected = slow(args)  # Typer (and the cache the fast path needs)
+            assert json.loads(expected)["name"] == name
+            assert fast(args, capsys) == (None if dash else expected)
+
+
 @pytest.mark.parametrize("limit", [1, 2, 3, 5, 8])
 def test_ties_break_by_name_namespace_then_position_as_the_index_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], limit: int

@@ -162,6 +162,11 @@ class Log:
     def mark(self) -> int:
         return len(self.lines)
 
+    def wait_closed(self, timeout: float = 30.0) -> None:
+        """Return once every writer has closed the stream (its process and children ended)."""
+        with self._cond:
+            assert self._cond.wait_for(lambda: self.closed, timeout), "stderr still open"
+
     def wait_for(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
         """The first line from ``since`` on containing ``text``; fails after ``timeout``."""
         position = since

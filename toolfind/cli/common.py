@@ -257,7 +257,9 @@ ColorOpt = annotated(commands.COLOR)
 
 
 def _warn(message: str) -> None:
-    typer.echo(message, err=True)
+    from toolfind.output.text import render_line
+
+    typer.echo(render_line(message), err=True)
 
 
 def _json_errors() -> bool:
@@ -272,7 +274,9 @@ def _echo_error(message: str, kind: str, *, as_json: bool) -> None:
 
         typer.echo(dumps(error_record(message, kind), compact=True), err=True)
     else:
-        typer.echo(f"Error: {message}", err=True)
+        from toolfind.output.text import render_line
+
+        typer.echo(f"Error: {render_line(message)}", err=True)
 
 
 def _fail(message: str, code: int = 1, kind: str | None = None) -> NoReturn:

@@ -73,8 +73,11 @@ def run(argv: Sequence[str]) -> int | None:
 
 
 def _say(lines: list[str]) -> None:
-    for line in lines:
-        sys.stderr.write(line + "\n")
+    if lines:
+        from toolfind.output.text import render_line
+
+        for line in lines:
+            sys.stderr.write(render_line(line) + "\n")
 
 
 def parse(argv: Sequence[str]) -> tuple[str, commands.Params] | None:

@@ -235,7 +235,9 @@ def catalog_pull(
     from toolfind.config import Config, load_config, servers_for
     from toolfind.errors import UsageError
     from toolfind.output import wire
+    from toolfind.output.text import render_line, render_path
     from toolfind.serve.backends.pull import pull
+    from toolfind.serve.backends.redact import install
 
     config = Config() if servers else load_config()  # --servers: named, so trusted as given
     for line in config.warnings:
@@ -243,21 +245,29 @@ def catalog_pull(
     files = list(servers_for(servers or (), config))
     if not files:
         raise UsageError("no servers to pull: give --servers FILE, or set servers in toolfind.toml")
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig, and redacted: no line names a secret
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("toolfind: %(message)s"))
+        install(handler)
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING)
+    install()
     report = pull(files, out, start_timeout=start_timeout, errlog=sys.stderr)
     if json_:
         _emit([wire.pull_record(s) for s in report.servers])
     else:
         for s in report.servers:
             if s.status == "failed":
-                typer.echo(f"{s.server}: failed: {s.error}", err=True)
+                typer.echo(f"{s.server}: failed: {render_line(s.error or '')}", err=True)
                 continue
             kinds = zip(
                 ("added", "removed", "changed"), (s.added, s.removed, s.changed), strict=True
             )
             changes = ", ".join(f"{label} {', '.join(names)}" for label, names in kinds if names)
+            file = render_path(s.file or "")
             typer.echo(
-                f"{s.server}: {s.status} {s.file} ({s.tool_count} tools){': ' + changes if changes else ''}"
+                f"{s.server}: {s.status} {file} ({s.tool_count} tools){': ' + changes if changes else ''}"
             )
     if report.failed:
         raise typer.Exit(1)
@@ -284,15 +294,15 @@ def cache_path(json_: JsonOpt = False) -> None:
     """
     import os
 
+    from toolfind.output import wire
+    from toolfind.output.text import render_path
     from toolfind.store.manifest import default_cache_dir
 
     path = str(Path(default_cache_dir(os.environ)))
     if json_:
-        from toolfind.output import wire
-
         _emit(wire.cache_path_record(path))
     else:
-        typer.echo(path)
+        typer.echo(render_path(path))
 
 
 @cache_app.command("info")

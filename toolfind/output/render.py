@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 
 from toolfind.output import wire
-from toolfind.output.wire import clean_text, dumps
+from toolfind.output.text import clean_text, render_line, render_path
+from toolfind.output.wire import dumps
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -153,7 +154,7 @@ def tool(tool: Tool, document: dict[str, Any]) -> None:
     head = out if isinstance(out, RichOutput) else PlainOutput(sys.stderr)
     head.line(heading)
     if tool.source is not None:
-        head.line([Styled(str(tool.source), "dim")])
+        head.line([Styled(render_path(str(tool.source)), "dim")])
     out.json(dumps(document))
 
 
@@ -215,8 +216,8 @@ def findings(items: Sequence[Finding], files: int, tools: int) -> None:
     cwd = working_dir()  # None when it was deleted: paths are then shown as given
     for f in items:
         style = "red" if f.severity == "error" else "yellow"
-        where = _relative(f.file, cwd) + (f":{f.line}" if f.line else "")
-        what = f"{f.path}: {f.message}" if f.path else f.message
+        where = render_path(_relative(f.file, cwd)) + (f":{f.line}" if f.line else "")
+        what = render_line(f"{f.path}: {f.message}" if f.path else f.message)
         out.line([where, ": ", Styled(f.severity, style), f": {what} [{f.rule}]"])
     errors = sum(1 for f in items if f.severity == "error")
     warnings = len(items) - errors
@@ -244,7 +245,7 @@ def _relative(file: str, cwd: str | None) -> str:
 def cache_info(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> None:
     """``cache info`` for a person: what ``wire.cache_info_record`` holds, sizes in KiB/MiB."""
     rows: list[list[Cell]] = [
-        ["path", path],
+        ["path", render_path(path)],
         ["exists", str(exists)],
         ["indexes", str(sum(1 for name, _ in files if name.endswith(".pickle")))],
         ["size", human_size(sum(size for _, size in files))],
@@ -595,7 +596,7 @@ def _plain(cell: Cell) -> str:
 
 def _clean(text: str) -> str:
     """Text as Rich shows it: its control characters left out, tabs as spaces (not a
-    sanitiser: ``wire.clean_text`` cleans tool text before it gets here)."""
+    sanitiser: ``output.text.clean_text`` cleans tool text before it gets here)."""
     if text.isascii() and text.isprintable():
         return text
     return text.translate(_STRIP).expandtabs(8)

@@ -1,12 +1,21 @@
 """What toolfind writes for programs: every ``--json`` and MCP result shape (the one place
-JSON keys are spelled; changing one is a CHANGELOG entry), the one JSON encoder (:func:`dumps`)
-and the one text sanitiser (:func:`clean_text`), shared by the CLI, the API and serve-mcp.
+JSON keys are spelled; changing one is a CHANGELOG entry) and the one JSON encoder
+(:func:`dumps`), shared by the CLI, the API and serve-mcp. Text it did not write is cleaned
+and file names rendered by ``output.text``.
 
 The warm fast path imports this module for every ``search --json``: it imports nothing at load
-(unicodedata when a text needs it), and is one module because each costs a warm command ~0.1 ms.
+but ``output.text`` (unicodedata when a text needs it).
 """
 
 from __future__ import annotations
+
+from toolfind.output.text import (
+    clean_text,
+    encodable_json,
+    render_path,
+    render_text,
+    unencodable,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,7 +84,7 @@ def hit_record(
         "tags": list(tool.all_tags),
         "source": {"file": None, "pointer": None}
         if source is None
-        else {"file": source.file, "pointer": source.pointer},
+        else {"file": render_path(source.file), "pointer": source.pointer},
     }
     if include_schema or tool.defer:
         record["schema"] = dict(tool.parameters)
@@ -215,13 +224,13 @@ def pull_record(server: Any) -> dict[str, Any]:
     return {
         "server": server.server,
         "status": server.status,
-        "file": server.file,
+        "file": None if server.file is None else render_path(server.file),
         "tool_count": server.tool_count,
         "added": list(server.added),
         "removed": list(server.removed),
         "changed": list(server.changed),
-        "backup": server.backup,
-        "error": server.error,
+        "backup": None if server.backup is None else render_path(server.backup),
+        "error": None if server.error is None else render_text(server.error),
     }
 
 
@@ -326,23 +335,28 @@ def summary_record(tool: Tool) -> dict[str, Any]:
 
 
 def findings_records(findings: Iterable[Finding]) -> list[dict[str, Any]]:
-    return [{k: getattr(f, k) for k in FINDING_KEYS} for f in findings]
+    """``validate --json``: each finding, its file as :func:`render_path` shows it."""
+    records = [{k: getattr(f, k) for k in FINDING_KEYS} for f in findings]
+    for record in records:
+        record["file"] = render_path(record["file"])
+        record["message"] = render_text(record["message"])
+    return records
 
 
 def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> dict[str, Any]:
     """``toolfind cache info --json``: the cache directory and its own files (name, bytes)."""
     return {
-        "path": path,
+        "path": render_path(path),
         "exists": exists,
         "indexes": sum(1 for name, _ in files if name.endswith(".pickle")),
         "bytes": sum(size for _, size in files),
-        "files": [{"file": name, "bytes": size} for name, size in files],
+        "files": [{"file": render_path(name), "bytes": size} for name, size in files],
     }
 
 
 def error_record(message: str, kind: str) -> dict[str, Any]:
     """An error under ``--json``: one object on stderr, besides the exit code."""
-    return {"error": {"message": message, "kind": kind}}
+    return {"error": {"message": render_text(message), "kind": kind}}
 
 
 def batch_record(record: dict[str, Any], id_: Any) -> dict[str, Any]:
@@ -391,7 +405,7 @@ def config_record(settings: Sequence[Any], files: Sequence[Any]) -> dict[str, An
 
 def cache_path_record(path: str) -> dict[str, Any]:
     """``toolfind cache path --json``."""
-    return {"path": path}
+    return {"path": render_path(path)}
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -410,7 +424,9 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
     ``json.dumps(document, ensure_ascii=False)``, byte for byte, except that a non-finite
     number (NaN, an infinity) is written ``null``: no output ever holds one, which JSON has
-    no spelling for (``json`` writes ``NaN``, ``Infinity``).
+    no spelling for (``json`` writes ``NaN``, ``Infinity``); and that a lone surrogate (a file
+    name that was not UTF-8), which no UTF-8 output can carry, is written as
+    :func:`render_path` writes it (``"caf\\xe9.json"``).
 
     Anything but dicts, lists, tuples, str, int, float, bool and None (or a cycle) is left to
     json, which raises TypeError or ValueError where it always did (and for a non-finite
@@ -422,10 +438,13 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     except (TypeError, ValueError, RecursionError):
         import json
 
-        return json.dumps(
-            document, indent=None if compact else 2, ensure_ascii=ASCII_ONLY, allow_nan=False
+        text = json.dumps(
+            document, indent=None if compact else 2, ensure_ascii=False, allow_nan=False
         )
-    text = "".join(out)
+    else:
+        text = "".join(out)
+    if unencodable(text):  # a file name that was not UTF-8 (see render_path)
+        text = encodable_json(text)
     return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
 
 
@@ -464,10 +483,15 @@ def dumps_array(records: Iterable[Any]) -> Iterator[str]:
         out += piece
         sep = ",\n  "
         if len(out) >= _PIECES:
-            yield "".join(out)
+            yield _encodable("".join(out))
             out.clear()
     out.append("[]" if sep == "[\n  " else "\n]")
-    yield "".join(out)
+    yield _encodable("".join(out))
+
+
+def _encodable(text: str) -> str:
+    text = encodable_json(text) if unencodable(text) else text
+    return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
 
 
 #: Strings gathered before :func:`dumps_array` hands them out (a few hundred records).
@@ -547,37 +571,6 @@ def _scalar(value: Any) -> str:
             return "null"  # never NaN/Infinity, which are not JSON: as JavaScript writes them
         return float.__repr__(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# -- text ----------------------------------------------------------------------------------------
-#
-# Tool text comes from catalogs and servers toolfind does not control. Characters a reader does
-# not see can still carry instructions to a model (tag characters spell text invisibly) or make
-# text read differently (bidi overrides, zero-width characters); controls can act on a terminal.
-# :func:`clean_text` removes them all, the same way in records, tables and serve-mcp.
-
-#: Unicode categories removed: controls (Cc; newline and tab kept), format characters (Cf:
-#: zero-width, bidi controls, tag characters, soft hyphen, BOM), private use (Co), surrogates
-#: (Cs) and unassigned code points (Cn: what they become is unknown, so they are not shown).
-HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
-#: Controls that are kept: they lay text out and are seen as such.
-KEPT = "\n\t"
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    """``text`` without the characters of :data:`HIDDEN` categories (but newline and tab),
-    and at most ``limit`` characters: a longer text is cut and ends with ``…``.
-
-    Printable ASCII within the limit (most text) is returned as is, decided in C.
-    """
-    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
-        return text
-    from unicodedata import category
-
-    kept = "".join(ch for ch in text if ch in KEPT or category(ch) not in HIDDEN)
-    if limit is not None and len(kept) > limit:
-        kept = kept[: limit - 1].rstrip() + "…"
-    return kept
 
 
 # -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------

@@ -31,6 +31,9 @@ def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
 
     checked = options.checked()
     configure_logging(checked.log_level)
+    from toolfind.serve.backends.redact import remember_values
+
+    remember_values([checked.token])  # serve-mcp's own --token is a secret too
     anyio.run(serve, checked, backends)
 
 
@@ -118,11 +121,14 @@ async def _release_later(backends: Backends) -> None:
 
 
 def configure_logging(level: str) -> None:
-    """Every log line to stderr (stdout belongs to the protocol under stdio)."""
+    """Every log line to stderr (stdout belongs to the protocol under stdio), rate-limited,
+    then redacted (`toolfind.serve.backends.redact`): no library's line names a secret."""
+    from toolfind.serve.backends.redact import install
     from toolfind.serve.transports.http_limits import RateLimit
 
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RateLimit())
+    install(handler)
     handler.setFormatter(logging.Formatter("toolfind serve-mcp: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]

@@ -327,6 +327,26 @@ def search(
     return wire.search_record(result, include_schema=include_schema, callable_=callable_)
 
 
+def categories(index: Any, statuses: Mapping[str, Any]) -> dict[str, Any]:
+    """``tool_categories``' record: the namespaces, and each backend's status by the
+    namespace of its tools. A backend's ``detail`` (its last error, which a library may have
+    worded with its URL or headers) is redacted: it is sent to the model."""
+    from toolfind.serve.backends.redact import redact
+    from toolfind.serve.backends.seam import BackendStatus
+
+    shown = {
+        name: BackendStatus(
+            name=str(getattr(status, "name", name)),
+            available=bool(status.available),
+            tool_count=int(getattr(status, "tool_count", 0)),
+            detail=redact(str(status.detail)),
+            state=str(getattr(status, "state", "")),
+        )
+        for name, status in statuses.items()
+    }
+    return wire.categories_record(index.categories(), shown)
+
+
 def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     tool = resolve(index, text_argument(args, "name"))
     limit = int_argument(args, "limit", 5)

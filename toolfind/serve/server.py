@@ -30,11 +30,14 @@ from mcp.server import ServerRequestContext
 from toolfind import __version__
 from toolfind.errors import BackendError
 from toolfind.models import Tool
+from toolfind.output.text import clean_text, render_path
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.output.wire import categories_record, clean_text, dumps
+from toolfind.output.wire import dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
+from toolfind.serve.backends.redact import redact
 from toolfind.serve.backends.seam import NOT_STARTED, Backends
+from toolfind.serve.guard import Guard
 from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
 from toolfind.serve.options import ServeOptions, tool_allowed
 from toolfind.serve.passthrough.common import CALLER, PROGRESS, page
@@ -168,8 +171,9 @@ class Discovery:
     ) -> types.CallToolResult:
         try:
             return await self.call(name, arguments)
-        except meta.ToolCallError as exc:
-            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+        except meta.ToolCallError as exc:  # toolfind's words, maybe quoting a backend's: redacted
+            text = redact(str(exc))
+            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
     def _progress_of(self, ctx: ServerRequestContext[Any, Any]) -> Any:
         """The caller's progress reporter, queued on its request's outbox (a client that does
@@ -196,7 +200,7 @@ class Discovery:
             return await self.forward(await self._resolve_call(name), arguments)
         args = meta.check_arguments(metatool, arguments)
         if metatool.key == meta.CATEGORIES:
-            return record_result(categories_record(index.categories(), self._status()))
+            return record_result(meta.categories(index, self._status()))
         if metatool.key == meta.SEARCH:
             return record_result(meta.search(index, args, self.backends.serves))
         if metatool.key != meta.CALL:
@@ -239,7 +243,7 @@ class Discovery:
         if not tool_allowed(self.options.filters, tool):  # the index holds none; kept as a guard
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
         if not self.backends.serves(tool.name):
-            where = f" (from {tool.source.file})" if tool.source is not None else ""
+            where = f" (from {render_path(tool.source.file)})" if tool.source is not None else ""
             index = self.live.snapshot.index
             close = meta.callable_suggestions(index, tool.name, self.backends.serves)
             hint = (
@@ -252,7 +256,7 @@ class Discovery:
                 f"toolfind can find and describe it but not run it.{hint}"
             )
         if self.checker is not None:
-            problem = self.checker.problem(tool, arguments or {})
+            problem = await self.checker.check(tool, arguments or {})
             if problem is not None:
                 raise meta.ToolCallError(
                     f"Invalid arguments for {tool.name!r} at {problem}. Fix them to match its "
@@ -299,6 +303,7 @@ class Discovery:
             self.passthrough.listen_handler(self.notifier.listen_handler),
         )
         server.middleware.append(self.notifier)
+        server.middleware.insert(0, Guard())  # outermost: it sees every answer and error
         return server
 
     @asynccontextmanager

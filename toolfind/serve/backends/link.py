@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from toolfind.errors import BackendError
 from toolfind.serve.backends.config import ServerSpec
+from toolfind.serve.backends.redact import redact
 from toolfind.serve.backends.seam import NOT_STARTED
 from toolfind.serve.backends.tools import Listed
 
@@ -66,7 +67,14 @@ def quiet_sdk_parse_failures() -> None:
 
 
 def describe(exc: BaseException) -> str:
-    """One line for why a backend failed, from an exception (or the first in a group)."""
+    """One line for why a backend failed, from an exception (or the first in a group),
+    redacted (`redact`: whatever library wrote it, it may name the URL, a header or an
+    argument)."""
+    lines = _reason(exc).strip().splitlines()
+    return redact(lines[0] if lines else type(exc).__name__)
+
+
+def _reason(exc: BaseException) -> str:
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED
 
@@ -345,9 +353,8 @@ class Backend:
         self.notice = anyio.Event()
 
     def redact(self, text: str) -> str:
-        for secret in self.spec.secrets:
-            text = text.replace(secret, "***")
-        return text
+        """``text`` as it may be shown: `redact` (this server's secrets are known to it)."""
+        return redact(text)
 
     def warn_once(self, message: str) -> None:
         if message not in self.logged:

@@ -22,7 +22,7 @@ from toolfind.config import parse_size
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Tool
 from toolfind.output.render import human_size
-from toolfind.output.wire import clean_text
+from toolfind.output.text import clean_text
 from toolfind.serve import defaults
 from toolfind.serve.backends.config import ServerSpec, check_separator, load_servers
 from toolfind.serve.backends.link import (
@@ -252,7 +252,7 @@ class BackendPool:
                 name=b.name,
                 available=b.live is not None,
                 tool_count=counts[b.name],
-                detail="" if b.live is not None else b.reason,
+                detail="" if b.live is not None else b.redact(b.reason),
                 state=b.state,
             )
             for b in self._backends

@@ -26,7 +26,7 @@ from typing import Any
 from toolfind.catalog import read_entry
 from toolfind.catalog.paths import EntryError, json_path
 from toolfind.models import Source, Tool
-from toolfind.output.wire import clean_text
+from toolfind.output.text import clean_text
 from toolfind.shapes import host_name, unique_name
 
 

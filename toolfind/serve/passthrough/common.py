@@ -35,7 +35,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from toolfind.errors import BackendError
-from toolfind.output.wire import clean_text
+from toolfind.output.text import clean_text
 from toolfind.serve.notifier import RequestOutbox, connection_of
 
 logger = logging.getLogger("toolfind.serve")
