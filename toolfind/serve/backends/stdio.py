@@ -4,21 +4,29 @@ The MCP SDK's ``stdio_client`` joins a long line by repeated string concatenatio
 answer took 50 s to read) and has no size limit (its parsed copies took hundreds of MB).
 This is the same transport (the SDK's own process start and shutdown) with a reader that
 joins a line once and, past ``max_line`` characters, drops it and reports `MessageTooLarge`
-instead. When the SDK's private helpers are not there (another SDK version), the SDK's own
-``stdio_client`` is used, unbounded.
+instead. It also reports how a backend that closed its stdout ended (its exit status, before
+the session sees the connection close), registers its process group with the pool's
+`watchdog.ProcessGroups` while it runs, and after the SDK's shutdown stops whatever is left
+in that group. When the SDK's private helpers are not there (another SDK version), the SDK's
+own ``stdio_client`` is used, unbounded.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
 __all__ = ["LineSplitter", "MessageTooLarge", "bounded_stdio_client"]
 
 logger = logging.getLogger("toolfind.serve.backends")
+
+#: Seconds a backend that closed its stdout has to exit before its session is told the
+#: connection closed (so that the reason names its exit status).
+EXIT_WAIT = 1.0
+_EXIT_POLL = 0.01
 
 
 class MessageTooLarge(Exception):
@@ -63,9 +71,19 @@ class LineSplitter:
 
 @asynccontextmanager
 async def bounded_stdio_client(
-    params: Any, *, errlog: TextIO | None, max_line: int
+    params: Any,
+    *,
+    errlog: TextIO | None,
+    max_line: int,
+    on_exit: Callable[[int], None] | None = None,
+    groups: Any = None,
 ) -> AsyncIterator[Any]:
-    """``mcp.client.stdio.stdio_client(params, errlog)`` with lines capped at ``max_line``."""
+    """``mcp.client.stdio.stdio_client(params, errlog)`` with lines capped at ``max_line``.
+
+    ``on_exit(status)`` learns the exit status of a backend that ended by itself (not one
+    this transport stopped). ``groups`` (`watchdog.ProcessGroups`) holds the backend's process
+    group while any of it runs.
+    """
     import anyio
     import anyio.lowlevel
     from anyio.streams.text import TextReceiveStream
@@ -96,6 +114,7 @@ async def bounded_stdio_client(
         errlog=errlog or sys.stderr,
         cwd=params.cwd,
     )
+    _register(process, groups)
     # As in the SDK: no awaits between the spawn and the task group.
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -115,6 +134,8 @@ async def bounded_stdio_client(
                         for line in lines.feed(chunk):
                             message = line if isinstance(line, Exception) else parse_line(line)
                             await read_writer.send(message)
+                    if not shutting_down:
+                        await _report_exit(process, on_exit)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return  # the session is gone
                 finally:
@@ -148,6 +169,7 @@ async def bounded_stdio_client(
         with anyio.move_on_after(flush_timeout):
             await writer_done.wait()
         await stop(process)
+        await _stop_group(process, groups)
         await aclose_all(read_stream, write_stream, read_writer, write_reader)
         await anyio.lowlevel.checkpoint()
 
@@ -162,3 +184,41 @@ async def bounded_stdio_client(
                 await shutdown()
             tg.cancel_scope.cancel()
     await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+def _register(process: Any, groups: Any) -> None:
+    """Hold the backend's process group in ``groups`` (its own session: the group id is its
+    pid) until `_stop_group`."""
+    if groups is not None and sys.platform != "win32":
+        groups.add(int(process.pid))
+
+
+async def _report_exit(process: Any, on_exit: Callable[[int], None] | None) -> None:
+    """After the backend closed its stdout: ``on_exit(status)`` once it exits, if it does
+    within EXIT_WAIT. Polls ``returncode`` as the SDK does: ``process.wait()`` would also
+    wait for the end of pipes a child of the backend may still hold."""
+    import anyio
+
+    if on_exit is None:
+        return
+    with anyio.move_on_after(EXIT_WAIT):
+        while process.returncode is None:
+            await anyio.sleep(_EXIT_POLL)
+    if process.returncode is not None:
+        on_exit(int(process.returncode))
+
+
+async def _stop_group(process: Any, groups: Any) -> None:
+    """After the SDK stopped the backend: stop what is left of its process group (a child
+    that outlived it), then forget the group."""
+    from toolfind.serve.backends.watchdog import group_alive
+
+    if groups is None or sys.platform == "win32":
+        return
+    pgid = int(process.pid)
+    if group_alive(pgid):
+        from mcp.os.posix.utilities import terminate_posix_process_tree
+
+        await terminate_posix_process_tree(process, 2.0)
+    if not group_alive(pgid):
+        groups.discard(pgid)

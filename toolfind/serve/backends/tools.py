@@ -19,7 +19,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -86,6 +86,25 @@ class Listed:
     name: str
     raw: Mapping[str, Any]
     position: int
+
+
+def usable_tools(entries: Sequence[Any], warn: Callable[[str], None]) -> tuple[Listed, ...]:
+    """The entries of a ``tools/list`` that can be used, in order; each one dropped (see
+    `check_tool`, or a name repeated) is ``warn``-ed in one line."""
+    listed: list[Listed] = []
+    names: set[str] = set()
+    for position, entry in enumerate(entries):
+        problem = check_tool(entry)
+        label = entry.get("name") if isinstance(entry, dict) else None
+        label = repr(clean_text(label, 80)) if isinstance(label, str) else f"#{position}"
+        if problem is None and entry["name"] in names:
+            problem = "repeats the name of an earlier tool"
+        if problem is not None:
+            warn(f"tool {label} dropped: {problem}")
+            continue
+        names.add(entry["name"])
+        listed.append(Listed(entry["name"], entry, position))
+    return tuple(listed)
 
 
 def check_tool(entry: Any) -> str | None:
