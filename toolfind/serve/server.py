@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +67,10 @@ class Discovery:
         self.passthrough = Passthrough(live, self.notifier, backends, options.separator)
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
-        self._waited = options.backend_wait <= 0
+        #: Until when (``time.monotonic()``) lists and searches wait for backends connecting
+        #: for the first time; `main.serve` counts it from serve-mcp's start.
+        self.first_contact_until = time.monotonic() + options.backend_wait
+        self._settled = False
         self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
 
@@ -80,7 +84,12 @@ class Discovery:
         index = snapshot.index
         categories = index.categories()
         total = sum(c.tool_count for c in categories)
-        metas = meta.meta_tools(self.options.meta_prefix, [c.name for c in categories], total)
+        metas = meta.meta_tools(
+            self.options.meta_prefix,
+            [c.name for c in categories],
+            total,
+            snapshot.backends_connecting,
+        )
         by_name = {m.name: m for m in metas}
         listed = [_meta_to_mcp(m) for m in metas]
         direct: dict[str, Tool] = {}
@@ -125,14 +134,20 @@ class Discovery:
         return types.ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def settle(self) -> None:
-        """Before the first list: with --backend-wait, wait that long for backends still
-        connecting, so that a client that lists once and ignores list_changed sees them."""
-        if self._waited:
+        """First contact: a list or a search waits for the backends still connecting until
+        each is up or has failed once, or ``--backend-wait`` (counted from serve-mcp's start)
+        has passed, whichever comes first; so a host that lists once sees every backend that
+        starts in time, and a stuck one costs at most the bound. Later requests never wait."""
+        if self._settled:
             return
-        self._waited = True
+        remaining = self.first_contact_until - time.monotonic()
+        if remaining <= 0:
+            self._settled = True
+            return
         self.backends.release()
-        with anyio.move_on_after(self.options.backend_wait):
+        with anyio.move_on_after(remaining):
             await self.backends.wait_settled()
+            self._settled = True
         await self.live.catch_up()
 
     async def on_call_tool(
@@ -154,10 +169,14 @@ class Discovery:
         if metatool is None:
             return await self.forward(await self._resolve_call(name), arguments)
         args = meta.check_arguments(metatool, arguments)
+        if metatool.key in (meta.CATEGORIES, meta.SEARCH):
+            await self.settle()
+            index = self.live.snapshot.index
         if metatool.key == meta.CATEGORIES:
             return record_result(categories_record(index.categories(), self._status()))
         if metatool.key == meta.SEARCH:
-            return record_result(meta.search(index, args, self.backends.serves))
+            connecting = sum(s.state == "connecting" for s in self.backends.status().values())
+            return record_result(meta.search(index, args, self.backends.serves, connecting))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name")
@@ -197,7 +216,8 @@ class Discovery:
         """Call ``tool`` through its backend, within the call timeout."""
         if not tool_allowed(self.options.filters, tool):  # the index holds none; kept as a guard
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
-        if not self.backends.serves(tool.name):
+        route = self.backends.route(tool.name)
+        if route is None:
             where = f" (from {tool.source.file})" if tool.source is not None else ""
             index = self.live.snapshot.index
             close = meta.callable_suggestions(index, tool.name, self.backends.serves)
@@ -232,7 +252,7 @@ class Discovery:
             ) from None
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
-        return self.passthrough.exposed_result(tool.namespace, result)
+        return self.passthrough.exposed_result(route[0], result)  # the server, not the namespace
 
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
