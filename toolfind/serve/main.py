@@ -53,10 +53,7 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> int 
 
     from toolfind.serve.backends.pool import make_backends
     from toolfind.serve.meta import META_KEYS
-    from toolfind.serve.server import Discovery
     from toolfind.serve.state import LiveIndex
-    from toolfind.serve.transports.http import run_http
-    from toolfind.serve.transports.stdio import run_stdio
 
     started = time.monotonic()  # the first-contact wait (--backend-wait) counts from here
     if backends is None:
@@ -92,6 +89,12 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> int 
                     )
                     active.set_listener(live.backends_changed)
                     await anyio.to_thread.run_sync(live.load)
+                    # The MCP SDK's server side only now: the backends were started meanwhile
+                    # (a stdio backend's process starts before the SDK is imported).
+                    from toolfind.serve.server import Discovery
+                    from toolfind.serve.transports.http import run_http
+                    from toolfind.serve.transports.stdio import run_stdio
+
                     discovery = Discovery(live, options, active)
                     discovery.first_contact_until = started + options.backend_wait
                     server = discovery.build_server()

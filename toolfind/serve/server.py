@@ -137,17 +137,18 @@ class Discovery:
         """First contact: a list or a search waits for the backends still connecting until
         each is up or has failed once, or ``--backend-wait`` (counted from serve-mcp's start)
         has passed, whichever comes first; so a host that lists once sees every backend that
-        starts in time, and a stuck one costs at most the bound. Later requests never wait."""
-        if self._settled:
-            return
-        remaining = self.first_contact_until - time.monotonic()
-        if remaining <= 0:
-            self._settled = True
-            return
-        self.backends.release()
-        with anyio.move_on_after(remaining):
-            await self.backends.wait_settled()
-            self._settled = True
+        starts in time, and a stuck one costs at most the bound. Later requests never wait for
+        a backend; each takes in the backend changes already announced (the rebuild the next
+        poll would make), so that what it says agrees with the backends' states."""
+        if not self._settled:
+            remaining = self.first_contact_until - time.monotonic()
+            if remaining > 0:
+                self.backends.release()
+                with anyio.move_on_after(remaining):
+                    await self.backends.wait_settled()
+                    self._settled = True
+            else:
+                self._settled = True
         await self.live.catch_up()
 
     async def on_call_tool(

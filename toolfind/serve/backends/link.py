@@ -197,25 +197,17 @@ async def open_transport(
     (`http_limits`), never the connection.
     """
     if spec.transport == "stdio":
-        from mcp.client.stdio import StdioServerParameters
-
-        from toolfind.serve.backends.stdio import bounded_stdio_client
-
-        quiet_sdk_parse_failures()
-        params = StdioServerParameters(
-            command=spec.command or "",
-            args=list(spec.args),
-            env=dict(spec.env) or None,
-            cwd=spec.cwd,
-        )
+        from toolfind.serve.backends.stdio import Launch, bounded_stdio_client
 
         def exited(status: int) -> None:
             if attempt is not None:
                 attempt.exit_status = status
 
+        launch = Launch(spec.command or "", spec.args, spec.env, spec.cwd)
         async with bounded_stdio_client(
-            params, errlog=errlog, max_line=max_line, on_exit=exited, groups=groups
+            launch, errlog=errlog, max_line=max_line, on_exit=exited, groups=groups
         ) as streams:
+            quiet_sdk_parse_failures()
             yield streams
     elif spec.transport == "sse":
         from mcp.client.sse import sse_client

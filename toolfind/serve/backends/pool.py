@@ -519,12 +519,8 @@ class BackendPool:
                 await attempt.down.wait()
 
     async def _run(self, backend: Backend, attempt: Attempt) -> None:
-        """Own one connection for its whole life: connect, list, watch for changes, close."""
-        from mcp.client.session import ClientSession
-        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-        from mcp_types import Implementation, ToolListChangedNotification
-        from pydantic import ValidationError
-
+        """Own one connection for its whole life: connect, list, watch for changes, close.
+        (The SDK is imported once the transport is open: a stdio backend starts first.)"""
         from toolfind import __version__
 
         reason = "exited"
@@ -541,6 +537,11 @@ class BackendPool:
                             groups=self.groups,
                         )
                     )
+                    from mcp.client.session import ClientSession
+                    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+                    from mcp_types import Implementation, ToolListChangedNotification
+                    from pydantic import ValidationError
+
                     dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
                         WatchedReadStream(read, attempt), write
                     )

@@ -17,7 +17,7 @@ Why a process and not ``PR_SET_PDEATHSIG``: that flag exists on Linux only, reac
 direct child (a wrapper's server, ``uvx``'s or ``npx``'s, would stay behind), fires when the
 *thread* that spawned the child exits, not the process, and cannot escalate from SIGTERM to
 SIGKILL. The watchdog works wherever process groups do, costs one small process per
-serve-mcp (about 8 MB, idle on a blocking read) and nothing per backend. Windows: the SDK
+serve-mcp (about 10 MB, idle on a blocking read) and nothing per backend. Windows: the SDK
 puts each backend in a Job Object that is closed with serve-mcp; no watchdog is started.
 
 Nothing here is imported at module level beyond the standard library: the script must run
