@@ -191,6 +191,7 @@ def test_typer_rich_and_mcp_each_have_one_home() -> None:
 #: JSON keys that only output records use: spelled as a string in output/wire.py alone.
 RECORD_ONLY_KEYS = {
     "unmatched_terms",
+    "backends_connecting",
     "shared_terms",
     "tool_count",
     "deferred_count",

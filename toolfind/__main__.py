@@ -8,9 +8,11 @@ import sys
 
 #: The first argument of the one-shot commands besides the index ones (``commands.COMMANDS``), and
 #: of help and version: done once their output is written, nothing they start outlives them.
-#: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
+#: Also ``serve-mcp``: it returns once every backend it started has stopped, and a SIGTERM'd
+#: server should leave at once (its teardown took up to a second on a busy machine). Not
+#: ``catalog pull``.
 _ONE_SHOT = frozenset(
-    {"schemas", "validate", "eval", "tune", "cache", "--version", "-V", "--help", "-h"}
+    {"schemas", "validate", "eval", "tune", "cache", "serve-mcp", "--version", "-V", "--help", "-h"}
 )
 
 

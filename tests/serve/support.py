@@ -248,3 +248,19 @@ async def http_server(
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` (any process, not only a child) has exited within ``seconds``,
+    waiting on a pidfd (Linux; no polling)."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], seconds)
+        return bool(readable)
+    finally:
+        os.close(fd)

@@ -75,6 +75,10 @@ class FakeBackends:
     def serves(self, name: str) -> bool:
         return any(t.name == name for t in self._tools)
 
+    def route(self, name: str) -> tuple[str, str] | None:
+        found = next((t for t in self._tools if t.name == name), None)
+        return None if found is None else ("weather", found.aliases[0] if found.aliases else name)
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
         self.calls.append((name, dict(arguments)))
         if self.hang:

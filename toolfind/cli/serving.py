@@ -125,8 +125,8 @@ def serve_mcp(
         float,
         typer.Option(
             "--backend-wait",
-            help="Let the first tools/list wait up to this many seconds for backends still "
-            "connecting (for clients that list tools once and ignore list_changed).",
+            help="For this many seconds from start, lists and searches wait for backends "
+            "still connecting (until each is up or has failed once); 0: never wait.",
             metavar="SECONDS",
         ),
     ] = defaults.BACKEND_WAIT,

@@ -105,11 +105,17 @@ def search_record(
     *,
     include_schema: bool = False,
     callable_: Callable[[Tool], bool] | None = None,
+    backends_connecting: int = 0,
 ) -> dict[str, Any]:
     """The search record; with ``callable_`` (serve-mcp), each hit says whether a backend
-    serves it (``callable``)."""
+    serves it (``callable``). ``backends_connecting`` (serve-mcp): how many backend servers
+    are still connecting for the first time, so their tools could not be searched yet (the
+    key is there only when some are)."""
     hits = hit_records(result, include_schema=include_schema, callable_=callable_)
-    return search_document(result.query, hits, list(result.unmatched_terms))
+    record = search_document(result.query, hits, list(result.unmatched_terms))
+    if backends_connecting:
+        record["backends_connecting"] = backends_connecting
+    return record
 
 
 def hit_records(
@@ -606,6 +612,11 @@ SEARCH_SCHEMA = {
         "query": {"type": "string"},
         "hits": {"type": "array", "items": _HIT_SCHEMA},
         "unmatched_terms": {**STRINGS_SCHEMA, "description": "Query terms found in no tool."},
+        "backends_connecting": {
+            "type": "integer",
+            "description": "serve-mcp only, when above 0: how many backend MCP servers are "
+            "still connecting; their tools are not searched yet (search again shortly).",
+        },
     },
     "required": list(SEARCH_KEYS),
 }
@@ -648,8 +659,9 @@ CATEGORIES_SCHEMA = {
                     "state": {
                         "type": "string",
                         "enum": ["connecting", "ready", "retrying", "failed"],
-                        "description": "Backend servers only: connecting, ready, retrying "
-                        "(waiting out a backoff) or failed (retried when next called).",
+                        "description": "Backend servers only: connecting (the first time), "
+                        "ready, retrying (it failed or crashed; detail says how) or failed "
+                        "(given up: its tools cannot be called; a call tries it once more).",
                     },
                     "detail": {
                         "type": "string",

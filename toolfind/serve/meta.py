@@ -81,14 +81,23 @@ def _arguments(properties: dict[str, Any], *required: str) -> dict[str, Any]:
     return schema
 
 
-def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list[MetaTool]:
-    """The five meta-tools, named ``<prefix><key>``; search's description names the catalog."""
+def meta_tools(
+    prefix: str, namespaces: Sequence[str], total_tools: int, backends_connecting: int = 0
+) -> list[MetaTool]:
+    """The five meta-tools, named ``<prefix><key>``; search's description names the catalog,
+    and how many backend servers are still connecting (their tools join later)."""
     shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
     if len(namespaces) > NAMESPACES_IN_DESCRIPTION:
         shown += f", and {len(namespaces) - NAMESPACES_IN_DESCRIPTION} more"
     scope = f"{total_tools} tools in {len(namespaces)} namespaces" + (
         f" ({shown})" if shown else ""
     )
+    if backends_connecting:
+        servers = "server is" if backends_connecting == 1 else "servers are"
+        scope += (
+            f"; {backends_connecting} more MCP {servers} still connecting (their tools join "
+            "when they are up)"
+        )
     p = prefix
     table = (
         (
@@ -292,9 +301,13 @@ def callable_suggestions(index: Any, name: str, serves: Callable[[str], bool]) -
 
 
 def search(
-    index: Any, args: Mapping[str, Any], serves: Callable[[str], bool] | None = None
+    index: Any,
+    args: Mapping[str, Any],
+    serves: Callable[[str], bool] | None = None,
+    backends_connecting: int = 0,
 ) -> dict[str, Any]:
-    """The search record; with ``serves``, each hit says whether it is ``callable``."""
+    """The search record; with ``serves``, each hit says whether it is ``callable``, and the
+    record how many backends are still connecting (``backends_connecting``, when some are)."""
     query = text_argument(args, "query")
     if not query.strip():
         raise ToolCallError(
@@ -324,7 +337,12 @@ def search(
         raise ToolCallError("'include_schema' must be true or false.")
     result = index.search(query, limit, namespace=namespace, tags=tuple(tags))
     callable_ = None if serves is None else (lambda tool: serves(tool.name))
-    return wire.search_record(result, include_schema=include_schema, callable_=callable_)
+    return wire.search_record(
+        result,
+        include_schema=include_schema,
+        callable_=callable_,
+        backends_connecting=backends_connecting,
+    )
 
 
 def categories(index: Any, statuses: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
 from toolfind.serve.backends.redact import redact
 from toolfind.serve.backends.seam import NOT_STARTED, Backends
+from toolfind.serve.backends.tools import origin
 from toolfind.serve.guard import Guard
 from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
 from toolfind.serve.options import ServeOptions, tool_allowed
@@ -80,7 +82,10 @@ class Discovery:
         )
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
-        self._waited = options.backend_wait <= 0
+        #: Until when (``time.monotonic()``) lists and searches wait for backends connecting
+        #: for the first time; `main.serve` counts it from serve-mcp's start.
+        self.first_contact_until = time.monotonic() + options.backend_wait
+        self._settled = False
         self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
 
@@ -94,7 +99,12 @@ class Discovery:
         index = snapshot.index
         categories = index.categories()
         total = sum(c.tool_count for c in categories)
-        metas = meta.meta_tools(self.options.meta_prefix, [c.name for c in categories], total)
+        metas = meta.meta_tools(
+            self.options.meta_prefix,
+            [c.name for c in categories],
+            total,
+            snapshot.backends_connecting,
+        )
         by_name = {m.name: m for m in metas}
         listed = [_meta_to_mcp(m) for m in metas]
         direct: dict[str, Tool] = {}
@@ -139,14 +149,21 @@ class Discovery:
         return types.ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def settle(self) -> None:
-        """Before the first list: with --backend-wait, wait that long for backends still
-        connecting, so that a client that lists once and ignores list_changed sees them."""
-        if self._waited:
-            return
-        self._waited = True
-        self.backends.release()
-        with anyio.move_on_after(self.options.backend_wait):
-            await self.backends.wait_settled()
+        """First contact: a list or a search waits for the backends still connecting until
+        each is up or has failed once, or ``--backend-wait`` (counted from serve-mcp's start)
+        has passed, whichever comes first; so a host that lists once sees every backend that
+        starts in time, and a stuck one costs at most the bound. Later requests never wait for
+        a backend; each takes in the backend changes already announced (the rebuild the next
+        poll would make), so that what it says agrees with the backends' states."""
+        if not self._settled:
+            remaining = self.first_contact_until - time.monotonic()
+            if remaining > 0:
+                self.backends.release()
+                with anyio.move_on_after(remaining):
+                    await self.backends.wait_settled()
+                    self._settled = True
+            else:
+                self._settled = True
         await self.live.catch_up()
 
     async def on_call_tool(
@@ -199,10 +216,14 @@ class Discovery:
         if metatool is None:
             return await self.forward(await self._resolve_call(name), arguments)
         args = meta.check_arguments(metatool, arguments)
+        if metatool.key in (meta.CATEGORIES, meta.SEARCH):
+            await self.settle()
+            index = self.live.snapshot.index
         if metatool.key == meta.CATEGORIES:
             return record_result(meta.categories(index, self._status()))
         if metatool.key == meta.SEARCH:
-            return record_result(meta.search(index, args, self.backends.serves))
+            connecting = sum(s.state == "connecting" for s in self.backends.status().values())
+            return record_result(meta.search(index, args, self.backends.serves, connecting))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name")
@@ -217,20 +238,36 @@ class Discovery:
 
     async def _resolve_call(self, name: str) -> Tool:
         """The tool a call names. A name not found while a backend's first attempt is under
-        way waits (up to ARRIVAL_WAIT) for the backends, then looks again: a
-        host may call a tool it knows as soon as it has connected."""
+        way waits (up to ARRIVAL_WAIT) for the backends, then looks again: a host may call a
+        tool it knows as soon as it has connected. A name that the index resolves to another
+        backend tool than the backends' names now route it to (a backend connected and took a
+        name, the rebuild is under way) is looked up again once the index has caught up: a
+        call never runs a tool other than the one its name means now."""
         serves = self.backends.serves
         try:
-            return meta.resolve(self.live.snapshot.index, name, serves=serves)
+            tool = meta.resolve(self.live.snapshot.index, name, serves=serves)
         except meta.ToolCallError:
             arriving = any(s.detail == NOT_STARTED for s in self.backends.status().values())
             if not arriving:
                 raise
-        self.backends.release()
-        with anyio.move_on_after(ARRIVAL_WAIT):
-            await self.backends.wait_settled()
+            self.backends.release()
+            with anyio.move_on_after(ARRIVAL_WAIT):
+                await self.backends.wait_settled()
+            await self.live.catch_up()
+            return meta.resolve(self.live.snapshot.index, name, serves=serves)
+        made = origin(tool)
+        if made is None or self.backends.route(tool.name) in (None, made):
+            return tool
         await self.live.catch_up()
-        return meta.resolve(self.live.snapshot.index, name, serves=serves)
+        tool = meta.resolve(self.live.snapshot.index, name, serves=serves)
+        made = origin(tool)
+        if made is not None and self.backends.route(tool.name) not in (None, made):
+            raise meta.ToolCallError(
+                f"The tools of server {made[0]!r} are changing; "
+                f"search again ({self.options.meta_prefix}{meta.SEARCH}) and call the name "
+                "it gives."
+            )
+        return tool
 
     def _status(self) -> dict[str, Any]:
         """The backends' status by the namespace of their tools (see `LiveIndex._apart`)."""
@@ -242,7 +279,8 @@ class Discovery:
         """Call ``tool`` through its backend, within the call timeout."""
         if not tool_allowed(self.options.filters, tool):  # the index holds none; kept as a guard
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
-        if not self.backends.serves(tool.name):
+        route = self.backends.route(tool.name)
+        if route is None:
             where = f" (from {render_path(tool.source.file)})" if tool.source is not None else ""
             index = self.live.snapshot.index
             close = meta.callable_suggestions(index, tool.name, self.backends.serves)
@@ -265,9 +303,7 @@ class Discovery:
                 )
         timeout = self.options.call_timeout
         try:
-            route = getattr(self.backends, "route", lambda _: None)(tool.name)
-            server = route[0] if route else tool.namespace
-            with anyio.fail_after(timeout + POOL_SLACK), self.passthrough.gateway.calling(server):
+            with anyio.fail_after(timeout + POOL_SLACK), self.passthrough.gateway.calling(route[0]):
                 progress = PROGRESS.get()
                 if progress is None:
                     result = await self.backends.call(tool.name, dict(arguments or {}))
@@ -279,7 +315,7 @@ class Discovery:
             ) from None
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
-        return self.passthrough.exposed_result(tool.namespace, result)
+        return self.passthrough.exposed_result(route[0], result)  # the server, not the namespace
 
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(

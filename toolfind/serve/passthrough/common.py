@@ -1,8 +1,9 @@
 """What the pass-through capabilities share: list cursors, exposed URIs, the progress of a
 forwarded call, and the backends as seen from here (`Gateway`).
 
-A resource URI is ``toolfind://<server>/<the backend's URI, verbatim>``. The backend's URI is
-kept byte for byte after the prefix, so it round-trips without any table or escaping: a
+A resource URI is ``toolfind://<server>/<the backend's URI, verbatim>``, ``<server>`` being the
+backend's server name (never the namespace its tools may have been moved to). The backend's
+URI is kept byte for byte after the prefix, so it round-trips without any table or escaping: a
 resource template's variables expand exactly as they would at the backend, and a URI read
 that was never listed (one built from a template) still routes. Server names are made of
 ``[A-Za-z0-9_-]``, valid in a URI's authority. toolfind's own resources have no authority
@@ -247,11 +248,14 @@ class Gateway:
         ]
 
     def connecting(self) -> set[str]:
-        """Backends whose first connection is still under way: what they offer is not known
-        yet, and a request routed to one waits for it (`BackendPool.request`)."""
+        """Backends not up now (connecting the first time, or retrying after a crash): what
+        they offer is not known, and a request routed to one waits for it or says why it is
+        unavailable (`BackendPool.request`), rather than "not found"."""
         if self.upstream is None:
             return set()
-        return {n for n, s in self.upstream.status().items() if s.state == "connecting"}
+        return {
+            n for n, s in self.upstream.status().items() if s.state in ("connecting", "retrying")
+        }
 
     async def gather(self, capability: str, method: str, key: str) -> list[tuple[str, Any]]:
         """Every entry of ``method`` from every connected backend declaring ``capability``, all
@@ -293,6 +297,26 @@ class Gateway:
                 return await self.upstream.request(server, method, params, PROGRESS.get())
         except BackendError as exc:
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
+
+    def exposed_blocks(self, server: str, blocks: Sequence[Any]) -> list[Any]:
+        """Content blocks from backend ``server`` (a tool's result, a prompt's messages) with
+        their resource links and embedded resources named by exposed URIs, so that a client
+        reads them through toolfind. Only when ``server`` serves resources: otherwise no
+        resource of it can be read through MCP at all, and its URI (``file://``,
+        ``https://``...) is left for the host as the backend wrote it."""
+        if server not in self.servers_with("resources"):
+            return list(blocks)
+        out: list[Any] = []
+        for block in blocks:
+            if isinstance(block, types.ResourceLink):
+                block = block.model_copy(update={"uri": exposed_uri(server, block.uri)})
+            elif isinstance(block, types.EmbeddedResource):
+                inner = block.resource.model_copy(
+                    update={"uri": exposed_uri(server, block.resource.uri)}
+                )
+                block = block.model_copy(update={"resource": inner})
+            out.append(block)
+        return out
 
     @staticmethod
     def valid(model: type[M], entry: Any, server: str) -> M | None:

@@ -83,6 +83,7 @@ class Passthrough:
             caps = self.gateway.capabilities_of(server)
             if getattr(caps, "resources", None) is not None:
                 await self.resources.list_changed()
+                await self.resources.reconnected(server)
             if getattr(caps, "prompts", None) is not None:
                 await self.prompts.list_changed()
             if getattr(caps, "logging", None) is not None:
