@@ -42,6 +42,9 @@ _KNOWN_KEYS = frozenset(
         "validate",
         "semantic",
         "semantic_weight",
+        "rerank",
+        "rerank_weight",
+        "rerank_depth",
     }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
@@ -85,6 +88,12 @@ class Config:
     semantic: bool | None = None
     #: Its fusion weight (None: ``toolfind.core.fusion.DEFAULT_WEIGHT``).
     semantic_weight: float | None = None
+    #: The rerank stage (``toolfind model fetch``): as ``semantic``, for the model.
+    rerank: bool | None = None
+    #: Its weight (None: ``toolfind.core.fusion.RERANK_WEIGHT``) and depth, the candidates
+    #: it re-scores (None: ``toolfind.store.rerank.DEFAULT_DEPTH``).
+    rerank_weight: float | None = None
+    rerank_depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +188,9 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         ignore_rules=_ignore_rules(data.get("validate", {}), file),
         semantic=_semantic_switch(data.get("semantic"), file),
         semantic_weight=_semantic_weight(data.get("semantic_weight"), file),
+        rerank=_switch(data.get("rerank"), "rerank", file),
+        rerank_weight=_semantic_weight(data.get("rerank_weight"), file, "rerank_weight"),
+        rerank_depth=_depth(data.get("rerank_depth"), file),
     )
 
 
@@ -201,10 +213,32 @@ def _semantic_switch(raw: Any, file: str) -> bool | None:
     raise ConfigError("semantic must be true or false", file=file, path="semantic")
 
 
-def _semantic_weight(raw: Any, file: str) -> float | None:
+def _semantic_weight(raw: Any, file: str, key: str = "semantic_weight") -> float | None:
     if raw is None:
         return None
-    return _unit(raw, "semantic_weight", file)
+    return _unit(raw, key, file)
+
+
+def _switch(raw: Any, key: str, file: str) -> bool | None:
+    if raw is None or isinstance(raw, bool):
+        return raw
+    raise ConfigError(f"{key} must be true or false", file=file, path=key)
+
+
+#: The largest ``rerank_depth`` (``toolfind.store.rerank.MAX_DEPTH``, not imported: numpy).
+_MAX_RERANK_DEPTH = 1000
+
+
+def _depth(raw: Any, file: str) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= _MAX_RERANK_DEPTH:
+        raise ConfigError(
+            f"rerank_depth must be a whole number from 1 to {_MAX_RERANK_DEPTH}, not {raw!r}",
+            file=file,
+            path="rerank_depth",
+        )
+    return raw
 
 
 def parse_weights(

@@ -17,7 +17,12 @@ import typer.main
 from typer.models import CommandInfo, TyperInfo
 
 from toolfind import __version__
-from toolfind.cli import browse, quality, serving  # noqa: F401 - importing them registers the commands
+from toolfind.cli import (  # noqa: F401 - importing them registers the commands
+    browse,
+    models,
+    quality,
+    serving,
+)
 from toolfind.cli.common import app
 
 __all__ = ["app", "app_for", "run"]

@@ -24,7 +24,13 @@ def _run(name: str, p: commands.Params) -> int:
     problem = commands.problem(name, p)
     if problem:
         raise UsageError(problem)
-    index = _open(p.catalog, p.no_cache, getattr(p, "weight", None), getattr(p, "semantic", None))
+    index = _open(
+        p.catalog,
+        p.no_cache,
+        getattr(p, "weight", None),
+        getattr(p, "semantic", None),
+        getattr(p, "rerank", None),
+    )
     if name == "search" and p.queries is not None:
         return commands.search_batch(index, p, _batch_error)
     commands.run(name, index, p, _warn)

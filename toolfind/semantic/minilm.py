@@ -82,7 +82,9 @@ class Encoder:
             layers.append(
                 (
                     np.ascontiguousarray(qkv.T),
-                    np.concatenate([get(f"{attention}self.{n}.bias") for n in ("query", "key", "value")]),
+                    np.concatenate(
+                        [get(f"{attention}self.{n}.bias") for n in ("query", "key", "value")]
+                    ),
                     np.ascontiguousarray(get(attention + "output.dense.weight").T),
                     get(attention + "output.dense.bias"),
                     get(attention + "output.LayerNorm.weight"),

@@ -61,6 +61,27 @@ def attach_semantic(
     return vectors.enable(index, key, want, weight=weight, warn=warn)
 
 
+def attach_rerank(
+    index: Any,
+    want: bool | None,
+    *,
+    weight: float | None = None,
+    depth: int | None = None,
+    use_cache: bool = True,
+    warn: Warn = _quiet,
+) -> bool:
+    """Attach the rerank stage (:mod:`toolfind.store.rerank`) to ``index`` as
+    :func:`semantic_wanted` decided for the ``rerank`` setting (``want``: None on when the
+    model is installed, True required, False off), with its weight and depth (None: the
+    defaults). Returns whether it is on; raises ModelUnavailable when it is required but the
+    model (or the extra that runs it) is missing. Cheap: the model loads on first use."""
+    if want is False:
+        return False
+    from toolfind.store import rerank
+
+    return rerank.enable(index, want, weight=weight, depth=depth, use_cache=use_cache, warn=warn)
+
+
 def open_run_index(
     catalogs: Sequence[str | os.PathLike[str]] = (),
     *,
@@ -72,6 +93,9 @@ def open_run_index(
     cli: bool = False,
     semantic: bool | None = None,
     semantic_weight: float | None = None,
+    rerank: bool | None = None,
+    rerank_weight: float | None = None,
+    rerank_depth: int | None = None,
     accelerate: bool = False,
     warn: Warn = _quiet,
     report_skipped: bool = True,
@@ -88,6 +112,9 @@ def open_run_index(
     (the Python API, serve-mcp) nothing is remembered, an empty index is returned as it is,
     and the semantic signal follows :func:`semantic_wanted`; serve-mcp passes
     ``semantic=False`` and attaches it to each index it builds (:func:`attach_semantic`).
+    The rerank stage follows the same rule for ``rerank`` (the command line's ``--rerank``,
+    the API's ``rerank=``, ``rerank`` in ``toolfind.toml``), with ``rerank_weight`` and
+    ``rerank_depth`` (None: the config's, else the defaults).
 
     Each skipped catalog entry is said through ``warn`` (``segment.skipped_line``) unless
     ``report_skipped`` is false (serve-mcp logs them itself, and tells new problems from
@@ -95,12 +122,13 @@ def open_run_index(
     a context that yields the build's progress callback (or None).
 
     Raises ToolfindError subclasses for bad input (CatalogError, ConfigError, NothingLoaded,
-    SemanticUnavailable).
+    SemanticUnavailable, ModelUnavailable).
     """
     names = tuple(str(os.fspath(c)) for c in catalogs)
     run_key = manifest.run_key(names, tuple(weights)) if cli else None
     loaded = _recorded(run_key) if run_key is not None and use_cache else None
     configured: bool | None = None
+    rerank_configured: bool | None = None
     if loaded is None:
         if paths is None:
             from toolfind.config import for_run
@@ -110,6 +138,9 @@ def open_run_index(
             configured = run.config.semantic
             if semantic_weight is None:
                 semantic_weight = run.config.semantic_weight
+            rerank_configured = run.config.rerank
+            rerank_weight = run.config.rerank_weight if rerank_weight is None else rerank_weight
+            rerank_depth = run.config.rerank_depth if rerank_depth is None else rerank_depth
         if building is None:
             loaded = _load(paths, params, max_file_size, use_cache, run_key, warn, None)
         else:
@@ -129,6 +160,22 @@ def open_run_index(
 
             semantic_weight = load_config().semantic_weight
         attach_semantic(loaded.index, loaded.key, want, weight=semantic_weight, warn=warn)
+    want = semantic_wanted(rerank, rerank_configured, cli=cli)
+    if want is not False:
+        if cli and (rerank_weight is None or rerank_depth is None):  # a recorded run read none
+            from toolfind.config import load_config
+
+            config = load_config()
+            rerank_weight = config.rerank_weight if rerank_weight is None else rerank_weight
+            rerank_depth = config.rerank_depth if rerank_depth is None else rerank_depth
+        attach_rerank(
+            loaded.index,
+            want,
+            weight=rerank_weight,
+            depth=rerank_depth,
+            use_cache=use_cache,
+            warn=warn,
+        )
     return loaded
 
 
