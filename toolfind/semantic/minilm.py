@@ -40,11 +40,45 @@ _HEADS = 12
 _EPS = 1e-12
 
 
+def _blas_threads() -> tuple[Any, Any] | None:
+    """OpenBLAS's (get, set) number-of-threads functions, found in the libraries this process
+    loaded (as threadpoolctl finds them; Linux only), or None.
+
+    Why: numpy's OpenBLAS splits even a query's small products across every core, and on a
+    busy machine waiting for those threads cost a reranked query 540 ms against 32 ms on one
+    thread (benchmarks/semantic_perf.py). The encoder runs on one thread, and gives the
+    process's setting back after each batch."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {
+                line.split()[-1]
+                for line in maps
+                if "openblas" in line.lower() and line.rstrip().split()[-1].startswith("/")
+            }
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", "64_"), ("openblas", "")):
+            getter = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
+            setter = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
+            if getter is not None and setter is not None:
+                getter.restype = ctypes.c_int
+                setter.argtypes = [ctypes.c_int]
+                return getter, setter
+    return None
+
+
 class Encoder:
     """Unit vectors of texts by all-MiniLM-L6-v2. Thread-safe for concurrent :meth:`embed`
     calls: nothing is written after ``__init__``."""
 
-    __slots__ = ("_np", "_tokenizer", "_w", "dim")
+    __slots__ = ("_blas", "_np", "_tokenizer", "_w", "dim")
 
     def __init__(self, root: Path) -> None:
         import numpy as np
@@ -100,6 +134,7 @@ class Encoder:
         w["layers"] = layers
         self._w = w
         self.dim = int(w["word"].shape[1])
+        self._blas = _blas_threads()
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's word-piece ids, [CLS] and [SEP] included, clipped to
@@ -129,13 +164,27 @@ class Encoder:
             for row, i in enumerate(batch):
                 matrix[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1.0
-            out[batch] = self._forward(matrix, mask)
+            out[batch] = self._one_thread(matrix, mask)
             start = end
         return out
 
     def embed_one(self, text: str) -> Any:
         """The unit vector of one text."""
         return self.embed([text])[0]
+
+    def _one_thread(self, ids: Any, mask: Any) -> Any:
+        """:meth:`_forward` with OpenBLAS on one thread (:func:`_blas_threads`)."""
+        if self._blas is None:
+            return self._forward(ids, mask)
+        get, set_ = self._blas
+        before = get()
+        if before == 1:
+            return self._forward(ids, mask)
+        set_(1)
+        try:
+            return self._forward(ids, mask)
+        finally:
+            set_(before)
 
     def _forward(self, ids: Any, mask: Any) -> Any:
         """Pooled, normalised vectors of a padded batch (``ids`` and ``mask``: (B, T))."""

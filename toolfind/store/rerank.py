@@ -480,62 +480,87 @@ def enable(
 # -- serve-mcp's background worker ---------------------------------------------------------------
 
 _WORKER: list[subprocess.Popen[bytes]] = []
+_WORKER_LOCK = threading.Lock()
 
 
-def warm_in_background(index: Any) -> subprocess.Popen[bytes] | None:
-    """Embed every enabled tool of ``index`` that has no stored vector, in a child process at
-    the lowest CPU priority that writes segment files (queries pick them up as they come);
-    the previous worker, if still running, is stopped first. None when there is nothing to
-    do, no rerank stage or no cache directory (vectors are then computed by the queries)."""
+def warm_in_background(index: Any) -> threading.Thread | None:
+    """Embed every enabled tool of ``index`` that has no stored vector, without delaying the
+    caller: a thread at the lowest priority gathers the tools' texts and hands them to a
+    child process, also at the lowest priority (and on one BLAS thread), which writes segment
+    files that queries pick up as they come. The previous worker, if still running, is
+    stopped first. None (nothing started) without a rerank stage or a cache directory:
+    vectors are then computed by the queries that need them. Returns the thread (tests wait
+    on it, then on :func:`worker`)."""
     stage = getattr(index, "reranker", None)
-    stop_worker()
     if stage is None or stage.store.root is None:
         return None
-    keys = [
-        (key_of(text), text)
-        for d, tool in enumerate(index.tools)
-        if index.enabled(d) and (text := tool_text(tool))
-    ]
-    stage.store.refresh()
-    texts = list(dict.fromkeys(t for k, t in keys if stage.store.rows_of([k])[0] < 0))
-    if not texts:
-        return None
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "toolfind.store.rerank"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
+    thread = threading.Thread(
+        target=_start_worker, args=(index, stage), name="toolfind-rerank-warm", daemon=True
     )
-    _WORKER.append(worker)
+    thread.start()
+    return thread
+
+
+def worker() -> subprocess.Popen[bytes] | None:
+    """The background worker process last started, if any."""
+    with _WORKER_LOCK:
+        return _WORKER[-1] if _WORKER else None
+
+
+def _start_worker(index: Any, stage: Reranker) -> None:
+    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+        try:  # this thread only (Linux threads have their own nice value)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except OSError:
+            pass
+    texts = list(
+        dict.fromkeys(
+            text
+            for d, tool in enumerate(index.tools)
+            if index.enabled(d) and (text := tool_text(tool))
+        )
+    )
     job = json.dumps(
         {"root": stage.store.root, "model": stage.model.name, "texts": texts}, ensure_ascii=False
     ).encode("utf-8", "surrogatepass")
-
-    def feed() -> None:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    with _WORKER_LOCK:
+        _stop_workers()
         try:
-            assert worker.stdin is not None
-            worker.stdin.write(job)
-            worker.stdin.close()
+            child = subprocess.Popen(
+                [sys.executable, "-m", "toolfind.store.rerank"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
         except OSError:
-            pass  # it was stopped
-
-    threading.Thread(target=feed, name="toolfind-rerank-feed", daemon=True).start()
-    return worker
+            return  # queries embed their own candidates
+        _WORKER.append(child)
+    try:
+        assert child.stdin is not None
+        child.stdin.write(job)
+        child.stdin.close()
+    except OSError:
+        pass  # it was stopped
 
 
 def stop_worker() -> None:
-    """Stop the background worker, if one runs (a replacement, or the process exits)."""
+    """Stop the background worker, if one runs (the process exits)."""
+    with _WORKER_LOCK:
+        _stop_workers()
+
+
+def _stop_workers() -> None:
     while _WORKER:
-        worker = _WORKER.pop()
-        if worker.poll() is None:
-            worker.terminate()
+        child = _WORKER.pop()
+        if child.poll() is None:
+            child.terminate()
             try:
-                worker.wait(timeout=5)
+                child.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
+                child.kill()
+                child.wait()
 
 
 atexit.register(stop_worker)
