@@ -420,10 +420,14 @@ def _parse_filters(raw: Any, file: str | None) -> Filters:
 
 
 def write_params(
-    path: Path, params: ScoringParams, semantic_weight: float | None = None
+    path: Path,
+    params: ScoringParams,
+    semantic_weight: float | None = None,
+    rerank_weight: float | None = None,
+    rerank_depth: int | None = None,
 ) -> Path | None:
-    """Store scoring settings (and the fusion weight, when given) in ``toolfind.toml``,
-    keeping its other keys and comments.
+    """Store scoring settings (and the fusion weight, the rerank weight and depth, when
+    given) in ``toolfind.toml``, keeping its other keys and comments.
 
     The file is rewritten by :func:`userfiles.rewrite`: through a symlink to its target, its
     mode and owner kept, atomically, the previous version kept as a numbered backup
@@ -455,6 +459,10 @@ def write_params(
     document["weights"] = weights
     if semantic_weight is not None:
         document["semantic_weight"] = semantic_weight
+    if rerank_weight is not None:
+        document["rerank_weight"] = rerank_weight
+    if rerank_depth is not None:
+        document["rerank_depth"] = rerank_depth
     parse_config(document.unwrap(), path)  # never write a file that would not load
     try:
         backup = rewrite(path, tomlkit.dumps(document).encode("utf-8"))

@@ -359,13 +359,7 @@ class Reranker:
         docs = [int(e[0]) for e in exact] + [int(e[0]) for e in ranked]
         if not docs or limit <= 0:
             return [], [], 0.0
-        encoder = encoder_for(self.model.name)
-        np = encoder._np
-        qv = encoder.embed_one(query)
-        rows = self._rows(index, docs, encoder)
-        # einsum, not ``@``: OpenBLAS's threads cost a busy machine tens of milliseconds for
-        # a product this small (docs/SEMANTIC.md).
-        cosines = np.einsum("ij,j->i", self.store.matrix[rows], qv).tolist()
+        cosines = self.cosines(index, query, docs)
         scores = [float(e[1]) for e in exact] + [float(e[1]) for e in ranked]
         mixed, factor = fusion.rerank(scores, cosines, self.weight)
         parts = [float(e[2]) if len(e) > 2 else 0.0 for e in (*exact, *ranked)]
@@ -377,6 +371,26 @@ class Reranker:
         rest = [e for e in entries[len(exact) :] if min_score is None or e[1] >= min_score]
         rest.sort(key=lambda e: (-e[1], index.tie_key(e[0])))
         return out_exact, rest[: max(0, limit - len(out_exact))], factor
+
+    def cosines(
+        self, index: Any, query: str, docs: Sequence[int], query_vector: Any = None
+    ) -> list[float]:
+        """The cosine similarity of ``query`` to each of ``docs`` (tools of ``index``): the
+        query embedded once (unless its vector is given: :meth:`embed_queries`), the tools'
+        vectors from the store (the missing ones embedded in one batch and stored)."""
+        encoder = encoder_for(self.model.name)
+        qv = encoder.embed_one(query) if query_vector is None else query_vector
+        rows = self._rows(index, docs, encoder)
+        # einsum, not ``@``: OpenBLAS's threads cost a busy machine tens of milliseconds for
+        # a product this small (docs/SEMANTIC.md).
+        result: list[float] = encoder._np.einsum("ij,j->i", self.store.matrix[rows], qv).tolist()
+        return result
+
+    def embed_queries(self, queries: Sequence[str]) -> dict[str, Any]:
+        """The vectors of many queries, embedded in batches of similar length (much faster
+        than one at a time): ``eval``/``tune`` over thousands of labelled queries."""
+        unique = list(dict.fromkeys(queries))
+        return dict(zip(unique, encoder_for(self.model.name).embed(unique), strict=True))
 
     def _rows(self, index: Any, docs: Sequence[int], encoder: Encoder) -> list[int]:
         """The store's row of each doc's vector; the missing ones embedded in one batch."""
