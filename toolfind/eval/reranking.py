@@ -10,7 +10,7 @@ settings returns: the grid costs one query embedding per query, not one per sett
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,13 +35,19 @@ class Candidates:
     cosines: tuple[float, ...]
 
 
-def candidates(index: Any, queries: Sequence[JudgedQuery], depth: int) -> list[Candidates]:
+def candidates(
+    index: Any,
+    queries: Sequence[JudgedQuery],
+    depth: int,
+    vectors: Mapping[str, Any] | None = None,
+) -> list[Candidates]:
     """Each query's first ``depth`` first-stage candidates (``index``'s ranking without the
     rerank stage) and their cosines, by the stage attached to ``index`` (the queries
-    embedded in batches first)."""
+    embedded in batches first, unless their ``vectors`` are given)."""
     stage = index.reranker
     doc_of = {id(tool): i for i, tool in enumerate(index.tools)}
-    vectors = stage.embed_queries([q.query for q in queries])
+    if vectors is None:
+        vectors = stage.embed_queries([q.query for q in queries])
     out = []
     for q in queries:
         hits = index.search(q.query, depth, rerank=False).hits

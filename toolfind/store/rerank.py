@@ -511,12 +511,19 @@ def warm_in_background(index: Any) -> threading.Thread | None:
     thread = threading.Thread(
         target=_start_worker, args=(index, stage), name="toolfind-rerank-warm", daemon=True
     )
+    _STARTING[:] = [thread]
     thread.start()
     return thread
 
 
-def worker() -> subprocess.Popen[bytes] | None:
-    """The background worker process last started, if any."""
+_STARTING: list[threading.Thread] = []
+
+
+def worker(timeout: float | None = None) -> subprocess.Popen[bytes] | None:
+    """The background worker process last started, if any, once the thread starting it is
+    done (waiting at most ``timeout`` seconds for it)."""
+    for thread in list(_STARTING):
+        thread.join(timeout)
     with _WORKER_LOCK:
         return _WORKER[-1] if _WORKER else None
 
