@@ -632,6 +632,10 @@ COMMANDS = {
     "cache path": ["cache", "path"],
     "cache info": ["cache", "info"],
     "cache clear": ["cache", "clear"],
+    "model fetch": ["model", "fetch", "--from", "cat"],  # no model there: exit 1, no download
+    "model list": ["model", "list"],
+    "model path": ["model", "path"],
+    "model remove": ["model", "remove"],
 }
 #: The only commands allowed to write catalogs (atomically, with a backup), or that never end.
 EXEMPT = {"catalog pull", "tune", "serve-mcp"}
