@@ -123,7 +123,7 @@ class VectorStore:
         self._seen: set[str] = set()
         self._dir_stamp: tuple[int, int] | None = None
         self._lock = threading.Lock()
-        self.refresh()
+        self._loaded = False  # the segments are read on first use, not when attached
 
     @property
     def matrix(self) -> Any:
@@ -131,16 +131,21 @@ class VectorStore:
         return self._matrix
 
     def __len__(self) -> int:
+        if not self._loaded:
+            self.refresh()
         return self._count
 
     def rows_of(self, keys: Sequence[bytes]) -> list[int]:
         """The row of each key, -1 for a key not stored."""
+        if not self._loaded:
+            self.refresh()
         rows = self._rows
         return [rows.get(k, -1) for k in keys]
 
     def refresh(self) -> None:
         """Read the segment files written since the last look (by this process, another one,
         or the background worker): only when the directory changed."""
+        self._loaded = True
         if self.root is None:
             return
         try:
