@@ -39,8 +39,8 @@ table.
   (``toolfind.store.rerank.DEFAULT_DEPTH``); "toolfind+semantic+rerank" re-scores the default
   ranking with the semantic extra (the API's and serve-mcp's default). Their deltas are against
   the first stage they re-score. The weight and depth curves (seal-tools dev NDCG@10, metatool
-  MRR@10, mcp-open MRR@10) are printed on stderr, and the best mean that loses nothing on
-  seal-tools dev gets its own rows. ``--metatool-sample N`` reranks a fixed sample of N
+  MRR@10, mcp-open MRR@10) are printed on stderr (``--no-rerank-tune`` skips them; ``--no-tune``
+  does not), and the best mean that loses nothing on seal-tools dev gets its own rows. ``--metatool-sample N`` reranks a fixed sample of N
   metatool queries (every 21041/N-th, in file order) instead of all of them.
 """
 
@@ -464,7 +464,7 @@ def rerank_rows(
             n: _split_metrics(cands, 0.0, depth) for n, (_, _, cands) in enumerate(found)
         }
         settings = [(label, RERANK_WEIGHT, rerank.DEFAULT_DEPTH)]
-        if not args.no_tune:
+        if not args.no_rerank_tune:
             curves = [
                 reranking.grid(
                     [c for c in found[0][2] if c.query.split == "dev"], metric="ndcg@10"
@@ -724,6 +724,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--no-rerank", action="store_true", help="skip the rows of the rerank stage"
+    )
+    parser.add_argument(
+        "--no-rerank-tune",
+        action="store_true",
+        help="skip the rerank stage's weight and depth curves (its default rows stay)",
     )
     parser.add_argument(
         "--metatool-sample",
