@@ -132,6 +132,13 @@ def test_the_depth_bounds_what_is_re_scored(model: Path) -> None:
     # One candidate: it is the closest, and nothing below it can overtake it.
     first = shallow.search("directory", 5, rerank=False).hits[0].tool.name
     assert shallow.search("directory", 5).hits[0].tool.name == first
+    # Past the depth, hits keep the first stage's order below the re-scored ones, unscored.
+    two = _index(None, depth=2)
+    first_stage = [h.tool.name for h in two.search("file directory", 5, rerank=False).hits]
+    hits = two.search("file directory", 5).hits
+    assert sorted(h.tool.name for h in hits[:2]) == sorted(first_stage[:2])
+    assert [h.tool.name for h in hits[2:]] == first_stage[2:]
+    assert [h.similarity is None for h in hits] == [False, False] + [True] * (len(hits) - 2)
     with pytest.raises(ConfigError, match="rerank depth"):
         rerank.Reranker(shallow.reranker.model, shallow.reranker.store, depth=0)
 

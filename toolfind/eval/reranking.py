@@ -67,15 +67,17 @@ def candidates(
 
 def ranked(found: Candidates, weight: float, depth: int) -> list[int]:
     """The doc ids a search would return (top 10) with the stage at ``weight`` and ``depth``:
-    exact hits first in their order, then the rest by the mixed score. ``found`` must hold
-    at least ``max(10, depth)`` candidates where the first stage has them."""
-    n = min(max(CUTOFF, depth), len(found.docs))  # as SearchIndex.search asks the first stage
+    exact hits first in their order, then the first ``depth`` others by the mixed score,
+    then the rest in the first stage's order (``Reranker.run``). ``found`` must hold the
+    first stage's top ``max(10, depth)`` where it has them."""
+    n = min(found.exact + depth, len(found.docs))
     if n == 0:
         return []
     mixed, _ = fusion.rerank(found.scores[:n], found.cosines[:n], weight)
     head = list(found.docs[: found.exact])
-    rest = sorted(range(found.exact, n), key=lambda i: -mixed[i][0])
-    return (head + [found.docs[i] for i in rest])[:CUTOFF]
+    reranked = sorted(range(found.exact, n), key=lambda i: -mixed[i][0])
+    tail = list(found.docs[n:])
+    return (head + [found.docs[i] for i in reranked] + tail)[:CUTOFF]
 
 
 def metrics(found: Sequence[Candidates], weight: float, depth: int) -> Metrics:

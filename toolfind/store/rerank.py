@@ -356,21 +356,26 @@ class Reranker:
         min_score: float | None,
     ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], float]:
         """Re-score the first stage's ``exact`` and ``ranked`` entries (``(doc, score)`` or
-        ``(doc, score, semantic part)``, at most ``depth`` ranked ones): (exact, ranked,
-        factor), each entry ``(doc, score, semantic part, rerank part, cosine)``, exact hits
-        first in their order, the ranked by (-score, name), at most ``limit`` in all, those
-        below ``min_score`` dropped. ``factor`` turns a first-stage score's part into its
-        share of the final score (``--explain``)."""
-        docs = [int(e[0]) for e in exact] + [int(e[0]) for e in ranked]
+        ``(doc, score, semantic part)``): the exact ones and the first ``depth`` ranked ones
+        get the mix; ranked ones past the depth (a search asking for more hits than the
+        depth) keep their order below them, as if their similarity were the lowest. Returns
+        (exact, ranked, factor), each entry ``(doc, score, semantic part, rerank part,
+        cosine or None)``, exact hits first in their order, the ranked by (-score, name), at
+        most ``limit`` in all, those below ``min_score`` dropped. ``factor`` turns a
+        first-stage score's part into its share of the final score (``--explain``)."""
+        head = list(exact) + list(ranked[: self.depth])
+        docs = [int(e[0]) for e in head]
         if not docs or limit <= 0:
             return [], [], 0.0
         cosines = self.cosines(index, query, docs)
-        scores = [float(e[1]) for e in exact] + [float(e[1]) for e in ranked]
-        mixed, factor = fusion.rerank(scores, cosines, self.weight)
-        parts = [float(e[2]) if len(e) > 2 else 0.0 for e in (*exact, *ranked)]
-        entries = [
-            (doc, final, part * factor, context, cos)
-            for doc, (final, context), part, cos in zip(docs, mixed, parts, cosines, strict=True)
+        mixed, factor = fusion.rerank([float(e[1]) for e in head], cosines, self.weight)
+        entries: list[tuple[Any, ...]] = [
+            (doc, final, _part(e) * factor, context, cos)
+            for doc, e, (final, context), cos in zip(docs, head, mixed, cosines, strict=True)
+        ]
+        entries += [
+            (int(e[0]), max(0.0, float(e[1])) * factor, _part(e) * factor, 0.0, None)
+            for e in ranked[self.depth :]
         ]
         out_exact = entries[: len(exact)][:limit]
         rest = [e for e in entries[len(exact) :] if min_score is None or e[1] >= min_score]
@@ -447,6 +452,11 @@ class Reranker:
             TermContribution("(context)", "rerank", similarity, cosine, 1.0, self.weight, context)
         )
         return tuple(rows)
+
+
+def _part(entry: Sequence[Any]) -> float:
+    """A first-stage entry's semantic part (0 for a lexical one)."""
+    return float(entry[2]) if len(entry) > 2 else 0.0
 
 
 def enable(
