@@ -85,6 +85,13 @@ def test_the_mix_is_convex_over_the_candidates() -> None:
         fusion.rerank([1.0], [0.1], 1.5)
 
 
+def test_long_requests_get_a_smaller_rerank_weight() -> None:
+    assert fusion.rerank_weight(0.5, "make a folder") == 0.5
+    assert fusion.rerank_weight(0.5, " ".join(["word"] * 12)) == 0.5
+    assert fusion.rerank_weight(0.5, " ".join(["word"] * 24)) == pytest.approx(0.25)
+    assert fusion.rerank_weight(0.5, "") == 0.5
+
+
 # -- search ---------------------------------------------------------------------------------------
 
 

@@ -124,6 +124,22 @@ def fuse(
 
 #: The weight of the reranker's similarity in a reranked score (tuned: docs/SEMANTIC.md).
 RERANK_WEIGHT = 0.5
+#: Requests of up to this many words get the reranker's full weight; a longer one gets
+#: ``weight * RERANK_FULL_WORDS / words`` (:func:`rerank_weight`).
+RERANK_FULL_WORDS = 12
+
+
+def rerank_weight(weight: float, query: str) -> float:
+    """The reranker's weight for ``query``: ``weight`` for up to :data:`RERANK_FULL_WORDS`
+    words (split at white space), then shrinking as ``RERANK_FULL_WORDS / words``.
+
+    A sentence vector is the mean of its word pieces' states: a long request that asks for
+    several things (a task in steps) averages them, and its cosine to any one tool says
+    less, while BM25F still matches each part's words. Measured (docs/SEMANTIC.md): with the
+    full weight for every query, seal-tools' multi-tool tasks (median 54 words) lost 4-6
+    NDCG@10; with this, nothing, and the natural requests (4-18 words) keep their gains."""
+    words = len(query.split())
+    return weight if words <= RERANK_FULL_WORDS else weight * RERANK_FULL_WORDS / words
 
 
 def rerank(

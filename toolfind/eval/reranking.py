@@ -73,6 +73,7 @@ def ranked(found: Candidates, weight: float, depth: int) -> list[int]:
     n = min(found.exact + depth, len(found.docs))
     if n == 0:
         return []
+    weight = fusion.rerank_weight(weight, found.query.query)
     mixed, _ = fusion.rerank(found.scores[:n], found.cosines[:n], weight)
     head = list(found.docs[: found.exact])
     reranked = sorted(range(found.exact, n), key=lambda i: -mixed[i][0])

@@ -367,7 +367,7 @@ class SearchIndex:
             from toolfind.semantic.models import fetch_hint
 
             raise ModelUnavailable(fetch_hint())
-        final_limit, final_min, factor = limit, min_score, 0.0
+        final_limit, final_min, mix = limit, min_score, (0.0, 0.0)
         if stage is not None:  # the first stage gives the candidates; the stage cuts
             limit, min_score = max(limit, stage.depth), None
         signal = self._semantic if semantic is not False else None
@@ -388,7 +388,7 @@ class SearchIndex:
                 self, query, limit, keep, min_score
             )
         if stage is not None:
-            exact, ranked, factor = stage.run(self, query, exact, ranked, final_limit, final_min)
+            exact, ranked, mix = stage.run(self, query, exact, ranked, final_limit, final_min)
         found = [(self._terms.find(m[0]), m) for m in matched] if explain else []
         term_ids = [(m, t) for t, m in found if t is not None]
 
@@ -406,7 +406,7 @@ class SearchIndex:
                 if signal is not None:
                     explanation = _fused_explanation(explanation, scale, part, signal.weight)
                 if stage is not None:
-                    explanation = stage.explained(explanation, factor, context, similarity or 0.0)
+                    explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, similarity)
 
         return SearchResult(query, tuple(searching.hits(exact, ranked, hit)), unmatched)

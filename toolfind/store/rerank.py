@@ -354,21 +354,23 @@ class Reranker:
         ranked: Sequence[Sequence[Any]],
         limit: int,
         min_score: float | None,
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], float]:
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[float, float]]:
         """Re-score the first stage's ``exact`` and ``ranked`` entries (``(doc, score)`` or
         ``(doc, score, semantic part)``): the exact ones and the first ``depth`` ranked ones
         get the mix; ranked ones past the depth (a search asking for more hits than the
         depth) keep their order below them, as if their similarity were the lowest. Returns
         (exact, ranked, factor), each entry ``(doc, score, semantic part, rerank part,
         cosine or None)``, exact hits first in their order, the ranked by (-score, name), at
-        most ``limit`` in all, those below ``min_score`` dropped. ``factor`` turns a
-        first-stage score's part into its share of the final score (``--explain``)."""
+        most ``limit`` in all, those below ``min_score`` dropped; and the mix: (the factor that
+        turns a first-stage score's part into its share of the final score, the weight used
+        for this query: :func:`toolfind.core.fusion.rerank_weight`), for ``--explain``."""
         head = list(exact) + list(ranked[: self.depth])
         docs = [int(e[0]) for e in head]
         if not docs or limit <= 0:
-            return [], [], 0.0
+            return [], [], (0.0, self.weight)
         cosines = self.cosines(index, query, docs)
-        mixed, factor = fusion.rerank([float(e[1]) for e in head], cosines, self.weight)
+        weight = fusion.rerank_weight(self.weight, query)
+        mixed, factor = fusion.rerank([float(e[1]) for e in head], cosines, weight)
         entries: list[tuple[Any, ...]] = [
             (doc, final, _part(e) * factor, context, cos)
             for doc, e, (final, context), cos in zip(docs, head, mixed, cosines, strict=True)
@@ -380,7 +382,7 @@ class Reranker:
         out_exact = entries[: len(exact)][:limit]
         rest = [e for e in entries[len(exact) :] if min_score is None or e[1] >= min_score]
         rest.sort(key=lambda e: (-e[1], index.tie_key(e[0])))
-        return out_exact, rest[: max(0, limit - len(out_exact))], factor
+        return out_exact, rest[: max(0, limit - len(out_exact))], (factor, weight)
 
     def cosines(
         self, index: Any, query: str, docs: Sequence[int], query_vector: Any = None
@@ -431,15 +433,18 @@ class Reranker:
     def explained(
         self,
         explanation: tuple[TermContribution, ...],
-        factor: float,
+        mix: tuple[float, float],
         context: float,
         cosine: float,
     ) -> tuple[TermContribution, ...]:
         """A reranked hit's explanation: the first stage's rows, each scaled to its share of
         the final score, then one ``rerank`` row (term ``(context)``, ``tf`` the normalised
-        similarity, ``idf`` the cosine, ``weight`` the rerank weight) holding the reranker's
-        share. The rows add up to the hit's score."""
+        similarity, ``idf`` the cosine, ``weight`` the rerank weight used for the query)
+        holding the reranker's share. The rows add up to the hit's score. ``mix`` is what
+        :meth:`run` returned with the hits."""
         from toolfind.models import TermContribution
+
+        factor, weight = mix
 
         rows = [
             TermContribution(
@@ -447,9 +452,9 @@ class Reranker:
             )
             for c in explanation
         ]
-        similarity = context / self.weight if self.weight > 0.0 else 0.0
+        similarity = context / weight if weight > 0.0 else 0.0
         rows.append(
-            TermContribution("(context)", "rerank", similarity, cosine, 1.0, self.weight, context)
+            TermContribution("(context)", "rerank", similarity, cosine, 1.0, weight, context)
         )
         return tuple(rows)
 
