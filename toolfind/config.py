@@ -48,6 +48,9 @@ _KNOWN_KEYS = frozenset(
         "semantic",
         "semantic_weight",
         "safe_directories",
+        "rerank",
+        "rerank_weight",
+        "rerank_depth",
     }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
@@ -66,6 +69,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "b": (0.0, 1.0),
     "delta": (0.0, 100.0),
     "semantic_weight": (0.0, 1.0),
+    "rerank_weight": (0.0, 1.0),
 }
 #: The largest ``max_file_size``: 1 TiB (a catalog file is read whole into memory).
 MAX_FILE_SIZE_BOUND = 1 << 40
@@ -151,6 +155,12 @@ class Config:
     sources: Mapping[str, str] = field(default_factory=dict)
     #: One ``Warning:`` line per file ignored because another user may have written it.
     warnings: tuple[str, ...] = ()
+    #: The rerank stage (``toolfind model fetch``): as ``semantic``, for the model.
+    rerank: bool | None = None
+    #: Its weight (None: ``toolfind.core.fusion.RERANK_WEIGHT``) and depth, the candidates
+    #: it re-scores (None: ``toolfind.store.rerank.DEFAULT_DEPTH``).
+    rerank_weight: float | None = None
+    rerank_depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +259,9 @@ def explain(
     rows.append(
         row("semantic_weight", DEFAULT_WEIGHT if semantic_weight is None else semantic_weight)
     )
+    rows.append(row("rerank", config.rerank))
+    rows.append(row("rerank_weight", config.rerank_weight))
+    rows.append(row("rerank_depth", config.rerank_depth))
     for name in sorted(_FILTER_KEYS):
         rows.append(row(f"filters.{name}", list(getattr(config.filters, name))))
     rows.append(row("validate.ignore", list(config.ignore_rules)))
@@ -438,7 +451,7 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
             flat[key] = tuple(path.parent / _home(p) for p in paths)
     if "max_file_size" in data:
         flat["max_file_size"] = parse_size(data["max_file_size"], file=file)
-    for key in ("k1", "delta", "semantic_weight"):
+    for key in ("k1", "delta", "semantic_weight", "rerank_weight"):
         if key in data:
             flat[key] = _number(data[key], key, file)
     if "b" in data and not isinstance(data["b"], Mapping):
@@ -455,7 +468,9 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
             flat[f"{key}.{name}"] = tuple(_string_list(value, f"{key}.{name}", file))
     readers = {
         "validate": ("validate.ignore", _ignore_rules),
-        "semantic": ("semantic", _semantic_switch),
+        "semantic": ("semantic", lambda raw, file: _switch(raw, "semantic", file)),
+        "rerank": ("rerank", lambda raw, file: _switch(raw, "rerank", file)),
+        "rerank_depth": ("rerank_depth", _depth),
         "safe_directories": ("safe_directories", _safe_directories),
     }
     for key, (name, reader) in readers.items():
@@ -490,6 +505,9 @@ def _config(flat: Mapping[str, Any]) -> Config:
         ignore_rules=flat.get("validate.ignore", ()),
         semantic=flat.get("semantic"),
         semantic_weight=flat.get("semantic_weight"),
+        rerank=flat.get("rerank"),
+        rerank_weight=flat.get("rerank_weight"),
+        rerank_depth=flat.get("rerank_depth"),
     )
 
 
@@ -520,10 +538,26 @@ def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
     return tuple(rules)
 
 
-def _semantic_switch(raw: Any, file: str) -> bool | None:
+def _switch(raw: Any, key: str, file: str) -> bool | None:
     if raw is None or isinstance(raw, bool):
         return raw
-    raise ConfigError("semantic must be true or false", file=file, path="semantic")
+    raise ConfigError(f"{key} must be true or false", file=file, path=key)
+
+
+#: The largest ``rerank_depth`` (``toolfind.store.rerank.MAX_DEPTH``, not imported: numpy).
+_MAX_RERANK_DEPTH = 1000
+
+
+def _depth(raw: Any, file: str) -> int | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= _MAX_RERANK_DEPTH:
+        raise ConfigError(
+            f"rerank_depth must be a whole number from 1 to {_MAX_RERANK_DEPTH}, not {raw!r}",
+            file=file,
+            path="rerank_depth",
+        )
+    return raw
 
 
 def parse_weights(
@@ -702,10 +736,14 @@ def _string_list(raw: Any, key: str, file: str | None) -> list[str]:
 
 
 def write_params(
-    path: Path, params: ScoringParams, semantic_weight: float | None = None
+    path: Path,
+    params: ScoringParams,
+    semantic_weight: float | None = None,
+    rerank_weight: float | None = None,
+    rerank_depth: int | None = None,
 ) -> Path | None:
-    """Store scoring settings (and the fusion weight, when given) in ``toolfind.toml``,
-    keeping its other keys and comments.
+    """Store scoring settings (and the fusion weight, the rerank weight and depth, when
+    given) in ``toolfind.toml``, keeping its other keys and comments.
 
     The file is rewritten by :func:`userfiles.rewrite`: through a symlink to its target, its
     mode and owner kept, atomically, the previous version kept as a numbered backup
@@ -737,6 +775,10 @@ def write_params(
     document["weights"] = weights
     if semantic_weight is not None:
         document["semantic_weight"] = semantic_weight
+    if rerank_weight is not None:
+        document["rerank_weight"] = rerank_weight
+    if rerank_depth is not None:
+        document["rerank_depth"] = rerank_depth
     parse_config(document.unwrap(), path)  # never write a file that would not load
     try:
         backup = rewrite(path, tomlkit.dumps(document).encode("utf-8"))

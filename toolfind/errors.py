@@ -113,3 +113,17 @@ class SemanticUnavailable(ToolfindError):
     """The semantic signal was asked for, but its optional extra is not installed."""
 
     kind = "semantic_unavailable"
+
+
+class ModelUnavailable(ToolfindError):
+    """The reranker was asked for, but its model (``toolfind model fetch``) or the semantic
+    extra that runs it is not installed."""
+
+    kind = "model_unavailable"
+
+
+class ModelError(ToolfindError):
+    """A model cannot be fetched, installed or removed (pip failed, a file is not the pinned
+    one, a folder cannot be written)."""
+
+    kind = "model"

@@ -365,12 +365,15 @@ class ScoringParams:
 
 @_frozen_dataclass
 class Hit:
-    """One search result. ``match`` is ``exact`` when the query named the tool."""
+    """One search result. ``match`` is ``exact`` when the query named the tool.
+    ``similarity`` is the reranker's cosine similarity of the query and the tool (-1..1,
+    all-MiniLM-L6-v2's vectors), None when no reranker scored the hit."""
 
     tool: Tool
     score: float
     match: MatchKind
     explanation: tuple[TermContribution, ...]
+    similarity: float | None
 
     def __init__(
         self,
@@ -378,11 +381,13 @@ class Hit:
         score: float,
         match: MatchKind = "ranked",
         explanation: tuple[TermContribution, ...] = (),
+        similarity: float | None = None,
     ) -> None:
         _set(self, "tool", tool)
         _set(self, "score", score)
         _set(self, "match", match)
         _set(self, "explanation", explanation)
+        _set(self, "similarity", similarity)
 
     @property
     def name(self) -> str:

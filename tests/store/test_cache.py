@@ -634,6 +634,10 @@ COMMANDS = {
     "cache clear": ["cache", "clear"],
     "config path": ["config", "path"],
     "config": ["config", "--json"],
+    "model fetch": ["model", "fetch", "--from", "cat"],  # no model there: exit 1, no download
+    "model list": ["model", "list"],
+    "model path": ["model", "path"],
+    "model remove": ["model", "remove"],
 }
 #: The only commands allowed to write catalogs (atomically, with a backup), or that never end.
 EXEMPT = {"catalog pull", "tune", "serve-mcp"}

@@ -20,6 +20,7 @@ from typer.models import CommandInfo, TyperInfo
 from toolfind import __version__
 from toolfind.cli import (  # noqa: F401 - importing them registers the commands
     browse,
+    models,
     quality,
     serving,
     settings,

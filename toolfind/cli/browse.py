@@ -26,7 +26,13 @@ def _run(name: str, p: commands.Params) -> int:
         raise UsageError(problem)
     for note in commands.prepare(name, p):
         _warn(note)
-    index = _open(p.catalog, p.no_cache, getattr(p, "weight", None), getattr(p, "semantic", None))
+    index = _open(
+        p.catalog,
+        p.no_cache,
+        getattr(p, "weight", None),
+        getattr(p, "semantic", None),
+        getattr(p, "rerank", None),
+    )
     if name == "search" and p.queries is not None:
         return commands.search_batch(index, p, _batch_error)
     return commands.run(name, index, p, _warn)

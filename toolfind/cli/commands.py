@@ -121,6 +121,12 @@ SEMANTIC = Opt(
     "Fuse the semantic signal with BM25F (needs toolfind[semantic]), or rank by words only.",
     warm=("--lexical",),  # the command line's default: the same index, words only
 )  # fmt: skip
+RERANK = Opt(
+    "rerank", "--rerank/--no-rerank", SWITCH, None,
+    "Re-score the top candidates with the MiniLM reranker (needs `toolfind model fetch`),"
+    " or not.",
+    warm=("--no-rerank",),  # the command line's default: no reranker
+)  # fmt: skip
 NO_PAGER = Opt(
     "no_pager", "--no-pager", FLAG, False,
     "Print straight to the terminal (default: long output goes through $TOOLFIND_PAGER,"
@@ -189,6 +195,7 @@ COMMANDS: dict[str, Command] = {
                 "Batch mode: one query per line (or JSON Lines with 'query'); - for stdin.",
                 metavar="FILE", warm=()),
             CATALOG, JSON, TABLE_FORMAT, FIELDS, FAIL_EMPTY, NO_PAGER, COLOR, NO_CACHE, SEMANTIC,
+            RERANK,
         ),
         Command(
             "show",

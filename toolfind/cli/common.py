@@ -254,6 +254,7 @@ NoCacheOpt = annotated(commands.NO_CACHE)
 WeightOpt = annotated(commands.WEIGHT)
 SemanticOpt = annotated(commands.SEMANTIC)
 ColorOpt = annotated(commands.COLOR)
+RerankOpt = annotated(commands.RERANK)
 
 
 def _warn(message: str) -> None:
@@ -334,6 +335,7 @@ def _open(
     no_cache: bool,
     weights: list[str] | None = None,
     semantic: bool | None = None,
+    rerank: bool | None = None,
 ) -> Any:
     """The index of a command (``store.run.open_run_index`` by the command line's rules),
     its warnings on stderr and a spinner on a terminal while it is built."""
@@ -345,6 +347,7 @@ def _open(
         use_cache=not no_cache,
         cli=True,
         semantic=semantic,
+        rerank=rerank,
         warn=_warn,
         building=_building,
     )

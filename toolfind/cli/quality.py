@@ -13,6 +13,7 @@ from toolfind.cli.common import (
     ColorOpt,
     JsonOpt,
     NoCacheOpt,
+    RerankOpt,
     SemanticOpt,
     WeightOpt,
     _emit,
@@ -170,6 +171,7 @@ def eval_(
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
     color: ColorOpt = "auto",
+    rerank: RerankOpt = None,
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
@@ -178,9 +180,12 @@ def eval_(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
-    index = _open(catalog, no_cache, semantic=semantic)
+    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
     if index.semantic is not None:
         _warn(f"Semantic signal on, fusion weight {index.semantic.weight:g}")
+    if index.reranker is not None:
+        stage = index.reranker
+        _warn(f"Reranker on: {stage.model.name}, weight {stage.weight:g}, depth {stage.depth}")
     thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
     params = _scoring(index, weight, k1, b)
     judged = _judged(index, queries_file)
@@ -225,11 +230,13 @@ def tune(
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
     color: ColorOpt = "auto",
+    rerank: RerankOpt = None,
 ) -> None:
     """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
 
     With --semantic, also learn the fusion weight of the semantic signal on the training
-    queries (reported on stderr, written as semantic_weight with --write).
+    queries (reported on stderr, written as semantic_weight with --write); with --rerank, the
+    reranker's weight and depth (rerank_weight, rerank_depth).
 
     Example: toolfind tune queries.yaml --holdout 0.3 --write
     """
@@ -237,10 +244,12 @@ def tune(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
-    index = _open(catalog, no_cache, semantic=semantic)
+    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
     judged = _judged(index, queries_file)
     signal, fusion_weight = index.semantic, None
+    stage, rerank_settings = index.reranker, None
     index.use_semantic(None)  # field weights, b, k1 and delta are tuned on the lexical ranking
+    index.use_reranker(None)
     with _progress_bar("Tuning", None) as progress:
         report = evaluate.tune(
             index,
@@ -266,6 +275,20 @@ def tune(
             f"({metric} on the training queries {values[fusion_weight]:.4f}; "
             f"lexical only {values.get(0.0, 0.0):.4f})"
         )
+    if stage is not None:
+        learned = _tune_rerank(
+            index,
+            report.params,
+            signal,
+            fusion_weight,
+            stage,
+            judged,
+            holdout=holdout,
+            train_split=train_split,
+            seed=seed,
+            metric=metric,
+        )
+        rerank_settings = _tune_rerank_report(learned, metric)
     if json_:
         _emit(wire.tune_record(report))
     else:
@@ -276,11 +299,54 @@ def tune(
         from toolfind.userfiles import working_dir
 
         target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
-        backup = write_params(target, report.params, fusion_weight)
+        backup = write_params(
+            target,
+            report.params,
+            fusion_weight,
+            *(rerank_settings or (None, None)),
+        )
         _warn(
             f"Wrote the chosen settings to {target}"
             + (f" (previous file kept as {backup})" if backup else "")
         )
+
+
+def _tune_rerank(
+    index: Any,
+    params: Any,
+    signal: Any,
+    fusion_weight: float | None,
+    stage: Any,
+    judged: Any,
+    *,
+    holdout: float | None = None,
+    train_split: str | None = None,
+    seed: int = 0,
+    metric: str = "ndcg@10",
+) -> Any:
+    """The rerank weight and depth learned on the training queries, over the tuned first
+    stage: ((weight, depth), its value, the value without the reranker)."""
+    from toolfind.eval import evaluate, reranking
+
+    tuned = index.with_params(params)
+    if signal is not None:
+        tuned.use_semantic(signal if fusion_weight is None else signal.with_weight(fusion_weight))
+    tuned.use_reranker(stage)
+    train, _ = evaluate.split_queries(judged, holdout=holdout, train_split=train_split, seed=seed)
+    found = reranking.candidates(tuned, train, max(reranking.DEPTHS))
+    points = reranking.grid(found, metric=metric)
+    chosen = reranking.best(points)
+    values = {(w, d): v for w, d, v in points}
+    return chosen, values[chosen], values[(0.0, min(reranking.DEPTHS))]
+
+
+def _tune_rerank_report(learned: Any, metric: str) -> tuple[float, int]:
+    (weight, depth), value, without = learned
+    _warn(
+        f"Reranker: weight {weight:g}, depth {depth} ({metric} on the training queries "
+        f"{value:.4f}; without the reranker {without:.4f})"
+    )
+    return weight, depth
 
 
 def _progress_bar(label: str, total: int | None) -> Any:

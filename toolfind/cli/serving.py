@@ -13,6 +13,7 @@ from toolfind.cli.common import (
     ColorOpt,
     JsonOpt,
     NoCacheOpt,
+    RerankOpt,
     SemanticOpt,
     WeightOpt,
     _emit,
@@ -141,6 +142,7 @@ def serve_mcp(
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    rerank: RerankOpt = None,
 ) -> None:
     """Serve the catalogs (and backend MCP servers) to MCP hosts as a few discovery meta-tools.
 
@@ -190,6 +192,9 @@ def serve_mcp(
         max_result_size=_size_option("--max-result-size", max_result_size),
         semantic=semantic_wanted(semantic, config.semantic, cli=False),
         semantic_weight=config.semantic_weight,
+        rerank=semantic_wanted(rerank, config.rerank, cli=False),
+        rerank_weight=config.rerank_weight,
+        rerank_depth=config.rerank_depth,
     )
     run(options)
 

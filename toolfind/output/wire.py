@@ -414,6 +414,27 @@ def cache_path_record(path: str) -> dict[str, Any]:
     return {"path": render_path(path)}
 
 
+def model_record(found: Any, problem: str) -> dict[str, Any]:
+    """A model of ``toolfind model list --json`` (and ``fetch --json``): a
+    ``semantic.models.Installed`` and what is wrong with it ("" if nothing)."""
+    model = found.spec
+    return {
+        "name": model.name,
+        "package": model.package,
+        "version": model.version,
+        "installed": not problem,
+        "problem": problem or None,
+        "path": str(found.path),
+        "licence": model.licence,
+        "upstream": model.upstream,
+    }
+
+
+def model_removed_record(name: str, path: str) -> dict[str, Any]:
+    """``toolfind model remove --json``."""
+    return {"removed": name, "path": path}
+
+
 # -- encoding ----------------------------------------------------------------------------------
 #
 # No json import: it (and its ``re``) costs a warm command half of Python's start-up, and with

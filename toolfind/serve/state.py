@@ -27,7 +27,7 @@ from toolfind.serve.backends.seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store import manifest
 from toolfind.store.cache import Loaded
-from toolfind.store.run import attach_semantic, open_run_index, semantic_wanted
+from toolfind.store.run import attach_rerank, attach_semantic, open_run_index, semantic_wanted
 
 logger = logging.getLogger("toolfind.serve")
 
@@ -70,8 +70,14 @@ class LiveIndex:
         use_cache: bool = True,
         semantic: bool | None = None,
         semantic_weight: float | None = None,
+        rerank: bool | None = None,
+        rerank_weight: float | None = None,
+        rerank_depth: int | None = None,
     ) -> None:
         self.catalogs = tuple(catalogs)
+        self.rerank = rerank
+        self.rerank_weight = rerank_weight
+        self.rerank_depth = rerank_depth
         self.semantic = semantic
         self.semantic_weight = semantic_weight
         self.params = params
@@ -215,6 +221,19 @@ class LiveIndex:
         index.accelerate()  # a server answers many queries: numpy pays for its import
         want = semantic_wanted(self.semantic, None, cli=False)  # config's: in self.semantic
         attach_semantic(index, key, want, weight=self.semantic_weight, warn=logger.warning)
+        # The rerank stage loads its model on the first query; every tool's vector is
+        # computed by a worker at the lowest priority, after this returns (store.rerank).
+        if attach_rerank(
+            index,
+            self.rerank,
+            weight=self.rerank_weight,
+            depth=self.rerank_depth,
+            use_cache=self.use_cache,
+            warn=logger.warning,
+        ):
+            from toolfind.store.rerank import warm_in_background
+
+            warm_in_background(index)
         return Snapshot(
             index, tools, frozenset(map(str, errors)), generation, namespaces, given, connecting
         )

@@ -68,7 +68,7 @@ _COLUMNS = frozenset(
     "_rank_of _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_semantic", "_views", "_vocab")
+_TRANSIENT = ("_accelerated", "_rerank", "_semantic", "_views", "_vocab")
 
 
 class SearchIndex:
@@ -108,6 +108,7 @@ class SearchIndex:
     _weights: tuple[float, ...]
     _accelerated: bool
     _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
+    _rerank: Any  # toolfind.store.rerank.Reranker, when the rerank stage is on
     _views: tuple[memoryview, memoryview, memoryview] | None
     _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
@@ -169,6 +170,7 @@ class SearchIndex:
         self._categories = meta.categories()
         self._accelerated = False
         self._semantic = None
+        self._rerank = None
         self._vocab = None
         self._apply(params)
         return self
@@ -190,6 +192,7 @@ class SearchIndex:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._accelerated, self._views, self._semantic, self._vocab = False, None, None, None
+        self._rerank = None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
@@ -349,6 +352,7 @@ class SearchIndex:
         min_score: float | None = None,
         explain: bool = False,
         semantic: bool | None = None,
+        rerank: bool | None = None,
     ) -> SearchResult:
         """The tools best matching ``query``: named tools first (``match="exact"``, by
         namespace then name), then the rest by (-score, name, namespace); at most ``limit``.
@@ -357,9 +361,22 @@ class SearchIndex:
         drops ranked hits scoring less; ``explain`` fills each hit's ``explanation``. With the
         semantic signal attached (:meth:`use_semantic`) and ``semantic`` not False, scores are
         fused (:mod:`toolfind.core.fusion`, in [0, 1]); ``semantic=True`` without it raises
-        SemanticUnavailable. See :func:`toolfind.core.search.run` for the rest.
+        SemanticUnavailable. With the rerank stage attached (:meth:`use_reranker`) and
+        ``rerank`` not False, the first stage's top candidates are re-scored
+        (:mod:`toolfind.store.rerank`; each hit's ``similarity`` is the reranker's cosine);
+        ``rerank=True`` without it raises ModelUnavailable. See
+        :func:`toolfind.core.search.run` for the rest.
         """
         keep = self._filter(namespace, tags)
+        stage = self._rerank if rerank is not False else None
+        if rerank and stage is None:
+            from toolfind.errors import ModelUnavailable
+            from toolfind.semantic.models import fetch_hint
+
+            raise ModelUnavailable(fetch_hint())
+        final_limit, final_min, mix = limit, min_score, (0.0, 0.0)
+        if stage is not None:  # the first stage gives the candidates; the stage cuts
+            limit, min_score = max(limit, stage.depth), None
         signal = self._semantic if semantic is not False else None
         if semantic and signal is None:
             from toolfind.errors import SemanticUnavailable
@@ -377,16 +394,27 @@ class SearchIndex:
             matched, unmatched, exact, ranked, scale = signal.run(
                 self, query, limit, keep, min_score
             )
+        if stage is not None:
+            exact, ranked, mix = stage.run(self, query, exact, ranked, final_limit, final_min)
         found = [(self._terms.find(m[0]), m) for m in matched] if explain else []
         term_ids = [(m, t) for t, m in found if t is not None]
 
-        def hit(match: MatchKind, doc: int, score: float, part: float = 0.0) -> Hit:
+        def hit(
+            match: MatchKind,
+            doc: int,
+            score: float,
+            part: float = 0.0,
+            context: float = 0.0,
+            similarity: float | None = None,
+        ) -> Hit:
             explanation: tuple[TermContribution, ...] = ()
             if explain:
                 explanation = self._explain(doc, term_ids)
                 if signal is not None:
                     explanation = _fused_explanation(explanation, scale, part, signal.weight)
-            return Hit(self.tools[doc], score, match, explanation)
+                if stage is not None:
+                    explanation = stage.explained(explanation, mix, context, similarity or 0.0)
+            return Hit(self.tools[doc], score, match, explanation, similarity)
 
         return SearchResult(query, tuple(searching.hits(exact, ranked, hit)), unmatched)
 
@@ -399,6 +427,16 @@ class SearchIndex:
     def semantic(self) -> Any:
         """The attached semantic signal, or None."""
         return self._semantic
+
+    def use_reranker(self, stage: Any) -> None:
+        """Re-score every search's top candidates with ``stage`` (a
+        :class:`toolfind.store.rerank.Reranker`) from now on; None turns it off."""
+        self._rerank = stage
+
+    @property
+    def reranker(self) -> Any:
+        """The attached rerank stage, or None."""
+        return self._rerank
 
     def postings(self, term: str) -> TermPostings | None:
         """The term's postings for :func:`toolfind.core.search.run` (views, not copies)."""
