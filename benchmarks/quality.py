@@ -34,6 +34,15 @@ table.
   maximises the mean of seal-tools ``dev`` NDCG@10, metatool MRR@10 and mcp-open MRR@10 (one
   weight for all: tuned for the kind of query, not the examples). seal-tools test splits never
   influence it.
+- "toolfind+rerank" (when the model is installed, ``toolfind model fetch``; ``--no-rerank``
+  skips it) re-scores toolfind's lexical top 50 with the all-MiniLM-L6-v2 reranker at the
+  default weight (``toolfind.core.fusion.RERANK_WEIGHT``) and depth
+  (``toolfind.store.rerank.DEFAULT_DEPTH``); "toolfind+semantic+rerank" re-scores the default
+  ranking with the semantic extra (the API's and serve-mcp's default). Their deltas are against
+  the first stage they re-score. The weight and depth curves (seal-tools dev NDCG@10, metatool
+  MRR@10, mcp-open MRR@10) are printed on stderr (``--no-rerank-tune`` skips them; ``--no-tune``
+  does not), and the best mean that loses nothing on seal-tools dev gets its own rows. ``--metatool-sample N`` reranks a fixed sample of N
+  metatool queries (every 21041/N-th, in file order) instead of all of them.
 """
 
 from __future__ import annotations
@@ -365,7 +374,15 @@ def run(args: argparse.Namespace, progress: Callable[[str], None]) -> str:
             (mcp_index, mcp_q, mcp_tf),
             (words_index, words_q, words_tf),
         )
-        rows.sort(key=lambda r: ROW_ORDER.get(r[0], 99))
+    if not args.no_rerank:
+        rows += rerank_rows(
+            args,
+            progress,
+            (seal_index, seal_q, seal_tf),
+            (meta_index, meta_q, meta_tf),
+            (mcp_index, mcp_q, mcp_tf),
+        )
+    rows.sort(key=lambda r: ROW_ORDER.get(r[0], 99))
     out = [table(rows), "", f"toolfind: {describe(base)}"]
     if tuned_params is not None:
         out.append(f"toolfind tuned on seal-tools dev: {describe(tuned_params)}")
@@ -440,6 +457,102 @@ def semantic_rows(
         for kind in ("all", *TOOLWORDS_KINDS):
             rows.append((f"toolwords {kind}", label, words_m[kind], words[2][kind]))
     return rows
+
+
+#: Where the rerank rows keep the tools' vectors between runs (``benchmarks/_work`` is not
+#: committed).
+RERANK_CACHE = REPO / "benchmarks" / "_work" / "rerank-vectors"
+
+
+def rerank_rows(
+    args: argparse.Namespace,
+    progress: Callable[[str], None],
+    seal: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
+    meta: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
+    mcp: tuple[Any, list[JudgedQuery], dict[str, Metrics]],
+) -> list[tuple[str, str, Metrics, Metrics | None]]:
+    """Rows for the rerank stage over the lexical ranking and over the default ranking with
+    the semantic extra (when ``semantic_rows`` attached it), at the default weight and depth
+    and at the best ones (see the module docstring)."""
+    from toolfind.core.fusion import RERANK_WEIGHT
+    from toolfind.eval import reranking
+    from toolfind.semantic import models
+    from toolfind.store import rerank
+
+    if not rerank.runnable() or not models.status(models.DEFAULT_MODEL).installed:
+        progress("reranker model not installed (toolfind model fetch): no rerank rows")
+        return []
+    depth = max(reranking.DEPTHS)
+    if args.metatool_sample:
+        step = max(1, len(meta[1]) // args.metatool_sample)
+        meta = (meta[0], meta[1][::step][: args.metatool_sample], meta[2])
+        progress(f"metatool: reranking {len(meta[1])} of its queries (every {step}th)")
+    rows: list[tuple[str, str, Metrics, Metrics | None]] = []
+    firsts = [("toolfind+rerank", False)]
+    if seal[0].semantic is not None:
+        firsts.append(("toolfind+semantic+rerank", True))
+    vectors: dict[int, dict[str, Any]] = {}
+    for label, semantic_on in firsts:
+        found = []
+        for n, (index, queries, _) in enumerate((seal, meta, mcp)):
+            stage_index = index.with_params(index.params)
+            stage_index.use_semantic(index.semantic if semantic_on else None)
+            # Tool vectors are kept between runs (keyed by model and text, as in the product).
+            rerank.enable(stage_index, True, cache_root=str(RERANK_CACHE))
+            t0 = time.perf_counter()
+            if n not in vectors:
+                vectors[n] = stage_index.reranker.embed_queries([q.query for q in queries])
+            cands = reranking.candidates(stage_index, queries, depth, vectors[n])
+            progress(
+                f"{label}: candidates of {len(queries)} queries in {time.perf_counter() - t0:.1f}s"
+            )
+            found.append((stage_index, queries, cands))
+        first = {  # the first stage's metrics, from the same candidates (weight 0)
+            n: _split_metrics(cands, 0.0, depth) for n, (_, _, cands) in enumerate(found)
+        }
+        settings = [(label, RERANK_WEIGHT, rerank.DEFAULT_DEPTH)]
+        if not args.no_rerank_tune:
+            curves = [
+                reranking.grid(
+                    [c for c in found[0][2] if c.query.split == "dev"], metric="ndcg@10"
+                ),
+                reranking.grid(found[1][2], metric="mrr@10"),
+                reranking.grid(found[2][2], metric="mrr@10"),
+            ]
+            base = {(w, d): v for w, d, v in curves[0]}[(0.0, min(reranking.DEPTHS))]
+            allowed = [
+                (w, d, a + b + c)
+                for (w, d, a), (_, _, b), (_, _, c) in zip(*curves, strict=True)
+                if a >= base - 1e-12
+            ]
+            best_w, best_d = reranking.best(allowed)
+            for (w, d, a), (_, _, b), (_, _, c) in zip(*curves, strict=True):
+                progress(
+                    f"  {label} w={w:<4g} depth={d:<4d} seal dev NDCG {pct(a)}"
+                    f"  metatool MRR {pct(b)}  mcp-open MRR {pct(c)}"
+                )
+            progress(f"{label}: best weight {best_w:g}, depth {best_d}")
+            if (best_w, best_d) != (RERANK_WEIGHT, rerank.DEFAULT_DEPTH):
+                settings.append((f"{label} w={best_w:g} d={best_d}", best_w, best_d))
+        for row_label, weight, d in settings:
+            seal_m, meta_m, mcp_m = (_split_metrics(cands, weight, d) for _, _, cands in found)
+            for split in SEAL_SPLITS:
+                rows.append((f"seal-tools {split}", row_label, seal_m[split], first[0][split]))
+            rows.append(("metatool (all)", row_label, meta_m["all"], first[1]["all"]))
+            for kind in ("all", *MCP_KINDS):
+                rows.append((f"mcp-open {kind}", row_label, mcp_m[kind], first[2][kind]))
+    return rows
+
+
+def _split_metrics(found: Sequence[Any], weight: float, depth: int) -> dict[str, Metrics]:
+    from toolfind.eval import reranking
+
+    by_split: dict[str, list[Any]] = {}
+    for c in found:
+        by_split.setdefault(c.query.split, []).append(c)
+    out = {split: reranking.metrics(cs, weight, depth) for split, cs in by_split.items()}
+    out["all"] = reranking.metrics(found, weight, depth)
+    return out
 
 
 # --- analysis experiments (monkeypatched; seal-tools dev only) --------------------------------
@@ -655,6 +768,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--no-semantic", action="store_true", help="skip the rows fused with the semantic signal"
+    )
+    parser.add_argument(
+        "--no-rerank", action="store_true", help="skip the rows of the rerank stage"
+    )
+    parser.add_argument(
+        "--no-rerank-tune",
+        action="store_true",
+        help="skip the rerank stage's weight and depth curves (its default rows stay)",
+    )
+    parser.add_argument(
+        "--metatool-sample",
+        type=int,
+        default=0,
+        help="rerank only this many metatool queries (a fixed, evenly spaced sample)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="coordinate-ascent rounds")
     parser.add_argument("--metric", default="ndcg@10", help="metric tune maximises")

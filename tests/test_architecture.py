@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "toolfind"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "models", "shapes"}),
     frozenset({"core"}),
-    frozenset({"catalog", "config", "userfiles", "semantic"}),
+    frozenset({"catalog", "config", "config_write", "userfiles", "semantic"}),
     frozenset({"store"}),
     frozenset({"output"}),
     frozenset({"eval"}),
@@ -46,9 +46,20 @@ def _layer(group: str) -> int:
     return next(i for i, layer in enumerate(LAYERS) if group in layer)
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, *, typing_too: bool = True) -> set[str]:
+    """What ``path`` imports (absolute names; ``from a import b`` gives ``a`` and ``a.b``),
+    lazy imports inside functions included; those under ``if TYPE_CHECKING:`` only when
+    ``typing_too`` (they never run)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped: set[int] = set()
+    if not typing_too:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                skipped.update(id(n) for n in ast.walk(node))
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
@@ -73,6 +84,71 @@ def test_imports_point_down_the_layers(module: str, path: Path) -> None:
         if _layer(group) > _layer(own) or (own == "serve" and group == "cli"):
             wrong.add(imported)
     assert not wrong, f"{module} imports from a higher layer: {sorted(wrong)}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycles() -> None:
+    """No two modules import each other, directly or through others: a lower piece never
+    calls back up. Imports inside functions count (a lazy import is still a dependency);
+    those under ``if TYPE_CHECKING:`` do not (they never run)."""
+    names = {m for m, _ in MODULES}
+
+    def resolved(imported: str) -> str | None:
+        while imported and imported not in names:
+            imported = imported.rpartition(".")[0]
+        return imported or None
+
+    graph = {
+        module: {
+            target
+            for name in _imports(path, typing_too=False)
+            if (target := resolved(name)) not in (None, module, "toolfind")
+        }
+        for module, path in MODULES
+    }
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles(graph) == []
 
 
 @pytest.mark.parametrize(("module", "path"), MODULES, ids=[m for m, _ in MODULES])
@@ -108,12 +184,14 @@ def test_typer_rich_and_mcp_each_have_one_home() -> None:
         for package, home in homes.items():
             if package in imported:
                 assert module.removeprefix("toolfind.").startswith(home), (module, package)
-    assert "typer" not in {n.split(".")[0] for n in _imports(PACKAGE / "cli" / "fast.py")}
+    for typer_free in ("fast.py", "commands.py"):  # the warm path, and the bodies it shares
+        assert "typer" not in {n.split(".")[0] for n in _imports(PACKAGE / "cli" / typer_free)}
 
 
 #: JSON keys that only output records use: spelled as a string in output/wire.py alone.
 RECORD_ONLY_KEYS = {
     "unmatched_terms",
+    "backends_connecting",
     "shared_terms",
     "tool_count",
     "deferred_count",

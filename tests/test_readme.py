@@ -26,7 +26,7 @@ The convention (for whoever edits them):
   ``{"error": ...}`` JSON error: then it must fail.
 - A ```python block runs (this Python, in that directory) and must succeed; a ```json block
   must be JSON (the host configurations are meant to be copied); a ```toml block must be a
-  valid ``toolfind.toml``.
+  valid ``toolfind.toml`` (read as the user-wide one, which may hold every key).
 - Relative links between these files must lead to a file that exists, and a ``#anchor`` to
   one of its headings (as GitHub spells them); every docs/*.md is linked from README.md.
 """
@@ -307,9 +307,12 @@ def test_readme_block(block: Block, workdir: Path, tmp_path: Path) -> None:
     elif block.lang == "toml":
         from toolfind.config import load_config
 
-        config = tmp_path / "toolfind.toml"
+        # As the user-wide config, which may hold every key (safe_directories too).
+        config = tmp_path / "xdg" / "toolfind" / "toolfind.toml"
+        config.parent.mkdir(parents=True)
         config.write_text(block.text, encoding="utf-8")
-        load_config({"TOOLFIND_CONFIG": str(config)}, cwd=tmp_path)
+        loaded = load_config({"XDG_CONFIG_HOME": str(tmp_path / "xdg")}, cwd=tmp_path)
+        assert loaded.user_path == config, block.where
     else:
         done = subprocess.run(
             [sys.executable, "-c", block.text],

@@ -29,6 +29,7 @@ def open_index(
     use_cache: bool = True,
     semantic: bool | None = None,
     semantic_weight: float | None = None,
+    rerank: bool | None = None,
 ) -> SearchIndex:
     """Load (from the cache) or build the index over ``catalogs``.
 
@@ -41,8 +42,13 @@ def open_index(
     ``semantic = false`` in ``toolfind.toml``; True: on, or SemanticUnavailable saying how to
     get it; False: lexical only. ``semantic_weight`` (0..1) overrides the fusion weight.
 
-    Raises ToolfindError subclasses (CatalogError, ConfigError, SemanticUnavailable) for bad
-    input; entries that cannot be read are skipped.
+    ``rerank``: re-score each search's top candidates with the all-MiniLM-L6-v2 reranker
+    (``toolfind model fetch`` installs it). None (the default): on when the model is
+    installed (with the ``semantic`` extra that runs it), unless ``rerank = false`` in
+    ``toolfind.toml``; True: on, or ModelUnavailable saying how to get it; False: off.
+
+    Raises ToolfindError subclasses (CatalogError, ConfigError, SemanticUnavailable,
+    ModelUnavailable) for bad input; entries that cannot be read are skipped.
     """
     from toolfind.store.run import open_run_index
 
@@ -52,6 +58,7 @@ def open_index(
         use_cache=use_cache,
         semantic=semantic,
         semantic_weight=semantic_weight,
+        rerank=rerank,
         accelerate=True,  # an API user asks many queries: numpy (if installed) pays for itself
     )
     index: SearchIndex = loaded.index

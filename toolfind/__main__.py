@@ -8,8 +8,12 @@ import sys
 
 #: The first argument of the one-shot commands besides the index ones (``commands.COMMANDS``), and
 #: of help and version: done once their output is written, nothing they start outlives them.
-#: Not ``serve-mcp`` or ``catalog pull``, which run MCP servers.
-_ONE_SHOT = frozenset({"schemas", "validate", "eval", "tune", "cache", "--version", "--help", "-h"})
+#: Also ``serve-mcp``: it returns once every backend it started has stopped, and a SIGTERM'd
+#: server should leave at once (its teardown took up to a second on a busy machine). Not
+#: ``catalog pull``.
+_ONE_SHOT = frozenset(
+    {"schemas", "validate", "eval", "tune", "cache", "serve-mcp", "--version", "-V", "--help", "-h"}
+)
 
 
 def main() -> None:
@@ -74,20 +78,22 @@ def _run(argv: list[str]) -> None:
 
 
 def _degrade_unencodable_output(argv: list[str]) -> None:
-    """When stdout's encoding is not UTF-8: unencodable characters of text become ``?`` and
-    JSON documents escape every non-ASCII character (``output.wire.ASCII_ONLY``). Not under
-    serve-mcp, whose stdout is the MCP protocol's (the SDK writes UTF-8 itself)."""
-    stdout = sys.stdout
-    encoding = (getattr(stdout, "encoding", None) or "utf-8").lower().replace("-", "")
-    if encoding in ("utf8", "utf_8", "utf8sig") or (argv and argv[0] == "serve-mcp"):
-        return
-    try:
-        stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
-    except (AttributeError, ValueError):
-        pass
+    """What stdout and stderr cannot encode is written safely (``output.text.guard_streams``:
+    a file name's byte that is not UTF-8 as ``\\xNN``, a character a Latin-1 or ASCII
+    terminal lacks as ``?``), and when stdout's encoding is not UTF-8, JSON documents escape
+    every non-ASCII character (``output.wire.ASCII_ONLY``). serve-mcp's stdout is the MCP
+    protocol's (the SDK writes UTF-8 itself): only its stderr is guarded."""
     from toolfind.output import wire
+    from toolfind.output.text import guard_streams
 
-    wire.ASCII_ONLY = True
+    stdout = sys.stdout
+    if argv and argv[0] == "serve-mcp":
+        guard_streams(sys.stderr)
+        return
+    guard_streams(stdout, sys.stderr)
+    encoding = (getattr(stdout, "encoding", None) or "utf-8").lower().replace("-", "")
+    if encoding not in ("utf8", "utf_8", "utf8sig"):
+        wire.ASCII_ONLY = True
 
 
 def _output_error(exc: OSError) -> bool:

@@ -1,4 +1,6 @@
-"""Settings: ``toolfind.toml`` and catalog resolution; :func:`for_run` puts them together.
+"""Settings: the user-wide and the project ``toolfind.toml`` (one on top of the other, key
+by key; a file another user may have written is ignored), the bounds of every numeric
+setting (:func:`bounded`) and catalog resolution; :func:`for_run` puts them together.
 
 Nothing here is imported by the warm fast path (``tomllib`` alone costs twice Python's
 start-up); the fast path reuses what a slow run recorded in the cache manifest instead.
@@ -22,7 +24,9 @@ from toolfind.userfiles import (
     FileProblem,
     find_config,
     read_capped,
-    rewrite,
+    shipped_catalogs,
+    trust_problem,
+    user_config,
     working_dir,
 )
 
@@ -43,11 +47,51 @@ _KNOWN_KEYS = frozenset(
         "semantic",
         "semantic_weight",
         "synonyms",
+        "safe_directories",
+        "rerank",
+        "rerank_weight",
+        "rerank_depth",
     }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
+_SERVE_KEYS = frozenset({"allowed_hosts", "allowed_origins"})
 #: Size suffixes, longest first (``b`` ends every other one).
 _UNITS = {"gib": 1024**3, "mib": 1024**2, "kib": 1024, "gb": 10**9, "mb": 10**6, "kb": 1000, "b": 1}
+
+#: The range of every numeric setting, both ends allowed: the one rule wherever it is set
+#: (``toolfind.toml``, ``--weight``, ``--k1``, ``--b``, the Python API), applied by
+#: :func:`bounded`. Each bound is far beyond any useful value (tune's grids stop at a weight
+#: of 16, k1 5, delta 2) and keeps every score finite: a BM25+ score adds, per query term,
+#: at most idf x (k1 + 1) and a weighted delta.
+BOUNDS: dict[str, tuple[float, float]] = {
+    "weights": (0.0, 1000.0),
+    "k1": (0.0, 100.0),
+    "b": (0.0, 1.0),
+    "delta": (0.0, 100.0),
+    "semantic_weight": (0.0, 1.0),
+    "rerank_weight": (0.0, 1.0),
+}
+#: The largest ``max_file_size``: 1 TiB (a catalog file is read whole into memory).
+MAX_FILE_SIZE_BOUND = 1 << 40
+
+
+def bounded(setting: str, raw: Any) -> float:
+    """``raw`` as a float within :data:`BOUNDS` of ``setting`` (``weights``, ``k1``, ``b``,
+    ``delta``, ``semantic_weight``; ``weights.name``, ``b.tags`` name a field's). Raises
+    ValueError whose message says the range (the caller names the file or the option):
+    ``k1 must be a number from 0 to 100, not 1e+400``. NaN, infinities, booleans and text
+    are refused too."""
+    low, high = BOUNDS[setting.partition(".")[0]]
+    number = raw
+    if isinstance(raw, str):
+        try:
+            number = float(raw)
+        except ValueError:
+            number = None
+    ok = isinstance(number, int | float) and not isinstance(number, bool)
+    if not ok or not low <= number <= high:  # NaN compares false: refused too
+        raise ValueError(f"{setting} must be a number from {low:g} to {high:g}, not {raw!r}")
+    return float(number)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +113,24 @@ class Filters:
 
 
 @dataclass(frozen=True, slots=True)
-class Config:
-    """The settings of one run, from ``toolfind.toml`` (if any) and the defaults."""
+class ConfigFile:
+    """A config file that applies here: ``scope`` ``user`` (the user-wide one) or
+    ``project`` (found upwards, or named by ``$TOOLFIND_CONFIG``/``--config``: ``explicit``),
+    and why it was ignored (``problem``: another user may have written it), if it was."""
 
+    scope: str
+    path: Path
+    explicit: bool = False
+    problem: str | None = None
+    exists: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The settings of one run: the defaults, then the user-wide ``toolfind.toml``, then the
+    project's on top, key by key."""
+
+    #: The project config read (found upwards, or ``$TOOLFIND_CONFIG``), if any.
     path: Path | None = None
     catalogs: tuple[Path, ...] = ()
     params: ScoringParams = field(default_factory=ScoringParams)
@@ -86,6 +145,22 @@ class Config:
     semantic: bool | None = None
     #: Its fusion weight (None: ``toolfind.core.fusion.DEFAULT_WEIGHT``).
     semantic_weight: float | None = None
+    #: The user-wide config's ``safe_directories`` (see ``userfiles.trust_problem``).
+    safe_directories: tuple[str, ...] = ()
+    #: The user-wide config read, if any.
+    user_path: Path | None = None
+    #: The config files that apply here, read or ignored (``toolfind config path``).
+    files: tuple[ConfigFile, ...] = ()
+    #: Each setting a file set (``k1``, ``weights.name``, ``filters.tags``...) -> that file.
+    sources: Mapping[str, str] = field(default_factory=dict)
+    #: One ``Warning:`` line per file ignored because another user may have written it.
+    warnings: tuple[str, ...] = ()
+    #: The rerank stage (``toolfind model fetch``): as ``semantic``, for the model.
+    rerank: bool | None = None
+    #: Its weight (None: ``toolfind.core.fusion.RERANK_WEIGHT``) and depth, the candidates
+    #: it re-scores (None: ``toolfind.store.rerank.DEFAULT_DEPTH``).
+    rerank_weight: float | None = None
+    rerank_depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +171,8 @@ class Run:
     paths: tuple[Path, ...]
     params: ScoringParams
     config: Config
+    #: The config's warnings and the run's own (``./catalogs`` ignored): said once per run.
+    warnings: tuple[str, ...] = ()
 
     @property
     def max_file_size(self) -> int:
@@ -103,38 +180,244 @@ class Run:
 
 
 def for_run(
-    catalogs: Sequence[str | Path] = (), weights: Sequence[str] | Mapping[str, float] = ()
+    catalogs: Sequence[str | Path] = (),
+    weights: Sequence[str] | Mapping[str, float] = (),
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> Run:
     """The run's config, its catalogs (``catalogs``, else :func:`resolve_catalogs`) and its
     scoring settings: the config's, with ``weights`` (``--weight FIELD=W`` options or the
     Python API's ``{"name": 5}``) overriding. Raises ConfigError."""
-    config = load_config()
+    config = load_config(environ, cwd)
     params = config.params
     if isinstance(weights, Mapping):
         if weights:
             params = replace(params, weights=parse_weights(dict(weights), base=params.weights))
     elif weights:
         params = replace(params, weights=parse_weight_options(weights, params.weights))
-    return Run(tuple(resolve_catalogs(catalogs, config)), params, config)
+    warnings = list(config.warnings)
+    paths = resolve_catalogs(catalogs, config, environ, cwd, warnings=warnings)
+    return Run(tuple(paths), params, config, tuple(warnings))
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting as ``toolfind config`` shows it: its effective value and where it came
+    from: ``source`` is ``default``, ``user`` (the user-wide config), ``project`` (the
+    project config, or the file ``$TOOLFIND_CONFIG``/``--config`` names), ``environment``
+    or ``command line``; ``origin`` the file, variable or option (None for a default)."""
+
+    key: str
+    value: Any
+    source: str
+    origin: str | None = None
+
+
+def explain(
+    catalogs: Sequence[str | Path] = (),
+    weights: Sequence[str] = (),
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[list[Setting], Run]:
+    """Every setting of a run with ``--catalog catalogs`` and ``--weight weights``, its
+    effective value and where it came from (``toolfind config``), and the run (its config's
+    files and warnings). Raises ConfigError as :func:`for_run` does."""
+    from toolfind.core.fusion import DEFAULT_WEIGHT
+
+    environ = os.environ if environ is None else environ
+    run = for_run(catalogs, weights, environ=environ, cwd=cwd)
+    config, params = run.config, run.params
+    user = str(config.user_path) if config.user_path else None
+
+    def row(key: str, value: Any, *keys: str) -> Setting:
+        for name in keys or (key,):
+            if name in config.sources:
+                file = config.sources[name]
+                return Setting(key, value, "user" if file == user else "project", file)
+        return Setting(key, value, "default")
+
+    if catalogs:
+        where = Setting("catalogs", [], "command line", "--catalog")
+    elif environ.get("TOOLFIND_CATALOGS", "").strip():
+        where = Setting("catalogs", [], "environment", "TOOLFIND_CATALOGS")
+    else:
+        where = row("catalogs", [])
+    rows = [replace(where, value=[str(p) for p in run.paths])]
+    rows.append(row("servers", [str(p) for p in config.servers]))
+    rows.append(row("max_file_size", config.max_file_size))
+    rows += [row("k1", params.k1), row("delta", params.delta)]
+    rows += [row(f"b.{f}", params.b_for(f), f"b.{f}", "b") for f in FIELDS]
+    given = {option.partition("=")[0].strip() for option in weights}
+    for name, value in params.weights.as_dict().items():
+        if name in given:
+            rows.append(Setting(f"weights.{name}", value, "command line", "--weight"))
+        else:
+            rows.append(row(f"weights.{name}", value))
+    rows.append(row("semantic", config.semantic))
+    semantic_weight = config.semantic_weight
+    rows.append(
+        row("semantic_weight", DEFAULT_WEIGHT if semantic_weight is None else semantic_weight)
+    )
+    rows.append(row("rerank", config.rerank))
+    rows.append(row("rerank_weight", config.rerank_weight))
+    rows.append(row("rerank_depth", config.rerank_depth))
+    for name in sorted(_FILTER_KEYS):
+        rows.append(row(f"filters.{name}", list(getattr(config.filters, name))))
+    rows.append(row("validate.ignore", list(config.ignore_rules)))
+    for name in sorted(_SERVE_KEYS):
+        rows.append(row(f"serve.{name}", list(config.serve.get(name, []))))
+    for group in params.synonyms:
+        rows.append(row(f"synonyms.{group[0]}", list(group[1:])))
+    rows.append(row("safe_directories", list(config.safe_directories)))
+    return rows, run
+
+
+def config_files(config: Config, environ: Mapping[str, str] | None = None) -> list[ConfigFile]:
+    """The config files of ``config`` (read or ignored), the user-wide one first, listed
+    even when it does not exist (``exists`` False: where to create it)."""
+    environ = os.environ if environ is None else environ
+    files = list(config.files)
+    if not any(f.scope == "user" for f in files):
+        files.insert(0, ConfigFile("user", Path(user_config(environ)), exists=False))
+    return files
+
+
+def servers_for(explicit: Sequence[str | Path], config: Config) -> tuple[Path, ...]:
+    """The servers files of ``serve-mcp`` and ``catalog pull``: ``--servers`` options (trusted
+    as given), else ``servers`` in toolfind.toml (those another user may have written left
+    out, with a warning in ``config.warnings``)."""
+    return tuple(Path(s) for s in explicit) or config.servers
 
 
 def config_path(environ: Mapping[str, str], cwd: Path | str | None) -> Path | None:
     """``$TOOLFIND_CONFIG`` if set, else the nearest ``toolfind.toml`` from ``cwd`` upwards,
     up to the repository root or the home directory (:func:`userfiles.find_config`), else
-    None."""
+    None: the project config (whether or not it is trusted)."""
     found = find_config(environ, None if cwd is None else os.fspath(cwd))
     return None if found is None else Path(found)
 
 
 def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Config:
-    """Read the config file that applies here, or return the defaults.
+    """The settings that apply here: the defaults, then the user-wide config
+    (:func:`userfiles.user_config`), then the project config (:func:`config_path`) on top,
+    key by key (a table's keys one by one: ``[weights] name`` in one file and ``tags`` in the
+    other both apply).
 
-    Raises ConfigError naming the file and the key for anything invalid.
+    A config file toolfind finds rather than is given (``$TOOLFIND_CONFIG``), and every
+    servers file and catalog a config names, is ignored with a warning (``warnings``) when
+    another user may have written it (:func:`userfiles.trust_problem`), unless it lies in
+    one of the user-wide config's ``safe_directories``. Raises ConfigError naming the file
+    and the key for anything invalid.
     """
     environ = os.environ if environ is None else environ
-    path = config_path(environ, working_dir() if cwd is None else cwd)
-    if path is None:
-        return Config()
+    here = working_dir() if cwd is None else os.fspath(cwd)
+    user = Path(user_config(environ))
+    explicit = bool(environ.get("TOOLFIND_CONFIG"))
+    project = config_path(environ, here)
+    user_explicit = False
+    if project is not None and _same_file(project, user):
+        # the user-wide config itself, found upwards (under ~/.config/toolfind) or named
+        project, user_explicit = None, explicit
+    files: list[ConfigFile] = []
+    warnings: list[str] = []
+    layers: list[tuple[Path, dict[str, Any]]] = []
+    safe: tuple[str, ...] = ()
+    if os.path.lexists(user):
+        problem = None if user_explicit else trust_problem(user)
+        files.append(ConfigFile("user", user, user_explicit, problem))
+        if problem is not None:
+            warnings.append(_ignored(user, problem, f"pass --config {user}"))
+        else:
+            data = _read_toml(user)
+            safe = _safe_directories(data.get("safe_directories", []), str(user))
+            layers.append((user, _flatten(data, user)))
+    if project is not None:
+        problem = None if explicit else trust_problem(project, safe)
+        files.append(ConfigFile("project", project, explicit, problem))
+        if problem is not None:
+            hint = f"pass --config {project} or add {project.parent} to {_safe_hint(user)}"
+            warnings.append(_ignored(project, problem, hint))
+        else:
+            data = _read_toml(project)
+            if "safe_directories" in data:
+                raise ConfigError(
+                    f"safe_directories is read only from your user-wide config ({user}): "
+                    "move it there",
+                    file=str(project),
+                    path="safe_directories",
+                )
+            layers.append((project, _flatten(data, project)))
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for path, flat in layers:
+        for key, value in flat.items():
+            if key == "b":  # one number for every field: the b.FIELD set earlier give way
+                for earlier in [k for k in merged if k.startswith("b.")]:
+                    del merged[earlier], sources[earlier]
+            merged[key] = value
+            sources[key] = str(path)
+    for key in ("catalogs", "servers"):
+        if key in merged:
+            merged[key] = _trusted(merged[key], key, sources[key], safe, user, warnings)
+    read = [path for path, _ in layers]
+    return replace(
+        _config(merged),
+        path=project if project in read else None,
+        user_path=user if user in read else None,
+        safe_directories=safe,
+        files=tuple(files),
+        sources=sources,
+        warnings=tuple(warnings),
+    )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def _safe_hint(user: Path) -> str:
+    return f"safe_directories in {user}"
+
+
+def _ignored(path: Path | str, problem: str, hint: str) -> str:
+    """The one line that says a file another user may have written was ignored, and how to
+    trust it."""
+    return f"Warning: ignoring {path}: {problem}; if you trust it, {hint}"
+
+
+def _trusted(
+    paths: tuple[Path, ...],
+    key: str,
+    config: str,
+    safe: Sequence[str],
+    user: Path,
+    warnings: list[str],
+) -> tuple[Path, ...]:
+    """``paths`` (``catalogs`` or ``servers`` that the file ``config`` names) without those
+    another user may have written, each said in ``warnings``."""
+    option = "--servers" if key == "servers" else "-c"
+    kept, lines = [], []
+    for path in paths:
+        problem = trust_problem(path, safe)
+        if problem is None:
+            kept.append(path)
+            continue
+        place = path if os.path.isdir(path) else path.parent
+        what = "the servers file" if key == "servers" else "the catalog"
+        hint = f"pass {option} {path} or add {place} to {_safe_hint(user)}"
+        lines.append(_ignored(f"{what} {path} named in {config}", problem, hint))
+    if key == "catalogs" and paths and not kept:  # nothing left to search: not the demo either
+        raise ConfigError("no catalog left to read: " + lines[0].removeprefix("Warning: "))
+    warnings += lines
+    return tuple(kept)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """The parsed config file ``path``. Raises ConfigError naming it."""
     try:
         raw_bytes = read_capped(path, MAX_INPUT_BYTES)
     except FileProblem as exc:
@@ -143,66 +426,129 @@ def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = Non
     import tomllib
 
     try:
-        data = tomllib.loads(raw_bytes.decode("utf-8-sig"))  # a BOM (Windows editors) is skipped
+        return tomllib.loads(raw_bytes.decode("utf-8-sig"))  # a BOM (Windows editors) is skipped
     except UnicodeDecodeError as exc:
         raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=str(path)) from None
-    return parse_config(data, path)
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
-    """Turn a parsed ``toolfind.toml`` into a Config. Raises ConfigError."""
+    """Turn one parsed ``toolfind.toml`` into a Config (no other file, no trust check).
+    Raises ConfigError."""
+    flat = _flatten(data, path)
+    return replace(_config(flat), path=path, sources=dict.fromkeys(flat, str(path)))
+
+
+def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """The settings one file sets, checked, by key (a table's as ``table.key``; ``b`` a
+    number, or ``b.FIELD``), paths made absolute from the file's directory. Raises
+    ConfigError naming the file and the key."""
     file = str(path)
     _check_keys(data, _KNOWN_KEYS, file)
-    base = path.parent
+    flat: dict[str, Any] = {}
+    for key in ("catalogs", "servers"):
+        if key in data:
+            paths = _string_list(data[key], key, file)
+            flat[key] = tuple(path.parent / _home(p) for p in paths)
+    if "max_file_size" in data:
+        flat["max_file_size"] = parse_size(data["max_file_size"], file=file)
+    for key in ("k1", "delta", "semantic_weight", "rerank_weight"):
+        if key in data:
+            flat[key] = _number(data[key], key, file)
+    if "b" in data and not isinstance(data["b"], Mapping):
+        flat["b"] = _number(data["b"], "b", file)
+    for key in ("weights", "b"):
+        if key in data and (key == "weights" or isinstance(data[key], Mapping)):
+            table = _table(data[key], key, file)
+            for name, value in _per_field(table, key, file, _number).items():
+                flat[f"{key}.{name}"] = value
+    for key, known in (("filters", _FILTER_KEYS), ("serve", _SERVE_KEYS)):
+        table = _table(data.get(key, {}), key, file)
+        _check_keys(table, known, file, key)
+        for name, value in table.items():
+            flat[f"{key}.{name}"] = tuple(_string_list(value, f"{key}.{name}", file))
+    readers = {
+        "validate": ("validate.ignore", _ignore_rules),
+        "semantic": ("semantic", lambda raw, file: _switch(raw, "semantic", file)),
+        "rerank": ("rerank", lambda raw, file: _switch(raw, "rerank", file)),
+        "rerank_depth": ("rerank_depth", _depth),
+        "safe_directories": ("safe_directories", _safe_directories),
+    }
+    for key, (name, reader) in readers.items():
+        if key in data:
+            flat[name] = reader(data[key], file)
+    flat.update(_synonyms(data.get("synonyms", {}), file))  # merged group by group
+    return flat
+
+
+def _config(flat: Mapping[str, Any]) -> Config:
+    """A Config of the settings :func:`_flatten` gave (merged), the rest defaults."""
     params = ScoringParams()
-    if "weights" in data:
-        params = replace(params, weights=parse_weights(data["weights"], file=file))
-    if "k1" in data:
-        params = replace(params, k1=_number(data["k1"], "k1", file))
-    if "delta" in data:
-        params = replace(params, delta=_number(data["delta"], "delta", file))
-    if "b" in data:
-        params = with_b(params, data["b"], file=file)
-    if "synonyms" in data:
-        params = replace(params, synonyms=parse_synonyms(data["synonyms"], file))
+    weights = {k.removeprefix("weights."): v for k, v in flat.items() if k.startswith("weights.")}
+    if weights:
+        params = replace(params, weights=params.weights.with_overrides(weights))
+    for key in ("k1", "delta"):
+        if key in flat:
+            params = replace(params, **{key: flat[key]})
+    if "b" in flat:
+        params = replace(params, default_b=flat["b"], b=())
+    per_field = {k.removeprefix("b."): v for k, v in flat.items() if k.startswith("b.")}
+    if per_field:
+        params = replace(params, b=tuple(sorted((dict(params.b) | per_field).items())))
+    filters = {k.removeprefix("filters."): v for k, v in flat.items() if k.startswith("filters.")}
+    serve = {k.removeprefix("serve."): list(v) for k, v in flat.items() if k.startswith("serve.")}
+    groups = tuple(v for k, v in sorted(flat.items()) if k.startswith("synonyms."))
+    if groups:
+        params = replace(params, synonyms=groups)
     return Config(
-        path=path,
-        catalogs=tuple(
-            base / _home(p) for p in _string_list(data.get("catalogs", []), "catalogs", file)
-        ),
+        catalogs=flat.get("catalogs", ()),
         params=params,
-        max_file_size=parse_size(data.get("max_file_size", DEFAULT_MAX_FILE_SIZE), file=file),
-        servers=tuple(
-            base / _home(p) for p in _string_list(data.get("servers", []), "servers", file)
-        ),
-        filters=_parse_filters(data.get("filters", {}), file),
-        serve=_table(data.get("serve", {}), "serve", file),
-        ignore_rules=_ignore_rules(data.get("validate", {}), file),
-        semantic=_semantic_switch(data.get("semantic"), file),
-        semantic_weight=_semantic_weight(data.get("semantic_weight"), file),
+        max_file_size=flat.get("max_file_size", DEFAULT_MAX_FILE_SIZE),
+        servers=flat.get("servers", ()),
+        filters=Filters(**filters),
+        serve=serve,
+        ignore_rules=flat.get("validate.ignore", ()),
+        semantic=flat.get("semantic"),
+        semantic_weight=flat.get("semantic_weight"),
+        rerank=flat.get("rerank"),
+        rerank_weight=flat.get("rerank_weight"),
+        rerank_depth=flat.get("rerank_depth"),
     )
 
 
-def parse_synonyms(raw: Any, file: str | None = None) -> tuple[tuple[str, ...], ...]:
+def _synonyms(raw: Any, file: str) -> dict[str, tuple[str, ...]]:
     """``[synonyms]``: each key and its words (one string or a list) are one group of words
-    that mean the same (``pr = ["pull request"]``), beside the shipped table. Raises
-    ConfigError naming the key for anything else."""
+    that mean the same (``pr = ["pull request"]``), beside the shipped table; by setting
+    (``synonyms.KEY``). Raises ConfigError naming the key for anything else."""
     table = _table(raw, "synonyms", file)
     groups = []
     for key, value in table.items():
         words = [value] if isinstance(value, str) else value
         if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
             raise ConfigError(
-                f"synonyms.{key}: expected a word or a list of words, e.g."
-                f' {key} = ["pull request"]',
+                f'expected a word or a list of words, e.g. {key} = ["pull request"]',
                 file=file,
+                path=f"synonyms.{key}",
             )
         if not key.strip() or not words:
-            raise ConfigError(f"synonyms.{key!r}: a group needs a key and a word", file=file)
+            raise ConfigError("a group needs a key and a word", file=file, path=f"synonyms.{key}")
         groups.append((key.strip(), *(w.strip() for w in words)))
-    return tuple(groups)
+    return {f"synonyms.{group[0]}": group for group in groups}
+
+
+def _safe_directories(raw: Any, file: str) -> tuple[str, ...]:
+    """``safe_directories``: absolute directories (``~`` expanded), ``DIR/*`` or ``*``."""
+    entries = _string_list(raw, "safe_directories", file)
+    for entry in entries:
+        base = entry[:-2] if entry.endswith("/*") else entry
+        if entry.strip() != "*" and not os.path.isabs(os.path.expanduser(base)):
+            raise ConfigError(
+                f"{entry!r} is not an absolute directory (or DIR/*, or *)",
+                file=file,
+                path="safe_directories",
+            )
+    return tuple(entries)
 
 
 def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
@@ -218,16 +564,26 @@ def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
     return tuple(rules)
 
 
-def _semantic_switch(raw: Any, file: str) -> bool | None:
+def _switch(raw: Any, key: str, file: str) -> bool | None:
     if raw is None or isinstance(raw, bool):
         return raw
-    raise ConfigError("semantic must be true or false", file=file, path="semantic")
+    raise ConfigError(f"{key} must be true or false", file=file, path=key)
 
 
-def _semantic_weight(raw: Any, file: str) -> float | None:
+#: The largest ``rerank_depth`` (``toolfind.store.rerank.MAX_DEPTH``, not imported: numpy).
+_MAX_RERANK_DEPTH = 1000
+
+
+def _depth(raw: Any, file: str) -> int | None:
     if raw is None:
         return None
-    return _unit(raw, "semantic_weight", file)
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= _MAX_RERANK_DEPTH:
+        raise ConfigError(
+            f"rerank_depth must be a whole number from 1 to {_MAX_RERANK_DEPTH}, not {raw!r}",
+            file=file,
+            path="rerank_depth",
+        )
+    return raw
 
 
 def parse_weights(
@@ -249,41 +605,40 @@ def parse_weight_options(options: Sequence[str], base: FieldWeights) -> FieldWei
         if key not in FIELDS:
             raise UsageError(f"--weight {option!r}: {_unknown_field(key)}")
         try:
-            number = float(value)
-        except ValueError:
-            raise UsageError(f"--weight {option!r}: {value!r} is not a number") from None
-        if number < 0 or number != number:
-            raise UsageError(f"--weight {option!r}: a weight must be a number >= 0")
-        values[key] = number
+            values[key] = bounded(f"weights.{key}", value.strip())
+        except ValueError as exc:
+            raise UsageError(f"--weight {option!r}: {exc}") from None
     return base.with_overrides(values)
 
 
 def with_b(params: ScoringParams, raw: Any, *, file: str | None = None) -> ScoringParams:
     """Apply ``b``: one number for every field, or a table of per-field values."""
     if isinstance(raw, Mapping):
-        per_field = dict(params.b) | _per_field(raw, "b", file, _unit)
+        per_field = dict(params.b) | _per_field(raw, "b", file, _number)
         return replace(params, b=tuple(sorted(per_field.items())))
-    return replace(params, default_b=_unit(raw, "b", file), b=())
+    return replace(params, default_b=_number(raw, "b", file), b=())
 
 
 def parse_size(raw: Any, *, file: str | None = None) -> int:
     """Bytes from an integer or a text such as ``64MiB``, ``500KB``, ``1GiB``."""
     if isinstance(raw, bool):
         raise ConfigError("max_file_size must be a size such as 64MiB", file=file)
-    if isinstance(raw, int) and raw > 0:
-        return raw
+    size: float | None = raw if isinstance(raw, int) else None
     if isinstance(raw, str):
         text = raw.strip().lower().replace(" ", "")
         for suffix, factor in _UNITS.items():
             if text.endswith(suffix):
                 try:
-                    value = float(text[: -len(suffix)])
+                    size = float(text[: -len(suffix)]) * factor
                 except ValueError:
-                    break
-                if value > 0:
-                    return int(value * factor)
-        if text.isdigit() and int(text) > 0:
-            return int(text)
+                    pass
+                break
+        if text.isdigit():
+            size = int(text)
+    if size is not None and 0 < size <= MAX_FILE_SIZE_BOUND:  # NaN and infinities: refused
+        return int(size)
+    if size is not None and size > 0:
+        raise ConfigError(f"max_file_size {raw!r} is over the 1TiB limit", file=file)
     raise ConfigError(f"max_file_size {raw!r} is not a size such as 64MiB", file=file)
 
 
@@ -292,12 +647,15 @@ def resolve_catalogs(
     config: Config,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
+    *,
+    warnings: list[str] | None = None,
 ) -> list[Path]:
     """The catalog paths of this run, in precedence order.
 
     ``--catalog`` options; else ``$TOOLFIND_CATALOGS`` (``os.pathsep``-separated); else
-    ``catalogs`` in ``toolfind.toml``; else ``./catalogs`` if it exists; else the catalogs
-    shipped inside the package.
+    ``catalogs`` in ``toolfind.toml``; else ``./catalogs`` if it exists and nobody but you
+    (or root) can have written it (else a line in ``warnings`` says why it is ignored); else
+    the catalogs shipped inside the package.
     """
     environ = os.environ if environ is None else environ
     here = working_dir() if cwd is None else os.fspath(cwd)
@@ -321,7 +679,13 @@ def resolve_catalogs(
         return _resolvable(list(config.catalogs), here)
     local = Path("catalogs")
     if here is not None and os.path.isdir(os.path.join(here, local)):
-        return [local]
+        found = os.path.join(here, local)
+        problem = trust_problem(found, config.safe_directories)
+        if problem is None:
+            return [local]
+        if warnings is not None:
+            hint = f"pass -c {found} or add {found} to safe_directories in {user_config(environ)}"
+            warnings.append(_ignored(found, problem, hint))
     return [packaged_catalogs()]
 
 
@@ -346,9 +710,7 @@ def uses_packaged_catalogs(run: Run) -> bool:
 
 def packaged_catalogs() -> Path:
     """The catalogs shipped with toolfind (in a wheel, or the checkout's ``catalogs/``)."""
-    here = Path(__file__).resolve().parent
-    bundled = here / "_catalogs"
-    return bundled if bundled.is_dir() else here.parent / "catalogs"
+    return Path(shipped_catalogs())
 
 
 def _unknown_field(name: str) -> str:
@@ -382,16 +744,13 @@ def _table(raw: Any, key: str, file: str | None) -> Mapping[str, Any]:
 
 
 def _number(raw: Any, key: str, file: str | None) -> float:
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw < 0 or raw != raw:
-        raise ConfigError(f"{key} must be a number >= 0, not {raw!r}", file=file)
-    return float(raw)
-
-
-def _unit(raw: Any, key: str, file: str | None) -> float:
-    value = _number(raw, key, file)
-    if value > 1:
-        raise ConfigError(f"{key} must be between 0 and 1, not {raw!r}", file=file)
-    return value
+    """A number in ``toolfind.toml`` (or the API's), within :func:`bounded`'s range."""
+    try:
+        if isinstance(raw, str):  # a TOML value: "5" is text, not a number
+            raise ValueError(f"{key} must be a number, not {raw!r}")
+        return bounded(key, raw)
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=file) from None
 
 
 def _string_list(raw: Any, key: str, file: str | None) -> list[str]:
@@ -400,53 +759,3 @@ def _string_list(raw: Any, key: str, file: str | None) -> list[str]:
     if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
         raise ConfigError(f"{key} must be a list of strings", file=file)
     return list(raw)
-
-
-def _parse_filters(raw: Any, file: str | None) -> Filters:
-    table = _table(raw, "filters", file)
-    _check_keys(table, _FILTER_KEYS, file, "filters")
-    return Filters(**{k: tuple(_string_list(v, f"filters.{k}", file)) for k, v in table.items()})
-
-
-def write_params(
-    path: Path, params: ScoringParams, semantic_weight: float | None = None
-) -> Path | None:
-    """Store scoring settings (and the fusion weight, when given) in ``toolfind.toml``,
-    keeping its other keys and comments.
-
-    The file is rewritten by :func:`userfiles.rewrite`: through a symlink to its target, its
-    mode and owner kept, atomically, the previous version kept as a numbered backup
-    (``toolfind.toml.~1~``, ``.~2~``, ...). Returns the backup's path (None when there was no
-    file). Raises ConfigError.
-    """
-    import tomlkit
-
-    try:
-        # a dangling symlink is a new file: rewrite() creates its target
-        text = read_capped(path).decode("utf-8-sig") if os.path.exists(path) else ""
-    except FileProblem as exc:
-        reason = exc.message.removeprefix("cannot read: ")
-        raise ConfigError(f"cannot read config: {reason}", file=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=str(path)) from None
-    try:
-        document = tomlkit.parse(text)
-    except tomlkit.exceptions.TOMLKitError as exc:
-        raise ConfigError(f"invalid TOML: {exc}", file=str(path)) from None
-    weights = tomlkit.table()
-    b_table = tomlkit.inline_table()
-    for key, value in params.weights.as_dict().items():
-        weights[key] = value
-        b_table[key] = params.b_for(key)
-    document["k1"] = params.k1
-    document["b"] = b_table
-    document["delta"] = params.delta
-    document["weights"] = weights
-    if semantic_weight is not None:
-        document["semantic_weight"] = semantic_weight
-    parse_config(document.unwrap(), path)  # never write a file that would not load
-    try:
-        backup = rewrite(path, tomlkit.dumps(document).encode("utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot write config: {exc.strerror or exc}", file=str(path)) from None
-    return None if backup is None else Path(backup)

@@ -63,6 +63,14 @@ class UsageError(ConfigError):
     exit_code = 2
 
 
+class QueriesError(ToolfindError):
+    """A queries file cannot be used: a line of ``search --queries``, or a labelled-queries
+    file of ``eval``, ``tune`` and ``validate --queries`` (unreadable, malformed, or naming a
+    tool no catalog has)."""
+
+    kind = "queries"
+
+
 class CacheError(ToolfindError):
     """The index cache cannot be used (toolfind carries on without it where it can)."""
 
@@ -105,3 +113,17 @@ class SemanticUnavailable(ToolfindError):
     """The semantic signal was asked for, but its optional extra is not installed."""
 
     kind = "semantic_unavailable"
+
+
+class ModelUnavailable(ToolfindError):
+    """The reranker was asked for, but its model (``toolfind model fetch``) or the semantic
+    extra that runs it is not installed."""
+
+    kind = "model_unavailable"
+
+
+class ModelError(ToolfindError):
+    """A model cannot be fetched, installed or removed (pip failed, a file is not the pinned
+    one, a folder cannot be written)."""
+
+    kind = "model"

@@ -372,7 +372,9 @@ class ScoringParams:
 
 @_frozen_dataclass
 class Hit:
-    """One search result. ``match`` is ``exact`` when the query named the tool."""
+    """One search result. ``match`` is ``exact`` when the query named the tool.
+    ``similarity`` is the reranker's cosine similarity of the query and the tool (-1..1,
+    all-MiniLM-L6-v2's vectors), None when no reranker scored the hit."""
 
     tool: Tool
     score: float
@@ -381,6 +383,8 @@ class Hit:
     #: How sure toolfind is that the hit is what the query asks for, 0..1 (calibrated:
     #: ``toolfind.core.confidence``; at 0.5 or more it is right about 4 times in 5).
     confidence: float
+    #: The reranker's cosine (see above), None when no reranker scored the hit.
+    similarity: float | None
 
     def __init__(
         self,
@@ -389,12 +393,14 @@ class Hit:
         match: MatchKind = "ranked",
         explanation: tuple[TermContribution, ...] = (),
         confidence: float = 0.0,
+        similarity: float | None = None,
     ) -> None:
         _set(self, "tool", tool)
         _set(self, "score", score)
         _set(self, "match", match)
         _set(self, "explanation", explanation)
         _set(self, "confidence", confidence)
+        _set(self, "similarity", similarity)
 
     @property
     def name(self) -> str:
@@ -566,3 +572,18 @@ class LoadResult:
     @property
     def errors(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.severity == "error")
+
+    @property
+    def skipped(self) -> tuple[Finding, ...]:
+        """The findings of what was not loaded: every error (a bad entry or file), and the
+        warnings of :data:`SKIPPED_RULES` (a built-in tool without a schema, a duplicate, a
+        path that is not a readable file). What a command that loads catalogs says on stderr;
+        lint warnings are ``validate``'s."""
+        skipped = (f for f in self.findings if f.severity == "error" or f.rule in SKIPPED_RULES)
+        # Once each: a path given and also found in a directory given is one thing skipped.
+        return tuple({str(f): f for f in skipped}.values())
+
+
+#: The warnings' rules of something a load skipped (the other warnings are lint: the tool is
+#: loaded all the same).
+SKIPPED_RULES = frozenset({"builtin-tool", "duplicate-tool", "unreadable-path", "not-a-file"})

@@ -1,5 +1,6 @@
 """The user's files: reading one safely, rewriting one without losing anything, finding
-``toolfind.toml``, and the working directory.
+``toolfind.toml`` (the user-wide one and the project's), whether a file found rather than
+given could hold what another user wrote (:func:`trust_problem`), and the working directory.
 
 Reading: only regular files (a FIFO or a device is refused before any read, so ``/dev/zero``
 or a named pipe never hangs or fills memory), never more than a limit. Rewriting: through a
@@ -146,6 +147,162 @@ def find_config(environ: Mapping[str, str], cwd: str | None) -> str | None:
         if parent == directory:
             return None
         directory = parent
+
+
+def user_config(environ: Mapping[str, str]) -> str:
+    """The user-wide config file: ``$XDG_CONFIG_HOME/toolfind/toolfind.toml``, else
+    ``~/.config/toolfind/toolfind.toml`` (on macOS too, as gh and llm's users expect), on
+    Windows ``%APPDATA%\\toolfind\\toolfind.toml``. A relative ``$XDG_CONFIG_HOME`` is ignored,
+    as the XDG specification says. The path is returned whether or not the file exists."""
+    xdg = environ.get("XDG_CONFIG_HOME", "").strip()
+    if not os.path.isabs(xdg):
+        home = environ.get("HOME") or os.path.expanduser("~")
+        appdata = environ.get("APPDATA", "") if os.name == "nt" else ""
+        xdg = appdata or os.path.join(home, ".config")
+    return os.path.join(xdg, "toolfind", CONFIG_NAME)
+
+
+# -- trust ---------------------------------------------------------------------------------------
+#
+# A file toolfind finds by itself (a toolfind.toml above the working directory, ./catalogs, the
+# servers files and catalogs a config names) is used only when nobody but you or root can have
+# written it: git refuses repositories owned by someone else for the same reason
+# (CVE-2022-24765). A path given on the command line or in an environment variable is trusted
+# as given.
+
+
+def trust_problem(path: str | os.PathLike[str], safe_directories: Iterable[str] = ()) -> str | None:
+    """Why the file or directory ``path`` may hold what another user wrote, or None when only
+    the current user or root can have written it (or it lies in ``safe_directories``).
+
+    Checked for the path as found and for what its symlinks lead to: every component, the
+    file itself included, must be owned by the current user or root, and every directory
+    holding one must be writable by nobody else, unless its sticky bit keeps others from
+    replacing entries they do not own (``/tmp``). Group write counts only when the group
+    has members besides the user (a user-private group, as umask 002 systems make, does
+    not). A component that does not exist (a file not created yet) is skipped. On systems
+    without POSIX owners (Windows) nothing is refused."""
+    if not hasattr(os, "getuid"):
+        return None
+    text = os.fspath(path)
+    absolute = os.path.abspath(text)
+    real = os.path.realpath(text)
+    if safe_directories and _in_safe_directory(absolute, real, safe_directories):
+        return None
+    uid = os.getuid()
+    for chain in dict.fromkeys((absolute, real)):
+        problem = _chain_problem(chain, uid)
+        if problem is not None:
+            return (
+                "it" + problem[len(absolute) :] if problem.startswith(absolute + " ") else problem
+            )
+    return None
+
+
+def _chain_problem(path: str, uid: int) -> str | None:
+    """The first reason, from ``path`` up to the root, that another user can change what
+    ``path`` holds (see :func:`trust_problem`)."""
+    entry = path
+    while True:
+        try:
+            st = os.lstat(entry)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            return f"{entry} cannot be checked ({exc.strerror or exc})"
+        if st is not None and st.st_uid not in (uid, 0):
+            return f"{entry} is owned by {_user_name(st.st_uid)}"
+        parent = os.path.dirname(entry)
+        if parent == entry:
+            return None
+        try:
+            mode, gid = _mode_and_group(parent)
+        except FileNotFoundError:
+            mode, gid = 0, 0
+        except OSError as exc:
+            return f"{parent} cannot be checked ({exc.strerror or exc})"
+        if not mode & stat.S_ISVTX:  # sticky: only an entry's owner (or root) may replace it
+            if mode & stat.S_IWOTH:
+                return f"{parent} is writable by every user (mode {stat.S_IMODE(mode):04o})"
+            if mode & stat.S_IWGRP and not _group_is_private(gid, uid):
+                return (
+                    f"{parent} is writable by the group {_group_name(gid)} "
+                    f"(mode {stat.S_IMODE(mode):04o})"
+                )
+        entry = parent
+
+
+def _mode_and_group(directory: str) -> tuple[int, int]:
+    """The mode and group of the directory ``directory`` (through a symlink: a link's own
+    mode means nothing; who owns the link is checked as a component)."""
+    st = os.stat(directory)
+    return st.st_mode, st.st_gid
+
+
+def _group_is_private(gid: int, uid: int) -> bool:
+    """Whether only ``uid`` (and root) belong to the group ``gid``: the user's own group of
+    the same name (a user-private group) or root's, with no other listed member."""
+    import grp
+    import pwd
+
+    try:
+        group = grp.getgrgid(gid)
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return False
+    if set(group.gr_mem) - {user, "root"}:
+        return False
+    return gid == 0 or (group.gr_name == user and gid == os.getgid())
+
+
+def _user_name(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _group_name(gid: int) -> str:
+    try:
+        import grp
+
+        return grp.getgrgid(gid).gr_name
+    except (ImportError, KeyError):
+        return f"gid {gid}"
+
+
+def _in_safe_directory(absolute: str, real: str, safe_directories: Iterable[str]) -> bool:
+    """Whether ``safe_directories`` vouch for the file or directory ``absolute`` (``real``
+    once its symlinks are resolved), as git's ``safe.directory`` does: an entry names the
+    directory holding a file (or a directory itself) exactly; ``DIR/*`` names DIR and
+    everything below it; ``*`` everything."""
+    places = set()
+    for candidate in (absolute, real):
+        places.add(candidate if os.path.isdir(candidate) else os.path.dirname(candidate))
+    for entry in safe_directories:
+        if entry.strip() == "*":
+            return True
+        below = entry.endswith(("/*", os.sep + "*"))
+        base = os.path.expanduser(entry[:-2] if below else entry)
+        if not os.path.isabs(base):
+            continue  # the config that holds them is checked to name absolute paths
+        bases = {os.path.normpath(base), os.path.realpath(base)}
+        for place in places:
+            if place in bases:
+                return True
+            if below and any(place.startswith(b.rstrip(os.sep) + os.sep) for b in bases):
+                return True
+    return False
+
+
+def shipped_catalogs() -> str:
+    """The catalogs shipped with toolfind: ``_catalogs`` inside the installed package (a
+    wheel), else the checkout's ``catalogs/`` beside the package."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(package, "_catalogs")
+    return bundled if os.path.isdir(bundled) else os.path.join(os.path.dirname(package), "catalogs")
 
 
 def rewrite(path: str | os.PathLike[str], data: bytes) -> str | None:

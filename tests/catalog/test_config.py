@@ -14,7 +14,7 @@ from toolfind.config import (
     parse_weight_options,
     resolve_catalogs,
 )
-from toolfind.errors import ConfigError
+from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FieldWeights, ScoringParams
 
 
@@ -73,12 +73,28 @@ def test_weight_options_override_only_the_fields_given() -> None:
             "nam=2",
             "--weight 'nam=2': unknown field 'nam'; fields are name, namespace, description, params, tags, search_hint",
         ),
-        ("name=x", "--weight 'name=x': 'x' is not a number"),
-        ("name=-1", "--weight 'name=-1': a weight must be a number >= 0"),
+        ("name=x", "--weight 'name=x': weights.name must be a number from 0 to 1000, not 'x'"),
+        ("name=-1", "--weight 'name=-1': weights.name must be a number from 0 to 1000, not '-1'"),
+        (
+            "name=nan",
+            "--weight 'name=nan': weights.name must be a number from 0 to 1000, not 'nan'",
+        ),
+        (
+            "tags=inf",
+            "--weight 'tags=inf': weights.tags must be a number from 0 to 1000, not 'inf'",
+        ),
+        (
+            "name=1e400",
+            "--weight 'name=1e400': weights.name must be a number from 0 to 1000, not '1e400'",
+        ),
+        (
+            "name=1001",
+            "--weight 'name=1001': weights.name must be a number from 0 to 1000, not '1001'",
+        ),
     ],
 )
 def test_bad_weight_option_says_what_is_wrong(option: str, message: str) -> None:
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(UsageError) as info:  # a usage error: exit 2, whatever is wrong
         parse_weight_options([option], FieldWeights())
     assert str(info.value) == message
 
@@ -145,7 +161,7 @@ def test_one_number_for_b_applies_to_every_field(tmp_path: Path) -> None:
 
 
 def test_write_params_keeps_other_keys_and_comments_and_a_backup(tmp_path: Path) -> None:
-    from toolfind.config import write_params
+    from toolfind.config_write import write_params
 
     path = tmp_path / "toolfind.toml"
     original = '# my settings\ncatalogs = ["cats"]\n[filters]\nnamespaces = ["files"]\n'
@@ -225,3 +241,115 @@ def test_empty_catalog_paths_are_errors_not_the_working_directory() -> None:
         Path("a"),
         Path("b"),
     ]
+
+
+# -- the user-wide config, under the project's ------------------------------------------------
+
+
+def user_settings(text: str) -> Path:
+    from toolfind.userfiles import user_config
+
+    path = Path(user_config(os.environ))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_user_wide_config_applies_under_the_project_config_key_by_key(
+    tmp_path: Path,
+) -> None:
+    user = user_settings(
+        'catalogs = ["ucats"]\nk1 = 2\nb = {name = 0.3}\n'
+        '[weights]\nname = 4\ntags = 1\n[filters]\nexclude_tags = ["destructive"]\n'
+    )
+    (tmp_path / "toolfind.toml").write_text(
+        "b = 0.5\n[weights]\nname = 7\n[filters]\nnamespaces = ['files']\n", encoding="utf-8"
+    )
+    config = load_config(cwd=tmp_path)
+    project = str(tmp_path / "toolfind.toml")
+    assert (config.user_path, config.path) == (user, tmp_path / "toolfind.toml")
+    assert config.catalogs == (user.parent / "ucats",)  # relative to the file that names it
+    assert config.params.k1 == 2.0
+    assert (config.params.weights.name, config.params.weights.tags) == (7.0, 1.0)
+    assert {config.params.b_for(f) for f in ("name", "tags")} == {0.5}  # one b for all, on top
+    assert config.filters == Filters(namespaces=("files",), exclude_tags=("destructive",))
+    assert config.sources == {
+        "catalogs": str(user),
+        "k1": str(user),
+        "weights.name": project,
+        "weights.tags": str(user),
+        "filters.exclude_tags": str(user),
+        "b": project,
+        "filters.namespaces": project,
+    }
+    # A per-field b in the project keeps the user's b for the other fields.
+    user_settings("b = 0.6\n")
+    (tmp_path / "toolfind.toml").write_text("b = {tags = 0.1}\n", encoding="utf-8")
+    params = load_config(cwd=tmp_path).params
+    assert (params.b_for("name"), params.b_for("tags")) == (0.6, 0.1)
+
+
+def test_toolfind_config_names_the_project_config_and_the_user_wide_one_still_applies(
+    tmp_path: Path,
+) -> None:
+    user_settings("k1 = 2\ndelta = 0.25\n")
+    (tmp_path / "toolfind.toml").write_text("k1 = 1\n", encoding="utf-8")
+    named = tmp_path / "elsewhere.toml"
+    named.write_text("k1 = 1.5\n", encoding="utf-8")
+    config = load_config({**os.environ, "TOOLFIND_CONFIG": str(named)}, tmp_path)
+    assert config.path == named and (config.params.k1, config.params.delta) == (1.5, 0.25)
+    assert [(f.scope, f.explicit) for f in config.files] == [("user", False), ("project", True)]
+
+
+def test_the_user_wide_config_follows_xdg_config_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolfind.userfiles import user_config
+
+    env = {"HOME": "/h", "XDG_CONFIG_HOME": "/x"}
+    assert user_config(env) == "/x/toolfind/toolfind.toml"
+    assert user_config({"HOME": "/h"}) == "/h/.config/toolfind/toolfind.toml"
+    assert user_config({"HOME": "/h", "XDG_CONFIG_HOME": "rel"}) == (
+        "/h/.config/toolfind/toolfind.toml"  # relative: ignored, as the XDG spec says
+    )
+
+
+# -- every numeric setting has a bound -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("k1 = 101", "k1 must be a number from 0 to 100, not 101"),
+        ("k1 = -1", "k1 must be a number from 0 to 100, not -1"),
+        ("k1 = nan", "k1 must be a number from 0 to 100, not nan"),
+        ("delta = 1.7e308", "delta must be a number from 0 to 100, not 1.7e+308"),
+        ("delta = inf", "delta must be a number from 0 to 100, not inf"),
+        ("b = 1.5", "b must be a number from 0 to 1, not 1.5"),
+        ("b = {name = 2}", "b.name must be a number from 0 to 1, not 2"),
+        (
+            "weights = {name = 1e9}",
+            "weights.name must be a number from 0 to 1000, not 1000000000.0",
+        ),
+        ("semantic_weight = 2", "semantic_weight must be a number from 0 to 1, not 2"),
+        ('k1 = "2"', "k1 must be a number, not '2'"),
+        ('max_file_size = "1e400GiB"', "max_file_size '1e400GiB' is over the 1TiB limit"),
+        ('max_file_size = "2000GiB"', "max_file_size '2000GiB' is over the 1TiB limit"),
+        ('max_file_size = "nanGiB"', "max_file_size 'nanGiB' is not a size such as 64MiB"),
+    ],
+)
+def test_every_numeric_setting_has_a_bound(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "toolfind.toml").write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config({}, tmp_path)
+    assert str(caught.value) == f"{tmp_path / 'toolfind.toml'}: {message}"
+
+
+def test_the_python_api_has_the_same_bounds() -> None:
+    import toolfind
+
+    for bad in (float("inf"), float("nan"), -1.0, 1e4):
+        with pytest.raises(ConfigError, match="weights.name must be a number from 0 to 1000"):
+            for_run(weights={"name": bad})
+    with pytest.raises(ConfigError, match="semantic_weight must be a number from 0 to 1"):
+        toolfind.open_index(semantic=False, semantic_weight=float("inf"))

@@ -622,7 +622,7 @@ def test_hostile_catalog_gives_one_clear_line_and_loads_the_rest(
 
     _, found, _ = runs[0]
     # search: the good catalog still answers; a bad file is one warning line naming it (a
-    # skipped special file or link is reported by validate; search may stay quiet about it).
+    # skipped special file is said once too, as every skipped entry is).
     assert found.exit_code == 0, found.stderr
     names = [h["name"] for h in json.loads(found.stdout)["hits"]]
     assert "read_file" in names, found.stdout

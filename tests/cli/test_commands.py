@@ -197,8 +197,21 @@ USAGE_ERRORS = [
     ["search", "file", "--bogus"],
     ["search"],
     ["similar", "read_file", "--weight", "name=-1"],
+    # Every bad value of an option is a usage error, those BM25F would refuse later included.
+    ["search", "file", "--weight", "name=inf"],
+    ["search", "file", "--weight", "name=1e400"],
+    ["search", "file", "--weight", "name=nan"],
+    ["similar", "read_file", "--weight", "name=inf"],
+    ["search", "file", "--min-score", "nan"],
+    ["eval", "Q", "--weight", "name=inf"],
     ["eval", "Q", "--k1", "-1"],
+    ["eval", "Q", "--k1", "inf"],
+    ["eval", "Q", "--k1", "nan"],
     ["eval", "Q", "--b", "x"],
+    ["eval", "Q", "--b", "2"],
+    ["eval", "Q", "--b", "nan"],
+    ["eval", "Q", "--b", "name=inf"],
+    ["eval", "Q", "--b", "nam=0.5"],
     ["eval", "Q", "--fail-under", "ndcg@10"],
     ["eval", "Q", "--fail-under", "nope=0.5"],
     ["tune", "Q", "--holdout", "2"],
@@ -304,7 +317,7 @@ def test_batch_search_echoes_ids_skips_comments_and_reports_a_bad_line_in_place(
     assert list(records[1])[:2] == ["id", "query"] and records[1]["id"] == "zip-1"
     assert records[1]["hits"][0]["name"] == "compress_file"
     assert records[2] == wire.batch_error_record(
-        f"{queries}:5: a JSON line needs a non-blank string 'query'", "config", 5, 3
+        f"{queries}:5: a JSON line needs a non-blank string 'query'", "queries", 5, 3
     )
     assert records[3]["line"] == 6 and "invalid JSON" in records[3]["error"]["message"]
     assert "id" not in records[3]
@@ -326,7 +339,7 @@ def test_batch_search_with_every_line_good_exits_0(small: str) -> None:
 def test_batch_search_errors_are_json_objects_with_json(small: str) -> None:
     code, _, err = invoke("search", "--queries", "-", "-c", small, "--json", input="{x\n")
     assert code == 1
-    assert json.loads(err)["error"]["kind"] == "config"
+    assert json.loads(err)["error"]["kind"] == "queries"
 
 
 # -- schemas: one name, one tool -------------------------------------------------------------
@@ -343,7 +356,7 @@ def test_schemas_qualifies_colliding_names_and_says_so(tmp_path: Path, fmt: str)
         "  - {name: solo, description: Alone.}\n",
     )
     write(tmp_path / "c" / "b.yaml", "namespace: b\ntools:\n  - {name: echo, description: Two.}\n")
-    code, out, err = invoke("schemas", "-c", str(tmp_path / "c"), "--format", fmt)
+    code, out, err = invoke("schemas", "-c", str(tmp_path / "c"), "--dialect", fmt)
     assert code == 0
     tools = json.loads(out)
     names = [t["function"]["name"] if fmt == "openai" else t["name"] for t in tools]
@@ -460,16 +473,19 @@ def test_search_says_nothing_about_the_shipped_catalogs() -> None:
         assert run_main("search", "compress file", "--json").stderr == ""
 
 
-def test_help_ends_with_the_shipped_note_only_when_they_are_in_use(
+def test_help_says_on_stderr_when_the_shipped_catalogs_are_in_use(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    epilog = " ".join(NOTE.removeprefix("Note: t").split())
-    for argv in (["--help"], ["-h"], []):
-        _, out, err = invoke(*argv)  # without arguments, help goes to stderr
-        assert " ".join((out or err).split()).endswith("T" + epilog), argv
+    for argv in (["--help"], ["-h"]):
+        code, out, err = invoke(*argv)
+        assert code == 0 and out.startswith("Usage: toolfind") and "demo" not in out
+        assert err == NOTE + "\n", argv
+    code, out, err = invoke()  # without arguments: the help, then the note, on stderr
+    assert (code, out) == (2, "") and err.startswith("Usage: toolfind")
+    assert err.rstrip().endswith(NOTE)
     monkeypatch.setenv("TOOLFIND_CATALOGS", str(SHIPPED))  # configured: no note
-    _, out, _ = invoke("--help")
-    assert "demo" not in out
+    _, out, err = invoke("--help")
+    assert "demo" not in out + err
 
 
 # -- shell completion ------------------------------------------------------------------------
@@ -487,11 +503,15 @@ def test_shell_completion_completes_commands_subcommands_and_options() -> None:
     assert complete("toolfind sea") == ["search"]
     assert complete("toolfind cache i") == ["info"]
     assert "--limit" in complete("toolfind search --li")
-    assert "--format" in complete("toolfind show --fo")
+    assert complete("toolfind show --dia") == ["--dialect"]
+    assert "--format" not in complete("toolfind show --")  # the old name is not offered
 
 
 def test_shell_completion_script_is_shown_for_a_shell() -> None:
-    done = run_main("--show-completion", "bash")
+    # Typer's switch to name the shell rather than detect it from the parent process
+    done = run_main(
+        "--show-completion", "bash", env={"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1"}
+    )
     assert done.returncode == 0 and "_toolfind_completion" in done.stdout
     code, out, _ = invoke("--help")
     assert "--install-completion" in out and "--show-completion" in out

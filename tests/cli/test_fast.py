@@ -173,6 +173,23 @@ def test_disabled_tools_are_shown_never_searched_and_make_names_ambiguous(
     assert fast(["show", "alphaon", "-c", cat, "--json"], capsys) is None
 
 
+def test_a_name_without_letters_or_digits_is_found_by_both_paths(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    names = ["___", "---", ".", "🚀"]
+    cat = _write(
+        tmp_path, "u.json", [{"name": n, "description": "Odd name."} for n in [*names, "launch"]]
+    )
+    for name in names:
+        for spelling in (name, f"u/{name}", f"u:{name}"):
+            dash = spelling.startswith("-")  # only after "--", which the fast path leaves
+            args = ["show", "-c", cat, "--json", "--", spelling] if dash else ["show", spelling]
+            args += [] if dash else ["-c", cat, "--json"]
+            expected = slow(args)  # Typer (and the cache the fast path needs)
+            assert json.loads(expected)["name"] == name
+            assert fast(args, capsys) == (None if dash else expected)
+
+
 @pytest.mark.parametrize("limit", [1, 2, 3, 5, 8])
 def test_ties_break_by_name_namespace_then_position_as_the_index_does(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], limit: int
@@ -191,11 +208,12 @@ def test_ties_break_by_name_namespace_then_position_as_the_index_does(
 
 
 def both(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[tuple[str, str], ...]:
-    """(stdout, stderr) of the Typer app, then of the warm path (which must answer)."""
+    """(stdout, stderr) of the Typer app, then of the warm path (which must answer, with the
+    same exit code: 0, or 1 for --fail-empty)."""
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == (1 if "--fail-empty" in args else 0), result.stderr
     capsys.readouterr()
-    assert fastpath.run(args) == 0
+    assert fastpath.run(args) == result.exit_code
     got = capsys.readouterr()
     return (result.stdout, result.stderr), (got.out, got.err)
 
@@ -220,6 +238,16 @@ def both(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[tuple[str
         ["summaries", "--json"],
         ["similar", "read_file", "-k", "3"],
         ["similar", "files/read_file", "--json"],
+        # one rule for formats, fields and the old --format of show
+        ["search", "compress file", "--fields", "name,score"],  # from the index file alone
+        ["search", "read file", "--format", "json", "--fields", "name,schema"],
+        ["search", "xyzzy", "--format", "csv", "--fail-empty"],
+        ["show", "read_file", "--dialect", "mcp"],
+        ["show", "read_file", "--format", "openai", "--json"],
+        ["list", "--fields", "name,tags", "--format", "csv", "--namespace", "git"],
+        ["similar", "read_file", "--format", "tsv"],
+        ["categories", "--format", "jsonl", "--fields", "name,tool_count"],
+        ["summaries", "--format", "csv", "--all"],
     ],
 )
 def test_the_warm_path_prints_what_the_typer_command_prints(

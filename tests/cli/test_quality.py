@@ -141,3 +141,20 @@ def test_tune_write_refuses_settings_that_score_worse_held_out(tmp_path: Path) -
     assert "Writing anyway (--force)" in forced.stderr
     assert "[weights]" in Path("toolfind.toml").read_text(encoding="utf-8")
     assert runner.invoke(app, [*args, "--force"]).exit_code == 2  # --force needs --write
+
+
+def test_a_bad_labelled_queries_file_is_a_queries_error_everywhere(tmp_path: Path) -> None:
+    """One kind for a queries file that cannot be used, whichever command reads it."""
+    catalog, _ = setup(tmp_path)
+    unknown = write(tmp_path / "unknown.yaml", "- {query: read a file, relevant: [nope_tool]}\n")
+    broken = write(tmp_path / "broken.yaml", "- {query: [unclosed\n")
+    for argv in (
+        ["eval", str(unknown)],
+        ["tune", str(unknown)],
+        ["eval", str(broken)],
+        ["validate", catalog, "--queries", str(broken)],
+    ):
+        result = runner.invoke(app, [*argv, "-c", catalog, "--json"])
+        assert result.exit_code == 1, result.stderr
+        error = json.loads(result.stderr)["error"]
+        assert error["kind"] == "queries" and str(tmp_path) in error["message"]

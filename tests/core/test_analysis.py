@@ -135,6 +135,39 @@ def test_name_key_ignores_case_and_separators(text: str, key: str) -> None:
     assert name_key(text) == key
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("___", "___"),
+        ("---", "---"),
+        (".", "."),
+        ("🚀", "🚀"),
+        ("Ａ", "a"),
+        (" - ", "-"),
+        (" ", ""),
+    ],
+)
+def test_a_name_without_letters_or_digits_is_a_key_of_its_own(text: str, key: str) -> None:
+    assert name_key(text) == key
+
+
+@pytest.mark.parametrize("name", ["___", "---", ".", "🚀", "-_-"])
+def test_an_exact_name_without_letters_or_digits_always_resolves(name: str) -> None:
+    names = ["___", "---", ".", "🚀", "-_-", "launch"]
+    keys: dict[str, list[int]] = {}
+    for i, n in enumerate(names):
+        keys.setdefault(name_key(n), []).append(i)
+    ns_key = name_key("u")
+
+    def lookup(text: str) -> list[int]:
+        return lookup_name(text, lambda k: keys.get(k, ()), names.__getitem__, lambda d: ns_key)
+
+    wanted = [names.index(name)]
+    assert lookup(name) == wanted
+    for separator in ("/", ":", "__", "."):
+        assert lookup(f"u{separator}{name}") == wanted, separator
+
+
 def test_lookup_name_prefers_exact_then_key_then_qualified() -> None:
     names = ["math.factorial", "factorial", "mathfactorial", "search", "search"]
     ns_keys = ["py", "math", "other", "web", "email"]

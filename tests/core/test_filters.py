@@ -36,10 +36,18 @@ def test_search_and_list_keep_the_tools_carrying_every_tag() -> None:
     assert kept(options_rule("files", ["filesystem"])) == ["read_file"]
 
 
-def test_the_default_namespace_is_the_empty_one_and_a_tag_without_letters_is_ignored() -> None:
+def test_the_default_namespace_is_the_empty_one_and_a_blank_tag_is_ignored() -> None:
     assert kept(options_rule("", ())) == ["ping"]
-    assert kept(options_rule(None, ["-"])) == [t.name for t in TOOLS]
-    assert options_rule(None, ["-", ""]).keeps_all()
+    assert options_rule(None, ["", " "]).keeps_all()
+
+
+def test_a_tag_or_namespace_without_letters_or_digits_selects_its_own_tools() -> None:
+    # Not the default namespace (key ""), not every tool: the tools spelling it.
+    tools = [("plain", "", ("-",)), ("dashes", "---", ()), ("other", "x", ("a",))]
+    rule = options_rule(None, ["-"])
+    assert [n for n, ns, tags in tools if rule.keeps(ns, tags)] == ["plain"]
+    rule = options_rule("---", ())
+    assert [n for n, ns, tags in tools if rule.keeps(ns, tags)] == ["dashes"]
 
 
 def test_serve_keeps_any_allowed_tag_and_drops_every_excluded_one() -> None:

@@ -212,7 +212,7 @@ def test_a_damaged_vector_file_is_recomputed(tmp_path: Path, isolated: Path) -> 
 def test_semantic_weight_from_api_and_config(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
     assert toolfind.open_index([catalog], semantic_weight=0.2).semantic.weight == 0.2
-    with pytest.raises(ConfigError, match="between 0 and 1"):
+    with pytest.raises(ConfigError, match="semantic_weight must be a number from 0 to 1"):
         toolfind.open_index([catalog], semantic_weight=1.5)
     (Path.cwd() / "toolfind.toml").write_text("semantic_weight = 2\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="semantic_weight"):

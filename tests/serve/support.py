@@ -162,6 +162,11 @@ class Log:
     def mark(self) -> int:
         return len(self.lines)
 
+    def wait_closed(self, timeout: float = 30.0) -> None:
+        """Return once every writer has closed the stream (its process and children ended)."""
+        with self._cond:
+            assert self._cond.wait_for(lambda: self.closed, timeout), "stderr still open"
+
     def wait_for(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
         """The first line from ``since`` on containing ``text``; fails after ``timeout``."""
         position = since
@@ -243,3 +248,19 @@ async def http_server(
             if process.returncode is None:
                 process.kill()
                 await process.wait()
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` (any process, not only a child) has exited within ``seconds``,
+    waiting on a pidfd (Linux; no polling)."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        readable, _, _ = select.select([fd], [], [], seconds)
+        return bool(readable)
+    finally:
+        os.close(fd)

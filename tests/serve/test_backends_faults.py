@@ -225,16 +225,23 @@ async def test_a_crash_mid_call_is_a_backend_error_and_the_next_call_restarts_it
 ) -> None:
     with pytest.raises(
         BackendError,
-        match=r"^server 'faulty' exited during the call; it is being restarted$",
+        match=r"^server 'faulty' exited with status 3 during the call; it is being restarted$",
     ):
         await pool.call("faulty__crash", {})
     status = pool.status()["faulty"]
-    assert not status.available and status.detail == "exited during a call to 'crash'"
+    assert status.state == "retrying"  # not "connecting": it failed, and says how
+    assert not status.available
+    assert status.detail == "exited with status 3 during a call to 'crash'"
     assert pool.serves("faulty__echo")  # its tools stay listed while it is down
     assert text_of(await pool.call("faulty__echo", {"text": "back"})) == "back"
     assert pool.status()["faulty"].available
     assert len((workdir / "faulty.marker").read_text(encoding="utf-8").split()) == 2
-    assert records.count("server 'faulty' became unavailable: exited during a call to 'crash'") == 1
+    assert (
+        records.count(
+            "server 'faulty' became unavailable: exited with status 3 during a call to 'crash'"
+        )
+        == 1
+    )
     assert records.count("server 'faulty' is available again") == 1
 
 
@@ -253,9 +260,9 @@ async def test_a_backend_that_stops_answering_is_stopped_and_marked_unavailable(
 
 async def test_a_backend_that_cannot_restart_backs_off(pool: BackendPool) -> None:
     assert text_of(await pool.call("once__echo", {"text": "1"})) == "1"
-    with pytest.raises(BackendError, match="exited during the call"):
+    with pytest.raises(BackendError, match="exited with status 3 during the call"):
         await pool.call("once__crash", {})
-    with pytest.raises(BackendError, match=r"^server 'once' is unavailable: "):
+    with pytest.raises(BackendError, match=r"^server 'once' is unavailable: exited with status 4$"):
         await pool.call("once__echo", {"text": "2"})
     with pytest.raises(
         BackendError, match=r"^server 'once' is unavailable \(.*\); toolfind retries it in \d+ s$"

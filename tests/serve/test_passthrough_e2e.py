@@ -295,3 +295,36 @@ async def test_a_lan_client_is_accepted_by_an_allowed_host_name_and_others_refus
                 },
             )
             assert origin.status_code == 200
+
+
+async def test_http_clients_see_only_what_their_own_requests_caused(
+    tmp_path: Path, setup: tuple[Path, Path]
+) -> None:
+    """Backends are shared: a log message a call causes goes to its caller only, a resource
+    update to its subscribers only; list changes go to everyone."""
+    catalogs, servers = setup
+    a_seen, a_logs, b_seen, b_logs = Seen(), Seen(), Seen(), Seen()
+    args = ("-c", str(catalogs), "--servers", str(servers), "--backend-wait", "30")
+    async with http_server(tmp_path, *args) as url:
+        with anyio.fail_after(START_TIMEOUT + 6 * EVENT_TIMEOUT):
+            async with (
+                Client(url, mode="legacy", message_handler=a_seen, logging_callback=a_logs) as a,
+                Client(url, mode="legacy", message_handler=b_seen, logging_callback=b_logs) as b,
+            ):
+                await a.list_tools()  # waits for the backend (--backend-wait)
+                await b.list_resources()  # so that it is told when that list changes
+                with legacy_api():
+                    await a.set_logging_level("debug")
+                    await b.set_logging_level("debug")
+                    await a.subscribe_resource("toolfind://rich/note://hello")
+                await a.call_tool("rich__log", {"level": "debug", "text": "for a"})
+                await a_logs.wait(lambda p: p.data == "for a")
+                await a.call_tool("rich__note", {"name": "hello", "text": "changed"})
+                await a_seen.wait(lambda m: isinstance(m, types.ResourceUpdatedNotification))
+                await b_seen.wait(lambda m: isinstance(m, types.ResourceListChangedNotification))
+                await b.call_tool("rich__log", {"level": "debug", "text": "for b"})
+                await b_logs.wait(lambda p: p.data == "for b")
+                assert [p.data for p in b_logs.items] == ["for b"]
+                assert [p.data for p in a_logs.items] == ["for a"]
+                updated = types.ResourceUpdatedNotification
+                assert not any(isinstance(m, updated) for m in b_seen.items)

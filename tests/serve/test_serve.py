@@ -75,6 +75,10 @@ class FakeBackends:
     def serves(self, name: str) -> bool:
         return any(t.name == name for t in self._tools)
 
+    def route(self, name: str) -> tuple[str, str] | None:
+        found = next((t for t in self._tools if t.name == name), None)
+        return None if found is None else ("weather", found.aliases[0] if found.aliases else name)
+
     async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
         self.calls.append((name, dict(arguments)))
         if self.hang:
@@ -401,6 +405,26 @@ async def test_calls_never_run_a_tool_their_name_does_not_spell_out(catalog_dir:
         )
         assert not ran.is_error
     assert backends.calls == [("weather__forecast", {"city": "Oslo"})]
+
+
+async def test_a_call_never_runs_another_tool_while_the_index_catches_up_with_new_names(
+    catalog_dir: Path,
+) -> None:
+    """A backend connecting takes a name another backend's tool had (the first claimant keeps
+    the base name): until the index is rebuilt, it resolves names to the old tools while the
+    backends route them the new way. The call catches the index up first."""
+    backends = FakeBackends()
+    server, live, _ = make_server([catalog_dir], backends)
+    forecast, alerts = backends._tools
+    renamed = replace(forecast, name="weather__forecast_2")
+    backends._tools = [replace(alerts, name="weather__forecast"), renamed]
+    live.backends_changed()  # announced; the rebuild has not run yet
+    async with Client(server, mode="legacy") as c:
+        ran = await c.call_tool(
+            "proxy_call_tool", {"name": "weather/forecast", "arguments": {"city": "Oslo"}}
+        )
+        assert not ran.is_error
+    assert backends.calls == [("weather__forecast_2", {"city": "Oslo"})]
 
 
 async def test_arguments_are_checked_against_the_input_schema_unless_turned_off(

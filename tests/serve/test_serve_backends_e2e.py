@@ -32,6 +32,7 @@ from tests.serve.support import (
     ListChanged,
     Log,
     Records,
+    gone_within,
     http_server,
     server_env,
     structured,
@@ -127,9 +128,11 @@ async def test_serving_starts_at_once_whatever_the_backends_do_and_they_join_lat
         assert set(found) == {"slow", "stuck", "flaky", "good"}
         assert found["good"]["tool_count"] == 4 and found["good"]["available"] is True
         assert found["stuck"]["available"] is False  # connecting, for 30 s per attempt
-        await log.wait("server 'flaky' (stdio: sh) is unavailable: connection closed", timeout=WAIT)
+        await log.wait(
+            "server 'flaky' (stdio: sh) is unavailable: exited with status 3", timeout=WAIT
+        )
         flaky = (await categories(client))["flaky"]
-        assert flaky["state"] == "retrying" and flaky["detail"] == "connection closed"
+        assert flaky["state"] == "retrying" and flaky["detail"] == "exited with status 3"
 
         # A crashed backend is retried: once its cause is fixed, its tools join.
         fixed.write_text("", encoding="utf-8")
@@ -309,7 +312,8 @@ async def test_a_backend_that_keeps_failing_is_given_up_then_restarted_by_an_edi
         ) as pool:
             await pool.wait_for_state("flaky", "failed")
             status = pool.status()["flaky"]
-            assert not status.available and status.detail == "connection closed"
+            assert not status.available and status.detail == "exited with status 3"
+            assert not pool.serves("flaky__echo")  # never listed: it never started
             fixed.write_text("", encoding="utf-8")
             pool.update([replace(spec, args=(*spec.args[:-1], f"{spec.args[-1]} --banner"))])
             await pool.wait_for_state("flaky", "ready")
@@ -410,21 +414,6 @@ with open(sys.argv[1], "w") as f:
 server.run()
 threading.Event().wait()  # ignores its closed stdin: only a signal ends it
 """
-
-
-def gone_within(pid: int, seconds: float) -> bool:
-    """Whether process ``pid`` has exited within ``seconds``, waiting on a pidfd (no polling)."""
-    import select
-
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        readable, _, _ = select.select([fd], [], [], seconds)
-        return bool(readable)
-    finally:
-        os.close(fd)
 
 
 @pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux)")

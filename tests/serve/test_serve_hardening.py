@@ -443,7 +443,7 @@ async def test_a_backend_that_crashes_mid_call_is_a_tool_error_then_restarts(htt
     with anyio.fail_after(START):
         async with Client(http.url) as client:
             crashed = await client.call_tool("bad__crash", {})
-            assert "server 'bad' exited during the call" in error_text(crashed)
+            assert "server 'bad' exited with status 3 during the call" in error_text(crashed)
             await http.log.wait("server 'bad' became unavailable", since=mark)
             await still_serving(http)
             back = await client.call_tool("bad__echo", {"text": "restarted"})

@@ -375,7 +375,7 @@ def immutable_dir(tmp_path: Path) -> Iterator[Path]:
         subprocess.run([chattr, "-i", str(path)], check=True)
 
 
-@pytest.mark.parametrize("kind", ["parent-is-a-file", "immutable-directory"])
+@pytest.mark.parametrize("kind", ["is-a-file", "parent-is-a-file", "immutable-directory"])
 def test_unwritable_cache_dir_works_without_cache_and_says_so_once(
     cat: Path,
     tmp_path: Path,
@@ -385,22 +385,22 @@ def test_unwritable_cache_dir_works_without_cache_and_says_so_once(
 ) -> None:
     # Tests run as root here, so chmod 0500 would not stop a write: use what stops root too.
     expected = search(cat)[0]
-    if kind == "parent-is-a-file":
-        blocker = tmp_path / "a-file"
-        blocker.write_text("not a directory", encoding="utf-8")
-        root = blocker / "cache"
-    else:
+    blocker = tmp_path / "a-file"
+    if kind == "immutable-directory":
         root = request.getfixturevalue("immutable_dir")
+        said = "is not writable ("
+    else:
+        blocker.write_text("not a directory", encoding="utf-8")
+        root = blocker if kind == "is-a-file" else blocker / "cache"
+        said = "is not a directory;" if kind == "is-a-file" else f"is not usable ({blocker} is"
     monkeypatch.setenv("TOOLFIND_CACHE_DIR", str(root))
-    for _ in range(2):  # every run answers, and says so once per run
+    for _ in range(2):  # every run answers, and says so in one line, rightly
         stdout, stderr = search(cat)
         assert stdout == expected
-        lines = [line for line in stderr.splitlines() if "not writable" in line]
-        assert len(lines) == 1 and lines[0].startswith(
-            f"Cache directory {root} is not writable ("
-        ), stderr
-        assert lines[0].endswith("; working without a cache.")
-    assert not root.exists() or list(root.iterdir()) == []
+        (line,) = stderr.splitlines()
+        assert line.startswith(f"Cache directory {root} {said}"), stderr
+        assert line.endswith("; working without a cache.")
+    assert not root.is_dir() or list(root.iterdir()) == []
 
 
 LIMITED = """
@@ -632,6 +632,12 @@ COMMANDS = {
     "cache path": ["cache", "path"],
     "cache info": ["cache", "info"],
     "cache clear": ["cache", "clear"],
+    "config path": ["config", "path"],
+    "config": ["config", "--json"],
+    "model fetch": ["model", "fetch", "--from", "cat"],  # no model there: exit 1, no download
+    "model list": ["model", "list"],
+    "model path": ["model", "path"],
+    "model remove": ["model", "remove"],
 }
 #: The only commands allowed to write catalogs (atomically, with a backup), or that never end.
 EXEMPT = {"catalog pull", "tune", "serve-mcp"}

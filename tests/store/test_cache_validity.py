@@ -182,7 +182,7 @@ def test_cache_clear_and_info_touch_only_toolfinds_own_files(isolated: Path) -> 
     assert sorted(f["file"] for f in info["files"]) == sorted([*mine, *legacy])
     assert info["indexes"] == 2
     done = runner.invoke(app, ["cache", "clear"])
-    assert done.exit_code == 0 and done.stderr == "Removed 4 cache files.\n"
+    assert done.exit_code == 0 and done.stdout == "Removed 4 cache files.\n"
     assert sorted(p.name for p in isolated.iterdir()) == sorted(theirs)
     for name, text in theirs.items():
         assert (isolated / name).read_text(encoding="utf-8") == text

@@ -114,3 +114,71 @@ def test_a_load_records_the_roots_the_default_catalogs_and_every_directory(isola
     assert manifest.recorded_key(str(isolated), run_key) == loaded.key
     Path("catalogs").mkdir()  # the default catalogs appear: another answer may apply
     assert manifest.recorded_key(str(isolated), run_key) is None
+
+
+def test_what_a_removed_catalog_left_in_the_manifest_is_pruned(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Digests of files no recorded run refers to, the runs of a directory that is gone and
+    their build inputs are dropped on the next write (and by a warm run when the manifest
+    is large), so one big catalog indexed once never slows every later warm run."""
+    import shutil
+
+    monkeypatch.setattr(manifest, "RACY_NS", -(10**18))  # nothing racy: digests are recorded
+    Path("tiny.json").write_text(tools("tiny_tool"), encoding="utf-8")
+    for n in range(40):
+        Path(f"big/f{n}.json").parent.mkdir(exist_ok=True)
+        Path(f"big/f{n}.json").write_text(tools(f"big_{n}"), encoding="utf-8")
+    root = str(isolated)
+    tiny = manifest.run_key(("tiny.json",))
+    cache.load_index([Path("tiny.json")], run_key=tiny)
+    big = manifest.run_key(("big",))
+    cache.load_index([Path("big")], run_key=big)
+    assert len(manifest.read(root)["shas"]) == 41 and len(manifest.read(root)["keys"]) == 2
+    shutil.rmtree("big")
+    # The next run that records (another query context over tiny.json) prunes.
+    other = manifest.run_key(("tiny.json",), ("name=3",))
+    cache.load_index([Path("tiny.json")], run_key=other)
+    kept = manifest.read(root)
+    here = str(Path.cwd())
+    assert set(kept["runs"]) == {tiny, other}
+    assert set(kept["shas"]) == {os.path.join(here, "tiny.json")}
+    assert len(kept["keys"]) == 1
+    # The warm path tidies a large manifest itself, without any run recording.
+    Path("big").mkdir()
+    Path("big/f.json").write_text(tools("big_again"), encoding="utf-8")
+    cache.load_index([Path("big")], run_key=big)
+    shutil.rmtree("big")
+    assert big in manifest.read(root)["runs"]
+    monkeypatch.setattr(manifest, "TIDY_BYTES", 0)
+    assert manifest.recorded_key(root, tiny) is not None
+    assert set(manifest.read(root)["runs"]) == {tiny, other}
+
+
+def test_the_run_key_names_the_install_and_what_paths_expand_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two installs (or versions) sharing a cache, or two HOMEs, never share a warm answer:
+    the key holds toolfind's version, the shipped catalogs' place, $HOME and the user-wide
+    config with its stamp."""
+    import toolfind
+    from toolfind import userfiles
+
+    key = manifest.run_key(())
+    with monkeypatch.context() as patch:
+        patch.setattr(toolfind, "__version__", "9.9.9")
+        assert manifest.run_key(()) != key
+    with monkeypatch.context() as patch:
+        patch.setattr(manifest, "shipped_catalogs", lambda: str(tmp_path / "other-install"))
+        assert manifest.run_key(()) != key
+    assert manifest.run_key(()) == key
+    monkeypatch.setenv("HOME", str(tmp_path / "h2"))
+    other_home = manifest.run_key(())
+    assert other_home != key
+    user = Path(userfiles.user_config(os.environ))
+    user.parent.mkdir(parents=True)
+    user.write_text("k1 = 2\n", encoding="utf-8")
+    with_config = manifest.run_key(())
+    assert with_config != other_home
+    user.write_text("k1 = 1.5\n", encoding="utf-8")
+    assert manifest.run_key(()) != with_config

@@ -1,13 +1,14 @@
 """The ``toolfind`` command line: the top-level options, and running only the invoked command.
 
-The commands live in browse (the index), quality (validate, eval, tune) and serving (serve-mcp,
-catalog pull, cache); importing them registers them on the one app (cli.common.app), in the
-order ``--help`` lists them.
+The commands live in browse (the index), quality (validate, eval, tune), serving (serve-mcp,
+catalog pull, cache) and settings (config); importing them registers them on the one app
+(cli.common.app), in the order ``--help`` lists them.
 """
 
 # No ``from __future__ import annotations``: Typer would evaluate string annotations each run.
 
 import copy
+import os
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -17,7 +18,13 @@ import typer.main
 from typer.models import CommandInfo, TyperInfo
 
 from toolfind import __version__
-from toolfind.cli import browse, quality, serving  # noqa: F401 - importing them registers the commands
+from toolfind.cli import (  # noqa: F401 - importing them registers the commands
+    browse,
+    models,
+    quality,
+    serving,
+    settings,
+)
 from toolfind.cli.common import app
 
 __all__ = ["app", "app_for", "run"]
@@ -35,17 +42,34 @@ def main(
         bool,
         typer.Option(
             "--version",
+            "-V",
             callback=_version_callback,
             is_eager=True,
             help="Print the version and exit.",
         ),
     ] = False,
+    config: Annotated[
+        str | None,
+        typer.Option(
+            "--config",
+            help="Read this toolfind.toml (trusted as given) instead of looking upwards for "
+            "one; as $TOOLFIND_CONFIG.",
+            metavar="FILE",
+        ),
+    ] = None,
 ) -> None:
     """Search large LLM tool catalogs.
 
     Catalogs: --catalog/-c PATH, else $TOOLFIND_CATALOGS, else `catalogs` in toolfind.toml,
     else ./catalogs, else the catalogs shipped with toolfind.
     """
+    if config is not None:
+        import os
+
+        if not config.strip():
+            raise typer.BadParameter("give a toolfind.toml file", param_hint="'--config'")
+        # One way for every layer to see it (config, the warm path's run key, serve-mcp).
+        os.environ["TOOLFIND_CONFIG"] = config
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -60,24 +84,42 @@ def app_for(args: Sequence[str]) -> typer.Typer:
     an unknown name) gets the full app, which lists or suggests the others. ``--version`` needs
     no command: its eager callback prints and exits first.
     """
-    if args and args[0] == "--version":
+    if args and args[0] in VERSION:
         return _with_only(app, commands=[], groups=[])
+    if not args and _COMPLETE in os.environ:  # the shell asks what the words typed complete to
+        args = completion_words()
     if not args or args[0] in ("--help", "-h"):
-        return _with_shipped_note(app)
-    return _pruned(app, args) or app
+        return app
+    return _pruned(app, _after_globals(args)) or app
 
 
-def _with_shipped_note(group: typer.Typer) -> typer.Typer:
-    """``group`` whose help ends by saying so when the shipped demo catalogs are in use."""
-    from toolfind.cli.commands import shipped_note
+def _after_globals(args: Sequence[str]) -> Sequence[str]:
+    """``args`` from the command on: without a leading ``--config FILE`` (or ``--config=FILE``)."""
+    if args and args[0].startswith("--config="):
+        return args[1:]
+    if len(args) >= 2 and args[0] == "--config":
+        return args[2:]
+    return args
 
-    note = shipped_note(None)
-    if not note:
-        return group
-    noted = _with_only(group, commands=group.registered_commands, groups=group.registered_groups)
-    noted.info = copy.copy(group.info)
-    noted.info.epilog = "T" + note.removeprefix("Note: t")
-    return noted
+
+#: The spellings of ``--version``.
+VERSION = ("--version", "-V")
+#: The variable the shell's completion script sets (Typer's: ``_<PROG>_COMPLETE``).
+_COMPLETE = "_TOOLFIND_COMPLETE"
+
+
+def completion_words() -> list[str]:
+    """The words typed so far after ``toolfind`` when the shell asks for completions (bash
+    passes them in ``COMP_WORDS``, zsh, fish and PowerShell in ``_TYPER_COMPLETE_ARGS``):
+    the command they name is the only one turned into a click command, as for a run."""
+    import shlex
+
+    text = os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS", "")
+    try:
+        words = shlex.split(text)
+    except ValueError:  # an unclosed quote in what is typed
+        return []
+    return words[1:2]  # the command; Typer reads the rest from the environment itself
 
 
 def _pruned(group: typer.Typer, args: Sequence[str]) -> typer.Typer | None:

@@ -24,11 +24,18 @@ def _run(name: str, p: commands.Params) -> int:
     problem = commands.problem(name, p)
     if problem:
         raise UsageError(problem)
-    index = _open(p.catalog, p.no_cache, getattr(p, "weight", None), getattr(p, "semantic", None))
+    for note in commands.prepare(name, p):
+        _warn(note)
+    index = _open(
+        p.catalog,
+        p.no_cache,
+        getattr(p, "weight", None),
+        getattr(p, "semantic", None),
+        getattr(p, "rerank", None),
+    )
     if name == "search" and p.queries is not None:
         return commands.search_batch(index, p, _batch_error)
-    commands.run(name, index, p, _warn)
-    return 0
+    return commands.run(name, index, p, _warn)
 
 
 def _batch_error(message: str, kind: str) -> None:

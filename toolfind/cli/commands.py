@@ -45,9 +45,15 @@ class Opt:
     """One option (or argument) of a command: ``dest`` is its name in the command's
     arguments, ``decls`` its spellings (``"--limit -k"``; a switch ``"--on/--off"``; "" for
     an argument). ``warm`` are the spellings the warm path reads (all, by default): given
-    another, it leaves the command to Typer (``--no-cache``, ``--weight``, ``--semantic``)."""
+    another, it leaves the command to Typer (``--no-cache``, ``--weight``, ``--semantic``).
+    ``metavar`` names its value in ``--help`` (upper case, as every argument's name);
+    ``complete`` what the shell completes it with (:data:`COMPLETIONS`); ``hidden`` leaves
+    it out of ``--help`` (an old spelling kept for a release)."""
 
-    __slots__ = ("choices", "decls", "default", "dest", "help", "kind", "metavar", "warm")
+    __slots__ = (
+        "choices", "complete", "decls", "default", "dest", "help", "hidden", "kind", "metavar",
+        "warm",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -60,11 +66,14 @@ class Opt:
         choices: tuple[str, ...] = (),
         metavar: str | None = None,
         warm: tuple[str, ...] | None = None,
+        complete: str = "",
+        hidden: bool = False,
     ) -> None:
         self.dest, self.kind, self.default, self.help = dest, kind, default, text
         self.decls = tuple(decls.split("/" if kind == SWITCH else None))
         self.choices, self.metavar = choices, metavar
         self.warm = self.decls if warm is None else warm
+        self.complete, self.hidden = complete, hidden
 
 
 class Command:
@@ -78,17 +87,27 @@ class Command:
         self.help = f"{summary}\n\nExample: {example}"
 
 
-#: ``show --format``: the formats a tool is shown in; ``schemas`` takes all but ``native``.
-SHOW_FORMATS = ("native", "openai", "anthropic", "mcp", "gemini")
-#: ``list``/``search --format``: a table, or one record a line (``output.wire``'s formats).
-RECORD_FORMATS = ("table", *wire.RECORD_FORMATS)
-SUMMARY_FORMATS = ("text", "markdown", "json")
+#: ``--dialect``: the tool-schema formats a tool is written in (``show``: all; ``schemas``:
+#: all but ``native``). The same names the catalogs are read in (docs/catalogs.md).
+DIALECTS = ("native", "openai", "anthropic", "mcp", "gemini")
+#: ``--format`` where records are printed: for a person (``table``; ``text`` or ``markdown``
+#: lines for ``summaries``), one JSON document (``json``, the same as ``--json``), or one
+#: record a line (``output.wire``'s formats: ``jsonl``, ``csv``, ``tsv``).
+TABLE_FORMATS = ("table", "json", *wire.RECORD_FORMATS)
+SUMMARY_FORMATS = ("text", "markdown", "json", *wire.RECORD_FORMATS)
+#: What ``--color`` takes; ``auto`` follows the terminal and ``NO_COLOR``.
+COLORS = ("auto", "always", "never")
+#: What an option's or argument's value completes to in the shell (``cli.completion``).
+COMPLETIONS = ("tool", "namespace", "tag")
 
 # Options several commands share (the other commands' Typer signatures use them too).
 CATALOG = Opt(
     "catalog", "--catalog -c", MANY, None, "Catalog file or directory (repeatable).", metavar="PATH"
 )
-JSON = Opt("json_", "--json", FLAG, False, "Print one JSON document (its shape: docs/json.md).")
+JSON = Opt(
+    "json_", "--json", FLAG, False,
+    "Print one JSON document (its shape: docs/json.md); the same as --format json.",
+)  # fmt: skip
 NO_CACHE = Opt(
     "no_cache", "--no-cache", FLAG, False, "Build the index afresh; do not read or write the cache.",
     warm=(),
@@ -102,17 +121,56 @@ SEMANTIC = Opt(
     "Fuse the semantic signal with BM25F (needs toolfind[semantic]), or rank by words only.",
     warm=("--lexical",),  # the command line's default: the same index, words only
 )  # fmt: skip
+RERANK = Opt(
+    "rerank", "--rerank/--no-rerank", SWITCH, None,
+    "Re-score the top candidates with the MiniLM reranker (needs `toolfind model fetch`),"
+    " or not.",
+    warm=("--no-rerank",),  # the command line's default: no reranker
+)  # fmt: skip
 NO_PAGER = Opt(
     "no_pager", "--no-pager", FLAG, False,
     "Print straight to the terminal (default: long output goes through $TOOLFIND_PAGER,"
     " $PAGER or less -FRX; never in a pipe).",
 )  # fmt: skip
-RECORD_FORMAT = Opt(
-    "format_", "--format", TEXT, "table",
-    "table, or one record a line: jsonl (the --json records), csv or tsv.", choices=RECORD_FORMATS,
+COLOR = Opt(
+    "color", "--color", TEXT, "auto",
+    "Styles on a terminal: auto (off with NO_COLOR), always (into a pipe too) or never.",
+    choices=COLORS,
 )  # fmt: skip
-NAMESPACE = Opt("namespace", "--namespace", TEXT, None, "Only tools in this namespace.")
-TAG = Opt("tag", "--tag", MANY, None, "Only tools with this tag (repeatable: all must match).")
+TABLE_FORMAT = Opt(
+    "format_", "--format", TEXT, None,
+    "table (the default), json (as --json), or one record a line: jsonl, csv or tsv.",
+    choices=TABLE_FORMATS,
+)  # fmt: skip
+FIELDS = Opt(
+    "fields", "--fields", TEXT, None,
+    "Only these record keys, e.g. name,score (JSON unless --format says otherwise).",
+    metavar="KEY,...",
+)  # fmt: skip
+FAIL_EMPTY = Opt(
+    "fail_empty", "--fail-empty", FLAG, False,
+    "Exit 1 when nothing is found (as grep does; nothing is said).",
+)  # fmt: skip
+NAMESPACE = Opt(
+    "namespace", "--namespace", TEXT, None, "Only tools in this namespace.", metavar="NS",
+    complete="namespace",
+)  # fmt: skip
+TAG = Opt(
+    "tag", "--tag", MANY, None, "Only tools with this tag (repeatable: all must match).",
+    metavar="TAG", complete="tag",
+)  # fmt: skip
+
+
+def _dialect(default: str, choices: tuple[str, ...]) -> tuple[Opt, Opt]:
+    """``--dialect``, and ``--format`` as its old name (hidden, said on stderr when used)."""
+    return (
+        Opt("dialect", "--dialect", TEXT, None,
+            f"The tool-schema format, as an LLM API or MCP writes tools (default {default}).",
+            choices=choices),
+        Opt("format_", "--format", TEXT, None, "Old name of --dialect.", choices=choices,
+            hidden=True),
+    )  # fmt: skip
+
 
 #: The index commands, in the order ``--help`` lists them.
 COMMANDS: dict[str, Command] = {
@@ -123,46 +181,53 @@ COMMANDS: dict[str, Command] = {
             "Rank tools for a query; a query that names a tool returns it first.",
             'toolfind search "compress file" --json',
             Opt("query", "", WORDS, None,
-                "What the tool should do, or a tool's name; several words are one query."),
-            Opt("limit", "--limit -k", COUNT, 10, "How many hits."),
+                "What the tool should do, or a tool's name; several words are one query.",
+                metavar="QUERY..."),
+            Opt("limit", "--limit -k", COUNT, 10, "How many hits.", metavar="N"),
             NAMESPACE,
             TAG,
-            Opt("min_score", "--min-score", NUMBER, None, "Drop hits scoring below this."),
+            Opt("min_score", "--min-score", NUMBER, None, "Drop hits scoring below this.",
+                metavar="SCORE"),
             Opt("min_confidence", "--min-confidence", NUMBER, None,
-                "Drop hits less sure than this (0 to 1; at 0.5 a hit is right about 4 times in 5)."),
+                "Drop hits less sure than this (0 to 1; at 0.5 a hit is right about 4 times in 5).",
+                metavar="C"),
             WEIGHT,
             Opt("schema", "--schema", FLAG, False, "Include every hit's input schema."),
             Opt("explain", "--explain", FLAG, False, "Show each term's contribution per field."),
             Opt("queries", "--queries", TEXT, None,
                 "Batch mode: one query per line (or JSON Lines with 'query'); - for stdin.",
                 metavar="FILE", warm=()),
-            CATALOG, JSON, RECORD_FORMAT, NO_PAGER, NO_CACHE, SEMANTIC,
+            CATALOG, JSON, TABLE_FORMAT, FIELDS, FAIL_EMPTY, NO_PAGER, COLOR, NO_CACHE, SEMANTIC,
+            RERANK,
         ),
         Command(
             "show",
-            "Print one tool's full schema; suggests the closest name on a miss.",
-            "toolfind show read_file --format openai --json",
-            Opt("name", "", NAME, None, "Tool name: tool, ns/tool, ns:tool, ns__tool or ns.tool."),
-            Opt("format_", "--format", TEXT, "native", "Schema format.", choices=SHOW_FORMATS),
-            CATALOG, JSON, NO_CACHE,
+            "Print one tool's full schema as JSON; suggests the closest name on a miss.",
+            "toolfind show read_file --dialect openai --json",
+            Opt("name", "", NAME, None, "Tool name: tool, ns/tool, ns:tool, ns__tool or ns.tool.",
+                metavar="NAME", complete="tool"),
+            *_dialect("native", DIALECTS),
+            CATALOG,
+            Opt("json_", "--json", FLAG, False,
+                "Print the JSON document alone, for a program (an error too is JSON)."),
+            NO_PAGER, COLOR, NO_CACHE,
         ),
         Command(
             "list",
             "List tools, one row each (name, namespace, summary, tags, deferred).",
             "toolfind list --namespace files --json",
-            Opt("limit", "--limit -k", COUNT, None, "At most this many tools."),
+            Opt("limit", "--limit -k", COUNT, None, "At most this many tools.", metavar="N"),
             NAMESPACE,
             TAG,
             Opt("deferred", "--deferred/--no-deferred", SWITCH, None,
                 "Only deferred, or only non-deferred tools."),
-            CATALOG, JSON, RECORD_FORMAT, NO_PAGER, NO_CACHE,
+            CATALOG, JSON, TABLE_FORMAT, FIELDS, FAIL_EMPTY, NO_PAGER, COLOR, NO_CACHE,
         ),
         Command(
             "schemas",
-            "Print the tool list to send to an LLM, as one JSON array in the chosen format.",
-            "toolfind schemas --format anthropic > tools.json",
-            Opt("format_", "--format", TEXT, "openai", "Tool-list format.",
-                choices=SHOW_FORMATS[1:]),
+            "Print the tool list to send to an LLM, as one JSON array in the chosen dialect.",
+            "toolfind schemas --dialect anthropic > tools.json",
+            *_dialect("openai", DIALECTS[1:]),
             Opt("include_deferred", "--include-deferred/--exclude-deferred", SWITCH, False,
                 "Include deferred tools."),
             CATALOG,
@@ -175,15 +240,16 @@ COMMANDS: dict[str, Command] = {
             "similar",
             "Tools related to one tool by shared, weighted terms.",
             "toolfind similar read_file -k 3",
-            Opt("name", "", NAME, None, "The tool to find relatives of."),
-            Opt("limit", "--limit -k", COUNT, 5, "How many tools."),
-            WEIGHT, CATALOG, JSON, NO_PAGER, NO_CACHE,
+            Opt("name", "", NAME, None, "The tool to find relatives of.", metavar="NAME",
+                complete="tool"),
+            Opt("limit", "--limit -k", COUNT, 5, "How many tools.", metavar="N"),
+            WEIGHT, CATALOG, JSON, TABLE_FORMAT, FIELDS, FAIL_EMPTY, NO_PAGER, COLOR, NO_CACHE,
         ),
         Command(
             "categories",
             "Namespaces with their tool counts, deferred counts and commonest tags.",
             "toolfind categories --json",
-            CATALOG, JSON, NO_PAGER, NO_CACHE,
+            CATALOG, JSON, TABLE_FORMAT, FIELDS, NO_PAGER, COLOR, NO_CACHE,
         ),
         Command(
             "summaries",
@@ -191,11 +257,14 @@ COMMANDS: dict[str, Command] = {
             "toolfind summaries --deferred --format markdown",
             Opt("deferred", "--deferred", FLAG, False, "Deferred tools only (the default)."),
             Opt("all_", "--all", FLAG, False, "Every enabled tool."),
-            Opt("format_", "--format", TEXT, "text", "Output format.", choices=SUMMARY_FORMATS),
+            Opt("format_", "--format", TEXT, None,
+                "text (the default) or markdown lines, json (as --json), or one record a line:"
+                " jsonl, csv or tsv.", choices=SUMMARY_FORMATS),
             CATALOG,
             NO_CACHE,
-            Opt("json_", "--json", FLAG, False,
-                "Same as --format json (its shape: docs/json.md)."),
+            JSON,
+            FIELDS,
+            FAIL_EMPTY,
             NO_PAGER,
         ),
     )
@@ -209,6 +278,8 @@ class Params:
     if TYPE_CHECKING:
 
         def __getattr__(self, name: str) -> Any: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self.__dict__.update(values)
@@ -226,23 +297,67 @@ class Params:
 def problem(name: str, p: Params) -> str:
     """What makes arguments ``p`` of command ``name`` a usage error ("" if nothing): said
     before the index is opened, so without the load's warnings."""
+    fmt = getattr(p, "format_", None)
     if name == "search":
         if p.queries is not None and p.query:
             return "give either a QUERY or --queries FILE, not both"
         if p.queries is None and not " ".join(p.query or ()).strip():
             return "search needs a QUERY (or --queries FILE for batch mode)"
-        if p.queries is not None and p.format_ not in ("table", "jsonl"):
-            return f"--queries prints one JSON record a line; --format {p.format_} does not apply"
-    if name == "search" and p.min_confidence is not None and not 0.0 <= p.min_confidence <= 1.0:
-        return f"--min-confidence {p.min_confidence:g}: use a number from 0 to 1, e.g. 0.5"
+        if p.queries is not None and fmt not in (None, "json", "jsonl"):
+            return f"--queries prints one JSON record a line; --format {fmt} does not apply"
+        if p.min_score is not None and p.min_score != p.min_score:
+            return "--min-score nan: give a number"
+        if p.min_confidence is not None and not 0.0 <= p.min_confidence <= 1.0:
+            return f"--min-confidence {p.min_confidence:g}: use a number from 0 to 1, e.g. 0.5"
     if name == "summaries" and p.deferred and p.all_:
         return "use either --deferred or --all, not both"
-    # --json is --format json (summaries), or the choice beside a table (list, search): with
-    # another --format than the default, a contradiction.
-    default = {"list": "table", "search": "table", "summaries": "text"}.get(name)
-    if default and p.json_ and p.format_ not in (default, "json"):
-        return f"use either --json or --format {p.format_}, not both"
-    return ""
+    if name in ("show", "schemas"):
+        if fmt is not None and p.dialect is not None and fmt != p.dialect:
+            return f"--format is the old name of --dialect: give --dialect {p.dialect} alone"
+        return ""
+    # --json is --format json: beside another --format, a contradiction.
+    if p.json_ and fmt not in (None, "json"):
+        return f"use either --json or --format {fmt}, not both"
+    if getattr(p, "fields", None) is None:
+        return ""
+    from toolfind.cli.printing import fields_problem  # not on a warm search without it
+
+    return fields_problem(name, p)
+
+
+def prepare(name: str, p: Params) -> list[str]:
+    """Read ``p`` (a command's arguments without a :func:`problem`) as one rule, in place:
+    ``--format json`` is ``--json``, ``--fields`` alone means JSON (and ``search --fields
+    schema`` or ``explain`` asks for them), ``show``/``schemas`` ``--format`` is the old
+    name of ``--dialect``, whose default is filled in. Returns the stderr lines it calls for
+    (the old name's warning). Both parsers call it before :func:`answer`."""
+    notes = []
+    if name in ("show", "schemas"):
+        if p.format_ is not None:
+            notes.append(
+                f"Warning: --format {p.format_} is now --dialect {p.format_};"
+                " the old name goes in a later release"
+            )
+            p.dialect, p.format_ = p.format_, None
+        if p.dialect is None:
+            p.dialect = "native" if name == "show" else "openai"
+        return notes
+    if p.format_ == "json":
+        p.json_, p.format_ = True, None
+    if p.fields is not None and p.format_ is None:
+        p.json_ = True
+    if name == "search" and p.fields is not None:
+        from toolfind.cli.printing import fields_of
+
+        asked = fields_of(p) or ()
+        p.schema = p.schema or "schema" in asked
+        p.explain = p.explain or "explain" in asked
+    return notes
+
+
+def machine(p: Params) -> bool:
+    """Whether command arguments ``p`` ask for JSON or one record a line (not for a person)."""
+    return bool(p.json_) or getattr(p, "format_", None) in wire.RECORD_FORMATS
 
 
 def answer(name: str, index: Any, p: Params) -> tuple[Any, list[str]]:
@@ -265,12 +380,12 @@ def _show_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
     from toolfind.output.tool_formats import tool_to_format
 
     tool = index.resolve(p.name)
-    return (tool, tool_to_format(tool, p.format_)), []
+    return (tool, tool_to_format(tool, p.dialect)), []
 
 
 def _list_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
     hints = [filter_warning(index, p.namespace, p.tag or ())]
-    if p.json_:  # written as each tool is read
+    if machine(p):  # written as each tool is read
         return islice(index.stream(p.namespace, p.tag or (), p.deferred), p.limit), hints
     if p.namespace is None and not p.tag and p.limit is None:
         _decode_all(index)  # every tool is printed: decoded at once, faster
@@ -287,16 +402,37 @@ def _schemas_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
     names = list_names(chosen)
     documents = []
     for tool, name in zip(chosen, names, strict=True):
-        document = tool_to_format(tool, p.format_)
-        documents.append(document if name == tool.name else renamed(document, p.format_, name))
-    notes = []
-    for name in sorted({t.name for t, new in zip(chosen, names, strict=True) if new != t.name}):
-        written = [new for t, new in zip(chosen, names, strict=True) if t.name == name]
-        notes.append(
-            f"Note: {len(written)} tools are named {name!r}: written as {', '.join(written)}"
-            " (LLM APIs reject two tools of one name)"
-        )
-    return documents, notes
+        document = tool_to_format(tool, p.dialect)
+        documents.append(document if name == tool.name else renamed(document, p.dialect, name))
+    return documents, [_renamed_note(chosen, names)]
+
+
+#: How many shared names :func:`_renamed_note` spells out.
+_RENAMED_SHOWN = 3
+
+
+def _renamed_note(tools: Sequence[Any], names: Sequence[str]) -> str:
+    """The one stderr line of ``schemas`` when tools that share a name were written under
+    others (``names``: each tool's name in the list), "" when none was."""
+    shared = sorted({t.name for t, new in zip(tools, names, strict=True) if new != t.name})
+    if not shared:
+        return ""
+    written = {
+        name: [new for t, new in zip(tools, names, strict=True) if t.name == name]
+        for name in shared
+    }
+    why = " (LLM APIs reject two tools of one name)"
+    if len(shared) == 1:
+        name = shared[0]
+        return f"Note: {len(written[name])} tools are named {name!r}: written as {', '.join(written[name])}{why}"
+    count = sum(map(len, written.values()))
+    shown = "; ".join(f"{name!r} as {', '.join(written[name])}" for name in shared[:_RENAMED_SHOWN])
+    more = len(shared) - _RENAMED_SHOWN
+    rest = f"; and {more} more" if more > 0 else ""
+    return (
+        f"Note: {count} tools share {len(shared)} names, each written as namespace__name:"
+        f" {shown}{rest}{why}"
+    )
 
 
 def _similar_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
@@ -304,7 +440,7 @@ def _similar_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
 
 
 def _categories_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
-    return index.categories(), [] if p.json_ else [shipped_note(p.catalog)]
+    return index.categories(), [] if machine(p) else [shipped_note(p.catalog)]
 
 
 def _summaries_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
@@ -328,67 +464,22 @@ _ANSWERS: dict[str, Callable[[Any, Params], tuple[Any, list[str]]]] = {
 }
 
 
-def emit(name: str, p: Params, items: Any) -> None:
-    """Print command ``name``'s answer (:func:`answer`): JSON, one record a line (``search``,
-    ``list``), or for a person (through the pager on a terminal, but one tool's ``show``)."""
-    output = "json" if name == "schemas" or p.json_ else getattr(p, "format_", "table")
-    write = sys.stdout.write
-    if output == "json" and name in ("list", "similar", "summaries"):
-        made: Callable[[Any], dict[str, Any]] = wire.summary_record
-        if name != "summaries":
-            made = wire.tool_row if name == "list" else wire.similar_record
-        for piece in wire.dumps_array(map(made, items)):
-            write(piece)  # each record as it is made
-        write("\n")
-    elif output == "json":
-        if name == "search":
-            items = wire.search_record(items, include_schema=p.schema)
-        elif name == "show":
-            items = items[1]
-        elif name == "categories":
-            items = wire.categories_record(items)
-        write(wire.dumps(items) + "\n")
-    elif output in wire.RECORD_FORMATS:
-        if name == "search":
-            records = wire.hit_records(items, include_schema=p.schema)
-        else:
-            records = [wire.tool_row(t) for t in items]
-        write(wire.records_text(records, output))
-    elif name == "show":
-        from toolfind.output import render
+def run(name: str, index: Any, p: Params, warn: Warn) -> int:
+    """Command ``name``'s answer from ``index``: its stderr lines, then its output
+    (``cli.printing.emit``). Returns the exit code: 1 with ``--fail-empty`` and nothing
+    found, else 0."""
+    from toolfind.cli.printing import emit
 
-        render.tool(*items)
-    elif sys.stdout.isatty():  # the pager (and contextlib) only where it can start
-        from toolfind.cli.pager import paged
-
-        with paged(not p.no_pager):
-            _draw(name, p, items)
-    else:
-        _draw(name, p, items)
-
-
-def _draw(name: str, p: Params, items: Any) -> None:
-    """Command ``name``'s answer for a person: a table (Rich's on a terminal), or lines."""
-    from toolfind.output import render
-
-    if name == "search":
-        render.search(items, explain=p.explain)
-    elif name == "list":
-        render.tools(items)
-    elif name == "similar":
-        render.similar(p.name, items)
-    elif name == "categories":
-        render.categories(items)
-    else:
-        render.summaries(items, markdown=p.format_ == "markdown")
-
-
-def run(name: str, index: Any, p: Params, warn: Warn) -> None:
-    """Command ``name``'s answer from ``index``: its stderr lines, then its output."""
     items, notes = answer(name, index, p)
     for note in notes:
         warn(note)
-    emit(name, p, items)
+    return exit_code(p, emit(name, p, items))
+
+
+def exit_code(p: Params, found: int) -> int:
+    """The exit code of a command that printed ``found`` records: 1 when there are none and
+    ``--fail-empty`` asks for it (silently, as grep's status), else 0."""
+    return 1 if getattr(p, "fail_empty", False) and not found else 0
 
 
 def search(index: Any, p: Params, query: str) -> Any:
@@ -447,34 +538,40 @@ def _decode_all(index: Any) -> None:
 def search_batch(index: Any, p: Params, error: Callable[[str, str], None]) -> int:
     """``search --queries FILE``: one compact search record a query line, in order, each
     written (and flushed) as it is made; a line that cannot run gives its error record
-    (and ``error(message, kind)`` on stderr) while the others still run. Returns the exit
-    code: 1 when a line failed."""
-    from toolfind.errors import ConfigError, ToolfindError
+    (and ``error(message, kind)`` on stderr) while the others still run; ``--fields`` keeps
+    those keys of each hit. Returns the exit code: 1 when a line failed, or with
+    ``--fail-empty`` when a query found nothing."""
+    from toolfind.cli.printing import fields_of, select
+    from toolfind.errors import QueriesError, ToolfindError
 
-    failed = False
+    failed = empty = False
+    fields = fields_of(p)
     for file, number, id_, query, unreadable in _batch_queries(p.queries):
         try:
             if unreadable:
-                raise ConfigError(unreadable, file=file, line=number)
+                raise QueriesError(unreadable, file=file, line=number)
             found = search(index, p, query)
-            record = wire.batch_record(wire.search_record(found, include_schema=p.schema), id_)
+            document = wire.search_record(found, include_schema=p.schema)
+            document["hits"] = [select(hit, fields) for hit in document["hits"]]
+            empty = empty or not found.hits
+            record = wire.batch_record(document, id_)
         except ToolfindError as exc:
             failed = True
             error(str(exc), exc.kind)
             record = wire.batch_error_record(str(exc), exc.kind, number, id_)
         sys.stdout.write(wire.dumps(record, compact=True) + "\n")
         sys.stdout.flush()
-    return 1 if failed else 0
+    return 1 if failed else exit_code(p, 0 if empty else 1)
 
 
 def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
     """Query lines of a file (or stdin, ``-``): ``(file, line number, id, query, error)``.
     Plain lines, or JSON Lines objects with a ``query`` (and an optional ``id``); blank lines
     and lines starting with ``#`` are skipped; a line that cannot be read comes with its
-    error (the others still run). Raises ConfigError for a file that cannot be read."""
+    error (the others still run). Raises QueriesError for a file that cannot be read."""
     import json
 
-    from toolfind.errors import ConfigError
+    from toolfind.errors import QueriesError
     from toolfind.userfiles import FileProblem, read_capped, read_stream
 
     name = "<stdin>" if source == "-" else source
@@ -482,9 +579,9 @@ def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
         data = read_stream(sys.stdin.buffer) if source == "-" else read_capped(source)
         lines = data.decode("utf-8-sig").splitlines()
     except FileProblem as exc:
-        raise ConfigError(f"cannot read queries: {exc.message}", file=name) from None
+        raise QueriesError(f"cannot read queries: {exc.message}", file=name) from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
+        raise QueriesError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):
@@ -508,16 +605,22 @@ def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
 # -- from the index file alone -----------------------------------------------------------------
 
 
-#: What :func:`answer_from_file` reads; any other argument but at its default needs the index.
-_FILE_READS = frozenset({"json_", "schema", "limit", "catalog", "query", "name"})
+#: What :func:`answer_from_file` reads (or what changes nothing in JSON); any other argument
+#: but at its default needs the index.
+_FILE_READS = frozenset(
+    {"json_", "schema", "limit", "catalog", "query", "name", "fields", "fail_empty", "color"}
+    | {"no_pager", "dialect"}
+)
 
 
 def from_file(name: str, p: Params) -> bool:
-    """Whether :func:`answer_from_file` answers command ``name`` with arguments ``p``:
-    ``search``/``show --json`` with no other argument than those it reads."""
+    """Whether :func:`answer_from_file` answers command ``name`` with arguments ``p`` (after
+    :func:`prepare`): ``search``/``show --json`` with no other argument than those it reads
+    (``show`` in the native dialect)."""
     return (
         name in ("search", "show")
         and p.json_
+        and getattr(p, "dialect", "native") == "native"
         and all(
             getattr(p, o.dest) == o.default
             for o in COMMANDS[name].params
@@ -542,10 +645,17 @@ def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, l
         del sure[p.limit :]
         record, view = seg.record, segment.ToolRecord
 
+        fields: Sequence[str] | None = None
+        if p.fields is not None:  # the module only then: a warm search imports what it needs
+            from toolfind.cli.printing import fields_of, select
+
+            fields = fields_of(p)
+
         def hit(match: str, doc: int, score: float, sure: float) -> dict[str, Any]:
-            return wire.hit_record(
+            made = wire.hit_record(
                 view(record(doc)), score, match, include_schema=p.schema, confidence=sure
             )
+            return made if fields is None else select(made, fields)
 
         n = len(exact)
         made = searching.hits(

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from toolfind.cli import commands
 from toolfind.errors import ToolfindError
@@ -46,9 +46,88 @@ class _JsonClickError(_click_errors.ClickException):  # type: ignore[misc]
         _echo_error(self.message, self.kind, as_json=True)
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether ``args`` (before a ``--``) ask for JSON: ``--json``, or ``--format json``
+    (the same thing), so that an error is one JSON object too."""
+    args = list(args)
+    args = args[: args.index("--")] if "--" in args else args
+    pairs = zip(args, args[1:], strict=False)
+    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+
+
+#: What an option's value is called in ``--help`` when the table or the command names none:
+#: every name is written one way, upper case (``--call-timeout NUMBER``, ``show NAME``).
+_METAVARS = {"float": "NUMBER", "float range": "NUMBER", "path": "PATH", "file": "FILE"}
+_METAVARS |= dict.fromkeys(("int", "int range", "integer", "integer range"), "N")
+
+
+class Command(TyperCommand):
+    """Every command's click class: one way to write a value's name in ``--help``, upper
+    case (``NAME``, ``[QUERY...]``, ``--limit N``, ``--catalog PATH``), never Typer's
+    ``{name}`` or ``<int range>``; a choice lists its values."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if param.metavar is not None or getattr(param, "is_flag", False):
+                continue
+            if param.param_type_name == "argument":
+                param.metavar = (param.name or "").upper() + ("..." if param.nargs != 1 else "")
+            elif not hasattr(param.type, "choices"):  # a choice lists its values
+                param.metavar = _METAVARS.get(param.type.name, "TEXT")
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = param.metavar or (param.name or "").upper()
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
+class App(typer.Typer):
+    """A Typer app whose commands are :class:`Command`s."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        kwargs.setdefault("cls", Command)
+        made: Callable[[F], F] = super().command(*args, **kwargs)
+        return made
+
+
 class Group(TyperGroup):
     """The app's click group: with ``--json`` among the arguments, the usage errors click
-    finds (in the top level or in any command below it) are JSON objects too."""
+    finds (in the top level or in any command below it) are JSON objects too. ``--help``
+    lists each command's whole first sentence, wrapped to the terminal (click cuts it to one
+    line), and the top-level help says on stderr when the demo catalogs are in use."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if ctx.parent is not None:
+            return super().parse_args(ctx, args)
+        helped = "--help" in args or "-h" in args  # (the parser consumes args)
+        try:
+            return super().parse_args(ctx, args)
+        except typer.Exit:  # --help (or --version) printed, to stdout
+            if helped:
+                _say_shipped_note()
+            raise
+        except _click_errors.UsageError as error:  # no arguments: the help, on stderr
+            note = commands.shipped_note(None) if _no_args_help(error) else ""
+            if note:
+                error.message = f"{error.message}\n\n{note}"
+            raise
 
     def make_context(
         self,
@@ -57,13 +136,13 @@ class Group(TyperGroup):
         parent: Any = None,
         **extra: Any,
     ) -> Any:
-        wants_json = "--json" in args[: args.index("--")] if "--" in args else "--json" in args
+        json_errors = wants_json(args)
         try:
             ctx = super().make_context(info_name, args, parent=parent, **extra)
         except _click_errors.ClickException as error:
-            raise _as_json(error) if wants_json and parent is None else error from None
+            raise _as_json(error) if json_errors and parent is None else error from None
         if parent is None:
-            ctx.meta[_JSON_ERRORS] = wants_json
+            ctx.meta[_JSON_ERRORS] = json_errors
         return ctx
 
     def invoke(self, ctx: Any) -> Any:
@@ -75,6 +154,12 @@ class Group(TyperGroup):
             raise
 
 
+def _no_args_help(error: Any) -> bool:
+    """Whether click's ``error`` is the help shown for no arguments (click 8.2+)."""
+    shown: Any = getattr(_click_errors, "NoArgsIsHelpError", None)
+    return shown is not None and isinstance(error, shown)
+
+
 def _as_json(error: Any) -> Any:
     no_args_help = getattr(_click_errors, "NoArgsIsHelpError", _JsonClickError)  # click 8.2+
     if isinstance(error, (_JsonClickError, no_args_help)):
@@ -82,7 +167,18 @@ def _as_json(error: Any) -> Any:
     return _JsonClickError(error)
 
 
-app = typer.Typer(
+def _say_shipped_note() -> None:
+    note = commands.shipped_note(None)
+    if note:
+        typer.echo(note, err=True)
+
+
+def subgroup(help: str) -> App:
+    """A command group under the app (``cache``, ``catalog``): its help as the app's."""
+    return App(cls=Group, help=help, no_args_is_help=True, rich_markup_mode=None)
+
+
+app = App(
     name="toolfind",
     cls=Group,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -93,29 +189,34 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 def annotated(opt: commands.Opt) -> Any:
     """The Typer annotation of an option or argument of the one table (cli.commands)."""
     kind = opt.kind
+    choice: Any = Literal[opt.choices] if opt.choices else str
     types: dict[str, Any] = {
         commands.FLAG: bool,
         commands.SWITCH: bool if opt.default is not None else bool | None,
-        commands.TEXT: Literal[opt.choices] if opt.choices else str | None,
+        commands.TEXT: choice if opt.default is not None else choice | None,
         commands.NUMBER: float | None,
         commands.COUNT: int if opt.default is not None else int | None,
         commands.MANY: list[str] | None,
         commands.WORDS: list[str] | None,
         commands.NAME: str,
     }
-    if kind in (commands.WORDS, commands.NAME):
-        return Annotated[types[kind], typer.Argument(help=opt.help)]
-    decls = ("/".join(opt.decls),) if kind == commands.SWITCH else opt.decls
-    extra: dict[str, Any] = {"min": 1} if kind == commands.COUNT else {}
+    extra: dict[str, Any] = {}
     if opt.metavar:
         extra["metavar"] = opt.metavar
-    return Annotated[types[kind], typer.Option(*decls, help=opt.help, **extra)]
+    if opt.complete:
+        from toolfind.cli.completion import completer
+
+        extra["autocompletion"] = completer(opt.complete)
+    if kind in (commands.WORDS, commands.NAME):
+        return Annotated[types[kind], typer.Argument(help=opt.help, **extra)]
+    decls = ("/".join(opt.decls),) if kind == commands.SWITCH else opt.decls
+    if kind == commands.COUNT:
+        extra["min"] = 1
+    return Annotated[types[kind], typer.Option(*decls, help=opt.help, hidden=opt.hidden, **extra)]
 
 
 def typer_command(spec: commands.Command, body: Callable[[commands.Params], int]) -> Any:
@@ -152,10 +253,14 @@ JsonOpt = annotated(commands.JSON)
 NoCacheOpt = annotated(commands.NO_CACHE)
 WeightOpt = annotated(commands.WEIGHT)
 SemanticOpt = annotated(commands.SEMANTIC)
+ColorOpt = annotated(commands.COLOR)
+RerankOpt = annotated(commands.RERANK)
 
 
 def _warn(message: str) -> None:
-    typer.echo(message, err=True)
+    from toolfind.output.text import render_line
+
+    typer.echo(render_line(message), err=True)
 
 
 def _json_errors() -> bool:
@@ -170,7 +275,9 @@ def _echo_error(message: str, kind: str, *, as_json: bool) -> None:
 
         typer.echo(dumps(error_record(message, kind), compact=True), err=True)
     else:
-        typer.echo(f"Error: {message}", err=True)
+        from toolfind.output.text import render_line
+
+        typer.echo(f"Error: {render_line(message)}", err=True)
 
 
 def _fail(message: str, code: int = 1, kind: str | None = None) -> NoReturn:
@@ -184,9 +291,7 @@ def print_error(message: str, argv: Sequence[str], kind: str = "error") -> None:
     """The one way an error reaches the user outside :func:`_fail`: ``toolfind.__main__``'s
     guard for what escapes a command, after it (or the fast path) ran with ``argv``: a JSON
     object when ``--json`` is among the arguments (before a ``--``), as :class:`Group` decides."""
-    args = list(argv)
-    wants_json = "--json" in (args[: args.index("--")] if "--" in args else args)
-    _echo_error(message, kind, as_json=wants_json or _json_errors())
+    _echo_error(message, kind, as_json=wants_json(argv) or _json_errors())
 
 
 def reports_errors(func: F) -> F:
@@ -210,10 +315,12 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _render() -> Any:
-    """The renderer, imported only when a command prints for a human."""
+def _render(color: str = "auto") -> Any:
+    """The renderer, imported only when a command prints for a human, styled as ``--color``
+    says."""
     from toolfind.output import render
 
+    render.COLOR = color
     return render
 
 
@@ -228,6 +335,7 @@ def _open(
     no_cache: bool,
     weights: list[str] | None = None,
     semantic: bool | None = None,
+    rerank: bool | None = None,
 ) -> Any:
     """The index of a command (``store.run.open_run_index`` by the command line's rules),
     its warnings on stderr and a spinner on a terminal while it is built."""
@@ -239,6 +347,7 @@ def _open(
         use_cache=not no_cache,
         cli=True,
         semantic=semantic,
+        rerank=rerank,
         warn=_warn,
         building=_building,
     )

@@ -33,7 +33,8 @@ def run(argv: Sequence[str]) -> int | None:
     name, p = parsed
     if commands.problem(name, p):
         return None  # a usage error: Typer's to report
-    if name == "categories" and not p.json_ and not p.catalog:
+    prepared = commands.prepare(name, p)
+    if name == "categories" and not commands.machine(p) and not p.catalog:
         if not os.environ.get("TOOLFIND_CATALOGS", "").strip():
             return None  # maybe the shipped demo catalogs, which need the config to tell
     warnings: list[str] = []
@@ -48,10 +49,11 @@ def run(argv: Sequence[str]) -> int | None:
         if found is None:
             return None
         document, notes = found
-        _say([*warnings, *notes])
+        _say([*prepared, *warnings, *notes])
         from toolfind.output.wire import dumps
 
         sys.stdout.write(dumps(document) + "\n")
+        code = commands.exit_code(p, len(document["hits"]) if name == "search" else 1)
     else:
         from toolfind.errors import ToolfindError
 
@@ -62,15 +64,20 @@ def run(argv: Sequence[str]) -> int | None:
             items, notes = commands.answer(name, loaded.index, p)
         except ToolfindError:
             return None  # a miss or an ambiguity: the Typer path explains it
-        _say([*warnings, *notes])
-        commands.emit(name, p, items)
+        _say([*prepared, *warnings, *notes])
+        from toolfind.cli.printing import emit
+
+        code = commands.exit_code(p, emit(name, p, items))
     sys.stdout.flush()
-    return 0
+    return code
 
 
 def _say(lines: list[str]) -> None:
-    for line in lines:
-        sys.stderr.write(line + "\n")
+    if lines:
+        from toolfind.output.text import render_line
+
+        for line in lines:
+            sys.stderr.write(render_line(line) + "\n")
 
 
 def parse(argv: Sequence[str]) -> tuple[str, commands.Params] | None:

@@ -10,8 +10,10 @@ import typer
 
 from toolfind.cli.common import (
     CatalogOpt,
+    ColorOpt,
     JsonOpt,
     NoCacheOpt,
+    RerankOpt,
     SemanticOpt,
     WeightOpt,
     _emit,
@@ -32,7 +34,9 @@ from toolfind.errors import UsageError
 def validate(
     paths: Annotated[
         list[str] | None,
-        typer.Argument(help="Catalog files or directories (default: the catalogs in use)."),
+        typer.Argument(
+            help="Catalog files or directories (default: the catalogs in use).", metavar="PATH..."
+        ),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     queries: Annotated[
@@ -49,6 +53,7 @@ def validate(
     ] = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
+    color: ColorOpt = "auto",
 ) -> None:
     """Check catalogs: every error and lint warning, one line each; exit 1 on errors.
 
@@ -64,6 +69,8 @@ def validate(
         _fail(f"--ignore: {problem}", 2)
     given = [*(paths or ()), *(catalog or ())]
     run = for_run(given)
+    for line in run.warnings:
+        _warn(line)
     result = catalogs.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalogs.lint(result)
     if queries is not None and result.tools:
@@ -75,10 +82,14 @@ def validate(
         found += findability_findings(index, load_queries(Path(queries)), file=queries)
     ignored = {*run.config.ignore_rules, *(ignore or ())}
     found = [f for f in found if f.rule not in ignored]
+    # As a compiler lists them: file by file in load order (then any other path, such as the
+    # queries file, by name), each file's in line order; one line's in the order found.
+    rank = {file: i for i, file in enumerate(result.files)}
+    found.sort(key=lambda f: (rank.get(f.file, len(rank)), f.file, f.line or 0))
     if json_:
         _emit(wire.findings_records(found))
     else:
-        _render().findings(found, len(result.files), len(result.tools))
+        _render(color).findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
     if not result.tools:
         from toolfind.store.run import nothing_loaded
@@ -108,21 +119,25 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
     """The index's settings with --weight, --k1 and --b applied."""
     from dataclasses import replace
 
-    from toolfind.config import parse_weight_options, with_b
+    from toolfind.config import bounded, parse_weight_options, with_b
+    from toolfind.errors import ConfigError
 
     params = index.params
     if weight:
         params = replace(params, weights=parse_weight_options(weight, params.weights))
     if k1 is not None:
-        if k1 < 0:
-            raise UsageError(f"--k1 {k1!r}: k1 must be >= 0")
-        params = replace(params, k1=k1)
+        try:
+            params = replace(params, k1=bounded("k1", k1))
+        except ValueError as exc:
+            raise UsageError(f"--k1 {k1!r}: {exc}") from None
     for option in b or ():
         key, sep, value = option.partition("=")
         try:
             params = with_b(params, {key.strip(): float(value)} if sep else float(option))
         except ValueError:
             raise UsageError(f"--b {option!r}: expected a number or FIELD=NUMBER") from None
+        except ConfigError as exc:  # out of bounds, or an unknown field
+            raise UsageError(f"--b {option!r}: {exc.message}") from None
     return params
 
 
@@ -155,6 +170,8 @@ def eval_(
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    color: ColorOpt = "auto",
+    rerank: RerankOpt = None,
 ) -> None:
     """Measure ranking on labelled queries: MRR@10, Recall@1/5/10, NDCG@10, overall and per split.
 
@@ -163,9 +180,12 @@ def eval_(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
-    index = _open(catalog, no_cache, semantic=semantic)
+    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
     if index.semantic is not None:
         _warn(f"Semantic signal on, fusion weight {index.semantic.weight:g}")
+    if index.reranker is not None:
+        stage = index.reranker
+        _warn(f"Reranker on: {stage.model.name}, weight {stage.weight:g}, depth {stage.depth}")
     thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
     params = _scoring(index, weight, k1, b)
     judged = _judged(index, queries_file)
@@ -176,7 +196,7 @@ def eval_(
     if json_:
         _emit(wire.eval_record(report, index.tools))
     else:
-        _render().eval_report(report, index.tools)
+        _render(color).eval_report(report, index.tools)
     for failure in report.failures:
         _warn(f"Failed: {failure}")
     if report.failures:
@@ -219,25 +239,31 @@ def tune(
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    color: ColorOpt = "auto",
+    rerank: RerankOpt = None,
 ) -> None:
     """Tune field weights, per-field b, k1 and delta on labelled queries; report train and held-out metrics.
 
     With --semantic, also learn the fusion weight of the semantic signal on the training
-    queries (reported on stderr and in --json, written as semantic_weight with --write).
-    --write refuses (exit 1) settings that score worse on the held-out queries than the
-    settings in use; --force writes them anyway.
+    queries (reported on stderr and in --json, written as semantic_weight with --write); with
+    --rerank, the reranker's weight and depth (rerank_weight, rerank_depth). --write refuses
+    (exit 1) settings that score worse on the held-out queries than the settings in use;
+    --force writes them anyway.
 
     Example: toolfind tune queries.yaml --holdout 0.3 --write
     """
-    from toolfind.config import CONFIG_NAME, config_path, write_params
+    from toolfind.config import CONFIG_NAME, config_path
+    from toolfind.config_write import write_params
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
     if force and not write:
         raise UsageError("--force only applies with --write")
-    index = _open(catalog, no_cache, semantic=semantic)
+    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
     judged = _judged(index, queries_file)
     signal, fusion_weight = index.semantic, None
+    stage, rerank_settings = index.reranker, None
+    index.use_reranker(None)  # the reranker is tuned last, over the tuned first stage
     lexical = index.with_params(index.params)
     lexical.use_semantic(None)  # field weights, b, k1 and delta are tuned on the lexical ranking
     with _progress_bar("Tuning", None) as progress:
@@ -264,10 +290,24 @@ def tune(
             f"({report.metric} on the training queries {report.fusion.train:.4f}; "
             f"in use: {report.fusion.before:g})"
         )
+    if stage is not None:
+        learned = _tune_rerank(
+            index,
+            report.params,
+            signal,
+            fusion_weight,
+            stage,
+            judged,
+            holdout=holdout,
+            train_split=train_split,
+            seed=seed,
+            metric=metric,
+        )
+        rerank_settings = _tune_rerank_report(learned, metric)
     if json_:
         _emit(wire.tune_record(report))
     else:
-        _render().tune_report(report)
+        _render(color).tune_report(report)
     if write:
         import os
 
@@ -280,11 +320,54 @@ def tune(
         if loss:
             _warn(f"Writing anyway (--force): {loss}.")
         target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
-        backup = write_params(target, report.params, fusion_weight)
+        backup = write_params(
+            target,
+            report.params,
+            fusion_weight,
+            *(rerank_settings or (None, None)),
+        )
         _warn(
             f"Wrote the chosen settings to {target}"
             + (f" (previous file kept as {backup})" if backup else "")
         )
+
+
+def _tune_rerank(
+    index: Any,
+    params: Any,
+    signal: Any,
+    fusion_weight: float | None,
+    stage: Any,
+    judged: Any,
+    *,
+    holdout: float | None = None,
+    train_split: str | None = None,
+    seed: int = 0,
+    metric: str = "ndcg@10",
+) -> Any:
+    """The rerank weight and depth learned on the training queries, over the tuned first
+    stage: ((weight, depth), its value, the value without the reranker)."""
+    from toolfind.eval import evaluate, reranking
+
+    tuned = index.with_params(params)
+    if signal is not None:
+        tuned.use_semantic(signal if fusion_weight is None else signal.with_weight(fusion_weight))
+    tuned.use_reranker(stage)
+    train, _ = evaluate.split_queries(judged, holdout=holdout, train_split=train_split, seed=seed)
+    found = reranking.candidates(tuned, train, max(reranking.DEPTHS))
+    points = reranking.grid(found, metric=metric)
+    chosen = reranking.best(points)
+    values = {(w, d): v for w, d, v in points}
+    return chosen, values[chosen], values[(0.0, min(reranking.DEPTHS))]
+
+
+def _tune_rerank_report(learned: Any, metric: str) -> tuple[float, int]:
+    (weight, depth), value, without = learned
+    _warn(
+        f"Reranker: weight {weight:g}, depth {depth} ({metric} on the training queries "
+        f"{value:.4f}; without the reranker {without:.4f})"
+    )
+    return weight, depth
 
 
 def _progress_bar(label: str, total: int | None) -> Any:

@@ -10,8 +10,10 @@ import typer
 
 from toolfind.cli.common import (
     CatalogOpt,
+    ColorOpt,
     JsonOpt,
     NoCacheOpt,
+    RerankOpt,
     SemanticOpt,
     WeightOpt,
     _emit,
@@ -20,14 +22,15 @@ from toolfind.cli.common import (
     _warn,
     app,
     reports_errors,
+    subgroup,
 )
 from toolfind.serve import defaults
 from toolfind.serve.defaults import Exposure
 
-cache_app = typer.Typer(help="Inspect or clear the index cache.", no_args_is_help=True)
+cache_app = subgroup("Inspect or clear the index cache.")
 app.add_typer(cache_app, name="cache")
 
-catalog_app = typer.Typer(help="Work with catalog files.", no_args_is_help=True)
+catalog_app = subgroup("Work with catalog files.")
 app.add_typer(catalog_app, name="catalog")
 
 
@@ -123,8 +126,8 @@ def serve_mcp(
         float,
         typer.Option(
             "--backend-wait",
-            help="Let the first tools/list wait up to this many seconds for backends still "
-            "connecting (for clients that list tools once and ignore list_changed).",
+            help="For this many seconds from start, lists and searches wait for backends "
+            "still connecting (until each is up or has failed once); 0: never wait.",
             metavar="SECONDS",
         ),
     ] = defaults.BACKEND_WAIT,
@@ -139,25 +142,28 @@ def serve_mcp(
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
+    rerank: RerankOpt = None,
 ) -> None:
     """Serve the catalogs (and backend MCP servers) to MCP hosts as a few discovery meta-tools.
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
-    from toolfind.config import for_run, uses_packaged_catalogs
+    from toolfind.config import for_run, servers_for, uses_packaged_catalogs
     from toolfind.serve.main import run
     from toolfind.serve.options import ServeOptions, allowed_from_config, parse_http_address
     from toolfind.store.run import semantic_wanted
 
     settings = for_run(catalog or (), weight or ())
     config = settings.config
-    hosts, origins = allowed_from_config(
-        config.serve,
-        str(config.path) if config.path else None,
-        allowed_host or (),
-        allowed_origin or (),
+    for line in settings.warnings:
+        _warn(line)
+    serve_source = config.sources.get("serve.allowed_hosts") or config.sources.get(
+        "serve.allowed_origins"
     )
-    backends = tuple(Path(s) for s in servers or ()) or config.servers
+    hosts, origins = allowed_from_config(
+        config.serve, serve_source, allowed_host or (), allowed_origin or ()
+    )
+    backends = servers_for(servers or (), config)
     catalogs = settings.paths
     if backends and not catalog and uses_packaged_catalogs(settings):
         catalogs = ()  # backends and no catalogs of the user's: not the shipped demo ones
@@ -186,6 +192,9 @@ def serve_mcp(
         max_result_size=_size_option("--max-result-size", max_result_size),
         semantic=semantic_wanted(semantic, config.semantic, cli=False),
         semantic_weight=config.semantic_weight,
+        rerank=semantic_wanted(rerank, config.rerank, cli=False),
+        rerank_weight=config.rerank_weight,
+        rerank_depth=config.rerank_depth,
     )
     run(options)
 
@@ -207,11 +216,13 @@ def _size_option(option: str, text: str) -> int:
 @reports_errors
 def catalog_pull(
     servers: Annotated[
-        list[str],
+        list[str] | None,
         typer.Option(
-            "--servers", help="Backend MCP servers config file (repeatable).", metavar="FILE"
+            "--servers",
+            help="Backend MCP servers config file (repeatable; default: servers in toolfind.toml).",
+            metavar="FILE",
         ),
-    ],
+    ] = None,
     out: Annotated[
         Path, typer.Option("--out", "-o", help="Directory for the catalog files.")
     ] = Path("catalogs"),
@@ -226,24 +237,42 @@ def catalog_pull(
     """
     import logging
 
+    from toolfind.config import Config, load_config, servers_for
+    from toolfind.errors import UsageError
     from toolfind.output import wire
+    from toolfind.output.text import render_line, render_path
     from toolfind.serve.backends.pull import pull
+    from toolfind.serve.backends.redact import install
 
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="toolfind: %(message)s")
-    report = pull([Path(s) for s in servers], out, start_timeout=start_timeout, errlog=sys.stderr)
+    config = Config() if servers else load_config()  # --servers: named, so trusted as given
+    for line in config.warnings:
+        _warn(line)
+    files = list(servers_for(servers or (), config))
+    if not files:
+        raise UsageError("no servers to pull: give --servers FILE, or set servers in toolfind.toml")
+    root = logging.getLogger()
+    if not root.handlers:  # as logging.basicConfig, and redacted: no line names a secret
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("toolfind: %(message)s"))
+        install(handler)
+        root.addHandler(handler)
+        root.setLevel(logging.WARNING)
+    install()
+    report = pull(files, out, start_timeout=start_timeout, errlog=sys.stderr)
     if json_:
         _emit([wire.pull_record(s) for s in report.servers])
     else:
         for s in report.servers:
             if s.status == "failed":
-                typer.echo(f"{s.server}: failed: {s.error}", err=True)
+                typer.echo(f"{s.server}: failed: {render_line(s.error or '')}", err=True)
                 continue
             kinds = zip(
                 ("added", "removed", "changed"), (s.added, s.removed, s.changed), strict=True
             )
             changes = ", ".join(f"{label} {', '.join(names)}" for label, names in kinds if names)
+            file = render_path(s.file or "")
             typer.echo(
-                f"{s.server}: {s.status} {s.file} ({s.tool_count} tools){': ' + changes if changes else ''}"
+                f"{s.server}: {s.status} {file} ({s.tool_count} tools){': ' + changes if changes else ''}"
             )
     if report.failed:
         raise typer.Exit(1)
@@ -270,20 +299,20 @@ def cache_path(json_: JsonOpt = False) -> None:
     """
     import os
 
+    from toolfind.output import wire
+    from toolfind.output.text import render_path
     from toolfind.store.manifest import default_cache_dir
 
     path = str(Path(default_cache_dir(os.environ)))
     if json_:
-        from toolfind.output import wire
-
         _emit(wire.cache_path_record(path))
     else:
-        typer.echo(path)
+        typer.echo(render_path(path))
 
 
 @cache_app.command("info")
 @reports_errors
-def cache_info(json_: JsonOpt = False) -> None:
+def cache_info(json_: JsonOpt = False, color: ColorOpt = "auto") -> None:
     """What the cache holds: indexes and bytes.
 
     Example: toolfind cache info --json
@@ -298,7 +327,7 @@ def cache_info(json_: JsonOpt = False) -> None:
         note = _shipped_note(None)
         if note:
             _warn(note)
-        _render().cache_info(*found)
+        _render(color).cache_info(*found)
 
 
 @cache_app.command("clear")
@@ -314,4 +343,5 @@ def cache_clear(json_: JsonOpt = False) -> None:
 
         _emit(wire.cache_clear_record(removed))
     else:
-        typer.echo(f"Removed {removed} cache files.", err=True)
+        files = "file" if removed == 1 else "files"
+        typer.echo(f"Removed {removed} cache {files}.")  # the result: stdout, as every command's

@@ -79,7 +79,7 @@ def _stem(word: str) -> str:
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 
 SETTINGS: str = (
-    "toolfind-analysis/3 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
+    "toolfind-analysis/4 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
     f"stem=snowball-english/pystemmer-{Stemmer.version()} once cjk=bigram "
     f"stop={','.join(sorted(STOP_WORDS))}"
 )
@@ -457,13 +457,21 @@ _DROP_ASCII = {cp: None for cp in range(128) if not chr(cp).isalnum()}
 def name_key(text: str) -> str:
     """A name for separator- and case-agnostic lookup: NFKC, casefold, drop non-alphanumerics.
 
+    A name with no letter or digit (``___``, ``---``, ``.``, an emoji: valid for MCP hosts and
+    catalogs) keeps its folded characters, whitespace aside, so that it is still a key of its
+    own (``""`` only for an empty or blank text): otherwise it could never be looked up.
+
     >>> name_key("Files__Read-File")
     'filesreadfile'
+    >>> name_key("___")
+    '___'
     """
     if text.isascii():
-        return text.lower() if text.isalnum() else text.lower().translate(_DROP_ASCII)
+        if text.isalnum():
+            return text.lower()
+        return text.lower().translate(_DROP_ASCII) or "".join(text.lower().split())
     folded = unicodedata.normalize("NFKC", text).casefold()
-    return "".join(c for c in folded if c.isalnum())
+    return "".join(c for c in folded if c.isalnum()) or "".join(folded.split())
 
 
 def close_names(word: str, candidates: Iterable[str], n: int = 3) -> list[str]:
@@ -514,7 +522,8 @@ def lookup_name(
        of those, the tools whose name is exactly the part after the separator, if any.
 
     So two tools of one namespace whose names share a key (``read_file``, ``Read-File``) are
-    each reachable by their exact spelling, bare or qualified (``ns/read_file``).
+    each reachable by their exact spelling, bare or qualified (``ns/read_file``); a name with no
+    letter or digit (``___``) has a key of its own (:func:`name_key`), so it is reachable too.
 
     ``ids_for(key)`` gives the ids of the tools with that name key (names and aliases);
     ``name_of(i)`` and ``namespace_key_of(i)`` tool i's name and namespace key (asked of

@@ -1,8 +1,9 @@
 """Which tools a namespace or tag filter keeps: one rule for search, list and serve-mcp.
 
 * Names compare by :func:`~toolfind.core.analysis.name_key` (``--tag Read_Only`` selects the
-  tag ``read-only``); a tag value with no letter or digit selects nothing and is ignored; the
-  namespace ``""`` is the default namespace. A tool's tags are its ``all_tags`` (those its MCP
+  tag ``read-only``); an empty or blank tag value is ignored; a value with no letter or
+  digit (``-``) is compared as written, case aside (``name_key``); the namespace ``""`` is the
+  default namespace. A tool's tags are its ``all_tags`` (those its MCP
   annotations imply included).
 * ``search`` and ``list``: ``--namespace NS`` keeps the tools of that namespace; ``--tag T``
   (repeatable) keeps the tools carrying *every* tag given.

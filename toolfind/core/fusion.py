@@ -128,3 +128,47 @@ def fuse(
         ranked.append((d, fused, part))
     ranked.sort(key=lambda hit: (-hit[1], tie_key(hit[0])))
     return out_exact, ranked[: max(0, limit - len(out_exact))]
+
+
+#: The weight of the reranker's similarity in a reranked score (tuned: docs/SEMANTIC.md).
+RERANK_WEIGHT = 0.5
+#: Requests of up to this many words get the reranker's full weight; a longer one gets
+#: ``weight * RERANK_FULL_WORDS / words`` (:func:`rerank_weight`).
+RERANK_FULL_WORDS = 12
+
+
+def rerank_weight(weight: float, query: str) -> float:
+    """The reranker's weight for ``query``: ``weight`` for up to :data:`RERANK_FULL_WORDS`
+    words (split at white space), then shrinking as ``RERANK_FULL_WORDS / words``.
+
+    A sentence vector is the mean of its word pieces' states: a long request that asks for
+    several things (a task in steps) averages them, and its cosine to any one tool says
+    less, while BM25F still matches each part's words. Measured (docs/SEMANTIC.md): with the
+    full weight for every query, seal-tools' multi-tool tasks (median 54 words) lost 4-6
+    NDCG@10; with this, nothing, and the natural requests (4-18 words) keep their gains."""
+    words = len(query.split())
+    return weight if words <= RERANK_FULL_WORDS else weight * RERANK_FULL_WORDS / words
+
+
+def rerank(
+    scores: Sequence[float], cosines: Sequence[float], weight: float
+) -> tuple[list[tuple[float, float]], float]:
+    """The rerank stage's mix of the first stage's ``scores`` of its candidates with the
+    reranker's ``cosines`` (query and tool vectors), a convex mix over the candidates:
+
+        final = (1 - w) * score / best  +  w * (cos - lo) / (hi - lo)
+
+    ``best`` the best first-stage score of the candidates, ``lo``/``hi`` their least and
+    greatest cosine (min-max over the candidates: the closest gets 1; when all are equal,
+    each gets 1). Returns each candidate's (final score, its reranker part) and the factor
+    ``(1 - w) / best`` that turns a first-stage score into its share of the final one."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"rerank weight must be in [0, 1], not {weight}")
+    best = max(scores, default=0.0)
+    lo, hi = min(cosines, default=0.0), max(cosines, default=0.0)
+    factor = (1.0 - weight) / best if best > 0.0 else 0.0
+    out = []
+    for score, cos in zip(scores, cosines, strict=True):
+        context = weight * ((cos - lo) / (hi - lo) if hi > lo else 1.0)
+        out.append((max(0.0, score) * factor + context, context))
+    return out, factor

@@ -3,7 +3,8 @@
 A queries file holds entries ``{query, relevant: [tool names], id?, split?}`` as a YAML
 document, a JSON list or JSON Lines (other keys are ignored, so a data set may carry its own
 annotations). The whole document may also be a mapping with a ``queries`` list. Every bad
-entry is one ``ToolfindError`` naming the file, the line where known, and the entry.
+entry is one ``QueriesError`` (kind ``queries``) naming the file, the line where known, and
+the entry.
 
 yaml is imported only when a YAML file is read; nothing here imports the index.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolfind.errors import AmbiguousName, ToolfindError, ToolNotFound
+from toolfind.errors import AmbiguousName, QueriesError, ToolfindError, ToolNotFound
 from toolfind.models import Tool
 
 #: Refuse queries files larger than this (a labelled set is a few MiB at most).
@@ -72,7 +73,7 @@ class NameResolver(Protocol):
 def load_queries(path: Path | str, *, max_bytes: int = MAX_BYTES) -> list[LabelledQuery]:
     """Read a labelled-queries file (YAML, JSON list or JSON Lines, by :data:`_FORMATS`).
 
-    Raises ``ToolfindError`` for a missing, unreadable, oversized or malformed file or entry.
+    Raises ``QueriesError`` for a missing, unreadable, oversized or malformed file or entry.
     """
     from toolfind.userfiles import FileProblem, read_capped
 
@@ -86,11 +87,11 @@ def load_queries(path: Path | str, *, max_bytes: int = MAX_BYTES) -> list[Labell
             message += " for queries files"
         elif exc.missing:
             message = "no such queries file"
-        raise ToolfindError(message, file=name) from None
+        raise QueriesError(message, file=name) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ToolfindError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
+        raise QueriesError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
     return parse_queries(text, file=name, fmt=_FORMATS.get(p.suffix.lower()))
 
 
@@ -99,7 +100,7 @@ def parse_queries(
 ) -> list[LabelledQuery]:
     """Parse labelled queries from text. ``fmt`` is ``yaml``, ``json``, ``jsonl`` or None (sniff).
 
-    Raises ``ToolfindError`` naming ``file`` for a malformed document or a bad entry.
+    Raises ``QueriesError`` naming ``file`` for a malformed document or a bad entry.
     """
     if fmt is None:
         fmt = _sniff(text)
@@ -111,7 +112,7 @@ def parse_queries(
         except json.JSONDecodeError as exc:
             if exc.msg == "Extra data" and text.lstrip().startswith("{"):
                 return _parse_jsonl(text, file)  # JSON Lines saved under a .json name
-            raise ToolfindError(f"invalid JSON: {exc.msg}", file=file, line=exc.lineno) from None
+            raise QueriesError(f"invalid JSON: {exc.msg}", file=file, line=exc.lineno) from None
         return _entries(doc, file, lines=None)
     if fmt == "yaml":
         doc, lines = _load_yaml(text, file)
@@ -122,7 +123,7 @@ def parse_queries(
 def resolve_queries(index: NameResolver, queries: Sequence[LabelledQuery]) -> list[JudgedQuery]:
     """Resolve every query's relevant names to doc ids with ``show``'s rules.
 
-    Raises ``ToolfindError`` naming the entry for an unknown or ambiguous tool name.
+    Raises ``QueriesError`` naming the entry for an unknown or ambiguous tool name.
     """
     doc_ids = {id(tool): i for i, tool in enumerate(index.tools)}  # resolve returns one of them
     judged: list[JudgedQuery] = []
@@ -132,7 +133,7 @@ def resolve_queries(index: NameResolver, queries: Sequence[LabelledQuery]) -> li
             try:
                 tool = index.resolve(name)
             except (ToolNotFound, AmbiguousName) as exc:
-                raise ToolfindError(
+                raise QueriesError(
                     exc.message,
                     file=q.file or None,
                     line=q.line,
@@ -171,7 +172,7 @@ def _parse_jsonl(text: str, file: str) -> list[LabelledQuery]:
         try:
             entry = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ToolfindError(f"invalid JSON: {exc.msg}", file=file, line=lineno) from None
+            raise QueriesError(f"invalid JSON: {exc.msg}", file=file, line=lineno) from None
         out.append(_entry(entry, len(out) + 1, file, lineno, seen))
     return out
 
@@ -186,9 +187,9 @@ def _load_yaml(text: str, file: str) -> tuple[Any, list[int] | None]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         line = mark.line + 1 if mark is not None else None
-        raise ToolfindError(f"invalid YAML: {exc.problem or exc}", file=file, line=line) from None
+        raise QueriesError(f"invalid YAML: {exc.problem or exc}", file=file, line=line) from None
     except yaml.YAMLError as exc:
-        raise ToolfindError(f"invalid YAML: {exc}", file=file) from None
+        raise QueriesError(f"invalid YAML: {exc}", file=file) from None
     finally:
         loader.dispose()
     lines: list[int] | None = None
@@ -207,7 +208,7 @@ def _entries(doc: Any, file: str, *, lines: list[int] | None) -> list[LabelledQu
     if doc is None:
         return []
     if not isinstance(doc, list):
-        raise ToolfindError(
+        raise QueriesError(
             f"expected a list of queries (or a mapping with a 'queries' list), got {_kind(doc)}",
             file=file,
         )
@@ -222,7 +223,7 @@ def _entry(entry: Any, n: int, file: str, line: int | None, seen: dict[str, int]
     where = f"entry {n}"
 
     def bad(message: str) -> ToolfindError:
-        return ToolfindError(message, file=file, line=line, path=where)
+        return QueriesError(message, file=file, line=line, path=where)
 
     if not isinstance(entry, Mapping):
         raise bad(f"expected a mapping with 'query' and 'relevant', got {_kind(entry)}")

@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 
 from toolfind.output import wire
-from toolfind.output.wire import clean_text, dumps
+from toolfind.output.text import clean_text, render_line, render_path
+from toolfind.output.wire import dumps
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -42,9 +43,18 @@ class Styled:
         self.style = style
 
 
+#: ``--color``: ``auto`` (Rich's rules, :func:`use_rich`; Rich honours ``NO_COLOR``),
+#: ``always`` (Rich draws with styles, into a pipe too) or ``never`` (no styles at all, on a
+#: terminal too). Set by the command before it draws.
+COLOR = "auto"
+
+
 def use_rich(environ: Mapping[str, str] | None = None, stdout: Any = None) -> bool:
     """True when Rich should draw stdout, by Rich's own rules: ``TTY_COMPATIBLE=1`` or a
-    non-empty ``FORCE_COLOR`` say yes, ``TTY_COMPATIBLE=0`` no, else whether it is a tty."""
+    non-empty ``FORCE_COLOR`` say yes, ``TTY_COMPATIBLE=0`` no, else whether it is a tty;
+    ``--color always`` (:data:`COLOR`) says yes first."""
+    if COLOR == "always":
+        return True
     environ = os.environ if environ is None else environ
     stdout = sys.stdout if stdout is None else stdout
     compatible = environ.get("TTY_COMPATIBLE", "")
@@ -134,13 +144,17 @@ def tools(rows: Sequence[Tool]) -> None:
 
 
 def tool(tool: Tool, document: dict[str, Any]) -> None:
+    """``show`` for a person: the tool's qualified name and where it was read, then its JSON
+    document. Off a terminal the two lines go to stderr (for the person, who sees them
+    there) and stdout is the JSON document alone: ``show NAME > tool.json`` is valid JSON."""
     out = _out()
     heading: list[str | Styled] = [Styled(tool.qualified_name, "bold")]
     if tool.defer:
         heading += [" ", Styled("(deferred)", "dim")]
-    out.line(heading)
+    head = out if isinstance(out, RichOutput) else PlainOutput(sys.stderr)
+    head.line(heading)
     if tool.source is not None:
-        out.line([Styled(str(tool.source), "dim")])
+        head.line([Styled(render_path(str(tool.source)), "dim")])
     out.json(dumps(document))
 
 
@@ -202,8 +216,8 @@ def findings(items: Sequence[Finding], files: int, tools: int) -> None:
     cwd = working_dir()  # None when it was deleted: paths are then shown as given
     for f in items:
         style = "red" if f.severity == "error" else "yellow"
-        where = _relative(f.file, cwd) + (f":{f.line}" if f.line else "")
-        what = f"{f.path}: {f.message}" if f.path else f.message
+        where = render_path(_relative(f.file, cwd)) + (f":{f.line}" if f.line else "")
+        what = render_line(f"{f.path}: {f.message}" if f.path else f.message)
         out.line([where, ": ", Styled(f.severity, style), f": {what} [{f.rule}]"])
     errors = sum(1 for f in items if f.severity == "error")
     warnings = len(items) - errors
@@ -231,7 +245,7 @@ def _relative(file: str, cwd: str | None) -> str:
 def cache_info(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> None:
     """``cache info`` for a person: what ``wire.cache_info_record`` holds, sizes in KiB/MiB."""
     rows: list[list[Cell]] = [
-        ["path", path],
+        ["path", render_path(path)],
         ["exists", str(exists)],
         ["indexes", str(sum(1 for name, _ in files if name.endswith(".pickle")))],
         ["size", human_size(sum(size for _, size in files))],
@@ -352,7 +366,14 @@ class RichOutput:
         from rich.console import Console
 
         # emoji=False: a catalog's ":warning:" is shown as written, here as in a pipe.
-        self.console = Console(file=sys.stdout, highlight=False, soft_wrap=True, emoji=False)
+        styles: dict[str, Any] = {}
+        if COLOR == "never":
+            styles["color_system"] = None  # no escape codes at all, bold and dim included
+        elif COLOR == "always":
+            styles["force_terminal"] = True
+        self.console = Console(
+            file=sys.stdout, highlight=False, soft_wrap=True, emoji=False, **styles
+        )
 
     def line(self, text: Cell = "") -> None:
         self.console.print(_markup(text))
@@ -575,7 +596,7 @@ def _plain(cell: Cell) -> str:
 
 def _clean(text: str) -> str:
     """Text as Rich shows it: its control characters left out, tabs as spaces (not a
-    sanitiser: ``wire.clean_text`` cleans tool text before it gets here)."""
+    sanitiser: ``output.text.clean_text`` cleans tool text before it gets here)."""
     if text.isascii() and text.isprintable():
         return text
     return text.translate(_STRIP).expandtabs(8)

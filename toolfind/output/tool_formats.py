@@ -165,7 +165,7 @@ def summaries_text(tools: Sequence[ToolLike], *, markdown: bool = False) -> str:
     """One line per tool, ``namespace/name: summary`` (``- **namespace/name**: summary`` in
     Markdown): the text of ``toolfind summaries`` and of serve-mcp's deferred-tools prompt and
     resource. The qualified name tells two tools of one name apart."""
-    from toolfind.output.wire import clean_text
+    from toolfind.output.text import clean_text
 
     pattern = "- **{}**: {}" if markdown else "{}: {}"
     return "".join(pattern.format(t.qualified_name, clean_text(t.summary)) + "\n" for t in tools)

@@ -1,12 +1,21 @@
 """What toolfind writes for programs: every ``--json`` and MCP result shape (the one place
-JSON keys are spelled; changing one is a CHANGELOG entry), the one JSON encoder (:func:`dumps`)
-and the one text sanitiser (:func:`clean_text`), shared by the CLI, the API and serve-mcp.
+JSON keys are spelled; changing one is a CHANGELOG entry) and the one JSON encoder
+(:func:`dumps`), shared by the CLI, the API and serve-mcp. Text it did not write is cleaned
+and file names rendered by ``output.text``.
 
 The warm fast path imports this module for every ``search --json``: it imports nothing at load
-(unicodedata when a text needs it), and is one module because each costs a warm command ~0.1 ms.
+but ``output.text`` (unicodedata when a text needs it).
 """
 
 from __future__ import annotations
+
+from toolfind.output.text import (
+    clean_text,
+    encodable_json,
+    render_path,
+    render_text,
+    unencodable,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,6 +46,7 @@ HIT_KEYS = (
 )  # fmt: skip
 SEARCH_KEYS = ("query", "hits", "unmatched_terms", "corrections")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
+SUMMARY_KEYS = ("name", "namespace", "summary")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
 SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
 CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
@@ -79,7 +89,7 @@ def hit_record(
         "tags": list(tool.all_tags),
         "source": {"file": None, "pointer": None}
         if source is None
-        else {"file": source.file, "pointer": source.pointer},
+        else {"file": render_path(source.file), "pointer": source.pointer},
     }
     if include_schema or tool.defer:
         record["schema"] = dict(tool.parameters)
@@ -110,15 +120,21 @@ def search_record(
     include_schema: bool = False,
     callable_: Callable[[Tool], bool] | None = None,
     note: str = "",
+    backends_connecting: int = 0,
 ) -> dict[str, Any]:
     """The search record; with ``callable_`` (serve-mcp), each hit says whether a backend
-    serves it (``callable``); a ``note`` (serve-mcp: no confident match) is added as it is."""
+    serves it (``callable``); a ``note`` (serve-mcp: no confident match) is added as it is.
+    ``backends_connecting`` (serve-mcp): how many backend servers are still connecting for
+    the first time, so their tools could not be searched yet (the key is there only when
+    some are)."""
     hits = hit_records(result, include_schema=include_schema, callable_=callable_)
     record = search_document(
         result.query, hits, list(result.unmatched_terms), dict(result.corrections)
     )
     if note:
         record["note"] = note
+    if backends_connecting:
+        record["backends_connecting"] = backends_connecting
     return record
 
 
@@ -149,21 +165,27 @@ def hit_records(
 RECORD_FORMATS = ("jsonl", "csv", "tsv")
 
 
-def records_text(records: Sequence[Mapping[str, Any]], fmt: str) -> str:
-    """``records`` (the ``--json`` records of ``list`` or ``search``' hits) one a line, with a
-    final newline ("" when there are none: no row, no header).
+def records_text(
+    records: Iterable[Mapping[str, Any]], fmt: str, columns: Sequence[str] = ()
+) -> str:
+    """``records`` (the ``--json`` records of a command: ``list``'s tools, ``search``' hits...)
+    one a line, with a final newline.
 
-    ``jsonl``: each record as compact JSON. ``csv`` (RFC 4180) and ``tsv`` (tabs and line
-    breaks in a value become spaces, nothing is quoted): a header of the records' keys, then
-    a row a record; a list of strings is joined by commas, ``source`` spreads over
-    ``source.file`` and ``source.pointer``, another list or object (a schema) is compact
-    JSON, a boolean ``true``/``false``, a missing key an empty cell.
+    ``jsonl``: each record as compact JSON ("" for none). ``csv`` (RFC 4180) and ``tsv`` (tabs
+    and line breaks in a value become spaces, nothing is quoted): a header of ``columns`` (the
+    command's record keys, so the same whatever the records hold: an empty result is the header
+    alone), then a row a record; ``source`` spreads over ``source.file`` and
+    ``source.pointer``, a list of strings is joined by commas, another list or object (a
+    schema) is compact JSON, a boolean ``true``/``false``, null or a missing key an empty cell.
     """
-    if fmt == "jsonl" or not records:
+    if fmt == "jsonl":
         return "".join(dumps(record, compact=True) + "\n" for record in records)
-    rows = [_flat(record) for record in records]
-    header = list(dict.fromkeys(key for row in rows for key in row))
-    table = [header, *([row.get(key, "") for key in header] for row in rows)]
+    header = [
+        part
+        for key in columns
+        for part in ((f"{key}.file", f"{key}.pointer") if key == "source" else (key,))
+    ]
+    table = [header, *([row.get(key, "") for key in header] for row in map(_flat, records))]
     if fmt == "tsv":
         clean = str.maketrans("\t\n\r", "   ")
         return "".join("\t".join(v.translate(clean) for v in line) + "\n" for line in table)
@@ -233,13 +255,13 @@ def pull_record(server: Any) -> dict[str, Any]:
     return {
         "server": server.server,
         "status": server.status,
-        "file": server.file,
+        "file": None if server.file is None else render_path(server.file),
         "tool_count": server.tool_count,
         "added": list(server.added),
         "removed": list(server.removed),
         "changed": list(server.changed),
-        "backup": server.backup,
-        "error": server.error,
+        "backup": None if server.backup is None else render_path(server.backup),
+        "error": None if server.error is None else render_text(server.error),
     }
 
 
@@ -354,23 +376,28 @@ def summary_record(tool: Tool) -> dict[str, Any]:
 
 
 def findings_records(findings: Iterable[Finding]) -> list[dict[str, Any]]:
-    return [{k: getattr(f, k) for k in FINDING_KEYS} for f in findings]
+    """``validate --json``: each finding, its file as :func:`render_path` shows it."""
+    records = [{k: getattr(f, k) for k in FINDING_KEYS} for f in findings]
+    for record in records:
+        record["file"] = render_path(record["file"])
+        record["message"] = render_text(record["message"])
+    return records
 
 
 def cache_info_record(path: str, exists: bool, files: Sequence[tuple[str, int]]) -> dict[str, Any]:
     """``toolfind cache info --json``: the cache directory and its own files (name, bytes)."""
     return {
-        "path": path,
+        "path": render_path(path),
         "exists": exists,
         "indexes": sum(1 for name, _ in files if name.endswith(".pickle")),
         "bytes": sum(size for _, size in files),
-        "files": [{"file": name, "bytes": size} for name, size in files],
+        "files": [{"file": render_path(name), "bytes": size} for name, size in files],
     }
 
 
 def error_record(message: str, kind: str) -> dict[str, Any]:
     """An error under ``--json``: one object on stderr, besides the exit code."""
-    return {"error": {"message": message, "kind": kind}}
+    return {"error": {"message": render_text(message), "kind": kind}}
 
 
 def batch_record(record: dict[str, Any], id_: Any) -> dict[str, Any]:
@@ -391,9 +418,56 @@ def cache_clear_record(removed: int) -> dict[str, Any]:
     return {"removed": removed}
 
 
+def config_file_record(file: Any) -> dict[str, Any]:
+    """A config file that applies (``config.ConfigFile``): ``scope`` user or project,
+    whether it exists, was named explicitly (``--config``, ``$TOOLFIND_CONFIG``), and is
+    used; ``problem`` says why it is not (another user may have written it)."""
+    return {
+        "scope": file.scope,
+        "path": str(file.path),
+        "exists": file.exists,
+        "explicit": file.explicit,
+        "used": file.exists and file.problem is None,
+        "problem": file.problem,
+    }
+
+
+def config_record(settings: Sequence[Any], files: Sequence[Any]) -> dict[str, Any]:
+    """``toolfind config --json``: the config files, and every setting (``config.Setting``)
+    with its effective value and where it came from."""
+    return {
+        "files": [config_file_record(f) for f in files],
+        "settings": [
+            {"key": s.key, "value": s.value, "source": s.source, "origin": s.origin}
+            for s in settings
+        ],
+    }
+
+
 def cache_path_record(path: str) -> dict[str, Any]:
     """``toolfind cache path --json``."""
-    return {"path": path}
+    return {"path": render_path(path)}
+
+
+def model_record(found: Any, problem: str) -> dict[str, Any]:
+    """A model of ``toolfind model list --json`` (and ``fetch --json``): a
+    ``semantic.models.Installed`` and what is wrong with it ("" if nothing)."""
+    model = found.spec
+    return {
+        "name": model.name,
+        "package": model.package,
+        "version": model.version,
+        "installed": not problem,
+        "problem": problem or None,
+        "path": str(found.path),
+        "licence": model.licence,
+        "upstream": model.upstream,
+    }
+
+
+def model_removed_record(name: str, path: str) -> dict[str, Any]:
+    """``toolfind model remove --json``."""
+    return {"removed": name, "path": path}
 
 
 # -- encoding ----------------------------------------------------------------------------------
@@ -410,10 +484,15 @@ _INFINITY = float("inf")
 
 def dumps(document: Any, *, compact: bool = False) -> str:
     """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
-    ``json.dumps(document, ensure_ascii=False)``, byte for byte.
+    ``json.dumps(document, ensure_ascii=False)``, byte for byte, except that a non-finite
+    number (NaN, an infinity) is written ``null``: no output ever holds one, which JSON has
+    no spelling for (``json`` writes ``NaN``, ``Infinity``); and that a lone surrogate (a file
+    name that was not UTF-8), which no UTF-8 output can carry, is written as
+    :func:`render_path` writes it (``"caf\\xe9.json"``).
 
     Anything but dicts, lists, tuples, str, int, float, bool and None (or a cycle) is left to
-    json, which raises TypeError or ValueError where it always did.
+    json, which raises TypeError or ValueError where it always did (and for a non-finite
+    number there too).
     """
     out: list[str] = []
     try:
@@ -421,8 +500,13 @@ def dumps(document: Any, *, compact: bool = False) -> str:
     except (TypeError, ValueError, RecursionError):
         import json
 
-        return json.dumps(document, indent=None if compact else 2, ensure_ascii=ASCII_ONLY)
-    text = "".join(out)
+        text = json.dumps(
+            document, indent=None if compact else 2, ensure_ascii=False, allow_nan=False
+        )
+    else:
+        text = "".join(out)
+    if unencodable(text):  # a file name that was not UTF-8 (see render_path)
+        text = encodable_json(text)
     return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
 
 
@@ -457,14 +541,19 @@ def dumps_array(records: Iterable[Any]) -> Iterator[str]:
         except (TypeError, ValueError, RecursionError):
             import json  # as dumps does: the record at depth 1 of json's own list
 
-            piece[1:] = [json.dumps([record], indent=2, ensure_ascii=False)[4:-2]]
+            piece[1:] = [json.dumps([record], indent=2, ensure_ascii=False, allow_nan=False)[4:-2]]
         out += piece
         sep = ",\n  "
         if len(out) >= _PIECES:
-            yield "".join(out)
+            yield _encodable("".join(out))
             out.clear()
     out.append("[]" if sep == "[\n  " else "\n]")
-    yield "".join(out)
+    yield _encodable("".join(out))
+
+
+def _encodable(text: str) -> str:
+    text = encodable_json(text) if unencodable(text) else text
+    return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
 
 
 #: Strings gathered before :func:`dumps_array` hands them out (a few hundred records).
@@ -511,7 +600,7 @@ def _write_container(
         sep, comma, end = opening + inner, "," + inner, newline + closing
     if opening == "{":
         for key, value in items.items():
-            out.append(sep + json_str(key if isinstance(key, str) else _scalar(key)) + ": ")
+            out.append(sep + json_str(key if isinstance(key, str) else _key_text(key)) + ": ")
             _write(value, inner, out)
             sep = comma
     else:
@@ -520,6 +609,13 @@ def _write_container(
             _write(item, inner, out)
             sep = comma
     out.append(end)
+
+
+def _key_text(key: Any) -> str:
+    """A non-string key as json turns it into a string (a key is text: ``"NaN"`` is JSON)."""
+    if isinstance(key, float) and (key != key or key in (_INFINITY, -_INFINITY)):
+        return "NaN" if key != key else ("Infinity" if key > 0 else "-Infinity")
+    return _scalar(key)
 
 
 def _scalar(value: Any) -> str:
@@ -533,45 +629,10 @@ def _scalar(value: Any) -> str:
     if isinstance(value, int):
         return int.__repr__(value)
     if isinstance(value, float):
-        if value != value:
-            return "NaN"
-        if value == _INFINITY:
-            return "Infinity"
-        if value == -_INFINITY:
-            return "-Infinity"
+        if value != value or value in (_INFINITY, -_INFINITY):
+            return "null"  # never NaN/Infinity, which are not JSON: as JavaScript writes them
         return float.__repr__(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# -- text ----------------------------------------------------------------------------------------
-#
-# Tool text comes from catalogs and servers toolfind does not control. Characters a reader does
-# not see can still carry instructions to a model (tag characters spell text invisibly) or make
-# text read differently (bidi overrides, zero-width characters); controls can act on a terminal.
-# :func:`clean_text` removes them all, the same way in records, tables and serve-mcp.
-
-#: Unicode categories removed: controls (Cc; newline and tab kept), format characters (Cf:
-#: zero-width, bidi controls, tag characters, soft hyphen, BOM), private use (Co), surrogates
-#: (Cs) and unassigned code points (Cn: what they become is unknown, so they are not shown).
-HIDDEN = frozenset({"Cc", "Cf", "Co", "Cs", "Cn"})
-#: Controls that are kept: they lay text out and are seen as such.
-KEPT = "\n\t"
-
-
-def clean_text(text: str, limit: int | None = None) -> str:
-    """``text`` without the characters of :data:`HIDDEN` categories (but newline and tab),
-    and at most ``limit`` characters: a longer text is cut and ends with ``…``.
-
-    Printable ASCII within the limit (most text) is returned as is, decided in C.
-    """
-    if text.isascii() and text.isprintable() and (limit is None or len(text) <= limit):
-        return text
-    from unicodedata import category
-
-    kept = "".join(ch for ch in text if ch in KEPT or category(ch) not in HIDDEN)
-    if limit is not None and len(kept) > limit:
-        kept = kept[: limit - 1].rstrip() + "…"
-    return kept
 
 
 # -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------
@@ -623,6 +684,11 @@ SEARCH_SCHEMA = {
             "type": "string",
             "description": "serve-mcp only, when no hit is a confident match: says so.",
         },
+        "backends_connecting": {
+            "type": "integer",
+            "description": "serve-mcp only, when above 0: how many backend MCP servers are "
+            "still connecting; their tools are not searched yet (search again shortly).",
+        },
     },
     "required": list(SEARCH_KEYS),
 }
@@ -665,8 +731,9 @@ CATEGORIES_SCHEMA = {
                     "state": {
                         "type": "string",
                         "enum": ["connecting", "ready", "retrying", "failed"],
-                        "description": "Backend servers only: connecting, ready, retrying "
-                        "(waiting out a backoff) or failed (retried when next called).",
+                        "description": "Backend servers only: connecting (the first time), "
+                        "ready, retrying (it failed or crashed; detail says how) or failed "
+                        "(given up: its tools cannot be called; a call tries it once more).",
                     },
                     "detail": {
                         "type": "string",

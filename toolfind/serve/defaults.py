@@ -22,8 +22,9 @@ RETRY_INITIAL = 1.0
 RETRY_MAX = 60.0
 #: Seconds a backend may take to start (each connection attempt).
 START_TIMEOUT = 30.0
-#: Seconds the first ``tools/list`` may wait for backends still connecting (0: none).
-BACKEND_WAIT = 0.0
+#: Seconds from start during which lists and searches wait for backends still connecting for
+#: the first time (until each is up or has failed once; 0: never wait).
+BACKEND_WAIT = 2.0
 #: The largest backend tool result relayed, as ``--max-result-size`` takes it.
 MAX_RESULT_SIZE = "10MiB"
 #: HTTP limits: a request's headers must arrive within HEADER_TIMEOUT seconds of its first byte

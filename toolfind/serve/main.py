@@ -7,7 +7,9 @@ imports this module cheaply.
 from __future__ import annotations
 
 import logging
+import signal
 import sys
+import time
 from functools import partial
 from typing import Any
 
@@ -20,86 +22,149 @@ __all__ = ["configure_logging", "run", "serve"]
 
 
 def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
-    """Serve until the client disconnects (stdio) or a signal arrives (HTTP). Blocking.
+    """Serve until the client disconnects (stdio) or SIGTERM, SIGINT or SIGHUP arrives (any
+    transport); every backend is stopped before this returns. Blocking.
 
     Raises:
         ConfigError: an invalid option (for example a non-loopback ``--http`` without a token).
         CatalogError: a catalog path does not exist or cannot be read.
-        KeyboardInterrupt: Ctrl-C (the CLI exits 130).
+        KeyboardInterrupt: Ctrl-C (SIGINT), after the backends are stopped (the CLI exits 130).
     """
     import anyio
 
     checked = options.checked()
     configure_logging(checked.log_level)
-    anyio.run(serve, checked, backends)
+    from toolfind.serve.backends.redact import remember_values
+
+    remember_values([checked.token])  # serve-mcp's own --token is a secret too
+    if anyio.run(serve, checked, backends) == signal.SIGINT:
+        raise KeyboardInterrupt
 
 
-async def serve(options: ServeOptions, backends: Backends | None = None) -> None:
-    """The async body of `run`: load the index, watch the catalogs, serve one transport."""
+#: Seconds after SIGTERM (or Ctrl-C) before backends still running are killed (SIGKILL):
+#: shorter than the 2 s a host such as the Python SDK waits before it kills toolfind.
+KILL_AFTER = 1.5
+#: The signals that stop serve-mcp (a host's quit, Ctrl-C, a closed terminal).
+STOP_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP")
+
+
+async def serve(options: ServeOptions, backends: Backends | None = None) -> int | None:
+    """The async body of `run`: load the index, watch the catalogs, serve one transport.
+    Returns the signal that stopped it, if one did."""
     import anyio
     import anyio.to_thread
 
     from toolfind.serve.backends.pool import make_backends
     from toolfind.serve.meta import META_KEYS
-    from toolfind.serve.server import Discovery
     from toolfind.serve.state import LiveIndex
-    from toolfind.serve.transports.http import run_http
-    from toolfind.serve.transports.stdio import run_stdio
 
+    started = time.monotonic()  # the first-contact wait (--backend-wait) counts from here
     if backends is None:
         backends = make_backends(
             options, reserved_names=[options.meta_prefix + key for key in META_KEYS]
         )
-    # Backends connect in the background: serving never waits for one; their tools join
-    # through the listener (a rebuild, then list_changed). Under stdio they start once the
-    # first tools/list is answered (or after RELEASE_AFTER), so that their start-up does
-    # not compete with it for the CPU.
+    # Backends connect in the background and their tools join through the listener (a
+    # rebuild, then list_changed); the first lists wait for them up to --backend-wait. With
+    # --backend-wait 0 under stdio, they start once the first tools/list is answered (or
+    # after RELEASE_AFTER), so that their start-up does not compete with it for the CPU.
+    # Their handshake waits for the server (`expect_host`): it tells them what toolfind's
+    # clients can answer (`passthrough.host`).
+    expect_host = getattr(backends, "expect_host", None)
+    if expect_host is not None:
+        expect_host()
     hold = getattr(backends, "hold", None)
-    if hold is not None and options.http is None:
+    if hold is not None and options.http is None and options.backend_wait <= 0:
         hold()
-    async with backends as active:
-        live = LiveIndex(
-            options.catalogs,
-            params=options.params,
-            filters=options.filters,
-            backends=active,
-            max_file_size=options.max_file_size,
-            use_cache=options.use_cache,
-            semantic=options.semantic,
-            semantic_weight=options.semantic_weight,
+    stopped = Stopped()
+    serving = anyio.CancelScope()
+    stopping = anyio.Event()
+    async with anyio.create_task_group() as signals:
+        signals.start_soon(
+            _on_signals, stopped, serving, stopping, backends, options.http is not None
         )
-        active.set_listener(live.backends_changed)
-        await anyio.to_thread.run_sync(live.load)
-        server = Discovery(live, options, active).build_server()
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(partial(live.watch, options.poll_interval, catalogs=options.watch))
-            tg.start_soon(_release_later, active)
-            watch_servers = getattr(active, "watch_servers", None)
-            if options.watch and watch_servers is not None:
-                tg.start_soon(watch_servers, options.poll_interval)
-            if options.http is None:
-                tg.start_soon(_stop_on_sigterm, tg.cancel_scope)
-                await run_stdio(server)
-            else:
-                await run_http(server, options)
-            tg.cancel_scope.cancel()
+        try:
+            async with backends as active:
+                with serving:
+                    live = LiveIndex(
+                        options.catalogs,
+                        params=options.params,
+                        filters=options.filters,
+                        backends=active,
+                        max_file_size=options.max_file_size,
+                        use_cache=options.use_cache,
+                        semantic=options.semantic,
+                        semantic_weight=options.semantic_weight,
+                        rerank=options.rerank,
+                        rerank_weight=options.rerank_weight,
+                        rerank_depth=options.rerank_depth,
+                    )
+                    active.set_listener(live.backends_changed)
+                    await anyio.to_thread.run_sync(live.load)
+                    # The MCP SDK's server side only now: the backends were started meanwhile
+                    # (a stdio backend's process starts before the SDK is imported).
+                    from toolfind.serve.server import Discovery
+                    from toolfind.serve.transports.http import run_http
+                    from toolfind.serve.transports.stdio import run_stdio
+
+                    discovery = Discovery(live, options, active)
+                    discovery.first_contact_until = started + options.backend_wait
+                    server = discovery.build_server()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(
+                            partial(live.watch, options.poll_interval, catalogs=options.watch)
+                        )
+                        tg.start_soon(_release_later, active)
+                        watch_servers = getattr(active, "watch_servers", None)
+                        if options.watch and watch_servers is not None:
+                            tg.start_soon(watch_servers, options.poll_interval)
+                        if options.http is None:
+                            _say_on_a_terminal()
+                            await run_stdio(server)
+                        else:
+                            await run_http(server, options, stopping=stopping)
+                        tg.cancel_scope.cancel()
+        finally:
+            signals.cancel_scope.cancel()
+    return stopped.signum
 
 
-async def _stop_on_sigterm(scope: Any) -> None:
-    """Under stdio, a host quits toolfind with SIGTERM: stop serving, so that leaving the
-    backend pool stops every backend (even one that ignores its closed stdin) before exiting.
-    (Over HTTP, uvicorn handles the signal and serving ends the same way.)"""
-    import signal
+class Stopped:
+    """The signal that stopped serving (None: the client went away)."""
 
+    signum: int | None = None
+
+
+async def _on_signals(
+    stopped: Stopped, serving: Any, stopping: Any, backends: Backends, http: bool
+) -> None:
+    """SIGTERM, SIGINT (Ctrl-C) or SIGHUP stops serving on every transport, at once: the
+    stdio loop is cancelled (its reads are on the event loop), HTTP shuts down (``stopping``)
+    and is cut short after KILL_AFTER. Every backend process group gets SIGTERM at once
+    rather than the grace it has on its closed stdin, and SIGKILL after KILL_AFTER or at the
+    next signal, so no backend outlives toolfind even when it ignores both stdin and SIGTERM
+    (the watchdog, `backends.watchdog`, covers toolfind itself being killed)."""
     import anyio
 
-    if sys.platform == "win32":  # pragma: no cover - no signal receivers there
+    if sys.platform == "win32":  # pragma: no cover - no signal receivers: Ctrl-C raises
         return
-    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
-        async for _ in signals:
-            logger.info("SIGTERM: stopping the backends, then exiting")
-            scope.cancel()
-            return
+    hurry = getattr(backends, "hurry", None)
+    with anyio.open_signal_receiver(*(getattr(signal, name) for name in STOP_SIGNALS)) as got:
+        async for signum in got:
+            stopped.signum = signum
+            logger.info("%s: stopping the backends, then exiting", signal.Signals(signum).name)
+            break
+        stopping.set()
+        if not http:
+            serving.cancel()
+        if hurry is not None:
+            hurry()
+        with anyio.move_on_after(KILL_AFTER):
+            async for _ in got:
+                break
+        serving.cancel()
+        if hurry is not None:
+            hurry(kill=True)
+        await anyio.sleep_forever()  # later signals are received here: never the default
 
 
 #: Seconds after which held backends start even if no client has listed the tools.
@@ -113,12 +178,32 @@ async def _release_later(backends: Backends) -> None:
     backends.release()
 
 
+def _say_on_a_terminal() -> None:
+    """A person who ran serve-mcp in a terminal learns what it is waiting for, and how to
+    stop it (an MCP host starts it itself, with pipes: it says nothing there)."""
+    try:
+        interactive = sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if not interactive:
+        logger.info("serving MCP on stdio")
+    else:
+        sys.stderr.write(
+            "toolfind serve-mcp: serving MCP on stdin/stdout, for an MCP host that starts this "
+            "command itself (--http PORT serves a URL instead); press Ctrl-C to stop\n"
+        )
+        sys.stderr.flush()
+
+
 def configure_logging(level: str) -> None:
-    """Every log line to stderr (stdout belongs to the protocol under stdio)."""
+    """Every log line to stderr (stdout belongs to the protocol under stdio), rate-limited,
+    then redacted (`toolfind.serve.backends.redact`): no library's line names a secret."""
+    from toolfind.serve.backends.redact import install
     from toolfind.serve.transports.http_limits import RateLimit
 
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(RateLimit())
+    install(handler)
     handler.setFormatter(logging.Formatter("toolfind serve-mcp: %(levelname)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]

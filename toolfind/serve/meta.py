@@ -81,14 +81,23 @@ def _arguments(properties: dict[str, Any], *required: str) -> dict[str, Any]:
     return schema
 
 
-def meta_tools(prefix: str, namespaces: Sequence[str], total_tools: int) -> list[MetaTool]:
-    """The five meta-tools, named ``<prefix><key>``; search's description names the catalog."""
+def meta_tools(
+    prefix: str, namespaces: Sequence[str], total_tools: int, backends_connecting: int = 0
+) -> list[MetaTool]:
+    """The five meta-tools, named ``<prefix><key>``; search's description names the catalog,
+    and how many backend servers are still connecting (their tools join later)."""
     shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
     if len(namespaces) > NAMESPACES_IN_DESCRIPTION:
         shown += f", and {len(namespaces) - NAMESPACES_IN_DESCRIPTION} more"
     scope = f"{total_tools} tools in {len(namespaces)} namespaces" + (
         f" ({shown})" if shown else ""
     )
+    if backends_connecting:
+        servers = "server is" if backends_connecting == 1 else "servers are"
+        scope += (
+            f"; {backends_connecting} more MCP {servers} still connecting (their tools join "
+            "when they are up)"
+        )
     p = prefix
     table = (
         (
@@ -294,9 +303,13 @@ def callable_suggestions(index: Any, name: str, serves: Callable[[str], bool]) -
 
 
 def search(
-    index: Any, args: Mapping[str, Any], serves: Callable[[str], bool] | None = None
+    index: Any,
+    args: Mapping[str, Any],
+    serves: Callable[[str], bool] | None = None,
+    backends_connecting: int = 0,
 ) -> dict[str, Any]:
-    """The search record; with ``serves``, each hit says whether it is ``callable``."""
+    """The search record; with ``serves``, each hit says whether it is ``callable``, and the
+    record how many backends are still connecting (``backends_connecting``, when some are)."""
     query = text_argument(args, "query")
     if not query.strip():
         raise ToolCallError(
@@ -328,7 +341,33 @@ def search(
     callable_ = None if serves is None else (lambda tool: serves(tool.name))
     best = max((hit.confidence for hit in result.hits), default=None)
     note = confidence.no_confident_match(best)
-    return wire.search_record(result, include_schema=include_schema, callable_=callable_, note=note)
+    return wire.search_record(
+        result,
+        include_schema=include_schema,
+        callable_=callable_,
+        note=note,
+        backends_connecting=backends_connecting,
+    )
+
+
+def categories(index: Any, statuses: Mapping[str, Any]) -> dict[str, Any]:
+    """``tool_categories``' record: the namespaces, and each backend's status by the
+    namespace of its tools. A backend's ``detail`` (its last error, which a library may have
+    worded with its URL or headers) is redacted: it is sent to the model."""
+    from toolfind.serve.backends.redact import redact
+    from toolfind.serve.backends.seam import BackendStatus
+
+    shown = {
+        name: BackendStatus(
+            name=str(getattr(status, "name", name)),
+            available=bool(status.available),
+            tool_count=int(getattr(status, "tool_count", 0)),
+            detail=redact(str(status.detail)),
+            state=str(getattr(status, "state", "")),
+        )
+        for name, status in statuses.items()
+    }
+    return wire.categories_record(index.categories(), shown)
 
 
 def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -122,6 +122,10 @@ class ServeOptions:
     #: The semantic signal: None on when the extra is installed, True required, False off.
     semantic: bool | None = None
     semantic_weight: float | None = None
+    #: The rerank stage: None on when the model is installed, True required, False off.
+    rerank: bool | None = None
+    rerank_weight: float | None = None
+    rerank_depth: int | None = None
 
     def checked(self, environ: dict[str, str] | None = None) -> ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.

@@ -6,13 +6,21 @@ non-deferred tool). Everything a model can fix comes back as ``isError: true`` w
 that says how, never as a JSON-RPC error.
 
 When the tool list changes, clients of both protocol eras are told (`notifier`).
+
+Instructions: toolfind's own, followed by each connected backend's (under its server name,
+cleaned and cut at ``MAX_INSTRUCTIONS`` characters: they go to a model). A client gets them in
+its ``initialize`` result, so it sees the instructions of the backends connected by then; MCP
+has no way to update them later, so a backend that connects afterwards reaches only the
+clients that connect after it (over HTTP), and its tools still join through ``list_changed``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,14 +31,18 @@ from mcp.server import ServerRequestContext
 from toolfind import __version__
 from toolfind.errors import BackendError
 from toolfind.models import Tool
+from toolfind.output.text import clean_text, render_path
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.output.wire import categories_record, dumps
+from toolfind.output.wire import dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
+from toolfind.serve.backends.redact import redact
 from toolfind.serve.backends.seam import NOT_STARTED, Backends
+from toolfind.serve.backends.tools import origin
+from toolfind.serve.guard import Guard
 from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
 from toolfind.serve.options import ServeOptions, tool_allowed
-from toolfind.serve.passthrough.common import PROGRESS, page
+from toolfind.serve.passthrough.common import CALLER, PROGRESS, page
 from toolfind.serve.passthrough.relay import Passthrough
 from toolfind.serve.state import LiveIndex, Snapshot
 
@@ -42,6 +54,8 @@ logger = logging.getLogger("toolfind.serve")
 POOL_SLACK = 35.0
 #: Seconds a call to an unknown name waits for backends that are still starting.
 ARRIVAL_WAIT = 10.0
+#: Characters of one backend's instructions passed on (each is cut there).
+MAX_INSTRUCTIONS = 4000
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +77,15 @@ class Discovery:
         self.options = options
         self.backends = backends
         self.notifier = ChangeNotifier()
-        self.passthrough = Passthrough(live, self.notifier, backends, options.separator)
+        self.passthrough = Passthrough(
+            live, self.notifier, backends, options.separator, single_client=options.http is None
+        )
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
-        self._waited = options.backend_wait <= 0
+        #: Until when (``time.monotonic()``) lists and searches wait for backends connecting
+        #: for the first time; `main.serve` counts it from serve-mcp's start.
+        self.first_contact_until = time.monotonic() + options.backend_wait
+        self._settled = False
         self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
 
@@ -80,7 +99,12 @@ class Discovery:
         index = snapshot.index
         categories = index.categories()
         total = sum(c.tool_count for c in categories)
-        metas = meta.meta_tools(self.options.meta_prefix, [c.name for c in categories], total)
+        metas = meta.meta_tools(
+            self.options.meta_prefix,
+            [c.name for c in categories],
+            total,
+            snapshot.backends_connecting,
+        )
         by_name = {m.name: m for m in metas}
         listed = [_meta_to_mcp(m) for m in metas]
         direct: dict[str, Tool] = {}
@@ -125,14 +149,21 @@ class Discovery:
         return types.ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def settle(self) -> None:
-        """Before the first list: with --backend-wait, wait that long for backends still
-        connecting, so that a client that lists once and ignores list_changed sees them."""
-        if self._waited:
-            return
-        self._waited = True
-        self.backends.release()
-        with anyio.move_on_after(self.options.backend_wait):
-            await self.backends.wait_settled()
+        """First contact: a list or a search waits for the backends still connecting until
+        each is up or has failed once, or ``--backend-wait`` (counted from serve-mcp's start)
+        has passed, whichever comes first; so a host that lists once sees every backend that
+        starts in time, and a stuck one costs at most the bound. Later requests never wait for
+        a backend; each takes in the backend changes already announced (the rebuild the next
+        poll would make), so that what it says agrees with the backends' states."""
+        if not self._settled:
+            remaining = self.first_contact_until - time.monotonic()
+            if remaining > 0:
+                self.backends.release()
+                with anyio.move_on_after(remaining):
+                    await self.backends.wait_settled()
+                    self._settled = True
+            else:
+                self._settled = True
         await self.live.catch_up()
 
     async def on_call_tool(
@@ -140,11 +171,42 @@ class Discovery:
     ) -> types.CallToolResult:
         meta_ = ctx.meta or {}
         wants_progress = "progress_token" in meta_ or "progressToken" in meta_
-        PROGRESS.set(ctx.session.report_progress if wants_progress else None)
+        PROGRESS.set(self._progress_of(ctx) if wants_progress else None)
+        caller = CALLER.get()
+        if caller is not None and caller.modern and self.passthrough.gateway.upstream is not None:
+            # A 2026-07-28 client: a backend's requests for input come back as input_required.
+            return await self.passthrough.rounds.call(  # type: ignore[return-value]
+                caller,
+                params.request_state,
+                params.input_responses,
+                lambda: self._call_result(params.name, params.arguments),
+            )
+        return await self._call_result(params.name, params.arguments)
+
+    async def _call_result(
+        self, name: str, arguments: Mapping[str, Any] | None
+    ) -> types.CallToolResult:
         try:
-            return await self.call(params.name, params.arguments)
-        except meta.ToolCallError as exc:
-            return types.CallToolResult(content=[types.TextContent(text=str(exc))], is_error=True)
+            return await self.call(name, arguments)
+        except meta.ToolCallError as exc:  # toolfind's words, maybe quoting a backend's: redacted
+            text = redact(str(exc))
+            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+    def _progress_of(self, ctx: ServerRequestContext[Any, Any]) -> Any:
+        """The caller's progress reporter, queued on its request's outbox (a client that does
+        not read never holds up the backend's messages)."""
+        caller = CALLER.get()
+
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            async def send() -> None:
+                await ctx.session.report_progress(progress, total, message)
+
+            if caller is None:
+                await send()
+            else:
+                await caller.outbox.send(send)
+
+        return report
 
     async def call(self, name: str, arguments: Mapping[str, Any] | None) -> types.CallToolResult:
         """Run a meta-tool or forward a tool. Raises ToolCallError for what a model can fix."""
@@ -154,10 +216,14 @@ class Discovery:
         if metatool is None:
             return await self.forward(await self._resolve_call(name), arguments)
         args = meta.check_arguments(metatool, arguments)
+        if metatool.key in (meta.CATEGORIES, meta.SEARCH):
+            await self.settle()
+            index = self.live.snapshot.index
         if metatool.key == meta.CATEGORIES:
-            return record_result(categories_record(index.categories(), self._status()))
+            return record_result(meta.categories(index, self._status()))
         if metatool.key == meta.SEARCH:
-            return record_result(meta.search(index, args, self.backends.serves))
+            connecting = sum(s.state == "connecting" for s in self.backends.status().values())
+            return record_result(meta.search(index, args, self.backends.serves, connecting))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name")
@@ -172,20 +238,36 @@ class Discovery:
 
     async def _resolve_call(self, name: str) -> Tool:
         """The tool a call names. A name not found while a backend's first attempt is under
-        way waits (up to ARRIVAL_WAIT) for the backends, then looks again: a
-        host may call a tool it knows as soon as it has connected."""
+        way waits (up to ARRIVAL_WAIT) for the backends, then looks again: a host may call a
+        tool it knows as soon as it has connected. A name that the index resolves to another
+        backend tool than the backends' names now route it to (a backend connected and took a
+        name, the rebuild is under way) is looked up again once the index has caught up: a
+        call never runs a tool other than the one its name means now."""
         serves = self.backends.serves
         try:
-            return meta.resolve(self.live.snapshot.index, name, serves=serves)
+            tool = meta.resolve(self.live.snapshot.index, name, serves=serves)
         except meta.ToolCallError:
             arriving = any(s.detail == NOT_STARTED for s in self.backends.status().values())
             if not arriving:
                 raise
-        self.backends.release()
-        with anyio.move_on_after(ARRIVAL_WAIT):
-            await self.backends.wait_settled()
+            self.backends.release()
+            with anyio.move_on_after(ARRIVAL_WAIT):
+                await self.backends.wait_settled()
+            await self.live.catch_up()
+            return meta.resolve(self.live.snapshot.index, name, serves=serves)
+        made = origin(tool)
+        if made is None or self.backends.route(tool.name) in (None, made):
+            return tool
         await self.live.catch_up()
-        return meta.resolve(self.live.snapshot.index, name, serves=serves)
+        tool = meta.resolve(self.live.snapshot.index, name, serves=serves)
+        made = origin(tool)
+        if made is not None and self.backends.route(tool.name) not in (None, made):
+            raise meta.ToolCallError(
+                f"The tools of server {made[0]!r} are changing; "
+                f"search again ({self.options.meta_prefix}{meta.SEARCH}) and call the name "
+                "it gives."
+            )
+        return tool
 
     def _status(self) -> dict[str, Any]:
         """The backends' status by the namespace of their tools (see `LiveIndex._apart`)."""
@@ -197,8 +279,9 @@ class Discovery:
         """Call ``tool`` through its backend, within the call timeout."""
         if not tool_allowed(self.options.filters, tool):  # the index holds none; kept as a guard
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
-        if not self.backends.serves(tool.name):
-            where = f" (from {tool.source.file})" if tool.source is not None else ""
+        route = self.backends.route(tool.name)
+        if route is None:
+            where = f" (from {render_path(tool.source.file)})" if tool.source is not None else ""
             index = self.live.snapshot.index
             close = meta.callable_suggestions(index, tool.name, self.backends.serves)
             hint = (
@@ -211,7 +294,7 @@ class Discovery:
                 f"toolfind can find and describe it but not run it.{hint}"
             )
         if self.checker is not None:
-            problem = self.checker.problem(tool, arguments or {})
+            problem = await self.checker.check(tool, arguments or {})
             if problem is not None:
                 raise meta.ToolCallError(
                     f"Invalid arguments for {tool.name!r} at {problem}. Fix them to match its "
@@ -220,7 +303,7 @@ class Discovery:
                 )
         timeout = self.options.call_timeout
         try:
-            with anyio.fail_after(timeout + POOL_SLACK):
+            with anyio.fail_after(timeout + POOL_SLACK), self.passthrough.gateway.calling(route[0]):
                 progress = PROGRESS.get()
                 if progress is None:
                     result = await self.backends.call(tool.name, dict(arguments or {}))
@@ -232,7 +315,7 @@ class Discovery:
             ) from None
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
-        return self.passthrough.exposed_result(tool.namespace, result)
+        return self.passthrough.exposed_result(route[0], result)  # the server, not the namespace
 
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
@@ -246,7 +329,9 @@ class Discovery:
             get_tool_input_schema=self.input_schema,
             on_list_tools=self.on_list_tools,
             on_call_tool=self.on_call_tool,
+            lifespan=self._lifespan,
         )
+        server.backend_instructions = self.backend_instructions
         self.passthrough.register(server)
         server.add_request_handler(
             "subscriptions/listen",
@@ -254,7 +339,29 @@ class Discovery:
             self.passthrough.listen_handler(self.notifier.listen_handler),
         )
         server.middleware.append(self.notifier)
+        server.middleware.insert(0, Guard())  # outermost: it sees every answer and error
         return server
+
+    @asynccontextmanager
+    async def _lifespan(self, server: Any) -> AsyncIterator[dict[str, Any]]:
+        """While the server runs: the task group of the clients' outboxes and of 2026-07-28
+        clients' tool calls."""
+        async with self.notifier.outboxes.running():
+            yield {}
+
+    def backend_instructions(self) -> str:
+        """The connected backends' instructions, each under its server name (see above)."""
+        source = getattr(self.backends, "instructions", None)
+        texts = source() if source is not None else {}
+        parts = [
+            f"## {name} (its tools: {name}{self.options.separator}<tool>)\n"
+            + clean_text(text.strip(), MAX_INSTRUCTIONS)
+            for name, text in texts.items()
+            if isinstance(text, str) and text.strip()
+        ]
+        if not parts:
+            return ""
+        return "\n\nInstructions of the MCP servers behind toolfind:\n\n" + "\n\n".join(parts)
 
 
 def record_result(record: Mapping[str, Any]) -> types.CallToolResult:

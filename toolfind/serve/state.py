@@ -27,7 +27,7 @@ from toolfind.serve.backends.seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store import manifest
 from toolfind.store.cache import Loaded
-from toolfind.store.run import attach_semantic, open_run_index, semantic_wanted
+from toolfind.store.run import attach_rerank, attach_semantic, open_run_index, semantic_wanted
 
 logger = logging.getLogger("toolfind.serve")
 
@@ -44,8 +44,13 @@ class Snapshot:
     catalog_tools: tuple[Tool, ...]
     errors: frozenset[str]
     generation: int
-    #: Backend server name -> the namespace of its tools (itself, unless a catalog has it).
+    #: Backend server name -> the namespace of its tools (itself, unless a catalog namespace
+    #: or another server has it: see `LiveIndex._apart`).
     backend_namespaces: Mapping[str, str] = field(default_factory=dict)
+    #: The backends' tools as the pool gave them (a change rebuilds the index; none swaps it).
+    backend_tools: tuple[Tool, ...] = ()
+    #: How many backends were still connecting for the first time (the search tool says it).
+    backends_connecting: int = 0
 
 
 OnSwap = Callable[[Snapshot, Snapshot], Awaitable[None]]
@@ -65,8 +70,14 @@ class LiveIndex:
         use_cache: bool = True,
         semantic: bool | None = None,
         semantic_weight: float | None = None,
+        rerank: bool | None = None,
+        rerank_weight: float | None = None,
+        rerank_depth: int | None = None,
     ) -> None:
         self.catalogs = tuple(catalogs)
+        self.rerank = rerank
+        self.rerank_weight = rerank_weight
+        self.rerank_depth = rerank_depth
         self.semantic = semantic
         self.semantic_weight = semantic_weight
         self.params = params
@@ -116,15 +127,20 @@ class LiveIndex:
         for finding in loaded.findings:
             logger.warning("skipped: %s", finding)
         changes = self._changes
-        self._snapshot = self._build(loaded, self.backends.tools(), loaded.findings, 1)
+        self._snapshot = self._build(loaded, tuple(self.backends.tools()), loaded.findings, 1)
         self._built_changes = changes
         return self._snapshot
+
+    def _connecting(self) -> int:
+        return sum(s.state == "connecting" for s in self.backends.status().values())
 
     async def reload(self, *, catalogs_changed: bool = True) -> bool:
         """Rebuild in a worker thread and swap. Returns whether a new snapshot was installed.
 
         A catalog edit that adds errors (or makes a path unreadable) keeps the last good
-        snapshot and logs one line per new problem, naming the file.
+        catalogs and logs one line per new problem, naming the file; backend changes announced
+        meanwhile are still taken in. When neither the catalogs nor the backends' tools
+        changed (a backend's state did), the index is kept and only the snapshot is new.
         """
         async with self._lock:
             if not catalogs_changed and self._built_changes >= self._changes:
@@ -140,17 +156,34 @@ class LiveIndex:
                 except ToolfindError as exc:
                     problems: list[object] = [exc]
                 else:
-                    problems = [f for f in loaded.findings if str(f) not in old.errors]
+                    # Errors only: a skipped built-in tool or duplicate is said at load,
+                    # but does not hold the rest of the change back.
+                    problems = [
+                        f
+                        for f in loaded.findings
+                        if getattr(f, "severity", "error") == "error" and str(f) not in old.errors
+                    ]
                 for problem in problems:
                     logger.error(
                         "catalog change ignored, still serving the last good index: %s", problem
                     )
-                if problems:
-                    return False
-                catalog, errors = loaded, loaded.findings
-            new = await anyio.to_thread.run_sync(
-                self._build, catalog, backend_tools, errors, old.generation + 1
-            )
+                if not problems:
+                    catalog, errors = loaded, loaded.findings
+                elif self._built_changes >= changes:
+                    return False  # nothing but the rejected edit
+                else:
+                    catalogs_changed = False  # the backends' change, over the last good catalogs
+            if not catalogs_changed and backend_tools == old.backend_tools:
+                new = replace(
+                    old,
+                    generation=old.generation + 1,
+                    backends_connecting=self._connecting(),
+                    backend_namespaces=self._namespaces(old.catalog_tools, backend_tools),
+                )
+            else:
+                new = await anyio.to_thread.run_sync(
+                    self._build, catalog, backend_tools, errors, old.generation + 1
+                )
             self._snapshot = new
             self._built_changes = changes
             logger.info(
@@ -175,7 +208,9 @@ class LiveIndex:
         from toolfind.store.index import SearchIndex
 
         tools = tuple(catalog.index.tools if isinstance(catalog, Loaded) else catalog)
-        backend_tools, namespaces = self._apart(tools, backend_tools)
+        given = tuple(backend_tools)
+        connecting = self._connecting()
+        backend_tools, namespaces = self._apart(tools, given)
         key = ""  # the cache key of the index, when the cached index is served as it is
         if isinstance(catalog, Loaded) and self.filters == Filters() and not backend_tools:
             index = catalog.index  # the cached index already answers exactly this
@@ -186,18 +221,29 @@ class LiveIndex:
         index.accelerate()  # a server answers many queries: numpy pays for its import
         want = semantic_wanted(self.semantic, None, cli=False)  # config's: in self.semantic
         attach_semantic(index, key, want, weight=self.semantic_weight, warn=logger.warning)
-        return Snapshot(index, tools, frozenset(map(str, errors)), generation, namespaces)
+        # The rerank stage loads its model on the first query; every tool's vector is
+        # computed by a worker at the lowest priority, after this returns (store.rerank).
+        if attach_rerank(
+            index,
+            self.rerank,
+            weight=self.rerank_weight,
+            depth=self.rerank_depth,
+            use_cache=self.use_cache,
+            warn=logger.warning,
+        ):
+            from toolfind.store.rerank import warm_in_background
+
+            warm_in_background(index)
+        return Snapshot(
+            index, tools, frozenset(map(str, errors)), generation, namespaces, given, connecting
+        )
 
     def _apart(
         self, catalog_tools: Sequence[Tool], backend_tools: Sequence[Tool]
     ) -> tuple[list[Tool], dict[str, str]]:
-        """The backend tools, each in its server's namespace, unless a catalog namespace has
-        that name (as ``--namespace`` compares names): then in ``<server>-mcp``, with one
-        warning, so a catalog and a backend never merge into one namespace."""
-        taken = {name_key(t.namespace) for t in catalog_tools}
-        namespaces: dict[str, str] = {}
-        for server in dict.fromkeys(t.namespace for t in backend_tools):
-            namespace = namespaces[server] = _apart_from(server, taken)
+        """The backend tools, each in its server's namespace (`_namespaces`)."""
+        namespaces = self._namespaces(catalog_tools, backend_tools)
+        for server, namespace in namespaces.items():
             if namespace != server and server not in self._warned:
                 self._warned.add(server)
                 logger.warning(
@@ -214,13 +260,38 @@ class LiveIndex:
         ]
         return moved, namespaces
 
+    def _namespaces(
+        self, catalog_tools: Sequence[Tool], backend_tools: Sequence[Tool]
+    ) -> dict[str, str]:
+        """Each backend server's namespace: its name, unless a catalog namespace has that name
+        (as ``--namespace`` compares names); then ``<server>-mcp`` (``-mcp2``...), a name no
+        catalog namespace, no other server and no namespace given before has. So a catalog
+        and a backend never merge into one namespace, nor a moved backend with another one,
+        and each backend's state is reported on its own."""
+        catalog = {name_key(t.namespace) for t in catalog_tools}
+        servers = list(
+            dict.fromkeys([*self.backends.status(), *(t.namespace for t in backend_tools)])
+        )
+        taken = catalog | {name_key(s) for s in servers}
+        namespaces: dict[str, str] = {}
+        for server in servers:
+            if name_key(server) not in catalog:
+                namespaces[server] = server
+        for server in servers:
+            if server not in namespaces:
+                namespace = namespaces[server] = _apart_from(server, taken)
+                taken.add(name_key(namespace))
+        return namespaces
+
     def namespace_of(self, server: str) -> str:
         """The namespace of a backend server's tools in the current snapshot (also for one
         that has no tools yet)."""
         snapshot = self.snapshot
         found = snapshot.backend_namespaces.get(server)
         if found is None:
-            found = _apart_from(server, {name_key(t.namespace) for t in snapshot.catalog_tools})
+            found = self._namespaces(snapshot.catalog_tools, snapshot.backend_tools).get(
+                server, server
+            )
         return found
 
     def _read(self) -> Loaded:
@@ -268,10 +339,10 @@ class LiveIndex:
 
 
 def _apart_from(server: str, taken: Collection[str]) -> str:
-    """``server``, or ``<server>-mcp`` (``-mcp2``...) when a catalog namespace has its key."""
-    namespace, n = server, 1
+    """``<server>-mcp`` (``-mcp2``...): the first whose key is not ``taken``."""
+    namespace, n = f"{server}-mcp", 2
     while name_key(namespace) in taken:
-        namespace, n = f"{server}-mcp{n if n > 1 else ''}", n + 1
+        namespace, n = f"{server}-mcp{n}", n + 1
     return namespace
 
 

@@ -190,7 +190,7 @@ def _build(
     n_files = len(result.files)
     if result.oversized and not result.tools:  # skipped, with nothing else to search
         raise NothingLoaded(str(result.oversized[0]))
-    findings = result.errors
+    findings = result.skipped  # what was not loaded: said on stderr by every run
     extras = segment._native_extras(result.tools)  # now, not by decoding every tool again
     try:
         # The tools as the cache stores them, one buffer; their objects (the parsed JSON)
@@ -249,6 +249,8 @@ class CacheStore:
         return Path(self._root)
 
     def read_index(self, key: str) -> Loaded | None:
+        if self._unwritable:
+            return None  # not a directory (said once): nothing to read either
         path = segment.index_file(self._root, key)
         try:
             with open(path, "rb") as fh:
@@ -263,6 +265,9 @@ class CacheStore:
             index.check()  # only a SearchIndex has it
             return Loaded(index, tuple(payload["findings"]), key, True, tuple(payload["files"]))
         except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            self._unusable(self._not_a_directory() or "is not a directory")
             return None
         except Exception as exc:  # noqa: BLE001 - any unreadable or damaged cache is a miss
             self.warn(f"Cache file {path} is unreadable ({type(exc).__name__}); rebuilding.")
@@ -302,11 +307,31 @@ class CacheStore:
         try:
             write()
         except OSError as exc:
+            problem = self._not_a_directory()
+            if problem is None:
+                problem = f"is not writable ({exc.strerror or type(exc).__name__})"
+            self._unusable(problem)
+
+    def _not_a_directory(self) -> str | None:
+        """Why the cache directory cannot be one, if it cannot: it is a file (or another
+        non-directory), or a file stands where one of its parents should be."""
+        try:
+            if not stat.S_ISDIR(os.stat(self._root).st_mode):
+                return "is not a directory"
+        except NotADirectoryError:
+            parent = os.path.dirname(os.path.abspath(self._root))
+            while parent != os.path.dirname(parent) and not os.path.exists(parent):
+                parent = os.path.dirname(parent)
+            return f"is not usable ({parent} is not a directory)"
+        except OSError:
+            return None
+        return None
+
+    def _unusable(self, problem: str) -> None:
+        """Say once that the cache directory cannot be used, and why; then work without it."""
+        if not self._unwritable:
             self._unwritable = True
-            reason = exc.strerror or type(exc).__name__
-            self.warn(
-                f"Cache directory {self.root} is not writable ({reason}); working without a cache."
-            )
+            self.warn(f"Cache directory {self._root} {problem}; working without a cache.")
 
     def own_files(self) -> list[tuple[str, int]]:
         """toolfind's own files in the cache directory (:func:`is_own_file`), by name, with

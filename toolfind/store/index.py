@@ -79,7 +79,7 @@ _COLUMNS = frozenset(
     "_rank_of _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_semantic", "_views", "_vocab")
+_TRANSIENT = ("_accelerated", "_rerank", "_semantic", "_views", "_vocab")
 
 
 class SearchIndex:
@@ -120,6 +120,7 @@ class SearchIndex:
     _expansions: dict[str, tuple[str, ...]]
     _accelerated: bool
     _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
+    _rerank: Any  # toolfind.store.rerank.Reranker, when the rerank stage is on
     _views: tuple[memoryview, memoryview, memoryview] | None
     _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
@@ -181,6 +182,7 @@ class SearchIndex:
         self._categories = meta.categories()
         self._accelerated = False
         self._semantic = None
+        self._rerank = None
         self._vocab = None
         self._apply(params)
         return self
@@ -202,6 +204,7 @@ class SearchIndex:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._accelerated, self._views, self._semantic, self._vocab = False, None, None, None
+        self._rerank = None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
@@ -340,6 +343,13 @@ class SearchIndex:
             problems.append(_unknown("tag", tag, close))
         return "; ".join(problems)
 
+    def vocabulary(self) -> dict[str, tuple[str, ...]]:
+        """The namespaces and the tags (as tools spell them, the annotations' included) of
+        the index, sorted: what the shell completes ``--namespace`` and ``--tag`` with (the
+        index file keeps them for it, ``segment.directory``)."""
+        tags = {self._tag_of(key) for key in self._tag_ids}
+        return {"namespace": self._namespaces, "tag": tuple(sorted(tags))}
+
     def _tag_of(self, key: str) -> str:
         """The tag as a tool of the index spells it, for a tag key."""
         tool = self.tools[self._tag_ids[key][0]]
@@ -365,6 +375,7 @@ class SearchIndex:
         min_confidence: float | None = None,
         explain: bool = False,
         semantic: bool | None = None,
+        rerank: bool | None = None,
     ) -> SearchResult:
         """The tools best matching ``query``: named tools first (``match="exact"``, by
         namespace then name), then the rest by (-score, name, namespace); at most ``limit``.
@@ -372,12 +383,21 @@ class SearchIndex:
         ``namespace`` and ``tags`` filter by :mod:`toolfind.core.filters`' rule; ``min_score``
         drops ranked hits scoring less, ``min_confidence`` hits less sure (each hit's
         ``confidence``: :mod:`toolfind.core.confidence`); ``explain`` fills each hit's
-        ``explanation``. With the
-        semantic signal attached (:meth:`use_semantic`) and ``semantic`` not False, scores are
-        fused (:mod:`toolfind.core.fusion`, in [0, 1]); ``semantic=True`` without it raises
-        SemanticUnavailable. See :func:`toolfind.core.search.run` for the rest.
+        ``explanation``. With the semantic signal attached (:meth:`use_semantic`) and
+        ``semantic`` not False, scores are fused (:mod:`toolfind.core.fusion`, in [0, 1]);
+        ``semantic=True`` without it raises SemanticUnavailable. With the rerank stage
+        attached (:meth:`use_reranker`) and ``rerank`` not False, the first stage's top
+        candidates are re-scored (:mod:`toolfind.store.rerank`; each hit's ``similarity`` is
+        the reranker's cosine); ``rerank=True`` without it raises ModelUnavailable. See
+        :func:`toolfind.core.search.run` for the rest.
         """
         keep = self._filter(namespace, tags)
+        stage = self._rerank if rerank is not False else None
+        if rerank and stage is None:
+            from toolfind.errors import ModelUnavailable
+            from toolfind.semantic.models import fetch_hint
+
+            raise ModelUnavailable(fetch_hint())
         signal = self._semantic if semantic is not False else None
         if semantic and signal is None:
             from toolfind.errors import SemanticUnavailable
@@ -387,25 +407,39 @@ class SearchIndex:
         # 1. The first stage: BM25F (with typos, synonyms and action agreement), or BM25F
         # fused with the semantic signal. Each hit is (tool id, score, semantic part). One hit
         # more than asked for: the last one's lead over the next is part of its confidence.
-        exact: Sequence[tuple[int, float, float]]
-        ranked: Sequence[tuple[int, float, float]]
+        # A rerank stage takes its candidates from the first stage, and cuts itself.
         probe = limit + 1 if limit > 0 else 0
+        first_limit, first_min = (
+            (probe, min_score) if stage is None else (max(probe, stage.depth), None)
+        )
+        exact: Sequence[tuple[Any, ...]]
+        ranked: Sequence[tuple[Any, ...]]
         if signal is None:
-            found = searching.run(self, query, probe, keep=keep, min_score=min_score)
+            found = searching.run(self, query, first_limit, keep=keep, min_score=first_min)
             exact = [(d, score, 0.0) for d, score in found.exact]
             ranked = [(d, score, 0.0) for d, score in found.ranked]
             scale = 1.0
         else:
-            found, exact, ranked, scale = signal.run(self, query, probe, keep, min_score)
-        # 2. A later stage may re-score the ranked hits (a reranker): its signal, per hit.
-        ranked, second = self._second_stage(query, ranked)
+            found, exact, ranked, scale = signal.run(self, query, first_limit, keep, first_min)
+        sims: dict[int, float] = {}
+        if signal is not None:  # each first-stage hit's similarity, before a reranker reorders
+            sims = dict(zip([e[0] for e in ranked], signal.similarities(ranked), strict=True))
+        # 2. The rerank stage re-scores the first stage's head: each entry becomes (tool id,
+        # score, semantic part, rerank part, cosine or None).
+        mix, cosines = (0.0, 0.0), None
+        if stage is not None:
+            exact, ranked, mix = stage.run(self, query, exact, ranked, probe, min_score)
+            cosines = [0.0 if e[4] is None else e[4] for e in ranked]
+        else:
+            exact = [(*e, 0.0, None) for e in exact]
+            ranked = [(*e, 0.0, None) for e in ranked]
         # 3. How sure each hit is (core.confidence), from both stages' signals.
         sure = confidence.of_hits(
             found,
-            [(d, score) for d, score, _ in ranked],
+            [(e[0], e[1]) for e in ranked],
             exact=len(exact),
-            semantic=None if signal is None else signal.similarities(ranked),
-            rerank=second,
+            semantic=None if signal is None else [sims.get(e[0], 0.0) for e in ranked],
+            rerank=cosines,
         )
         # 4. The hits, as many as asked for.
         exact, ranked = confidence.cut(exact, ranked, limit)
@@ -414,14 +448,24 @@ class SearchIndex:
         if explain:
             term_ids = [(m, t) for m in found.matched if (t := self._terms.find(m[0])) is not None]
 
-        def hit(match: MatchKind, doc: int, score: float, part: float, sure: float) -> Hit:
+        def hit(
+            match: MatchKind,
+            doc: int,
+            score: float,
+            part: float,
+            context: float,
+            similarity: float | None,
+            sure: float,
+        ) -> Hit:
             explanation: tuple[TermContribution, ...] = ()
             if explain:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
                 if signal is not None:
                     explanation = _fused_explanation(explanation, scale, part, signal.weight)
-            return Hit(self.tools[doc], score, match, explanation, sure)
+                if stage is not None:
+                    explanation = stage.explained(explanation, mix, context, similarity or 0.0)
+            return Hit(self.tools[doc], score, match, explanation, sure, similarity)
 
         n = len(exact)
         made = searching.hits(
@@ -434,14 +478,6 @@ class SearchIndex:
         corrections = tuple(found.corrections.items())
         return SearchResult(query, tuple(made), found.unmatched, corrections)
 
-    def _second_stage(
-        self, query: str, ranked: Sequence[tuple[int, float, float]]
-    ) -> tuple[Sequence[tuple[int, float, float]], list[float] | None]:
-        """The hook for a stage after the first (a reranker): the ranked hits it re-scored and
-        its signal per hit (which ``core.confidence`` uses), or the first stage's hits and
-        None when there is none (today)."""
-        return ranked, None
-
     def use_semantic(self, signal: Any) -> None:
         """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over
         this index's tools) into every search from now on; None turns it off."""
@@ -451,6 +487,16 @@ class SearchIndex:
     def semantic(self) -> Any:
         """The attached semantic signal, or None."""
         return self._semantic
+
+    def use_reranker(self, stage: Any) -> None:
+        """Re-score every search's top candidates with ``stage`` (a
+        :class:`toolfind.store.rerank.Reranker`) from now on; None turns it off."""
+        self._rerank = stage
+
+    @property
+    def reranker(self) -> Any:
+        """The attached rerank stage, or None."""
+        return self._rerank
 
     def postings(self, term: str) -> TermPostings | None:
         """The term's postings for :func:`toolfind.core.search.run` (views, not copies)."""

@@ -20,7 +20,14 @@ import os
 import stat
 import sys
 
-from toolfind.userfiles import file_digest, find_config, replace_file, working_dir
+from toolfind.userfiles import (
+    file_digest,
+    find_config,
+    replace_file,
+    shipped_catalogs,
+    user_config,
+    working_dir,
+)
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
 TYPE_CHECKING = False
@@ -249,27 +256,83 @@ def read(root: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]
         with open(path, "rb") as fh:
             reason = unsafe_reason(os.fstat(fh.fileno()))
             if reason is None:
-                data = marshal.loads(fh.read())
+                raw = fh.read()
+                data = marshal.loads(raw)
             elif warn is not None:
                 warn(f"Ignoring cache file {path}: {reason}.")
     except (OSError, EOFError, ValueError, TypeError):
         pass
     if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
         return {"format": CACHE_FORMAT, "runs": {}, "shas": {}, "keys": {}}
+    data["size"] = len(raw)  # not saved: how many bytes every warm run reads
     return data
 
 
 def save(root: str, manifest: Mapping[str, Any]) -> None:
     """Write ``manifest`` to the cache directory ``root``, atomically. Raises OSError."""
     os.makedirs(root, mode=0o700, exist_ok=True)
-    replace_file(os.path.join(root, MANIFEST_NAME), [marshal.dumps(dict(manifest))])
+    data = {key: value for key, value in manifest.items() if key != "size"}
+    replace_file(os.path.join(root, MANIFEST_NAME), [marshal.dumps(data)])
+
+
+def pruned(manifest: Mapping[str, Any], keep: Any = None) -> dict[str, Any]:
+    """``manifest`` without what no run can use again: the runs (but ``keep``) whose record
+    is dead (a directory or catalog root it stamped changed or is gone, so :func:`check`
+    refuses it for ever: the next such run records afresh), the digests of files no
+    remaining run found, and the build inputs whose key no remaining run names. Runs are
+    told dead by their directories' stamps only (a file removed changes its directory's),
+    so this costs a few stat calls per run, never one per file."""
+    runs = {
+        run: entry
+        for run, entry in manifest.get("runs", {}).items()
+        if run == keep or _directories_hold(entry)
+    }
+    found = {row[0] for entry in runs.values() for row in entry["files"]}
+    answering = {entry["key"] for entry in runs.values()}
+    shas = {path: sha for path, sha in manifest.get("shas", {}).items() if path in found}
+    keys = {inputs: key for inputs, key in manifest.get("keys", {}).items() if key in answering}
+    return {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys}
+
+
+def _directories_hold(entry: Any) -> bool:
+    """Whether every directory (and root) ``entry``'s record stamped still has its stamp;
+    False for anything that is not a record."""
+    try:
+        if not isinstance(entry["key"], str) or not isinstance(entry["files"], tuple):
+            return False
+        return all(stamp(row[0]) == tuple(row[1:]) for row in entry["dirs"])
+    except (TypeError, ValueError, KeyError, IndexError):
+        return False
+
+
+def tidy(root: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    """``manifest`` (read from ``root``) :func:`pruned`, and saved so when that dropped
+    anything (a failed write only leaves the work to the next run)."""
+    tidied = pruned(manifest)
+    if len(tidied["runs"]) == len(manifest.get("runs", {})):
+        return manifest
+    try:
+        save(root, tidied)
+    except OSError:
+        pass
+    return tidied
+
+
+#: A manifest larger than this is tidied by the warm path too (:func:`recorded_key`):
+#: hundreds of runs' records of ordinary catalogs stay well below it.
+TIDY_BYTES = 1 << 20
 
 
 def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
     """The key of the index an earlier invocation with this ``run_key`` loaded, if its
     record still holds (:func:`check`). A record that settles is saved so (when nobody
-    changed the entry meanwhile; a failed write only costs the next run the same check)."""
-    entry = read(root).get("runs", {}).get(run_key)
+    changed the entry meanwhile; a failed write only costs the next run the same check).
+    A manifest over :data:`TIDY_BYTES` is tidied first (:func:`tidy`): what dead runs left
+    would otherwise slow every warm run until some run records afresh."""
+    recorded = read(root)
+    if recorded.get("size", 0) > TIDY_BYTES:
+        recorded = tidy(root, recorded)
+    entry = recorded.get("runs", {}).get(run_key)
     checked = check(entry)
     key = None if checked is None else checked.get("key")
     if not isinstance(key, str):
@@ -337,7 +400,7 @@ def remembered(
             shas.pop(absolute, None)
         else:
             shas[absolute] = (*st, digests[path])
-    return {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys}
+    return pruned({"runs": runs, "shas": shas, "keys": keys}, keep=run_key)
 
 
 def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
@@ -350,20 +413,31 @@ def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
 
 def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Names this invocation's context: everything that decides which catalogs and settings
-    apply (working directory, options, environment, the config file that applies and its
-    stamp). A deleted working directory is named ``""``: only absolute paths work there."""
+    apply. The install (toolfind's version and where its shipped catalogs are: two installs
+    share one cache), the working directory, the options, the environment (``~`` in a
+    config's or ``$TOOLFIND_CATALOGS``'s paths expands with ``$HOME``), and each config file
+    that applies (the user-wide one and the project's) with its stamp. A deleted working
+    directory is named ``""``: only absolute paths work there."""
+    from toolfind import __version__
+
     environ = os.environ
     cwd = working_dir()
-    config = find_config(environ, cwd)
-    config_stamp = MISSING if config is None else stamp(config)
-    config_stat = "-" if config_stamp == MISSING else ":".join(map(str, config_stamp))
+    configs = []
+    for config in (user_config(environ), find_config(environ, cwd)):
+        config_stamp = MISSING if config is None else stamp(config)
+        configs += [
+            config or "",
+            "-" if config_stamp == MISSING else ":".join(map(str, config_stamp)),
+        ]
     return (
-        "run2",
+        "run3",
+        __version__,
+        shipped_catalogs(),
+        os.path.expanduser("~"),
         cwd or "",
         "\0".join(catalog_args),
         environ.get("TOOLFIND_CATALOGS", ""),
         environ.get("TOOLFIND_CONFIG", ""),
         "\0".join(weight_args),
-        config or "",
-        config_stat,
+        *configs,
     )

@@ -61,6 +61,27 @@ def attach_semantic(
     return vectors.enable(index, key, want, weight=weight, warn=warn)
 
 
+def attach_rerank(
+    index: Any,
+    want: bool | None,
+    *,
+    weight: float | None = None,
+    depth: int | None = None,
+    use_cache: bool = True,
+    warn: Warn = _quiet,
+) -> bool:
+    """Attach the rerank stage (:mod:`toolfind.store.rerank`) to ``index`` as
+    :func:`semantic_wanted` decided for the ``rerank`` setting (``want``: None on when the
+    model is installed, True required, False off), with its weight and depth (None: the
+    defaults). Returns whether it is on; raises ModelUnavailable when it is required but the
+    model (or the extra that runs it) is missing. Cheap: the model loads on first use."""
+    if want is False:
+        return False
+    from toolfind.store import rerank
+
+    return rerank.enable(index, want, weight=weight, depth=depth, use_cache=use_cache, warn=warn)
+
+
 def open_run_index(
     catalogs: Sequence[str | os.PathLike[str]] = (),
     *,
@@ -72,6 +93,9 @@ def open_run_index(
     cli: bool = False,
     semantic: bool | None = None,
     semantic_weight: float | None = None,
+    rerank: bool | None = None,
+    rerank_weight: float | None = None,
+    rerank_depth: int | None = None,
     accelerate: bool = False,
     warn: Warn = _quiet,
     report_skipped: bool = True,
@@ -83,11 +107,15 @@ def open_run_index(
 
     ``cli``: the command line's rules. The run is remembered in the cache's manifest (by
     ``manifest.run_key``), and an earlier identical run's index answers when none of its
-    files changed (not with ``use_cache`` False); a run whose catalogs hold no tool is a
+    files changed (not with ``use_cache`` False; nor is a run remembered whose config
+    ignored a file another user may have written: its warning is said on every run); a run whose catalogs hold no tool is a
     NothingLoaded error; the semantic signal is on only when ``semantic`` is True. Otherwise
     (the Python API, serve-mcp) nothing is remembered, an empty index is returned as it is,
     and the semantic signal follows :func:`semantic_wanted`; serve-mcp passes
     ``semantic=False`` and attaches it to each index it builds (:func:`attach_semantic`).
+    The rerank stage follows the same rule for ``rerank`` (the command line's ``--rerank``,
+    the API's ``rerank=``, ``rerank`` in ``toolfind.toml``), with ``rerank_weight`` and
+    ``rerank_depth`` (None: the config's, else the defaults).
 
     Each skipped catalog entry is said through ``warn`` (``segment.skipped_line``) unless
     ``report_skipped`` is false (serve-mcp logs them itself, and tells new problems from
@@ -95,21 +123,31 @@ def open_run_index(
     a context that yields the build's progress callback (or None).
 
     Raises ToolfindError subclasses for bad input (CatalogError, ConfigError, NothingLoaded,
-    SemanticUnavailable).
+    SemanticUnavailable, ModelUnavailable).
     """
+    if semantic_weight is not None:
+        semantic_weight = _bounded_weight(semantic_weight)
     names = tuple(str(os.fspath(c)) for c in catalogs)
     run_key = manifest.run_key(names, tuple(weights)) if cli else None
     loaded = _recorded(run_key) if run_key is not None and use_cache else None
     configured: bool | None = None
+    rerank_configured: bool | None = None
     if loaded is None:
         if paths is None:
             from toolfind.config import for_run
 
             run = for_run(names, weights)
             paths, params, max_file_size = run.paths, run.params, run.max_file_size
+            for line in run.warnings:
+                warn(line)
+            if run.warnings:
+                run_key = None  # not remembered: the warm path would answer without the warning
             configured = run.config.semantic
             if semantic_weight is None:
                 semantic_weight = run.config.semantic_weight
+            rerank_configured = run.config.rerank
+            rerank_weight = run.config.rerank_weight if rerank_weight is None else rerank_weight
+            rerank_depth = run.config.rerank_depth if rerank_depth is None else rerank_depth
         if building is None:
             loaded = _load(paths, params, max_file_size, use_cache, run_key, warn, None)
         else:
@@ -122,14 +160,67 @@ def open_run_index(
         raise nothing_loaded(names)
     if accelerate:
         loaded.index.accelerate()  # many queries to come: numpy (if installed) pays for itself
-    want = semantic_wanted(semantic, configured, cli=cli)
-    if want is not False:
-        if semantic_weight is None and cli:  # a recorded run read no config
-            from toolfind.config import load_config
-
-            semantic_weight = load_config().semantic_weight
-        attach_semantic(loaded.index, loaded.key, want, weight=semantic_weight, warn=warn)
+    _attach_signals(
+        loaded,
+        cli=cli,
+        semantic=(semantic_wanted(semantic, configured, cli=cli), semantic_weight),
+        rerank=(semantic_wanted(rerank, rerank_configured, cli=cli), rerank_weight, rerank_depth),
+        use_cache=use_cache,
+        warn=warn,
+    )
     return loaded
+
+
+def _attach_signals(
+    loaded: Loaded,
+    *,
+    cli: bool,
+    semantic: tuple[bool | None, float | None],
+    rerank: tuple[bool | None, float | None, int | None],
+    use_cache: bool,
+    warn: Warn,
+) -> None:
+    """Turn on what was decided of the semantic signal (wanted, weight) and the rerank stage
+    (wanted, weight, depth); a setting left None on the command line comes from the config
+    (a recorded run read none)."""
+    want, weight = semantic
+    want_rerank, rerank_weight, depth = rerank
+    config = None
+    if cli and (
+        (want is not False and weight is None)
+        or (want_rerank is not False and (rerank_weight is None or depth is None))
+    ):
+        from toolfind.config import load_config
+
+        config = load_config()
+    if want is not False:
+        if weight is None and config is not None:
+            weight = config.semantic_weight
+        attach_semantic(loaded.index, loaded.key, want, weight=weight, warn=warn)
+    if want_rerank is not False:
+        if config is not None:
+            rerank_weight = config.rerank_weight if rerank_weight is None else rerank_weight
+            depth = config.rerank_depth if depth is None else depth
+        attach_rerank(
+            loaded.index,
+            want_rerank,
+            weight=rerank_weight,
+            depth=depth,
+            use_cache=use_cache,
+            warn=warn,
+        )
+
+
+def _bounded_weight(weight: float) -> float:
+    """The API's ``semantic_weight`` within the one bound of every setting (even when the
+    signal ends up off: a bad value is a mistake either way). Raises ConfigError."""
+    from toolfind.config import bounded
+    from toolfind.errors import ConfigError
+
+    try:
+        return bounded("semantic_weight", weight)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def open_recorded(catalogs: Sequence[str], warn: Warn) -> Loaded | None:

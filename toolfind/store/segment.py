@@ -188,6 +188,7 @@ def directory(
             "tier_of": index._tier_of,
             "expansions": index._expansions,
             "warnings": tuple(map(skipped_line, findings)),
+            "vocabulary": index.vocabulary(),
         }
     )
 
@@ -195,7 +196,7 @@ def directory(
 def skipped_line(finding: object) -> str:
     """The one spelling of the warning for a catalog entry (or file) that was skipped: printed
     by ``store.run`` and kept in the index file for the warm path to print as it is."""
-    return f"Warning: skipped {finding}"
+    return f"Warning: skipped {str(finding).removesuffix('; skipped')}"
 
 
 #: The columns the warm path reads, by name (see :func:`_fast_columns`).
@@ -300,6 +301,7 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         or not _names(source_fields, ("file", "pointer", "line"))
         or not isinstance(found["warnings"], tuple)
         or not isinstance(found["extras"], dict)
+        or not _vocabulary(found["vocabulary"])
         or not isinstance(tier_of, dict)
         or not isinstance(found["expansions"], dict)
         or any(not 0 <= a <= b <= columns["tiers"][1] for a, b, _ in tier_of.values())
@@ -307,6 +309,15 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         raise ValueError("index file directory is malformed")
     found["columns"] = columns
     return found
+
+
+def _vocabulary(found: Any) -> bool:
+    """Whether ``found`` is an index's vocabulary (``SearchIndex.vocabulary``)."""
+    return (
+        isinstance(found, dict)
+        and set(found) == {"namespace", "tag"}
+        and all(isinstance(v, tuple) and all(isinstance(x, str) for x in v) for v in found.values())
+    )
 
 
 def _names(fields: Any, needed: tuple[str, ...]) -> bool:
@@ -367,6 +378,7 @@ class Segment:
         self._columns: dict[str, tuple[int, int, str, int]] = found["columns"]
         self.warnings: tuple[str, ...] = found["warnings"]
         self.extras: dict[int, tuple[str, ...]] = found["extras"]
+        self._vocabulary: dict[str, tuple[str, ...]] = found["vocabulary"]
         self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
         self._expansions: dict[str, tuple[str, ...]] = found["expansions"]
         self._flags: Any = None
@@ -441,6 +453,22 @@ class Segment:
         """Tool ``doc``'s name."""
         start, end = self._items("names.offsets", doc, doc + 2)
         return str(self._bytes("names.blob", start, end), "utf-8", "surrogatepass")
+
+    def vocabulary(self, what: str) -> tuple[str, ...]:
+        """Every ``tool`` name (disabled tools' too), ``namespace`` or ``tag`` of the index:
+        what the shell completes. The names are read in one go, the others are in the
+        directory."""
+        if what != "tool":
+            return self._vocabulary[what]
+        count = self.tool_count
+        offsets = self._items("names.offsets", 0, count + 1)
+        blob = self._bytes("names.blob", 0, offsets[count]) if count else b""
+        return tuple(
+            {
+                str(blob[offsets[d] : offsets[d + 1]], "utf-8", "surrogatepass"): None
+                for d in range(count)
+            }
+        )
 
     @property
     def tool_count(self) -> int:

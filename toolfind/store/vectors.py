@@ -48,10 +48,13 @@ class SemanticSignal:
     __slots__ = ("embedder", "matrix", "weight")
 
     def __init__(self, embedder: model.Embedder, matrix: Any, weight: float) -> None:
-        if not 0.0 <= weight <= 1.0:
-            from toolfind.errors import ConfigError
+        from toolfind.config import bounded  # the one rule of every numeric setting
+        from toolfind.errors import ConfigError
 
-            raise ConfigError(f"semantic weight must be between 0 and 1, not {weight}")
+        try:
+            weight = bounded("semantic_weight", weight)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         self.embedder = embedder
         self.matrix = matrix  # (tools, dim) float32, unit rows
         self.weight = weight

@@ -71,7 +71,8 @@ class ServerSpec:
 
     ``name`` is the file's key made safe for tool names and file stems (``safe_name``);
     it is the namespace of the server's tools. ``env``, ``headers``, ``args`` and ``url``
-    may hold secrets: they are left out of ``repr`` and never logged (`describe` is safe).
+    may hold secrets: they are left out of ``repr``, never logged (`describe` is safe), and
+    made known to `toolfind.serve.backends.redact` as the spec is made.
     """
 
     name: str
@@ -87,6 +88,13 @@ class ServerSpec:
     deny: tuple[str, ...] = ()
     origin: str = ""
 
+    def __post_init__(self) -> None:
+        # Whatever text a library makes of this server (an HTTP error naming its URL), the
+        # one redaction knows its secrets from now on.
+        from toolfind.serve.backends.redact import remember
+
+        remember(self)
+
     def allows(self, tool_name: str) -> bool:
         """Whether the backend tool ``tool_name`` may be listed, found and called.
 
@@ -95,11 +103,6 @@ class ServerSpec:
         if any(fnmatchcase(tool_name, pattern) for pattern in self.deny):
             return False
         return not self.allow or any(fnmatchcase(tool_name, pattern) for pattern in self.allow)
-
-    @property
-    def secrets(self) -> tuple[str, ...]:
-        """Values that must not appear in logs: env values and header values."""
-        return tuple(v for v in (*self.env.values(), *self.headers.values()) if len(v) >= 4)
 
     def describe(self) -> str:
         """Where the server runs, without arguments, env or headers (they may hold secrets)."""

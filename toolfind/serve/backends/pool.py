@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+import signal
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
@@ -22,18 +23,23 @@ from toolfind.config import parse_size
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Tool
 from toolfind.output.render import human_size
-from toolfind.output.wire import clean_text
 from toolfind.serve import defaults
 from toolfind.serve.backends.config import ServerSpec, check_separator, load_servers
+from toolfind.serve.backends.failures import request_failure, too_large
 from toolfind.serve.backends.link import (
     CONNECTING,
     FAILED,
     READY,
     RETRYING,
+    AskHost,
     Attempt,
     Backend,
+    HostCapabilities,
     WatchedReadStream,
+    backend_session,
     describe,
+    initialize,
+    no_host,
     open_transport,
     read_all,
     result_size,
@@ -41,12 +47,11 @@ from toolfind.serve.backends.link import (
 )
 from toolfind.serve.backends.seam import NOT_STARTED, Backends, BackendStatus, NoBackends
 from toolfind.serve.backends.stdio import MessageTooLarge
-from toolfind.serve.backends.tools import Listed, assign_names, check_tool, to_tool
+from toolfind.serve.backends.tools import Listed, assign_names, read_tools, to_tool
+from toolfind.serve.backends.watchdog import ProcessGroups
 from toolfind.serve.options import ServeOptions
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable
-
     from mcp.client.session import IncomingMessage
     from mcp.shared.dispatcher import ProgressFnT as ProgressFn
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
@@ -59,9 +64,6 @@ logger = logging.getLogger("toolfind.serve.backends")
 #: Receives a backend's notifications (None: the backend just connected); see `set_relay`.
 Relay = Callable[[str, Any], "Awaitable[None]"]
 
-#: A tools/list that paginates longer than this is cut short (a server that never stops).
-MAX_PAGES = 100
-MAX_TOOLS_PER_SERVER = 10_000
 #: After this many failed starts in a row the supervisor gives up until a call or an edit.
 MAX_ATTEMPTS = 10
 #: After a call times out, a ping this long decides whether the backend still answers at all.
@@ -153,10 +155,15 @@ class BackendPool:
         )
         self.servers_files = tuple(servers_files)
         self.environ = environ
-        self._servers_text = read_all(self.servers_files)
+        self.servers_text = read_all(self.servers_files)
+        #: The running stdio backends' process groups (mirrored to a watchdog process).
+        self.groups = ProcessGroups()
         self._errlog = errlog
         self._listener: Callable[[], None] | None = None
         self._relay: Relay | None = None
+        self._host_capabilities: HostCapabilities | None = None
+        self._ask_host: Callable[[str, str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]]
+        self._ask_host = no_host
         self._backends: list[Backend] = []
         for spec in specs:
             if spec.disabled:
@@ -173,14 +180,26 @@ class BackendPool:
         self._tg: Any = None
         self._started = False
         self._closing = False
+        #: Set by `hurry`: toolfind is quitting; a backend that ends is not restarted.
+        self._quitting = False
         self._go: Any = None
         self._held = False
+        #: Set once the host's capabilities are known (`set_host`), when `expect_host` asked
+        #: backends to wait for them before their handshake.
+        self._host_known: Any = None
+        self._expects_host = False
 
     def hold(self) -> None:
         """Enter without starting the backends until `release` (before `__aenter__`):
         serve-mcp answers its first ``tools/list`` before backend processes compete with
         it for the CPU."""
         self._held = True
+
+    def expect_host(self) -> None:
+        """Before `__aenter__`: a server will `set_host`; backends may start their processes
+        at once, but wait for it before their handshake, which declares the host's
+        capabilities (a backend registers its sampling or roots tools only when told)."""
+        self._expects_host = True
 
     def release(self) -> None:
         """Let held backends start (idempotent)."""
@@ -194,6 +213,9 @@ class BackendPool:
         self._go = anyio.Event()
         if not self._held:
             self._go.set()
+        self._host_known = anyio.Event()
+        if not self._expects_host:
+            self._host_known.set()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._started = True
@@ -206,9 +228,10 @@ class BackendPool:
         await self.aclose()
 
     async def wait_settled(self) -> None:
-        """Wait until no backend is connecting: each is up, or its attempt failed."""
+        """Wait until no backend is connecting for the first time: each is up, or its first
+        attempt failed (it is retrying, or failed for good)."""
         for backend in list(self._backends):
-            while backend.state == CONNECTING and not backend.removed:
+            while backend.first_contact:
                 await backend.notice.wait()
 
     async def wait_for_state(self, name: str, *states: str) -> None:
@@ -226,13 +249,27 @@ class BackendPool:
         # Shield the group's own scope (a new one would break LIFO exit) so a pending outer
         # cancellation cannot cut the server processes' shutdown short.
         self._tg.cancel_scope.shield = True
-        await self._tg.__aexit__(None, None, None)
+        try:
+            await self._tg.__aexit__(None, None, None)
+        finally:
+            self.groups.close()
+
+    def hurry(self, *, kill: bool = False) -> int:
+        """Stop every backend process now (SIGTERM to its process group; SIGKILL with
+        ``kill``) rather than waiting out the grace they get on their closed stdin: toolfind
+        itself was told to quit: no backend is restarted from now on. Returns how many
+        groups were signalled."""
+        self._quitting = True
+        return self.groups.signal_all(signal.SIGKILL if kill else signal.SIGTERM)
 
     def tools(self) -> Sequence[Tool]:
         return self._tools
 
     def serves(self, name: str) -> bool:
-        return name in self._routes
+        """Whether ``name`` is a backend tool that can be called now: not one of a backend
+        that failed for good (a call to it still tries that backend once more)."""
+        found = self._routes.get(name)
+        return found is not None and found[0].state != FAILED
 
     def route(self, name: str) -> tuple[str, str] | None:
         """The (server, backend tool name) behind an exposed name, or None."""
@@ -246,7 +283,7 @@ class BackendPool:
                 name=b.name,
                 available=b.live is not None,
                 tool_count=counts[b.name],
-                detail="" if b.live is not None else b.reason,
+                detail="" if b.live is not None else b.redact(b.reason),
                 state=b.state,
             )
             for b in self._backends
@@ -280,6 +317,8 @@ class BackendPool:
             if id(backend) not in kept:
                 if not any(s.name == backend.name for s in wanted):
                     logger.warning("server %r removed; stopping it", backend.name)
+                else:
+                    backend.replaced = True
                 self._remove(backend)
         self._backends = keep
         self._recompute()
@@ -301,13 +340,11 @@ class BackendPool:
 
         Raises:
             BackendError: no backend serves ``name``; the backend is down (and could not be
-                restarted), exited during the call, did not answer within ``call_timeout``,
-                answered with a JSON-RPC error, sent a result that is not a CallToolResult,
-                or one larger than ``max_result_bytes``.
+                restarted), exited or was removed during the call, did not answer within
+                ``call_timeout``, answered with a JSON-RPC error, sent a result that is not a
+                CallToolResult, or one larger than ``max_result_bytes``.
         """
-        import anyio
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, CallToolResult
+        from mcp_types import CallToolResult
         from pydantic import ValidationError
 
         found = self._routes.get(name)
@@ -316,41 +353,9 @@ class BackendPool:
         backend, original = found
         attempt = await self._ensure(backend)
         params = {"name": original, "arguments": dict(arguments)}
-        try:
-            raw = await self._request(attempt, "tools/call", params, self.call_timeout, on_progress)
-        except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
-                self._tg.start_soon(self._probe, backend, attempt)
-                raise BackendError(
-                    f"server {backend.name!r} did not answer {original!r} within {self.call_timeout:g} s"
-                ) from None
-            if attempt.too_large:
-                limit = human_size(self.max_result_bytes, exact=True)
-                raise BackendError(
-                    f"server {backend.name!r} answered {original!r} with far more than "
-                    f"{limit}; toolfind relays results up to {limit} (--max-result-size), so it "
-                    "dropped the connection and restarts the server: ask for less"
-                ) from None
-            if exc.code == CONNECTION_CLOSED or attempt.closed.is_set():
-                self._lost(backend, attempt, f"exited during a call to {original!r}")
-                raise BackendError(
-                    f"server {backend.name!r} exited during the call; it is being restarted"
-                ) from None
-            raise BackendError(
-                f"server {backend.name!r} refused the call: {backend.redact(exc.message)}"
-            ) from None
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._lost(backend, attempt, "connection closed")
-            raise BackendError(
-                f"server {backend.name!r} is not connected; it is being restarted"
-            ) from None
+        raw = await self._send(backend, attempt, "tools/call", params, original, on_progress)
         if result_size(raw, self.max_result_bytes) > self.max_result_bytes:
-            limit = human_size(self.max_result_bytes, exact=True)
-            raise BackendError(
-                f"server {backend.name!r} answered {original!r} with more than {limit}; "
-                f"toolfind relays results up to {limit} (--max-result-size): ask for less, "
-                "e.g. a smaller range or page"
-            )
+            raise too_large(backend.name, repr(original), self.max_result_bytes, dropped=False)
         try:
             return CallToolResult.model_validate(raw, by_name=False)
         except ValidationError:
@@ -371,6 +376,41 @@ class BackendPool:
         other than ``tools/list_changed``, and ``relay(server, None)`` when one connects."""
         self._relay = relay
 
+    def set_host(
+        self,
+        capabilities: HostCapabilities,
+        ask: Callable[[str, str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
+    ) -> None:
+        """Declare ``await capabilities()`` to each backend as toolfind's client capabilities,
+        and relay its requests for the host through ``ask(server, method, params)``."""
+        self._host_capabilities = capabilities
+        self._ask_host = ask
+        if self._host_known is not None:
+            self._host_known.set()
+
+    def _asker(self, server: str) -> AskHost:
+        return lambda method, params: self._ask_host(server, method, params)
+
+    def instructions(self) -> dict[str, str]:
+        """Each connected backend's ``instructions``, by server name (those that sent some)."""
+        return {
+            b.name: b.live.instructions
+            for b in self._backends
+            if b.live is not None and b.live.instructions
+        }
+
+    async def notify(self, server: str, method: str, params: Mapping[str, Any] | None) -> None:
+        """Send a notification to one connected backend (best effort)."""
+        backend = next((b for b in self._backends if b.name == server), None)
+        live = backend.live if backend is not None else None
+        if live is not None and live.dispatcher is not None and not live.closed.is_set():
+            from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER as VERSION
+
+            try:
+                await live.dispatcher.notify(method, params, {"headers": {VERSION: live.version}})
+            except Exception as exc:  # a closing connection: nothing to tell
+                logger.debug("server %r: %s not sent: %s", server, method, describe(exc))
+
     async def request(
         self,
         server: str,
@@ -381,31 +421,46 @@ class BackendPool:
         """A raw request to one backend (started if needed), within ``call_timeout``.
 
         Raises:
-            BackendError: no such server; it is down, exited or did not answer in time.
+            BackendError: no such server; it is down, exited, was removed or did not answer
+                in time.
             MCPError: the backend answered with a JSON-RPC error (passed on as sent).
         """
-        import anyio
-        from mcp.shared.exceptions import MCPError
-        from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
-
         backend = next((b for b in self._backends if b.name == server), None)
         if backend is None:
             raise BackendError(f"No backend server named {server!r}.")
         attempt = await self._ensure(backend)
+        return await self._send(backend, attempt, method, params, None, on_progress)
+
+    async def _send(
+        self,
+        backend: Backend,
+        attempt: Attempt,
+        method: str,
+        params: Mapping[str, Any] | None,
+        tool: str | None,
+        on_progress: ProgressFn | None = None,
+    ) -> dict[str, Any]:
+        """A request to a connected backend; each way it can fail becomes one error, and what
+        it calls for (a ping, a restart): `failures.request_failure`. ``tool`` names the
+        backend tool of a ``tools/call``."""
+        import anyio
+        from mcp.shared.exceptions import MCPError
+
+        failed: MCPError | None
         try:
             return await self._request(attempt, method, params, self.call_timeout, on_progress)
         except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
-                raise BackendError(
-                    f"server {server!r} did not answer {method} within {self.call_timeout:g} s"
-                ) from None
-            if exc.code == CONNECTION_CLOSED or attempt.closed.is_set():
-                self._lost(backend, attempt, f"exited during {method}")
-                raise BackendError(f"server {server!r} exited during {method}") from None
-            raise MCPError(exc.code, backend.redact(exc.message), exc.data) from None
+            failed = exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._lost(backend, attempt, "connection closed")
-            raise BackendError(f"server {server!r} is not connected") from None
+            failed = None
+        failure = request_failure(
+            backend, attempt, method, tool, failed, self.call_timeout, self.max_result_bytes
+        )
+        if failure.lost is not None:
+            self._lost(backend, attempt, failure.lost)
+        elif failure.probe:
+            self._tg.start_soon(self._probe, backend, attempt)
+        raise failure.error from None
 
     async def _relay_safely(self, server: str, message: Any) -> None:
         if self._relay is None:
@@ -439,12 +494,13 @@ class BackendPool:
 
     async def _probe(self, backend: Backend, attempt: Attempt) -> None:
         """After a timed-out call: stop the backend if it does not even answer a ping."""
+        import anyio
         from mcp.shared.exceptions import MCPError
 
         timeout = min(PING_TIMEOUT, self.call_timeout)
         try:
             await self._request(attempt, "ping", None, timeout)
-        except MCPError:
+        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             reason = f"stopped answering (no reply to a ping within {timeout:g} s)"
             self._lost(backend, attempt, reason)
 
@@ -455,34 +511,35 @@ class BackendPool:
         self._down(backend, attempt, attempt.reason)
 
     async def _ensure(self, backend: Backend) -> Attempt:
-        """The backend's live connection; waits for an attempt under way (a failed backend
-        is tried once more). Raises BackendError while it backs off or when it fails."""
+        """The backend's live connection; waits for an attempt under way, or starts one for a
+        backend held at start, crashed, or failed for good (tried once more). Raises
+        BackendError while it backs off after failed starts, or when the attempt fails."""
         import anyio
 
         live = backend.live
         if live is not None and not live.closed.is_set():
             return live
-        if backend.state == RETRYING and not backend.crashed:
+        if backend.removed:
+            raise BackendError(f"server {backend.name!r} was removed from the servers file")
+        attempting = backend.attempting
+        if not attempting and backend.state == RETRYING and not backend.crashed:
             wait = max(1, math.ceil(backend.retry_at - anyio.current_time()))
             raise BackendError(
                 f"server {backend.name!r} is unavailable ({backend.reason}); "
                 f"toolfind retries it in {wait} s"
             )
-        # A backend that crashed (rather than failed to start) is restarted for a call at
-        # once, backoff or not; so is a failed one.
         self.release()
-        if backend.state in (RETRYING, FAILED) and not backend.removed:
-            backend.wake.set()
-            backend.set_state(CONNECTING)
+        target = backend.attempts + (0 if attempting else 1)
+        if not attempting and backend.state in (RETRYING, FAILED):
+            backend.wake.set()  # a crashed or failed backend is retried for a call at once
         with anyio.move_on_after(self.start_timeout + PING_TIMEOUT):
-            while not backend.removed and (
-                backend.state == CONNECTING
-                or (backend.live is not None and backend.live.closed.is_set())
-            ):
+            while not backend.removed:
+                live = backend.live
+                if live is not None and not live.closed.is_set():
+                    return live
+                if backend.attempts >= target and not backend.attempting:
+                    break
                 await backend.notice.wait()
-        live = backend.live
-        if live is not None and not live.closed.is_set():
-            return live
         raise BackendError(f"server {backend.name!r} is unavailable: {backend.reason}")
 
     async def _supervise(self, backend: Backend) -> None:
@@ -492,6 +549,8 @@ class BackendPool:
         with backend.scope:
             await self._go.wait()
             while True:
+                if self._quitting:
+                    await anyio.sleep_forever()  # until the pool closes: no more attempts
                 if backend.state == FAILED:
                     await backend.wake.wait()
                 else:
@@ -500,7 +559,9 @@ class BackendPool:
                 backend.wake = anyio.Event()
                 attempt = Attempt()
                 backend.current = attempt
-                backend.set_state(CONNECTING)
+                backend.attempts += 1
+                # Connecting the first time; retrying after any failure (with its last error).
+                backend.set_state(CONNECTING if backend.reason == NOT_STARTED else RETRYING)
                 self._tg.start_soon(self._run, backend, attempt)
                 with anyio.move_on_after(self.start_timeout):
                     await attempt.ready.wait()
@@ -509,13 +570,8 @@ class BackendPool:
                 await attempt.down.wait()
 
     async def _run(self, backend: Backend, attempt: Attempt) -> None:
-        """Own one connection for its whole life: connect, list, watch for changes, close."""
-        from mcp.client.session import ClientSession
-        from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-        from mcp_types import Implementation, ToolListChangedNotification
-        from pydantic import ValidationError
-
-        from toolfind import __version__
+        """Own one connection for its whole life: connect, list, watch for changes, close.
+        (The SDK is imported once the transport is open: a stdio backend starts first.)"""
 
         reason = "exited"
         try:
@@ -527,8 +583,14 @@ class BackendPool:
                             timeout=self.start_timeout,
                             errlog=self._errlog,
                             max_line=self.max_message_bytes,
+                            attempt=attempt,
+                            groups=self.groups,
                         )
                     )
+                    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+                    from mcp_types import ClientCapabilities, ToolListChangedNotification
+                    from pydantic import ValidationError
+
                     dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
                         WatchedReadStream(read, attempt), write
                     )
@@ -552,16 +614,16 @@ class BackendPool:
                             described = backend.redact(describe(message))
                             logger.debug("server %r: transport error: %s", backend.name, described)
 
-                    session = ClientSession(
-                        dispatcher=dispatcher,
-                        message_handler=on_message,
-                        client_info=Implementation(name="toolfind", version=__version__),
-                    )
+                    session = backend_session(dispatcher, on_message, self._asker(backend.name))
                     await stack.enter_async_context(session)
-                    result = await session.initialize()
+                    await self._host_known.wait()
+                    host = self._host_capabilities
+                    declared = await host() if host is not None else ClientCapabilities()
+                    result = await initialize(session, declared)
                     attempt.dispatcher = dispatcher
                     attempt.version = result.protocol_version
                     attempt.capabilities = result.capabilities
+                    attempt.instructions = result.instructions
                     listed = await self._list_tools(backend, attempt)
                     self._up(backend, attempt, listed)
                     await self._watch(backend, attempt)
@@ -569,6 +631,8 @@ class BackendPool:
             reason = describe(exc)
         if attempt.scope.cancelled_caught and attempt.reason is None:
             reason = "stopped"
+        elif attempt.exit_status is not None:
+            reason = attempt.ended(reason)  # it exited by itself: say how
         self._down(backend, attempt, attempt.reason or reason)  # _down redacts
 
     async def _watch(self, backend: Backend, attempt: Attempt) -> None:
@@ -594,50 +658,11 @@ class BackendPool:
             self._recompute()
 
     async def _list_tools(self, backend: Backend, attempt: Attempt) -> tuple[Listed, ...]:
-        """The whole tools/list (every page), each tool checked on its own."""
-        entries: list[Any] = []
-        cursor: Any = None
-        seen: set[str] = set()
-        for _ in range(MAX_PAGES):
-            raw = await self._request(
-                attempt, "tools/list", {"cursor": cursor} if cursor else None, self.start_timeout
-            )
-            page = raw.get("tools")
-            if not isinstance(page, list):
-                raise BackendError("its tools/list result has no list of tools")
-            entries.extend(page)
-            cursor = raw.get("nextCursor")
-            if cursor is None or len(entries) >= MAX_TOOLS_PER_SERVER:
-                break
-            if not isinstance(cursor, str) or cursor in seen:
-                backend.warn_once(
-                    f"server {backend.name!r}: tools/list repeats a cursor; read the pages before it only"
-                )
-                break
-            seen.add(cursor)
-        else:
-            backend.warn_once(
-                f"server {backend.name!r}: tools/list has more than {MAX_PAGES} pages; read the first {MAX_PAGES}"
-            )
-        if len(entries) > MAX_TOOLS_PER_SERVER:
-            backend.warn_once(
-                f"server {backend.name!r}: lists more than {MAX_TOOLS_PER_SERVER} tools; kept the first {MAX_TOOLS_PER_SERVER}"
-            )
-            del entries[MAX_TOOLS_PER_SERVER:]
-        listed: list[Listed] = []
-        names: set[str] = set()
-        for position, entry in enumerate(entries):
-            problem = check_tool(entry)
-            label = entry.get("name") if isinstance(entry, dict) else None
-            label = repr(clean_text(label, 80)) if isinstance(label, str) else f"#{position}"
-            if problem is None and entry["name"] in names:
-                problem = "repeats the name of an earlier tool"
-            if problem is not None:
-                backend.warn_once(f"server {backend.name!r}: tool {label} dropped: {problem}")
-                continue
-            names.add(entry["name"])
-            listed.append(Listed(entry["name"], entry, position))
-        return tuple(listed)
+        """The whole tools/list (`tools.read_tools`), its problems logged once."""
+        return await read_tools(
+            lambda params: self._request(attempt, "tools/list", params, self.start_timeout),
+            lambda problem: backend.warn_once(f"server {backend.name!r}: {problem}"),
+        )
 
     def _up(self, backend: Backend, attempt: Attempt, listed: tuple[Listed, ...]) -> None:
         import anyio
@@ -652,8 +677,8 @@ class BackendPool:
         backend.retry_at = 0.0
         backend.reason = ""
         backend.listed = listed
-        self._recompute()
         backend.set_state(READY)
+        self._recompute()
         logger.info("server %r (%s): %d tools", backend.name, backend.spec.describe(), len(listed))
         if self._relay is not None:
             self._tg.start_soon(self._relay_safely, backend.name, None)
@@ -668,7 +693,7 @@ class BackendPool:
             return
         attempt.settled = True
         attempt.down.set()
-        if attempt is not backend.current or self._closing or backend.removed:
+        if attempt is not backend.current or self._closing or self._quitting or backend.removed:
             return
         was_up = backend.live is attempt
         backend.crashed = was_up
@@ -676,6 +701,8 @@ class BackendPool:
         reason = backend.redact(reason)
         previous = backend.reason
         backend.reason = reason
+        if previous == NOT_STARTED:
+            self._recompute()  # its first contact ended: one backend fewer connecting
         now = anyio.current_time()
         if was_up and now - attempt.up_at >= self.backoff_max:
             backend.failures = 0  # it ran for a good while: this is not a crash loop
@@ -684,6 +711,7 @@ class BackendPool:
         backend.failures += 1
         if self.max_attempts and backend.failures >= self.max_attempts and not was_up:
             backend.set_state(FAILED)
+            self._recompute()  # its tools are no longer callable, nor listed directly
             logger.warning(
                 "server %r (%s) is unavailable: %s; gave up after %d attempts in a row "
                 "(the next call to it, or an edit of its servers file, tries again)",
@@ -694,7 +722,7 @@ class BackendPool:
             )
             return
         backend.retry_at = now + delay
-        backend.set_state(CONNECTING if delay == 0 else RETRYING)
+        backend.set_state(RETRYING)
         then = "restarting it" if delay == 0 else f"retrying in {delay:g} s"
         if was_up:
             logger.warning("server %r became unavailable: %s; %s", backend.name, reason, then)
@@ -730,6 +758,10 @@ class BackendPool:
         self._tools = tuple(to_tool(backend.name, name, item) for name, backend, item in exposed)
         self._routes = {name: (backend, item.name) for name, backend, item in exposed}
         key = [(t.name, json.dumps(t.original, sort_keys=True, default=str)) for t in self._tools]
+        # What the clients see also depends on which backends failed for good (their tools
+        # are not callable) and how many are still connecting (the search tool says it).
+        key.append(("", repr(sorted(b.name for b in self._backends if b.state == FAILED))))
+        key.append(("", repr(sorted(b.name for b in self._backends if b.first_contact))))
         if key != self._key:
             self._key = key
             if self._started and not self._closing and self._listener is not None:
@@ -739,23 +771,7 @@ class BackendPool:
                     logger.exception("the tools-changed listener failed")
 
     async def watch_servers(self, interval: float) -> None:
-        """Poll the servers files every ``interval`` seconds; when one changes, `update` to
-        what they declare now. An edit that breaks a file keeps the servers as they are and
-        logs one line naming the file. Cancel to stop."""
-        import anyio
+        """Follow the servers files until cancelled (`watch.follow`)."""
+        from toolfind.serve.backends.watch import follow
 
-        last = self._servers_text
-        while True:
-            await anyio.sleep(interval)
-            now = read_all(self.servers_files)
-            if now == last:
-                continue
-            last = now
-            try:
-                specs = load_servers(self.servers_files, self.environ)
-            except ConfigError as exc:
-                logger.error(
-                    "servers file change ignored, still serving the last good servers: %s", exc
-                )
-                continue
-            self.update(specs)
+        await follow(self, interval)

@@ -23,6 +23,7 @@ from toolfind.models import Tool
 from toolfind.output.wire import dumps
 from toolfind.serve import defaults
 from toolfind.serve.backends.config import load_servers
+from toolfind.serve.backends.redact import redact
 from toolfind.serve.backends.seam import BackendStatus
 from toolfind.userfiles import FileProblem, read_capped, rewrite
 
@@ -103,12 +104,15 @@ def pull(
         state = status[spec.name]
         target = out_dir / f"{spec.name}.json"
         if not state.available:
-            results.append(ServerPull(spec.name, "failed", file=str(target), error=state.detail))
+            error = redact(state.detail)
+            results.append(ServerPull(spec.name, "failed", file=str(target), error=error))
             continue
         try:
             results.append(write_catalog(spec.name, by_server.get(spec.name, []), target))
         except CatalogError as exc:
-            results.append(ServerPull(spec.name, "failed", file=str(target), error=str(exc)))
+            results.append(
+                ServerPull(spec.name, "failed", file=str(target), error=redact(str(exc)))
+            )
     return PullReport(tuple(results))
 
 

@@ -26,8 +26,10 @@ NOT_STARTED = "not started"
 class BackendStatus:
     """How one backend is doing: ``available`` false means calls to it fail until it restarts.
 
-    ``state`` is ``connecting``, ``ready``, ``retrying`` (waiting out a backoff) or ``failed``
-    (retries given up until a call needs it); ``detail`` is the last error while not ready.
+    ``state`` is ``connecting`` (its first attempt is under way), ``ready``, ``retrying``
+    (it failed or crashed: waiting out a backoff, or attempting again) or ``failed`` (retries
+    given up until a call or an edit of its servers file); ``detail`` is the last error while
+    not ready ("exited with status 1", "command not found: ...").
     """
 
     name: str
@@ -59,7 +61,12 @@ class Backends(Protocol):
         """
 
     def serves(self, name: str) -> bool:
-        """Whether a call to the exposed tool ``name`` can be forwarded to a backend."""
+        """Whether a call to the exposed tool ``name`` can be forwarded to a backend now
+        (false for a tool of a backend that failed for good: not callable, not listed)."""
+
+    def route(self, name: str) -> tuple[str, str] | None:
+        """(server, the backend's own tool name) behind the exposed tool ``name``, even while
+        that backend is down; None for a name no backend has."""
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], on_progress: Any = None
@@ -75,7 +82,8 @@ class Backends(Protocol):
         """Each backend by server name."""
 
     async def wait_settled(self) -> None:
-        """Return once no backend is connecting (each is up, or its attempt failed)."""
+        """Return once no backend is connecting for the first time (each is up, or its
+        first attempt failed)."""
 
     def release(self) -> None:
         """Let backends held back at start connect now (idempotent; see `BackendPool.hold`)."""
@@ -99,6 +107,9 @@ class NoBackends:
 
     def serves(self, name: str) -> bool:
         return False
+
+    def route(self, name: str) -> tuple[str, str] | None:
+        return None
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], on_progress: Any = None

@@ -4,21 +4,31 @@ The MCP SDK's ``stdio_client`` joins a long line by repeated string concatenatio
 answer took 50 s to read) and has no size limit (its parsed copies took hundreds of MB).
 This is the same transport (the SDK's own process start and shutdown) with a reader that
 joins a line once and, past ``max_line`` characters, drops it and reports `MessageTooLarge`
-instead. When the SDK's private helpers are not there (another SDK version), the SDK's own
-``stdio_client`` is used, unbounded.
+instead. It also reports how a backend that closed its stdout ended (its exit status, before
+the session sees the connection close), registers its process group with the pool's
+`watchdog.ProcessGroups` while it runs, and after the SDK's shutdown stops whatever is left
+in that group. When the SDK's private helpers are not there (another SDK version), the SDK's
+own ``stdio_client`` is used, unbounded.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, TextIO
 
-__all__ = ["LineSplitter", "MessageTooLarge", "bounded_stdio_client"]
+__all__ = ["Launch", "LineSplitter", "MessageTooLarge", "bounded_stdio_client", "environment"]
 
 logger = logging.getLogger("toolfind.serve.backends")
+
+#: Seconds a backend that closed its stdout has to exit before its session is told the
+#: connection closed (so that the reason names its exit status).
+EXIT_WAIT = 1.0
+_EXIT_POLL = 0.01
 
 
 class MessageTooLarge(Exception):
@@ -61,41 +71,62 @@ class LineSplitter:
                 self._parts, self._size = [], 0
 
 
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How to start a stdio backend: its command line, declared ``env`` and working directory."""
+
+    command: str
+    args: Sequence[str]
+    env: Mapping[str, str]
+    cwd: str | None = None
+    encoding: str = "utf-8"
+    errors: str = "strict"
+
+
+#: What a stdio backend inherits of toolfind's environment, under its declared ``env`` (POSIX):
+#: the MCP SDK's choice (``DEFAULT_INHERITED_ENV_VARS``), written here because backends start
+#: before the SDK is imported. A value that is a shell function (``() {...``) is not passed.
+INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+
+
+def environment(declared: Mapping[str, str]) -> dict[str, str]:
+    """A POSIX backend's whole environment: `INHERITED` from toolfind's, then ``declared``."""
+    inherited = {k: v for k in INHERITED if (v := os.environ.get(k)) and not v.startswith("()")}
+    return inherited | dict(declared)
+
+
 @asynccontextmanager
 async def bounded_stdio_client(
-    params: Any, *, errlog: TextIO | None, max_line: int
+    launch: Launch,
+    *,
+    errlog: TextIO | None,
+    max_line: int,
+    on_exit: Callable[[int], None] | None = None,
+    groups: Any = None,
 ) -> AsyncIterator[Any]:
-    """``mcp.client.stdio.stdio_client(params, errlog)`` with lines capped at ``max_line``."""
+    """``mcp.client.stdio.stdio_client`` for ``launch`` with lines capped at ``max_line``.
+
+    On POSIX the process starts (in a session of its own, as the SDK starts it) before the
+    MCP SDK is imported: at serve-mcp's start the backends' own start-up then runs while
+    toolfind imports the SDK (a second or more on a busy machine), not after.
+    ``on_exit(status)`` learns the exit status of a backend that ended by itself (not one
+    this transport stopped). ``groups`` (`watchdog.ProcessGroups`) holds the backend's process
+    group while any of it runs.
+    """
     import anyio
     import anyio.lowlevel
     from anyio.streams.text import TextReceiveStream
+
+    process = await _start(launch, errlog, groups)
     from mcp.client import stdio as sdk
     from mcp.shared.message import SessionMessage
 
-    try:
-        helpers = (
-            sdk._get_executable_command,
-            sdk._create_platform_compatible_process,
-            sdk._stop_server_process,
-            sdk._drain_stdout,
-            sdk._aclose_all,
-            sdk._parse_line,
-            sdk._WRITER_FLUSH_TIMEOUT,
-        )
-    except AttributeError:  # another SDK version: its own client, unbounded
-        async with sdk.stdio_client(params, errlog=errlog or sys.stderr) as streams:
+    helpers = _sdk_helpers(sdk)
+    if helpers is None:  # another SDK version: its own client, unbounded
+        async with _sdk_client(sdk, launch, process, groups, errlog) as streams:
             yield streams
         return
-    executable, spawn, stop, drain, aclose_all, parse_line, flush_timeout = helpers
-
-    command = await executable(params.command)
-    process = await spawn(
-        command=command,
-        args=params.args,
-        env=sdk.get_default_environment() | (params.env or {}),
-        errlog=errlog or sys.stderr,
-        cwd=params.cwd,
-    )
+    _, _, stop, drain, aclose_all, parse_line, flush_timeout = helpers
     # As in the SDK: no awaits between the spawn and the task group.
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
@@ -104,9 +135,7 @@ async def bounded_stdio_client(
 
     async def stdout_reader() -> None:
         assert process.stdout is not None
-        stdout = TextReceiveStream(
-            process.stdout, encoding=params.encoding, errors=params.encoding_error_handler
-        )
+        stdout = TextReceiveStream(process.stdout, encoding=launch.encoding, errors=launch.errors)
         try:
             async with read_writer:
                 try:
@@ -115,6 +144,7 @@ async def bounded_stdio_client(
                         for line in lines.feed(chunk):
                             message = line if isinstance(line, Exception) else parse_line(line)
                             await read_writer.send(message)
+                    await _report_exit(process, on_exit, 0 if shutting_down else EXIT_WAIT)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return  # the session is gone
                 finally:
@@ -133,21 +163,23 @@ async def bounded_stdio_client(
                     json = session_message.message.model_dump_json(
                         by_alias=True, exclude_unset=True
                     )
-                    data = (json + "\n").encode(
-                        encoding=params.encoding, errors=params.encoding_error_handler
-                    )
+                    data = (json + "\n").encode(encoding=launch.encoding, errors=launch.errors)
                     await process.stdin.send(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            # Its stdin broke: it exited, most likely; say how (unless this is our stop).
+            await _report_exit(process, on_exit, 0 if shutting_down else EXIT_WAIT)
             await read_writer.aclose()
         finally:
             writer_done.set()
 
     async def shutdown() -> None:
+        await _report_exit(process, on_exit, 0)  # it ended by itself before this stop?
         read_stream.close()
         write_stream.close()
         with anyio.move_on_after(flush_timeout):
             await writer_done.wait()
         await stop(process)
+        await _stop_group(process, groups)
         await aclose_all(read_stream, write_stream, read_writer, write_reader)
         await anyio.lowlevel.checkpoint()
 
@@ -162,3 +194,102 @@ async def bounded_stdio_client(
                 await shutdown()
             tg.cancel_scope.cancel()
     await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+async def _start(launch: Launch, errlog: TextIO | None, groups: Any) -> Any:
+    """The backend's process: on POSIX started as the SDK starts it (a session of its own)
+    without importing the SDK, and registered in ``groups``; on Windows by the SDK (its
+    executable lookup, a Job Object). None when the SDK lacks the helpers (`_sdk_client`)."""
+    import anyio
+
+    if sys.platform == "win32":
+        from mcp.client import stdio as sdk
+
+        helpers = _sdk_helpers(sdk)
+        if helpers is None:
+            return None
+        executable, spawn = helpers[0], helpers[1]
+        return await spawn(
+            command=await executable(launch.command),
+            args=list(launch.args),
+            env=sdk.get_default_environment() | dict(launch.env),
+            errlog=errlog or sys.stderr,
+            cwd=launch.cwd,
+        )
+    process = await anyio.open_process(
+        [launch.command, *launch.args],
+        env=environment(launch.env),
+        stderr=errlog or sys.stderr,
+        cwd=launch.cwd,
+        start_new_session=True,
+    )
+    _register(process, groups)
+    return process
+
+
+@asynccontextmanager
+async def _sdk_client(
+    sdk: Any, launch: Launch, process: Any, groups: Any, errlog: TextIO | None
+) -> AsyncIterator[Any]:
+    """The SDK's own ``stdio_client`` (another SDK version), after stopping ``process``."""
+    if process is not None:
+        await _stop_group(process, groups)
+    params = sdk.StdioServerParameters(
+        command=launch.command, args=list(launch.args), env=dict(launch.env), cwd=launch.cwd
+    )
+    async with sdk.stdio_client(params, errlog=errlog or sys.stderr) as streams:
+        yield streams
+
+
+def _sdk_helpers(sdk: Any) -> tuple[Any, ...] | None:
+    """The SDK's private stdio helpers this transport reuses, or None (another SDK version)."""
+    try:
+        return (
+            sdk._get_executable_command,
+            sdk._create_platform_compatible_process,
+            sdk._stop_server_process,
+            sdk._drain_stdout,
+            sdk._aclose_all,
+            sdk._parse_line,
+            sdk._WRITER_FLUSH_TIMEOUT,
+        )
+    except AttributeError:
+        return None
+
+
+def _register(process: Any, groups: Any) -> None:
+    """Hold the backend's process group in ``groups`` (its own session: the group id is its
+    pid) until `_stop_group`."""
+    if groups is not None and sys.platform != "win32":
+        groups.add(int(process.pid))
+
+
+async def _report_exit(process: Any, on_exit: Callable[[int], None] | None, wait: float) -> None:
+    """The backend closed a pipe: ``on_exit(status)`` once it exits, if it does within
+    ``wait`` seconds. Polls ``returncode`` as the SDK does: ``process.wait()`` would also
+    wait for the end of pipes a child of the backend may still hold."""
+    import anyio
+
+    if on_exit is None:
+        return
+    with anyio.move_on_after(wait):
+        while process.returncode is None:
+            await anyio.sleep(_EXIT_POLL)
+    if process.returncode is not None:
+        on_exit(int(process.returncode))
+
+
+async def _stop_group(process: Any, groups: Any) -> None:
+    """After the SDK stopped the backend: stop what is left of its process group (a child
+    that outlived it), then forget the group."""
+    from toolfind.serve.backends.watchdog import group_alive
+
+    if groups is None or sys.platform == "win32":
+        return
+    pgid = int(process.pid)
+    if group_alive(pgid):
+        from mcp.os.posix.utilities import terminate_posix_process_tree
+
+        await terminate_posix_process_tree(process, 2.0)
+    if not group_alive(pgid):
+        groups.discard(pgid)

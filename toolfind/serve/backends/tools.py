@@ -19,14 +19,15 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from toolfind.catalog import read_entry
 from toolfind.catalog.paths import EntryError, json_path
+from toolfind.errors import BackendError
 from toolfind.models import Source, Tool
-from toolfind.output.wire import clean_text
+from toolfind.output.text import clean_text
 from toolfind.shapes import host_name, unique_name
 
 
@@ -88,6 +89,62 @@ class Listed:
     position: int
 
 
+#: A tools/list that paginates longer than this is cut short (a server that never stops).
+MAX_PAGES = 100
+MAX_TOOLS_PER_SERVER = 10_000
+
+
+async def read_tools(
+    request: Callable[[dict[str, Any] | None], Awaitable[dict[str, Any]]],
+    warn: Callable[[str], None],
+) -> tuple[Listed, ...]:
+    """A backend's whole tools/list: every page (``request(params)`` sends one), within
+    :data:`MAX_PAGES` and :data:`MAX_TOOLS_PER_SERVER`, each tool checked on its own
+    (`usable_tools`); each problem said through ``warn``. Raises BackendError for a result
+    with no list of tools."""
+    entries: list[Any] = []
+    cursor: Any = None
+    seen: set[str] = set()
+    for _ in range(MAX_PAGES):
+        raw = await request({"cursor": cursor} if cursor else None)
+        page = raw.get("tools")
+        if not isinstance(page, list):
+            raise BackendError("its tools/list result has no list of tools")
+        entries.extend(page)
+        cursor = raw.get("nextCursor")
+        if cursor is None or len(entries) >= MAX_TOOLS_PER_SERVER:
+            break
+        if not isinstance(cursor, str) or cursor in seen:
+            warn("tools/list repeats a cursor; read the pages before it only")
+            break
+        seen.add(cursor)
+    else:
+        warn(f"tools/list has more than {MAX_PAGES} pages; read the first {MAX_PAGES}")
+    if len(entries) > MAX_TOOLS_PER_SERVER:
+        warn(f"lists more than {MAX_TOOLS_PER_SERVER} tools; kept the first {MAX_TOOLS_PER_SERVER}")
+        del entries[MAX_TOOLS_PER_SERVER:]
+    return usable_tools(entries, warn)
+
+
+def usable_tools(entries: Sequence[Any], warn: Callable[[str], None]) -> tuple[Listed, ...]:
+    """The entries of a ``tools/list`` that can be used, in order; each one dropped (see
+    `check_tool`, or a name repeated) is ``warn``-ed in one line."""
+    listed: list[Listed] = []
+    names: set[str] = set()
+    for position, entry in enumerate(entries):
+        problem = check_tool(entry)
+        label = entry.get("name") if isinstance(entry, dict) else None
+        label = repr(clean_text(label, 80)) if isinstance(label, str) else f"#{position}"
+        if problem is None and entry["name"] in names:
+            problem = "repeats the name of an earlier tool"
+        if problem is not None:
+            warn(f"tool {label} dropped: {problem}")
+            continue
+        names.add(entry["name"])
+        listed.append(Listed(entry["name"], entry, position))
+    return tuple(listed)
+
+
 def check_tool(entry: Any) -> str | None:
     """Why a tools/list entry cannot be used, or None when it can: what calling it needs (a
     name, an input schema of ``"type": "object"``), then the catalog rules for an MCP entry
@@ -112,9 +169,22 @@ def check_tool(entry: Any) -> str | None:
     return None
 
 
+#: How a backend tool's source names its server: ``mcp://<server>``.
+MCP_SOURCE = "mcp://"
+
+
+def origin(tool: Tool) -> tuple[str, str] | None:
+    """(server, the backend's own name) of a tool `to_tool` made, whatever it is exposed as
+    and whichever namespace it was moved to; None for a catalog's tool."""
+    file = tool.source.file if tool.source is not None else ""
+    if not file.startswith(MCP_SOURCE) or not tool.aliases:
+        return None
+    return file[len(MCP_SOURCE) :], tool.aliases[0]
+
+
 def to_tool(server: str, exposed: str, item: Listed) -> Tool:
     """The Tool of a tool ``check_tool`` accepted, exposed as ``exposed``."""
-    where = Source(file=f"mcp://{server}", pointer=f"/tools/{item.position}")
+    where = Source(file=MCP_SOURCE + server, pointer=f"/tools/{item.position}")
     tool = read_entry(item.raw, namespace=server, source=where, shape="mcp", check_schemas=False)
     return replace(
         tool,

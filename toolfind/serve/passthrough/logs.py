@@ -3,9 +3,14 @@ level it meets, and the clients' ``logging/setLevel`` to the backends.
 
 The level is per client connection (``warning`` until a client sets one); backends that
 declare logging are asked for the most verbose level any client wants. A message reaches a
-handshake-era client with ``logger`` set to ``<server>`` or ``<server>/<its logger>``.
-(2026-07-28 removed connection-wide logging: those clients opt in per request, which
-forwarded calls do not relay.)
+client with ``logger`` set to ``<server>`` or ``<server>/<its logger>``.
+
+Whose message it is: backends are shared by every client, so a message sent while client
+requests are in flight at that backend goes to the client of those requests only, on the
+request's own stream (a 2026-07-28 client gets it there when its request opted in to that
+level). Requests of several clients in flight: it cannot be attributed, and is dropped rather
+than shown to a client it may not concern. A message outside any request reaches the clients
+only when one is connected (under stdio, always the host): with several, it is nobody's.
 """
 
 from __future__ import annotations
@@ -16,11 +21,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp.server.connection import Connection
+from mcp.server.connection import Connection, allowed_log_levels
 from mcp.shared.exceptions import MCPError
 
 from toolfind.serve.notifier import ChangeNotifier, connection_of
-from toolfind.serve.passthrough.common import Gateway
+from toolfind.serve.passthrough.common import Caller, Gateway, distinct_clients
 
 if TYPE_CHECKING:
     from mcp.server import Server, ServerRequestContext
@@ -53,6 +58,8 @@ class Logs:
         self.notifier = notifier
         self.gateway = gateway
         self._levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
+        #: Messages that could not be attributed to one client, and were not relayed.
+        self.unattributed = 0
 
     def register(self, server: Server[Any]) -> None:
         server.add_request_handler(
@@ -89,6 +96,38 @@ class Logs:
     async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
         name = server if not params.logger else f"{server}/{params.logger}"
         payload = {"level": params.level, "logger": name, "data": params.data}
-        for connection in self.notifier.connections():
+        callers = distinct_clients(self.gateway.callers_at(server))
+        outboxes = self.notifier.outboxes
+        if len(callers) == 1:
+            caller = callers[0]
+            if caller.connection is None or _level_at_least(
+                params.level, self._levels.get(caller.connection, DEFAULT_LOG_LEVEL)
+            ):
+                await caller.outbox.send(_on_request_stream(caller, payload))
+            return
+        connections = self.notifier.connections()
+        if callers or len(connections) > 1:
+            self.unattributed += 1
+            logger.debug("server %r: a log message not attributable to one client", server)
+            return
+        for connection in connections:
             if _level_at_least(params.level, self._levels.get(connection, DEFAULT_LOG_LEVEL)):
-                await connection.notify("notifications/message", payload)
+                await outboxes.send(
+                    connection, outboxes.notify(connection, "notifications/message", payload)
+                )
+
+
+def _on_request_stream(caller: Caller, payload: dict[str, Any]) -> Any:
+    """Send ``payload`` on the caller's request stream, if its request may get that level (a
+    2026-07-28 request opts in to a level in its ``_meta``; earlier eras take every level)."""
+
+    async def send() -> None:
+        allowed = allowed_log_levels(caller.session.protocol_version, caller.ctx.meta)
+        if payload["level"] not in allowed:
+            return
+        notification = types.LoggingMessageNotification(
+            params=types.LoggingMessageNotificationParams.model_validate(payload)
+        )
+        await caller.session.send_notification(notification, caller.request_id)
+
+    return send

@@ -132,4 +132,8 @@ class Prompts:
             raise MCPError(
                 types.INTERNAL_ERROR, f"server {server!r} sent an invalid prompts/get result"
             )
-        return result
+        messages = [  # embedded resources and links named as everywhere else
+            m.model_copy(update={"content": self.gateway.exposed_blocks(server, [m.content])[0]})
+            for m in result.messages
+        ]
+        return result.model_copy(update={"messages": messages})

@@ -2,8 +2,11 @@
 read, subscribed to and updated through toolfind; plus toolfind's own deferred-tools resource.
 
 A subscription is counted per URI: the first client subscribes at the backend, the last one
-to leave (or close its connection) unsubscribes there. A forwarded tool's result and a
-prompt's messages name resources by exposed URIs too, so a client can read what they link.
+to leave (or close its connection) unsubscribes there. When a backend connects again (a
+restart), every URI of it that clients still hold is subscribed again at its new session and
+its subscribers are told it may have changed. A forwarded tool's result and a prompt's
+messages name resources by exposed URIs too (`common.Gateway.exposed_blocks`), so a client can
+read what they link.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -189,7 +192,11 @@ class Resources:
             return
         server, original = self._route_uri(uri)
         caps = self.gateway.capabilities_of(server)
-        if not getattr(getattr(caps, "resources", None), "subscribe", False):
+        if caps is None and server in self.gateway.connecting():
+            await self.gateway.settle()  # what it supports is known once it is up
+            caps = self.gateway.capabilities_of(server)
+        # Still down (caps None): forwarding starts it, or says why it is unavailable.
+        if caps is not None and not getattr(caps.resources, "subscribe", False):
             raise MCPError(
                 types.INVALID_PARAMS, f"server {server!r} does not support resource subscriptions"
             )
@@ -233,10 +240,33 @@ class Resources:
 
         return listen
 
+    async def reconnected(self, server: str) -> None:
+        """Backend ``server`` connected (again): subscribe its new session to every URI of it
+        that clients hold, and tell their subscribers it may have changed (a restarted
+        backend starts afresh). A URI it refuses now is logged; its subscribers keep their
+        subscription here and can subscribe again later."""
+        for uri, count in list(self._backend_refs.items()):
+            routed = backend_uri(uri)
+            if count <= 0 or routed is None or routed[0] != server:
+                continue
+            try:
+                await self.gateway.forward(server, "resources/subscribe", {"uri": routed[1]})
+            except MCPError as exc:
+                logger.warning(
+                    "server %r: could not subscribe again to %r after it reconnected: %s",
+                    server,
+                    routed[1],
+                    exc.message,
+                )
+                continue
+            await self.updated(uri)
+
     async def updated(self, uri: str) -> None:
         await self.notifier.publish(ResourceUpdated(uri=uri))
+        outboxes = self.notifier.outboxes
         for connection in list(self._subscribers.get(uri, ())):
-            await connection.send_resource_updated(uri)
+            notice = outboxes.notify(connection, "notifications/resources/updated", {"uri": uri})
+            await outboxes.send(connection, notice)
 
     async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
         def lines(snapshot: Snapshot) -> list[tuple[str, str]]:
@@ -245,27 +275,10 @@ class Resources:
         if lines(old) != lines(new):
             await self.updated(OWN_URI)
 
-    def exposed(self, server: str, blocks: Sequence[Any]) -> list[Any]:
-        """Content blocks (a tool's result, a prompt's messages' content) with their resource
-        links and embedded resources named by exposed URIs, when ``server`` serves resources,
-        so that a client can read them through toolfind."""
-        if server not in self.gateway.servers_with("resources"):
-            return list(blocks)
-        out: list[Any] = []
-        for block in blocks:
-            if isinstance(block, types.ResourceLink):
-                block = block.model_copy(update={"uri": exposed_uri(server, block.uri)})
-            elif isinstance(block, types.EmbeddedResource):
-                inner = block.resource.model_copy(
-                    update={"uri": exposed_uri(server, block.resource.uri)}
-                )
-                block = block.model_copy(update={"resource": inner})
-            out.append(block)
-        return out
-
     def exposed_result(self, server: str, result: types.CallToolResult) -> types.CallToolResult:
         """A forwarded tool's result, its resource links readable through toolfind."""
         linked = (types.ResourceLink, types.EmbeddedResource)
         if not any(isinstance(block, linked) for block in result.content):
             return result
-        return result.model_copy(update={"content": self.exposed(server, result.content)})
+        blocks = self.gateway.exposed_blocks(server, result.content)
+        return result.model_copy(update={"content": blocks})

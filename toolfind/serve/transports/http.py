@@ -37,7 +37,8 @@ class BearerTokenGate:
                     "error_description": "send Authorization: Bearer <token>",
                 },
                 status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="toolfind"'},
+                # Closed after the answer: a refused client holds no connection toward the cap.
+                headers={"WWW-Authenticate": 'Bearer realm="toolfind"', "Connection": "close"},
             )
             await response(scope, receive, send)
             return
@@ -107,8 +108,12 @@ def bind(address: HttpAddress) -> socket.socket:
     return sock
 
 
-async def run_http(server: Server[Any], options: ServeOptions) -> None:
-    """Serve streamable HTTP at ``/mcp`` until a signal stops it."""
+async def run_http(server: Server[Any], options: ServeOptions, *, stopping: Any = None) -> None:
+    """Serve streamable HTTP at ``/mcp`` until ``stopping`` (an anyio Event) is set: then
+    shut down gracefully. Signals are serve-mcp's to handle (`main`), not uvicorn's."""
+    import contextlib
+
+    import anyio
     import uvicorn
 
     address = options.http or HttpAddress()
@@ -138,7 +143,20 @@ async def run_http(server: Server[Any], options: ServeOptions) -> None:
     # One line users (and tests) can rely on, whatever the log level: where to connect.
     sys.stderr.write(f"toolfind serve-mcp: listening on {address.url(port)}\n")
     sys.stderr.flush()
+    web = uvicorn.Server(config)
+    # uvicorn's own handlers re-raise SIGTERM once it has shut down: toolfind died before it
+    # stopped its backends (a backend ignoring its closed stdin was orphaned).
+    web.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+
+    async def stop_when_asked() -> None:
+        await stopping.wait()
+        web.should_exit = True
+
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        async with anyio.create_task_group() as tg:
+            if stopping is not None:
+                tg.start_soon(stop_when_asked)
+            await web.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
     finally:
         sock.close()

@@ -6,9 +6,9 @@ check can run. `limited_protocol` gives uvicorn an HTTP protocol (its own h11 on
 
 - holds at most ``max_connections`` at once: at the cap, a new connection replaces the one
   that has been sending its request headers the longest (half-open requests are what an
-  attacker holds; a client sends its headers at once), and is refused (``503``, then closed)
-  when every connection is past its headers; all before reading a byte of it, so no
-  authentication work is spent on it;
+  attacker holds; a client sends its headers at once), else the one idle longest between
+  requests (keep-alive), and is refused (``503``, then closed) when every connection is busy
+  with a request; all before reading a byte of it, so no authentication work is spent on it;
 - closes a connection whose request headers have not all arrived ``header_timeout`` seconds
   after its first byte (or after it connected), and one whose body has not all arrived
   ``body_timeout`` seconds after its headers.
@@ -100,23 +100,34 @@ class LimitedH11Protocol(H11Protocol):
             self._disarm()
 
     def _evict_one(self) -> bool:
-        """At the cap: close the connection that has been sending its request headers the
-        longest (a client that sends them at once never is that one), to make room."""
+        """At the cap: make room by closing the connection that has been sending its request
+        headers the longest (a client that sends them at once never is that one), else the
+        one idle longest between requests (keep-alive: a client reconnects when it needs to;
+        a refused request's connection is closed at once, see `http.BearerTokenGate`)."""
+        oldest: H11Protocol
         waiting = [
             c
             for c in self.connections
             if isinstance(c, LimitedH11Protocol) and c._what == "headers" and c._deadline
         ]
-        if not waiting:
-            return False
-        oldest = min(waiting, key=lambda c: c._deadline.when() if c._deadline else 0.0)
-        logger.warning(
-            "at the limit of %d open connections: closed the one waiting longest for its "
-            "request headers",
-            self.max_connections,
-        )
-        oldest._disarm()
-        oldest.transport.close()
+        if waiting:
+            oldest = min(waiting, key=lambda c: c._deadline.when() if c._deadline else 0.0)
+            what = "the one waiting longest for its request headers"
+        else:
+            idle = [
+                c
+                for c in self.connections
+                if isinstance(c, H11Protocol) and c.timeout_keep_alive_task is not None
+            ]
+            if not idle:
+                return False
+            oldest = min(idle, key=_idle_since)
+            what = "the one idle longest"
+        logger.warning("at the limit of %d open connections: closed %s", self.max_connections, what)
+        if isinstance(oldest, LimitedH11Protocol):
+            oldest._disarm()
+        if oldest.transport is not None:
+            oldest.transport.close()
         self.connections.discard(oldest)  # its connection_lost comes later
         return True
 
@@ -140,6 +151,11 @@ class LimitedH11Protocol(H11Protocol):
             "closed the connection from %s: its request %s did not arrive in time", client, what
         )
         self.transport.close()
+
+
+def _idle_since(connection: H11Protocol) -> float:
+    task = connection.timeout_keep_alive_task
+    return task.when() if task is not None else 0.0
 
 
 def limited_protocol(

@@ -1,0 +1,276 @@
+"""The rerank stage: the mix, search with it, the stored vectors, where it is on or off, and
+serve-mcp's background worker."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import toolfind
+from tests.helpers import invoke
+from toolfind.config import Filters
+from toolfind.core import fusion
+from toolfind.errors import ConfigError, ModelUnavailable
+from toolfind.models import ScoringParams, Tool
+from toolfind.serve.backends.seam import NoBackends
+from toolfind.serve.state import LiveIndex
+from toolfind.store import rerank
+from toolfind.store.index import SearchIndex
+
+TOOLS = [
+    Tool("create_entities", "Create new entities in the knowledge graph.", namespace="memory"),
+    Tool(
+        "add_observations",
+        "Add facts about existing people or things to memory.",
+        namespace="memory",
+    ),
+    Tool("delete_observations", "Delete facts from memory.", namespace="memory"),
+    Tool(
+        "get_forecast",
+        "Weather forecast for a city: temperature, rain and wind.",
+        namespace="weather",
+    ),
+    Tool("compress_file", "Compress a file with gzip.", namespace="files"),
+    Tool("make_directory", "Create a directory, with its parents.", namespace="files"),
+    Tool("list_directory", "List the files in a directory.", namespace="files"),
+    Tool("send_message", "Post a message to a Slack channel.", namespace="slack"),
+    Tool("git_commit", "Record staged changes to the repository.", namespace="git"),
+    Tool("fetch_url", "Fetch a web page and return its text.", namespace="web"),
+]
+
+
+def _catalog(tmp_path: Path) -> Path:
+    path = tmp_path / "tools.json"
+    entries = [
+        {"name": t.name, "description": t.description, "namespace": t.namespace} for t in TOOLS
+    ]
+    path.write_text(json.dumps(entries), encoding="utf-8")
+    return path
+
+
+def _index(
+    cache: Path | None, weight: float = fusion.RERANK_WEIGHT, depth: int = 50
+) -> SearchIndex:
+    index = SearchIndex.build(TOOLS)
+    assert rerank.enable(
+        index, True, weight=weight, depth=depth, cache_root=str(cache) if cache else None,
+        use_cache=cache is not None,
+    )  # fmt: skip
+    return index
+
+
+def _segments(cache: Path) -> list[str]:
+    return sorted(p.name for p in cache.glob("toolfind-*.rerank-*.vec")) if cache.is_dir() else []
+
+
+# -- the mix ------------------------------------------------------------------------------------
+
+
+def test_the_mix_is_convex_over_the_candidates() -> None:
+    mixed, factor = fusion.rerank([8.0, 4.0, 2.0], [0.1, 0.5, 0.3], 0.5)
+    assert factor == pytest.approx(0.5 / 8.0)
+    # (1 - w) * score / best + w * (cos - lo) / (hi - lo)
+    assert [m for m, _ in mixed] == pytest.approx([0.5 + 0.0, 0.25 + 0.5, 0.125 + 0.25])
+    assert [c for _, c in mixed] == pytest.approx([0.0, 0.5, 0.25])
+    assert fusion.rerank([3.0], [0.2], 0.5)[0] == [(1.0, 0.5)]  # one candidate: the closest
+    assert fusion.rerank([3.0, 1.0], [0.2, 0.9], 0.0)[0] == [
+        (1.0, 0.0),
+        (pytest.approx(1 / 3), 0.0),
+    ]
+    with pytest.raises(ValueError):
+        fusion.rerank([1.0], [0.1], 1.5)
+
+
+def test_long_requests_get_a_smaller_rerank_weight() -> None:
+    assert fusion.rerank_weight(0.5, "make a folder") == 0.5
+    assert fusion.rerank_weight(0.5, " ".join(["word"] * 12)) == 0.5
+    assert fusion.rerank_weight(0.5, " ".join(["word"] * 24)) == pytest.approx(0.25)
+    assert fusion.rerank_weight(0.5, "") == 0.5
+
+
+# -- search ---------------------------------------------------------------------------------------
+
+
+def test_reranked_search_puts_the_meaning_first_and_explains_each_share(model: Path) -> None:
+    index = _index(None)
+    lexical = index.search("make a folder", 3, rerank=False)
+    assert all(h.similarity is None for h in lexical.hits)
+    found = index.search("make a folder", 3, explain=True)
+    assert found.hits[0].tool.name == "make_directory"
+    for hit in found.hits:
+        assert hit.similarity is not None and -1.0 <= hit.similarity <= 1.0
+        assert 0.0 <= hit.score <= 1.0
+        rows = hit.explanation
+        assert rows[-1].field == "rerank" and rows[-1].weight == fusion.RERANK_WEIGHT
+        assert rows[-1].idf == pytest.approx(hit.similarity)
+        assert sum(r.score for r in rows) == pytest.approx(hit.score)
+
+
+def test_a_named_tool_stays_first_and_limits_and_min_score_hold(model: Path) -> None:
+    index = _index(None)
+    found = index.search("git_commit", 2)
+    assert found.hits[0].tool.name == "git_commit" and found.hits[0].match == "exact"
+    assert len(index.search("file", 1).hits) == 1
+    kept = index.search("create a directory", 10, min_score=0.6)
+    assert kept.hits and all(h.score >= 0.6 for h in kept.hits)
+
+
+def test_rerank_true_without_a_stage_says_how_to_get_the_model() -> None:
+    index = SearchIndex.build(TOOLS)
+    with pytest.raises(ModelUnavailable, match="toolfind model fetch"):
+        index.search("compress", rerank=True)
+
+
+@pytest.mark.parametrize(
+    "query", ["", "   ", "😀🎉", "日本語で検索", "zzzz qqqq", "compress " * 120_000]
+)
+def test_bad_queries_never_crash_the_stage(model: Path, query: str) -> None:
+    index = _index(None)
+    result = index.search(query, 5)
+    assert all(h.similarity is not None and np.isfinite(h.similarity) for h in result.hits)
+
+
+def test_the_depth_bounds_what_is_re_scored(model: Path) -> None:
+    shallow = _index(None, depth=1)
+    # One candidate: it is the closest, and nothing below it can overtake it.
+    first = shallow.search("directory", 5, rerank=False).hits[0].tool.name
+    assert shallow.search("directory", 5).hits[0].tool.name == first
+    # Past the depth, hits keep the first stage's order below the re-scored ones, unscored.
+    two = _index(None, depth=2)
+    first_stage = [h.tool.name for h in two.search("file directory", 5, rerank=False).hits]
+    hits = two.search("file directory", 5).hits
+    assert sorted(h.tool.name for h in hits[:2]) == sorted(first_stage[:2])
+    assert [h.tool.name for h in hits[2:]] == first_stage[2:]
+    assert [h.similarity is None for h in hits] == [False, False] + [True] * (len(hits) - 2)
+    with pytest.raises(ConfigError, match="rerank depth"):
+        rerank.Reranker(shallow.reranker.model, shallow.reranker.store, depth=0)
+
+
+# -- stored vectors -----------------------------------------------------------------------------
+
+
+def test_candidate_vectors_are_stored_and_read_back_by_another_store(
+    model: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    index = _index(cache)
+    index.search("make a folder", 3)
+    assert len(_segments(cache)) == 1
+    stage = index.reranker
+    keys = [rerank.key_of(rerank.tool_text(t)) for t in TOOLS]
+    stored = [k for k, r in zip(keys, stage.store.rows_of(keys), strict=True) if r >= 0]
+    assert stored
+    fresh = rerank.VectorStore(str(cache), stage.model.ident, 384)
+    rows_a, rows_b = stage.store.rows_of(stored), fresh.rows_of(stored)
+    assert -1 not in rows_b
+    assert np.array_equal(stage.store.matrix[rows_a], fresh.matrix[rows_b])
+    # A second search of the same tools computes nothing new: no new segment.
+    index.search("make a folder", 3)
+    assert len(_segments(cache)) == 1
+
+
+def test_a_damaged_segment_is_skipped_with_one_line(model: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    _index(cache).search("compress a file", 3)
+    [name] = _segments(cache)
+    (cache / name).write_bytes((cache / name).read_bytes()[:100])
+    warned: list[str] = []
+    store = rerank.VectorStore(
+        str(cache), rerank.models.MODELS["all-minilm-l6-v2"].ident, 384, warned.append
+    )
+    assert len(store) == 0
+    assert warned == [
+        f"Cache file {cache / name} is unreadable; its vectors will be computed again."
+    ]
+
+
+def test_many_segments_are_merged_into_one(model: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    index = _index(cache, depth=1)
+    for tool in TOOLS:  # one new candidate a query: one segment each
+        index.search(tool.description, 1)
+    assert 1 <= len(_segments(cache)) <= 8
+    store = rerank.VectorStore(str(cache), index.reranker.model.ident, 384)
+    assert len(store) == len(index.reranker.store)
+
+
+# -- on or off ----------------------------------------------------------------------------------
+
+
+def test_open_index_reranks_when_the_model_is_there_unless_told_not_to(
+    model: Path, tmp_path: Path
+) -> None:
+    catalog = _catalog(tmp_path)
+    assert toolfind.open_index([catalog], semantic=False).reranker is not None
+    assert toolfind.open_index([catalog], semantic=False, rerank=False).reranker is None
+    (Path.cwd() / "toolfind.toml").write_text(
+        "rerank = false\nrerank_weight = 0.3\nrerank_depth = 20\n", encoding="utf-8"
+    )
+    assert toolfind.open_index([catalog], semantic=False).reranker is None
+    forced = toolfind.open_index([catalog], semantic=False, rerank=True).reranker
+    assert (forced.weight, forced.depth) == (0.3, 20)
+
+
+def test_open_index_without_the_model_is_off_or_one_clear_error(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path)
+    assert toolfind.open_index([catalog], semantic=False).reranker is None
+    with pytest.raises(ModelUnavailable) as raised:
+        toolfind.open_index([catalog], semantic=False, rerank=True)
+    assert raised.value.kind == "model_unavailable"
+    assert "toolfind model fetch" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_bad_rerank_settings_name_the_key(tmp_path: Path) -> None:
+    (Path.cwd() / "toolfind.toml").write_text("rerank_depth = 0\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="rerank_depth must be a whole number from 1 to 1000"):
+        toolfind.open_index([_catalog(tmp_path)])
+
+
+def test_search_rerank_on_the_command_line(model: Path, tmp_path: Path) -> None:
+    catalog = str(_catalog(tmp_path))
+    code, out, err = invoke(
+        "search", "make a folder", "-c", catalog, "--rerank", "--json", "-k", "2"
+    )
+    assert code == 0, err
+    hits = json.loads(out)["hits"]
+    assert hits[0]["name"] == "make_directory" and hits[0]["score"] <= 1.0
+    code, out, _ = invoke("search", "make a folder", "-c", catalog, "--rerank", "--explain")
+    assert code == 0 and "(context)" in out and "rerank" in out
+
+
+def test_search_rerank_without_the_model_is_one_line_exit_1(tmp_path: Path) -> None:
+    catalog = str(_catalog(tmp_path))
+    code, out, err = invoke("search", "make a folder", "-c", catalog, "--rerank")
+    assert code == 1 and out == ""
+    assert err.startswith(
+        "Error: reranking needs the all-minilm-l6-v2 model: run `toolfind model fetch`"
+    )
+    assert err.count("\n") == 1
+    code, _, err = invoke("search", "make a folder", "-c", catalog, "--rerank", "--json")
+    assert json.loads(err)["error"]["kind"] == "model_unavailable"
+
+
+# -- serve-mcp --------------------------------------------------------------------------------------
+
+
+def test_serve_reranks_and_embeds_every_tool_in_the_background(model: Path, tmp_path: Path) -> None:
+    cache = Path(os.environ["TOOLFIND_CACHE_DIR"])
+    live = LiveIndex(
+        [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+    )
+    index = live.load().index
+    assert index.reranker is not None
+    worker = rerank.worker(timeout=60)
+    assert worker is not None
+    assert worker.wait(timeout=300) == 0
+    store = rerank.VectorStore(str(cache), index.reranker.model.ident, 384)
+    keys = [rerank.key_of(rerank.tool_text(t)) for t in TOOLS]
+    assert -1 not in store.rows_of(keys)
+    # Queries find them stored: nothing embedded, no new segment.
+    before = _segments(cache)
+    assert index.search("make a folder", 3).hits[0].tool.name == "make_directory"
+    assert _segments(cache) == before
