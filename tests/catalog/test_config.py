@@ -353,3 +353,19 @@ def test_the_python_api_has_the_same_bounds() -> None:
             for_run(weights={"name": bad})
     with pytest.raises(ConfigError, match="semantic_weight must be a number from 0 to 1"):
         toolfind.open_index(semantic=False, semantic_weight=float("inf"))
+
+
+def test_synonym_groups_merge_group_by_group_and_a_bad_one_names_its_key(tmp_path: Path) -> None:
+    user = user_settings('[synonyms]\nstandup = "daily meeting"\nk8s = ["kube"]\n')
+    (tmp_path / "toolfind.toml").write_text(
+        '[synonyms]\nk8s = ["kubernetes", "kube"]\n', encoding="utf-8"
+    )
+    config = load_config(cwd=tmp_path)
+    assert config.params.synonyms == (("k8s", "kubernetes", "kube"), ("standup", "daily meeting"))
+    assert config.sources["synonyms.standup"] == str(user)
+    assert config.sources["synonyms.k8s"] == str(tmp_path / "toolfind.toml")
+    for bad in ("[synonyms]\npr = 3\n", "[synonyms]\npr = []\n", 'synonyms = "pr"\n'):
+        (tmp_path / "toolfind.toml").write_text(bad, encoding="utf-8")
+        with pytest.raises(ConfigError) as caught:
+            load_config(cwd=tmp_path)
+        assert "synonyms" in str(caught.value) and "toolfind.toml" in str(caught.value)
