@@ -3,7 +3,7 @@
 Usage (from the repository root; needs the ``bench`` extra, the labelled sets of
 ``benchmarks/quality.py``, and the ``semantic`` extra for the fused model)::
 
-    .venv/bin/python benchmarks/calibrate.py [--data DIR] [--no-semantic] [--check]
+    .venv/bin/python benchmarks/calibrate.py [--data DIR] [--no-semantic] [--no-rerank] [--check]
 
 For every query of seal-tools ``dev``, metatool (every 4th), mcp-open and toolwords it runs the
 first stage as ``SearchIndex.search`` does and takes the features of each of the top 10 hits,
@@ -17,8 +17,13 @@ hits at >= 0.5 that are right, the share of answerable requests with such a hit,
 of requests without an answer that get one (they should not).
 
 ``--check`` fits nothing: it reports the models in ``core/confidence.py`` as they are.
-A reranker (issue 27) calibrates its model the same way: pass its cosine as the ``rerank``
-feature (``confidence.features(..., rerank=...)``) and add a "rerank" entry to ``MODELS``.
+
+The "rerank" model (when the reranker's model is installed: ``toolfind model fetch``) is
+fitted on the ranking the Python API and serve-mcp give by default: the semantic first stage
+(the lexical one with ``--no-semantic``) re-scored by the rerank stage at its defaults, each
+hit's cosine to the request a feature. It leaves out the ``semantic`` feature, so the one
+model serves a reranked lexical search too. The tools' vectors are kept where
+``benchmarks/quality.py`` keeps them.
 """
 
 from __future__ import annotations
@@ -52,7 +57,11 @@ _COMMON = (
     "coverage*share", "share*gap", "first*gap", "relcov*first", "relcov*share", "lead*first",
     "rare*first",
 )  # fmt: skip
-USED = {"lexical": _COMMON, "semantic": (*_COMMON, "semantic", "semantic*first")}
+USED = {
+    "lexical": _COMMON,
+    "semantic": (*_COMMON, "semantic", "semantic*first"),
+    "rerank": (*_COMMON, "rerank", "rerank*first"),
+}
 
 
 class Row:
@@ -67,7 +76,24 @@ class Row:
 
 def first_stage(index: SearchIndex, query: str, semantic: bool) -> tuple[Any, list, list]:
     """What ``SearchIndex.search`` computes before confidence, for the top ``DEPTH`` and one
-    hit more: (found, exact, ranked with each hit's normalised similarity)."""
+    hit more: (found, exact, ranked with each hit's normalised similarity, or with the rerank
+    stage attached its cosine)."""
+    stage = index.reranker
+    if stage is not None:
+        pool = max(DEPTH + 1, stage.depth)
+        if index.semantic is not None:
+            found, exact, ranked, _ = index.semantic.run(index, query, pool, None, None)
+        else:
+            found = searching.run(index, query, pool)
+            exact = [(d, s, 0.0) for d, s in found.exact]
+            ranked = [(d, s, 0.0) for d, s in found.ranked]
+        exact, ranked, _ = stage.run(index, query, exact, ranked, DEPTH + 1, None)
+        cosine = [0.0 if e[4] is None else e[4] for e in ranked]
+        return (
+            found,
+            [(e[0], e[1]) for e in exact],
+            [(e[0], e[1], c) for e, c in zip(ranked, cosine, strict=True)],
+        )
     if semantic and index.semantic is not None:
         found, exact, ranked, _ = index.semantic.run(index, query, DEPTH + 1, None, None)
         sims = index.semantic.similarities(ranked)
@@ -87,8 +113,13 @@ def rows_of(
     for q in judged:
         found, exact, ranked = first_stage(index, q.query, semantic)
         relevant = set(q.relevant_ids)
+        signal = [x for *_, x in ranked]
+        reranked = index.reranker is not None
         feats = confidence.features(
-            found, [(d, s) for d, s, _ in ranked], [x for *_, x in ranked] if semantic else None
+            found,
+            [(d, s) for d, s, _ in ranked],
+            signal if semantic and not reranked else None,
+            signal if reranked else None,
         )
         shown = max(0, DEPTH - len(exact))  # one hit more was asked for, as search does
         pairs = list(zip(ranked, feats, strict=True))[:shown]
@@ -110,6 +141,8 @@ def without_answers(s: open_eval.OpenSet, semantic: bool) -> list[Row]:
     for spaces, queries in groups.items():
         kept = [i for i, t in enumerate(s.tools) if t.namespace not in spaces]
         sub = SearchIndex.build([s.tools[i] for i in kept])
+        if s.index.reranker is not None:
+            attach_reranker(sub)
         if matrix is not None:
             from toolfind.store import vectors
 
@@ -122,6 +155,20 @@ def without_answers(s: open_eval.OpenSet, semantic: bool) -> list[Row]:
         judged = [JudgedQuery(lab, ()) for lab in labelled]
         out += rows_of(f"{s.name} (no answer)", sub, judged, semantic, False)
     return out
+
+
+def attach_reranker(index: SearchIndex) -> None:
+    """The rerank stage at its defaults, its tool vectors kept where quality.py keeps them."""
+    from toolfind.store import rerank
+
+    rerank.enable(index, True, cache_root=str(quality.RERANK_CACHE))
+
+
+def reranker_installed() -> bool:
+    from toolfind.semantic import models
+    from toolfind.store import rerank
+
+    return rerank.runnable() and models.status(models.DEFAULT_MODEL).installed
 
 
 def collect(sets: Sequence[open_eval.OpenSet], semantic: bool) -> list[Row]:
@@ -262,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--data", default=os.environ.get("TOOLFIND_BENCH_DATA") or quality.DEFAULT_DATA
     )
     parser.add_argument("--no-semantic", action="store_true")
+    parser.add_argument("--no-rerank", action="store_true", help="leave the rerank model out")
     parser.add_argument("--check", action="store_true", help="report the shipped models only")
     parser.add_argument("--precision", type=float, default=0.82)
     parser.add_argument(
@@ -279,15 +327,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         for s in sets:
             s.build()
     kinds = ["lexical"] if args.no_semantic else ["lexical", "semantic"]
+    if not args.no_rerank and reranker_installed():
+        kinds.append("rerank")
     for kind in kinds:
-        semantic = kind == "semantic"
+        semantic = kind != "lexical" and not args.no_semantic
         cached = args.rows and Path(f"{args.rows}.{kind}")
         if not (cached and cached.is_file()):
             for s in sets:
                 if s.index is None:
                     s.build()
-                if semantic:
+                if semantic and s.index.semantic is None:
                     open_eval.attach_semantic(s)
+                if kind == "rerank":
+                    attach_reranker(s.index)
         if cached and cached.is_file():
             rows = pickle.loads(cached.read_bytes())
         else:
@@ -295,7 +347,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if cached:
                 cached.write_bytes(pickle.dumps(rows))
         if args.check:
-            report(f"{kind} (shipped)", rows, confidence.MODELS[kind])
+            if kind in confidence.MODELS:
+                report(f"{kind} (shipped)", rows, confidence.MODELS[kind])
             continue
         model = fit(rows, USED[kind])
         report(f"{kind} (fitted)", rows, model)

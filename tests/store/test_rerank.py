@@ -95,6 +95,27 @@ def test_long_requests_get_a_smaller_rerank_weight() -> None:
 # -- search ---------------------------------------------------------------------------------------
 
 
+def test_a_reranked_search_is_as_sure_as_its_calibrated_model_and_the_cosine_counts(
+    model: Path,
+) -> None:
+    from toolfind.core import confidence
+
+    index = _index(None)
+    sure = index.search("remember that Ana likes tea", 3)
+    assert [h.name for h in sure.hits][0] == "add_observations"
+    assert sure.hits[0].confidence >= confidence.CONFIDENT  # the reranker agrees
+    lexical = index.search("remember that Ana likes tea", 3, rerank=False)
+    assert lexical.hits[0].confidence < confidence.CONFIDENT  # words alone are not enough
+    assert all(h.confidence < confidence.CONFIDENT for h in sure.hits[1:])
+    # The rerank model weighs the cosine: the same hit, a closer meaning, more sure.
+    row = {"coverage": 0.5, "share": 1.0, "gap": 0.2, "found": 1.0, "words": 1.0, "first": 1.0}
+    far, near = ({**row, "rerank": cosine} for cosine in (0.1, 0.8))
+    rerank_model = confidence.MODELS["rerank"]
+    assert confidence.probability(near, rerank_model) > confidence.probability(far, rerank_model)
+    assert confidence.model_for(semantic=False, rerank=True) is rerank_model
+    assert confidence.model_for(semantic=True, rerank=True) is rerank_model
+
+
 def test_reranked_search_puts_the_meaning_first_and_explains_each_share(model: Path) -> None:
     index = _index(None)
     lexical = index.search("make a folder", 3, rerank=False)

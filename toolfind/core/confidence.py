@@ -15,7 +15,8 @@ hit's confidence is a logistic model of features of the hit and the query (:func
 * ``found``: the share of the query's words that occur in the catalog at all;
 * ``words``: how many words the query holds (log; long requests cover less of themselves);
 * ``semantic``: with the semantic signal, the hit's normalised similarity (0 without);
-* ``rerank``: a reranker's cosine, when one is plugged in (:data:`MODELS` ``"rerank"``);
+* ``rerank``: the reranker's cosine of the request and the tool, when the rerank stage ran
+  (:data:`MODELS` ``"rerank"``);
 
 and products of two of them (``a*b``), which let the best hit's lead and coverage count more
 than a later hit's.
@@ -59,8 +60,9 @@ WEAK_WORDS = frozenset(
 WEAK_WEIGHT = 0.25
 
 #: Per model: the bias, then a weight per feature (a missing one is 0). "lexical" ranks by
-#: words, "semantic" fuses the semantic signal; "rerank" (when a reranker calibrates one) is
-#: chosen whenever a reranker's cosine is given. Fitted by benchmarks/calibrate.py.
+#: words, "semantic" fuses the semantic signal; "rerank" is chosen whenever the rerank stage
+#: re-scored the hits (over either first stage: it does not weigh ``semantic``). Fitted by
+#: benchmarks/calibrate.py.
 MODELS: dict[str, tuple[float, Mapping[str, float]]] = {
     "lexical": (
         -10.9338,
@@ -106,6 +108,30 @@ MODELS: dict[str, tuple[float, Mapping[str, float]]] = {
             "rare*first": 0.4093,
             "semantic": 1.7068,
             "semantic*first": 0.8500,
+        },
+    ),
+    "rerank": (
+        -10.8944,
+        {
+            "coverage": 0.5341,
+            "share": 2.6727,
+            "gap": 1.1423,
+            "found": 0.2038,
+            "words": 1.6879,
+            "relcov": 0.4754,
+            "lead": 1.0551,
+            "first": 0.7198,
+            "topgap": 0.1125,
+            "rare": 0.4866,
+            "coverage*share": 1.1084,
+            "share*gap": 1.1258,
+            "first*gap": 0.4399,
+            "relcov*first": 0.3195,
+            "relcov*share": 1.1284,
+            "lead*first": 0.5422,
+            "rare*first": 0.3478,
+            "rerank": 1.6846,
+            "rerank*first": 1.1762,
         },
     ),
 }
