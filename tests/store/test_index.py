@@ -477,6 +477,31 @@ def test_similar_skips_the_postings_of_common_words(monkeypatch: pytest.MonkeyPa
     assert sum(scanned) < 3000  # of the 30,000+ postings the tool's terms hold
 
 
+def test_similar_reads_at_most_its_budget_of_postings_keeping_rarer_terms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A common word that would pass the budget is left out; a rarer term after it, that
+    fits, is still searched; the tool's strongest term always is."""
+    tools = [Tool(name=f"filler{i:03d}", description="archive shared") for i in range(300)]
+    tools += [Tool(name=f"vault{i}", description="archive shared okapi") for i in range(4)]
+    index = SearchIndex.build(tools)
+    strongest = {s.tool.name for s in index.similar("vault0", 3)}
+    assert strongest <= {"vault1", "vault2", "vault3"}
+    monkeypatch.setattr(index_module, "SIMILAR_POSTINGS", 50)
+    scanned: list[int] = []
+    add_into = search_module.add_into
+
+    def counting(acc: dict[int, float], docs: Any, impacts: Any) -> None:
+        scanned.append(len(docs))
+        add_into(acc, docs, impacts)
+
+    monkeypatch.setattr(search_module, "add_into", counting)
+    got = index.similar("vault0", 3)
+    assert {s.tool.name for s in got} == {"vault1", "vault2", "vault3"}
+    assert all(s.shared_terms == ("vault", "okapi") for s in got)  # the common words left out
+    assert sum(scanned) <= 50
+
+
 def test_numpy_scores_a_loaded_index_like_the_pure_path(tmp_path: Path) -> None:
     """Accelerated search over the memory-mapped columns of a cached index: same hits, same
     scores to the bit, with filters, exact matches and ties."""

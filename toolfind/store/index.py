@@ -67,11 +67,14 @@ _IMPORT_PAYS_BACK = 1_000_000
 #: with every term; at 100k synthetic tools, a third of the time (benchmarks/perf.py).
 SIMILAR_TERMS = 24
 
-#: ``similar`` over this many postings turns numpy on (when installed) even in a one-shot
-#: process: its weighted terms have no tiers to skip by and prune late, so pure Python adds
-#: up every posting (about 0.4 us each: 900k postings at 100k tools took 300-800 ms, against
-#: 25-40 ms with numpy, whose import costs about twice Python's start-up).
-_SIMILAR_NUMPY = 250_000
+#: ``similar`` reads at most this many postings: the strongest terms are taken in order while
+#: their postings fit (a term that would pass it is left out, a rarer one after it may still
+#: fit). Its weighted terms have no tiers to skip by and prune late, so every posting read is
+#: added up (about 0.3 us each in Python): at 100k synthetic tools, where every common word is
+#: in 40% of the tools, 24 terms meant 700-900k postings and 250-500 ms, and numpy's import
+#: alone costs a one-shot process 5-7x Python's start-up. On real catalogs (a few thousand
+#: tools) no term comes near it: the neighbours are those of every term kept.
+SIMILAR_POSTINGS = 32_768
 
 #: Slots holding one column each (an array when built, a memoryview when loaded).
 _COLUMNS = frozenset(
@@ -642,8 +645,8 @@ class SearchIndex:
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)`` (its own fields' weights count
         there: a word of a parameter description weighs less than a word of the name), and
         only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
-        kept: a tool with long parameter descriptions would otherwise search for every
-        common word it holds; another tool scores the sum of weight x impact over the terms
+        kept, their postings within :data:`SIMILAR_POSTINGS`: a tool with long parameter
+        descriptions would otherwise search for every common word it holds; another tool scores the sum of weight x impact over the terms
         they share. ``shared_terms`` lists those terms as words written in the tool
         (``directory``, not the stem ``directori``), most contributing first. Raises like
         :meth:`resolve`.
@@ -668,11 +671,18 @@ class SearchIndex:
             weight = bm25f.saturate(tf, k1, 0.0)
             order.append((-(weight * self._max[t]), term, weight, t))
         order.sort()
-        del order[SIMILAR_TERMS:]
+        chosen, read = [], 0
+        for entry in order:
+            n = off[entry[3] + 1] - off[entry[3]]
+            if chosen and read + n > SIMILAR_POSTINGS:
+                continue  # a common word past the budget: a rarer term may still fit
+            chosen.append(entry)
+            read += n
+            if len(chosen) == SIMILAR_TERMS:
+                break
+        order = chosen
         postings = [p for *_, t in order if (p := self._postings_at(t)) is not None]
         weights = [weight for _, _, weight, _ in order]
-        if sum(len(p[0]) for p in postings) >= _SIMILAR_NUMPY:
-            self.accelerate()  # if numpy is installed; the same scores either way
         top = searching.rank(self, postings, limit, skip=(doc,), weights=weights)
         out = []
         words: dict[str, str] | None = None  # the tool's terms as written in it
