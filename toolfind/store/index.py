@@ -671,7 +671,8 @@ class SearchIndex:
             weight = bm25f.saturate(tf, k1, 0.0)
             order.append((-(weight * self._max[t]), term, weight, t))
         order.sort()
-        chosen, read = [], 0
+        chosen: list[tuple[float, str, float, int]] = []
+        read = 0
         for entry in order:
             n = off[entry[3] + 1] - off[entry[3]]
             if chosen and read + n > SIMILAR_POSTINGS:
