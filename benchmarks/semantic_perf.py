@@ -184,10 +184,10 @@ print(json.dumps({{"open": opened, "first": time.perf_counter() - t}}))
     first_query = statistics.median(f["first"] for f in firsts)
     without = {**env, "TOOLFIND_MODEL_DIR": tempfile.mkdtemp()}
     first_list(None, env, catalog)  # the cache, the vectors' worker
-    starts = {"with": [], "without": []}
+    starts: dict[str, list[float]] = {"with": [], "without": []}
     for _ in range(max(3, runs // 2)):  # interleaved: the machine's load hits both alike
-        starts["without"].append(first_list(None, without, catalog))
-        starts["with"].append(first_list(None, env, catalog))
+        starts["without"].append(first_list(None, without, catalog)[0])  # (seconds, names)
+        starts["with"].append(first_list(None, env, catalog)[0])
     start_with = statistics.median(starts["with"])
     start_without = statistics.median(starts["without"])
     return [

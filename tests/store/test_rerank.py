@@ -280,18 +280,23 @@ def test_search_rerank_without_the_model_is_one_line_exit_1(tmp_path: Path) -> N
 
 def test_serve_reranks_and_embeds_every_tool_in_the_background(model: Path, tmp_path: Path) -> None:
     cache = Path(os.environ["TOOLFIND_CACHE_DIR"])
+    rerank.stop_worker()
     live = LiveIndex(
         [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
     )
     index = live.load().index
     assert index.reranker is not None
+    assert rerank.worker(timeout=0) is None  # serve-mcp's start shares nothing with it
+    # The first reranked query embeds its candidates and starts the worker for the rest.
+    assert index.search("make a folder", 3).hits[0].tool.name == "make_directory"
     worker = rerank.worker(timeout=60)
     assert worker is not None
     assert worker.wait(timeout=300) == 0
     store = rerank.VectorStore(str(cache), index.reranker.model.ident, 384)
     keys = [rerank.key_of(rerank.tool_text(t)) for t in TOOLS]
     assert -1 not in store.rows_of(keys)
-    # Queries find them stored: nothing embedded, no new segment.
+    # Later queries find them stored: nothing embedded, no new segment, no second worker.
     before = _segments(cache)
-    assert index.search("make a folder", 3).hits[0].tool.name == "make_directory"
+    assert index.search("compress a file with gzip", 3).hits[0].tool.name == "compress_file"
     assert _segments(cache) == before
+    assert rerank.worker(timeout=0) is worker

@@ -221,8 +221,9 @@ class LiveIndex:
         index.accelerate()  # a server answers many queries: numpy pays for its import
         want = semantic_wanted(self.semantic, None, cli=False)  # config's: in self.semantic
         attach_semantic(index, key, want, weight=self.semantic_weight, warn=logger.warning)
-        # The rerank stage loads its model on the first query; every tool's vector is
-        # computed by a worker at the lowest priority, after this returns (store.rerank).
+        # The rerank stage loads its model on the first query, which also starts the worker
+        # that computes every tool's vector at the lowest priority (store.rerank): serve-mcp's
+        # start never shares the interpreter with it.
         if attach_rerank(
             index,
             self.rerank,
@@ -231,9 +232,7 @@ class LiveIndex:
             use_cache=self.use_cache,
             warn=logger.warning,
         ):
-            from toolfind.store.rerank import warm_in_background
-
-            warm_in_background(index)
+            index.reranker.warm_on_first_query = True
         return Snapshot(
             index, tools, frozenset(map(str, errors)), generation, namespaces, given, connecting
         )

@@ -310,9 +310,19 @@ def encoder_for(name: str) -> Encoder:
 
 class Reranker:
     """The rerank stage of one index: its model, weight and depth, and which stored vector
-    each of its tools has (found on first use). ``SearchIndex.search`` calls :meth:`run`."""
+    each of its tools has (found on first use). ``SearchIndex.search`` calls :meth:`run`.
+    ``warm_on_first_query`` (serve-mcp): the first query that reranks starts
+    :func:`warm_in_background` for the index."""
 
-    __slots__ = ("_doc_rows", "_doc_keys", "depth", "model", "store", "weight")
+    __slots__ = (
+        "_doc_rows",
+        "_doc_keys",
+        "depth",
+        "model",
+        "store",
+        "warm_on_first_query",
+        "weight",
+    )
 
     def __init__(
         self,
@@ -334,6 +344,7 @@ class Reranker:
         self.depth = depth
         self._doc_rows: dict[int, int] = {}
         self._doc_keys: dict[int, bytes] = {}
+        self.warm_on_first_query = False
 
     def with_settings(self, weight: float | None = None, depth: int | None = None) -> Reranker:
         """The same stage with another weight or depth (``eval`` and ``tune`` try several)."""
@@ -364,6 +375,9 @@ class Reranker:
         most ``limit`` in all, those below ``min_score`` dropped; and the mix: (the factor that
         turns a first-stage score's part into its share of the final score, the weight used
         for this query: :func:`toolfind.core.fusion.rerank_weight`), for ``--explain``."""
+        if self.warm_on_first_query:
+            self.warm_on_first_query = False
+            warm_in_background(index)
         head = list(exact) + list(ranked[: self.depth])
         docs = [int(e[0]) for e in head]
         if not docs or limit <= 0:
@@ -521,7 +535,9 @@ def warm_in_background(index: Any) -> threading.Thread | None:
     """Embed every enabled tool of ``index`` that has no stored vector, without delaying the
     caller: a thread at the lowest priority gathers the tools' texts and hands them to a
     child process, also at the lowest priority (and on one BLAS thread), which writes segment
-    files that queries pick up as they come. The previous worker, if still running, is
+    files that queries pick up as they come. The thread still shares the interpreter (reading
+    10k tools' texts holds it about 150 ms), so serve-mcp starts it on the first reranked
+    query (``Reranker.warm_on_first_query``), never while it starts. The previous worker, if still running, is
     stopped first. None (nothing started) without a rerank stage or a cache directory:
     vectors are then computed by the queries that need them. Returns the thread (tests wait
     on it, then on :func:`worker`)."""
