@@ -38,6 +38,18 @@ def test_grid_and_best_prefer_the_cheaper_setting_on_ties() -> None:
     assert reranking.best(points) == (0.7, 10)
 
 
+def test_settings_that_score_worse_held_out_are_not_to_be_written() -> None:
+    # On this held-out query the reranker (which likes 12) is right: a weight of 0 loses.
+    held = [_candidates()]
+    assert reranking.holdout_loss(held, (0.7, 10), (0.5, 50), "mrr@10") == ""
+    loss = reranking.holdout_loss(held, (0.0, 10), (0.7, 50), "mrr@10")
+    assert loss == (
+        "the chosen rerank weight 0 and depth 10 score mrr@10 33.33% on the 1 held-out queries,"
+        " below the 100.00% of the weight 0.7 and depth 50 in use"
+    )
+    assert reranking.holdout_loss([], (0.0, 10), (0.7, 50)) == ""  # nothing held out
+
+
 def test_candidates_and_search_agree(model: Path) -> None:
     index = _index(None)
     queries = [_judged("make a folder", 5), _judged("post to slack", 7)]

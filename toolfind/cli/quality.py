@@ -262,7 +262,7 @@ def tune(
     index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
     judged = _judged(index, queries_file)
     signal, fusion_weight = index.semantic, None
-    stage, rerank_settings = index.reranker, None
+    stage, rerank_settings, rerank_loss = index.reranker, None, ""
     index.use_reranker(None)  # the reranker is tuned last, over the tuned first stage
     lexical = index.with_params(index.params)
     lexical.use_semantic(None)  # field weights, b, k1 and delta are tuned on the lexical ranking
@@ -304,6 +304,7 @@ def tune(
             metric=metric,
         )
         rerank_settings = _tune_rerank_report(learned, metric)
+        rerank_loss = learned[3]
     if json_:
         _emit(wire.tune_record(report))
     else:
@@ -313,7 +314,7 @@ def tune(
 
         from toolfind.userfiles import working_dir
 
-        loss = evaluate.holdout_loss(report)
+        loss = evaluate.holdout_loss(report) or rerank_loss
         if loss and not force:
             _warn(f"Not written: {loss}. --force writes them anyway.")
             raise typer.Exit(1)
@@ -346,23 +347,31 @@ def _tune_rerank(
     metric: str = "ndcg@10",
 ) -> Any:
     """The rerank weight and depth learned on the training queries, over the tuned first
-    stage: ((weight, depth), its value, the value without the reranker)."""
+    stage: ((weight, depth), its value, the value without the reranker, and why it must not
+    be written: ``reranking.holdout_loss``, "" unless it scores worse on the held-out queries
+    than the weight and depth in use)."""
     from toolfind.eval import evaluate, reranking
 
     tuned = index.with_params(params)
     if signal is not None:
         tuned.use_semantic(signal if fusion_weight is None else signal.with_weight(fusion_weight))
     tuned.use_reranker(stage)
-    train, _ = evaluate.split_queries(judged, holdout=holdout, train_split=train_split, seed=seed)
+    train, held = evaluate.split_queries(
+        judged, holdout=holdout, train_split=train_split, seed=seed
+    )
     found = reranking.candidates(tuned, train, max(reranking.DEPTHS))
     points = reranking.grid(found, metric=metric)
     chosen = reranking.best(points)
     values = {(w, d): v for w, d, v in points}
-    return chosen, values[chosen], values[(0.0, min(reranking.DEPTHS))]
+    held_found = (
+        reranking.candidates(tuned, held, max(*reranking.DEPTHS, stage.depth)) if held else []
+    )
+    loss = reranking.holdout_loss(held_found, chosen, (stage.weight, stage.depth), metric)
+    return chosen, values[chosen], values[(0.0, min(reranking.DEPTHS))], loss
 
 
 def _tune_rerank_report(learned: Any, metric: str) -> tuple[float, int]:
-    (weight, depth), value, without = learned
+    (weight, depth), value, without, _ = learned
     _warn(
         f"Reranker: weight {weight:g}, depth {depth} ({metric} on the training queries "
         f"{value:.4f}; without the reranker {without:.4f})"

@@ -100,6 +100,29 @@ def grid(
     return [(w, d, metrics(found, w, d).values()[k]) for d in depths for w in weights]
 
 
+def holdout_loss(
+    held: Sequence[Candidates],
+    chosen: tuple[float, int],
+    in_use: tuple[float, int],
+    metric: str = "ndcg@10",
+) -> str:
+    """Why the ``chosen`` (weight, depth) must not be written ("" when it may): it scores
+    ``metric`` worse on the ``held``-out queries' candidates than the (weight, depth) ``in_use``,
+    as :func:`toolfind.eval.evaluate.holdout_loss` rules for the first stage."""
+    if not held:
+        return ""
+    k = METRICS.index(metric_name(metric))
+    new = metrics(held, *chosen).values()[k]
+    old = metrics(held, *in_use).values()[k]
+    if new >= old - 1e-12:
+        return ""
+    return (
+        f"the chosen rerank weight {chosen[0]:g} and depth {chosen[1]} score {metric}"
+        f" {100 * new:.2f}% on the {len(held)} held-out queries, below the {100 * old:.2f}% of"
+        f" the weight {in_use[0]:g} and depth {in_use[1]} in use"
+    )
+
+
 def best(points: Sequence[tuple[float, int, float]]) -> tuple[float, int]:
     """The (weight, depth) with the best value; ties go to the smaller depth, then the
     smaller weight (the cheaper and the closer to the first stage)."""
