@@ -45,7 +45,6 @@ import open_eval  # noqa: E402
 import quality  # noqa: E402
 
 from toolfind.core import confidence  # noqa: E402
-from toolfind.core import search as searching  # noqa: E402
 from toolfind.eval.queries import JudgedQuery  # noqa: E402
 from toolfind.store.index import SearchIndex  # noqa: E402
 
@@ -74,57 +73,24 @@ class Row:
         self.label, self.answerable = label, ans
 
 
-def first_stage(index: SearchIndex, query: str, semantic: bool) -> tuple[Any, list, list]:
-    """What ``SearchIndex.search`` computes before confidence, for the top ``DEPTH`` and one
-    hit more: (found, exact, ranked with each hit's normalised similarity, or with the rerank
-    stage attached its cosine)."""
-    stage = index.reranker
-    if stage is not None:
-        pool = max(DEPTH + 1, stage.depth)
-        if index.semantic is not None:
-            found, exact, ranked, _ = index.semantic.run(index, query, pool, None, None)
-        else:
-            found = searching.run(index, query, pool)
-            exact = [(d, s, 0.0) for d, s in found.exact]
-            ranked = [(d, s, 0.0) for d, s in found.ranked]
-        exact, ranked, _ = stage.run(index, query, exact, ranked, DEPTH + 1, None)
-        cosine = [0.0 if e[4] is None else e[4] for e in ranked]
-        return (
-            found,
-            [(e[0], e[1]) for e in exact],
-            [(e[0], e[1], c) for e, c in zip(ranked, cosine, strict=True)],
-        )
-    if semantic and index.semantic is not None:
-        found, exact, ranked, _ = index.semantic.run(index, query, DEPTH + 1, None, None)
-        sims = index.semantic.similarities(ranked)
-        return (
-            found,
-            [(d, s) for d, s, _ in exact],
-            [(d, s, x) for (d, s, _), x in zip(ranked, sims, strict=True)],
-        )
-    found = searching.run(index, query, DEPTH + 1)
-    return found, found.exact, [(d, s, 0.0) for d, s in found.ranked]
-
-
 def rows_of(
     name: str, index: SearchIndex, judged: Sequence[JudgedQuery], semantic: bool, answerable: bool
 ) -> list[Row]:
+    """Each query's top ``DEPTH`` hits as ``SearchIndex.search`` ranks them (one hit more
+    asked for, as search does: ``SearchIndex.ranking``), with their features, labelled."""
+    signal = index.semantic if semantic else None
     out = []
     for q in judged:
-        found, exact, ranked = first_stage(index, q.query, semantic)
+        staged = index.ranking(q.query, DEPTH + 1, signal=signal, stage=index.reranker)
         relevant = set(q.relevant_ids)
-        signal = [x for *_, x in ranked]
-        reranked = index.reranker is not None
+        ranked = staged.ranked
         feats = confidence.features(
-            found,
-            [(d, s) for d, s, _ in ranked],
-            signal if semantic and not reranked else None,
-            signal if reranked else None,
+            staged.found, [(e[0], e[1]) for e in ranked], staged.semantic, staged.cosines
         )
-        shown = max(0, DEPTH - len(exact))  # one hit more was asked for, as search does
+        shown = max(0, DEPTH - len(staged.exact))
         pairs = list(zip(ranked, feats, strict=True))[:shown]
-        for rank, ((doc, _, _), row) in enumerate(pairs, len(exact) + 1):
-            out.append(Row(name, q.query, rank, row, doc in relevant, answerable))
+        for rank, (entry, row) in enumerate(pairs, len(staged.exact) + 1):
+            out.append(Row(name, q.query, rank, row, entry[0] in relevant, answerable))
         if not ranked:  # asked, and nothing to be sure of: it counts among the requests
             out.append(Row(name, q.query, 0, {}, False, answerable))
     return out

@@ -38,7 +38,7 @@ from bisect import bisect_left
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     from toolfind.core.search import Found
 
@@ -301,3 +301,37 @@ def cut(
     """The first ``limit`` hits of a search asked for one more than it shows (the last shown
     hit's lead over the next is part of its confidence): the exact ones, then the ranked."""
     return exact[:limit], ranked[: max(0, limit - len(exact))]
+
+
+class Ranking:
+    """:meth:`toolfind.store.index.SearchIndex.ranking`'s answer: the first stage's ``found`` (terms, typos,
+    agreement), the ``exact`` and ``ranked`` hits, each ``(tool id, score, semantic part,
+    rerank part, cosine or None)``, the fused scores' ``scale`` and the rerank ``mix`` (for
+    ``--explain``), and each ranked hit's ``semantic`` similarity and rerank ``cosines`` when
+    those signals ran."""
+
+    __slots__ = ("cosines", "exact", "found", "mix", "ranked", "scale", "semantic")
+
+    def __init__(
+        self,
+        found: Found,
+        exact: Sequence[tuple[Any, ...]],
+        ranked: Sequence[tuple[Any, ...]],
+        scale: float,
+        mix: tuple[float, float],
+        semantic: list[float] | None,
+        cosines: list[float] | None,
+    ) -> None:
+        self.found, self.exact, self.ranked = found, exact, ranked
+        self.scale, self.mix, self.semantic, self.cosines = scale, mix, semantic, cosines
+
+    def confidences(self) -> list[float]:
+        """Each hit's confidence, exact hits first (:func:`toolfind.core.confidence.of_hits`,
+        from every signal that ran)."""
+        return of_hits(
+            self.found,
+            [(e[0], e[1]) for e in self.ranked],
+            exact=len(self.exact),
+            semantic=self.semantic,
+            rerank=self.cosines,
+        )

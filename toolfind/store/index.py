@@ -407,44 +407,14 @@ class SearchIndex:
             from toolfind.semantic import INSTALL_HINT
 
             raise SemanticUnavailable(INSTALL_HINT)
-        # 1. The first stage: BM25F (with typos, synonyms and action agreement), or BM25F
-        # fused with the semantic signal. Each hit is (tool id, score, semantic part). One hit
-        # more than asked for: the last one's lead over the next is part of its confidence.
-        # A rerank stage takes its candidates from the first stage, and cuts itself.
-        probe = limit + 1 if limit > 0 else 0
-        first_limit, first_min = (
-            (probe, min_score) if stage is None else (max(probe, stage.depth), None)
+        probe = limit + 1 if limit > 0 else 0  # the last hit's lead is part of its confidence
+        staged = self.ranking(
+            query, probe, keep=keep, min_score=min_score, signal=signal, stage=stage
         )
-        exact: Sequence[tuple[Any, ...]]
-        ranked: Sequence[tuple[Any, ...]]
-        if signal is None:
-            found = searching.run(self, query, first_limit, keep=keep, min_score=first_min)
-            exact = [(d, score, 0.0) for d, score in found.exact]
-            ranked = [(d, score, 0.0) for d, score in found.ranked]
-            scale = 1.0
-        else:
-            found, exact, ranked, scale = signal.run(self, query, first_limit, keep, first_min)
-        sims: dict[int, float] = {}
-        if signal is not None:  # each first-stage hit's similarity, before a reranker reorders
-            sims = dict(zip([e[0] for e in ranked], signal.similarities(ranked), strict=True))
-        # 2. The rerank stage re-scores the first stage's head: each entry becomes (tool id,
-        # score, semantic part, rerank part, cosine or None).
-        mix, cosines = (0.0, 0.0), None
-        if stage is not None:
-            exact, ranked, mix = stage.run(self, query, exact, ranked, probe, min_score)
-            cosines = [0.0 if e[4] is None else e[4] for e in ranked]
-        else:
-            exact = [(*e, 0.0, None) for e in exact]
-            ranked = [(*e, 0.0, None) for e in ranked]
-        # 3. How sure each hit is (core.confidence), from both stages' signals.
-        sure = confidence.of_hits(
-            found,
-            [(e[0], e[1]) for e in ranked],
-            exact=len(exact),
-            semantic=None if signal is None else [sims.get(e[0], 0.0) for e in ranked],
-            rerank=cosines,
-        )
-        # 4. The hits, as many as asked for.
+        found, scale, mix = staged.found, staged.scale, staged.mix
+        sure = staged.confidences()
+        exact, ranked = staged.exact, staged.ranked
+        # The hits, as many as asked for.
         exact, ranked = confidence.cut(exact, ranked, limit)
         del sure[limit:]
         term_ids = []
@@ -480,6 +450,46 @@ class SearchIndex:
             made = [h for h in made if h.confidence >= min_confidence]
         corrections = tuple(found.corrections.items())
         return SearchResult(query, tuple(made), found.unmatched, corrections)
+
+    def ranking(
+        self,
+        query: str,
+        limit: int,
+        *,
+        keep: Callable[[int], bool] | None = None,
+        min_score: float | None = None,
+        signal: Any = None,
+        stage: Any = None,
+    ) -> confidence.Ranking:
+        """What :meth:`search` ranks before it says how sure each hit is and cuts: at most
+        ``limit`` hits of ``query``, by the first stage (BM25F with typos, synonyms and action
+        agreement, or fused with the semantic ``signal``), then re-scored by the rerank
+        ``stage`` when given (which takes its candidates from the first stage and cuts
+        itself). ``benchmarks/calibrate.py`` fits the confidence models on it."""
+        first_limit, first_min = (
+            (limit, min_score) if stage is None else (max(limit, stage.depth), None)
+        )
+        exact: Sequence[tuple[Any, ...]]
+        ranked: Sequence[tuple[Any, ...]]
+        if signal is None:
+            found = searching.run(self, query, first_limit, keep=keep, min_score=first_min)
+            exact = [(d, score, 0.0) for d, score in found.exact]
+            ranked = [(d, score, 0.0) for d, score in found.ranked]
+            scale = 1.0
+        else:
+            found, exact, ranked, scale = signal.run(self, query, first_limit, keep, first_min)
+        sims: dict[int, float] = {}
+        if signal is not None:  # each first-stage hit's similarity, before a reranker reorders
+            sims = dict(zip([e[0] for e in ranked], signal.similarities(ranked), strict=True))
+        mix, cosines = (0.0, 0.0), None
+        if stage is not None:
+            exact, ranked, mix = stage.run(self, query, exact, ranked, limit, min_score)
+            cosines = [0.0 if e[4] is None else e[4] for e in ranked]
+        else:
+            exact = [(*e, 0.0, None) for e in exact]
+            ranked = [(*e, 0.0, None) for e in ranked]
+        semantic = None if signal is None else [sims.get(e[0], 0.0) for e in ranked]
+        return confidence.Ranking(found, exact, ranked, scale, mix, semantic, cosines)
 
     def use_semantic(self, signal: Any) -> None:
         """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over
