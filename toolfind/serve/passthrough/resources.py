@@ -15,7 +15,7 @@ import logging
 import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from mcp.server import Server, ServerRequestContext
 
 logger = logging.getLogger("toolfind.serve")
+_Listed = TypeVar("_Listed", types.Resource, types.ResourceTemplate)
 
 #: toolfind's own resource: the deferred tools' one-line summaries.
 OWN_URI = "toolfind:deferred-tools"
@@ -92,33 +93,36 @@ class Resources:
     async def on_list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        await self.gateway.settle()
-        listed = [self._own_resource()]
-        for server, entry in await self.gateway.gather("resources", "resources/list", "resources"):
-            if isinstance(entry, dict) and isinstance(entry.get("uri"), str):
-                entry = cleaned(entry) | {"uri": exposed_uri(server, entry["uri"])}
-            resource = self.gateway.valid(types.Resource, entry, server)
-            if resource is not None:
-                listed.append(resource)
-        items, cursor = page(listed, params.cursor if params else None, "resources")
+        listed = await self._listed("resources/list", "resources", "uri", types.Resource)
+        items, cursor = page(
+            [self._own_resource(), *listed], params.cursor if params else None, "resources"
+        )
         return types.ListResourcesResult(resources=items, next_cursor=cursor)
 
     async def on_list_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        await self.gateway.settle()
-        listed: list[types.ResourceTemplate] = []
-        gathered = await self.gateway.gather(
-            "resources", "resources/templates/list", "resourceTemplates"
+        listed = await self._listed(
+            "resources/templates/list", "resourceTemplates", "uriTemplate", types.ResourceTemplate
         )
-        for server, entry in gathered:
-            if isinstance(entry, dict) and isinstance(entry.get("uriTemplate"), str):
-                entry = cleaned(entry) | {"uriTemplate": exposed_uri(server, entry["uriTemplate"])}
-            template = self.gateway.valid(types.ResourceTemplate, entry, server)
-            if template is not None:
-                listed.append(template)
         items, cursor = page(listed, params.cursor if params else None, "resourceTemplates")
         return types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
+
+    async def _listed(
+        self, method: str, field: str, key: str, kind: type[_Listed]
+    ) -> list[_Listed]:
+        """Every backend's ``field`` entries of ``method`` (once the first contact settled),
+        cleaned, their ``key`` (a URI or URI template) exposed under the backend's name, those
+        that are not a valid ``kind`` left out (said once)."""
+        await self.gateway.settle()
+        listed: list[_Listed] = []
+        for server, entry in await self.gateway.gather("resources", method, field):
+            if isinstance(entry, dict) and isinstance(entry.get(key), str):
+                entry = cleaned(entry) | {key: exposed_uri(server, entry[key])}
+            item = self.gateway.valid(kind, entry, server)
+            if item is not None:
+                listed.append(item)
+        return listed
 
     def _route_uri(self, uri: str) -> tuple[str, str]:
         routed = backend_uri(uri)
