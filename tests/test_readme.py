@@ -184,6 +184,20 @@ def _env(workdir: Path) -> dict[str, str]:
     return env
 
 
+def _run(argv: list[str], workdir: Path) -> subprocess.CompletedProcess[str]:
+    """``argv`` run in the docs' working directory, as a reader's shell would run it."""
+    return subprocess.run(
+        argv,
+        cwd=workdir,
+        env=_env(workdir),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from toolfind.config import packaged_catalogs
@@ -268,16 +282,7 @@ def test_readme_example(example: Example, workdir: Path) -> None:
     missing = [p for p in programs if shutil.which(p) is None]
     if missing:
         pytest.skip(f"needs {', '.join(missing)}")
-    done = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", example.command],
-        cwd=workdir,
-        env=_env(workdir),
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = _run(["bash", "-o", "pipefail", "-c", example.command], workdir)
     where = f"{example.where}: $ {example.command}"
     shown = normalised("\n".join(example.shown))
     fails = any(line.startswith(("Error:", "Failed:", '{"error":')) for line in shown)
@@ -314,14 +319,5 @@ def test_readme_block(block: Block, workdir: Path, tmp_path: Path) -> None:
         loaded = load_config({"XDG_CONFIG_HOME": str(tmp_path / "xdg")}, cwd=tmp_path)
         assert loaded.user_path == config, block.where
     else:
-        done = subprocess.run(
-            [sys.executable, "-c", block.text],
-            cwd=workdir,
-            env=_env(workdir),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+        done = _run([sys.executable, "-c", block.text], workdir)
         assert done.returncode == 0, f"{block.where}\n{done.stderr}"
