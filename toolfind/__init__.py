@@ -10,7 +10,7 @@ The Python API::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from toolfind.version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

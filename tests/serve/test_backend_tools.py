@@ -1,4 +1,4 @@
-"""Backend tools (toolfind/serve/backends/tools.py): read by the catalog rules, named for hosts
+"""Backend tools (toolfind/backends/tools.py): read by the catalog rules, named for hosts
 (the rule itself: tests/data/test_shapes.py), their text cleaned. Pure, no server needed."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from toolfind.backends.tools import Listed, assign_names, check_tool, to_tool
 from toolfind.models import Source
-from toolfind.serve.backends.tools import Listed, assign_names, check_tool, to_tool
 
 
 def test_collisions_are_resolved_in_server_then_tool_order_and_reported() -> None:

@@ -16,10 +16,11 @@ from typing import TextIO
 
 import pytest
 
+from toolfind.backends.config import ServerSpec
+from toolfind.backends.pool import BackendPool
+from toolfind.backends.seam import NoBackends
 from toolfind.errors import BackendError, ConfigError
-from toolfind.serve.backends.config import ServerSpec
-from toolfind.serve.backends.pool import BackendPool, make_backends
-from toolfind.serve.backends.seam import NoBackends
+from toolfind.serve.main import make_backends
 from toolfind.serve.options import ServeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -21,9 +21,9 @@ import pytest
 
 from tests.helpers import BACKENDS
 from tests.serve.support import Records, text_of
+from toolfind.backends.config import ServerSpec
+from toolfind.backends.pool import BackendPool
 from toolfind.errors import BackendError
-from toolfind.serve.backends.config import ServerSpec
-from toolfind.serve.backends.pool import BackendPool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -49,7 +49,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def records() -> Iterator[Records]:
     handler = Records()
-    log = logging.getLogger("toolfind.serve.backends")
+    log = logging.getLogger("toolfind.backends")
     log.addHandler(handler)
     level = log.level
     log.setLevel(logging.DEBUG)

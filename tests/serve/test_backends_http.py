@@ -19,9 +19,9 @@ import uvicorn
 
 from tests.helpers import BACKENDS
 from tests.serve.support import text_of
+from toolfind.backends.config import ServerSpec
+from toolfind.backends.pool import BackendPool
 from toolfind.errors import BackendError
-from toolfind.serve.backends.config import ServerSpec
-from toolfind.serve.backends.pool import BackendPool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 

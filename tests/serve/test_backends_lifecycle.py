@@ -25,9 +25,9 @@ import pytest
 
 from tests.helpers import BACKENDS
 from tests.serve.support import Records, text_of
+from toolfind.backends.config import ServerSpec, load_servers
+from toolfind.backends.pool import BackendPool
 from toolfind.errors import BackendError
-from toolfind.serve.backends.config import ServerSpec, load_servers
-from toolfind.serve.backends.pool import BackendPool
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -38,7 +38,7 @@ WAIT = 60.0
 @pytest.fixture
 def records() -> Iterator[Records]:
     handler = Records()
-    log = logging.getLogger("toolfind.serve.backends")
+    log = logging.getLogger("toolfind.backends")
     log.addHandler(handler)
     level = log.level
     log.setLevel(logging.DEBUG)

@@ -20,8 +20,8 @@ import pytest
 from mcp import Client
 
 from tests.serve.support import structured
+from toolfind.backends.seam import NOT_STARTED, BackendStatus
 from toolfind.models import Source, Tool
-from toolfind.serve.backends.seam import NOT_STARTED, BackendStatus
 from toolfind.serve.options import ServeOptions
 from toolfind.serve.server import Discovery
 from toolfind.serve.state import LiveIndex

@@ -19,7 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.serve.support import Log, server_env, structured, text_of
 from tests.serve.test_serve import FakeBackends, make_server
-from toolfind.serve.backends.redact import remember_values
+from toolfind.backends.redact import remember_values
 
 LATIN_1 = b"caf\xe9.json"
 

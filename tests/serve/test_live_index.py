@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import write
+from toolfind.backends.seam import BackendStatus
 from toolfind.config import Filters
 from toolfind.models import ScoringParams, Source, Tool
-from toolfind.serve.backends.seam import BackendStatus
 from toolfind.serve.state import LiveIndex
 
 pytestmark = pytest.mark.anyio

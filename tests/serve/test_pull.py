@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.helpers import BACKENDS
+from toolfind.backends.pull import ServerPull, pull, write_catalog
 from toolfind.errors import ConfigError
-from toolfind.serve.backends.pull import ServerPull, pull, write_catalog
 
 pytestmark = pytest.mark.slow  # runs real backend MCP servers
 

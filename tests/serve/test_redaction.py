@@ -34,8 +34,8 @@ from mcp.shared.exceptions import MCPError
 
 from tests.helpers import BACKENDS
 from tests.serve.support import Log, server_env, structured, text_of
-from toolfind.serve.backends.config import ServerSpec
-from toolfind.serve.backends.redact import RedactingFilter, install, redact, remember_values
+from toolfind.backends.config import ServerSpec
+from toolfind.backends.redact import RedactingFilter, install, redact, remember_values
 
 LEAKY = BACKENDS / "leaky_server.py"
 
@@ -169,8 +169,8 @@ def test_log_lines_of_any_library_are_redacted_tracebacks_included() -> None:
 
 def test_toolfind_loggers_redact_whoever_handles_them(caplog: pytest.LogCaptureFixture) -> None:
     remember_values(["own-S3cret-Value"])
-    with caplog.at_level(logging.INFO, "toolfind.serve.backends"):
-        logging.getLogger("toolfind.serve.backends").info(
+    with caplog.at_level(logging.INFO, "toolfind.backends"):
+        logging.getLogger("toolfind.backends").info(
             "server %r: %s", "x", ValueError("own-S3cret-Value")
         )
     assert "own-S3cret-Value" not in caplog.text

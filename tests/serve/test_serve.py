@@ -18,11 +18,11 @@ from mcp import Client
 
 from tests.helpers import invoke
 from tests.serve.support import GIT, ListChanged, error_text, structured, write_catalog
+from toolfind.backends.seam import BackendStatus, NoBackends
 from toolfind.config import Filters
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import ScoringParams, Source, Tool
 from toolfind.serve import server as server_module
-from toolfind.serve.backends.seam import BackendStatus, NoBackends
 from toolfind.serve.notifier import ToolfindServer
 from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
 from toolfind.serve.server import Discovery

@@ -38,9 +38,10 @@ from tests.serve.support import (
     structured,
     text_of,
 )
+from toolfind.backends.config import ServerSpec
+from toolfind.backends.pool import BackendPool
 from toolfind.errors import BackendError
-from toolfind.serve.backends.config import ServerSpec
-from toolfind.serve.backends.pool import BackendPool, make_backends
+from toolfind.serve.main import make_backends
 from toolfind.serve.options import ServeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
@@ -323,7 +324,7 @@ async def test_a_backend_that_keeps_failing_is_given_up_then_restarted_by_an_edi
 async def test_a_broken_servers_file_edit_keeps_the_servers_running(tmp_path: Path) -> None:
     servers = write_servers(tmp_path / "servers.json", {"one": server()})
     records = Records()
-    log = logging.getLogger("toolfind.serve.backends")
+    log = logging.getLogger("toolfind.backends")
     log.addHandler(records)
     try:
         with open(tmp_path / "stderr.log", "w", encoding="utf-8") as errlog:

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from tests.helpers import write
+from toolfind.backends.config import ServerSpec, load_servers, safe_name
+from toolfind.backends.redact import redact
 from toolfind.errors import ConfigError
-from toolfind.serve.backends.config import ServerSpec, load_servers, safe_name
-from toolfind.serve.backends.redact import redact
 
 
 def one(path: Path, environ: dict[str, str] | None = None) -> ServerSpec:
@@ -375,6 +375,6 @@ def test_secrets_stay_out_of_repr_and_description(tmp_path: Path) -> None:
         assert secret not in shown
     assert a.describe() == "stdio: srv"
     assert b.describe() == "http: https://host.example/mcp"
-    # Declaring them made them known to the one redaction (toolfind.serve.backends.redact).
+    # Declaring them made them known to the one redaction (toolfind.backends.redact).
     said = "argv --token argsecret env envsecret header Bearer hdrsecret key querysecret"
     assert redact(said) == "argv --token *** env *** header *** key ***"

@@ -161,12 +161,11 @@ def test_the_run_key_names_the_install_and_what_paths_expand_with(
     """Two installs (or versions) sharing a cache, or two HOMEs, never share a warm answer:
     the key holds toolfind's version, the shipped catalogs' place, $HOME and the user-wide
     config with its stamp."""
-    import toolfind
-    from toolfind import userfiles
+    from toolfind import userfiles, version
 
     key = manifest.run_key(())
     with monkeypatch.context() as patch:
-        patch.setattr(toolfind, "__version__", "9.9.9")
+        patch.setattr(version, "__version__", "9.9.9")
         assert manifest.run_key(()) != key
     with monkeypatch.context() as patch:
         patch.setattr(manifest, "shipped_catalogs", lambda: str(tmp_path / "other-install"))

@@ -12,11 +12,11 @@ import pytest
 
 import toolfind
 from tests.helpers import invoke
+from toolfind.backends.seam import NoBackends
 from toolfind.config import Filters
 from toolfind.core import fusion
 from toolfind.errors import ConfigError, ModelUnavailable
 from toolfind.models import ScoringParams, Tool
-from toolfind.serve.backends.seam import NoBackends
 from toolfind.serve.state import LiveIndex
 from toolfind.store import rerank
 from toolfind.store.index import SearchIndex

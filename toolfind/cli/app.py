@@ -17,7 +17,6 @@ import typer
 import typer.main
 from typer.models import CommandInfo, TyperInfo
 
-from toolfind import __version__
 from toolfind.cli import (  # noqa: F401 - importing them registers the commands
     browse,
     models,
@@ -26,6 +25,7 @@ from toolfind.cli import (  # noqa: F401 - importing them registers the commands
     settings,
 )
 from toolfind.cli.common import app
+from toolfind.version import __version__
 
 __all__ = ["app", "app_for", "run"]
 

@@ -237,12 +237,12 @@ def catalog_pull(
     """
     import logging
 
+    from toolfind.backends.pull import pull
+    from toolfind.backends.redact import install
     from toolfind.config import Config, load_config, servers_for
     from toolfind.errors import UsageError
     from toolfind.output import wire
     from toolfind.output.text import render_line, render_path
-    from toolfind.serve.backends.pull import pull
-    from toolfind.serve.backends.redact import install
 
     config = Config() if servers else load_config()  # --servers: named, so trusted as given
     for line in config.warnings:

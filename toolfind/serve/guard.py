@@ -7,7 +7,7 @@ errors that name no secret. A middleware, outermost in the SDK server's chain.
   (``caf\\xe9.json``); anything else that makes the result unusable becomes a JSON-RPC
   error for that request alone.
 * A JSON-RPC error's message (the SDK's, a backend's passed on, an exception's text) goes
-  through `toolfind.serve.backends.redact`. An unexpected exception is logged (the log filter
+  through `toolfind.backends.redact`. An unexpected exception is logged (the log filter
   redacts its traceback) and answered as an internal error with its redacted first line.
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 
+from toolfind.backends.redact import redact
 from toolfind.output.text import encodable, render_text
-from toolfind.serve.backends.redact import redact
 
 __all__ = ["Guard", "encodable_result"]
 

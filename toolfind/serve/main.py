@@ -10,15 +10,49 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Collection, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, TextIO
 
-from toolfind.serve.backends.seam import Backends
+from toolfind.backends.seam import Backends, NoBackends
 from toolfind.serve.options import ServeOptions
 
 logger = logging.getLogger("toolfind.serve")
 
-__all__ = ["configure_logging", "run", "serve"]
+__all__ = ["configure_logging", "make_backends", "run", "serve"]
+
+
+def make_backends(
+    options: ServeOptions,
+    *,
+    reserved_names: Collection[str] = (),
+    environ: Mapping[str, str] | None = None,
+    errlog: TextIO | None = None,
+) -> Backends:
+    """The backends ``options.servers`` files name, run as ``options`` say; `NoBackends`
+    when there are none.
+
+    Raises:
+        ConfigError: a servers file cannot be read or declares an invalid server, or the
+            separator is not made of ``[A-Za-z0-9_-]``.
+    """
+    if not options.servers:
+        return NoBackends()
+    from toolfind.backends.config import load_servers
+    from toolfind.backends.pool import BackendPool
+
+    return BackendPool(
+        load_servers(options.servers, environ),
+        separator=options.separator,
+        reserved_names=reserved_names,
+        call_timeout=options.call_timeout,
+        backoff_initial=options.retry_initial,
+        backoff_max=options.retry_max,
+        max_result_bytes=options.max_result_size,
+        servers_files=options.servers,
+        environ=environ,
+        errlog=errlog,
+    )
 
 
 def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
@@ -34,7 +68,7 @@ def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
 
     checked = options.checked()
     configure_logging(checked.log_level)
-    from toolfind.serve.backends.redact import remember_values
+    from toolfind.backends.redact import remember_values
 
     remember_values([checked.token])  # serve-mcp's own --token is a secret too
     if anyio.run(serve, checked, backends) == signal.SIGINT:
@@ -54,7 +88,6 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> int 
     import anyio
     import anyio.to_thread
 
-    from toolfind.serve.backends.pool import make_backends
     from toolfind.serve.meta import META_KEYS
     from toolfind.serve.state import LiveIndex
 
@@ -197,8 +230,8 @@ def _say_on_a_terminal() -> None:
 
 def configure_logging(level: str) -> None:
     """Every log line to stderr (stdout belongs to the protocol under stdio), rate-limited,
-    then redacted (`toolfind.serve.backends.redact`): no library's line names a secret."""
-    from toolfind.serve.backends.redact import install
+    then redacted (`toolfind.backends.redact`): no library's line names a secret."""
+    from toolfind.backends.redact import install
     from toolfind.serve.transports.http_limits import RateLimit
 
     handler = logging.StreamHandler(sys.stderr)

@@ -354,8 +354,8 @@ def categories(index: Any, statuses: Mapping[str, Any]) -> dict[str, Any]:
     """``tool_categories``' record: the namespaces, and each backend's status by the
     namespace of its tools. A backend's ``detail`` (its last error, which a library may have
     worded with its URL or headers) is redacted: it is sent to the model."""
-    from toolfind.serve.backends.redact import redact
-    from toolfind.serve.backends.seam import BackendStatus
+    from toolfind.backends.redact import redact
+    from toolfind.backends.seam import BackendStatus
 
     shown = {
         name: BackendStatus(

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, get_args
 
+from toolfind.backends.config import check_separator
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters, parse_size
 from toolfind.errors import ConfigError, UsageError
 from toolfind.models import ScoringParams, Tool
 from toolfind.serve import defaults
-from toolfind.serve.backends.config import check_separator
 from toolfind.serve.defaults import Exposure
 
 EXPOSURES: tuple[Exposure, ...] = get_args(Exposure)

@@ -28,7 +28,9 @@ import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 
-from toolfind import __version__
+from toolfind.backends.redact import redact
+from toolfind.backends.seam import NOT_STARTED, Backends
+from toolfind.backends.tools import origin
 from toolfind.errors import BackendError
 from toolfind.models import Tool
 from toolfind.output.text import clean_text, render_path
@@ -36,15 +38,13 @@ from toolfind.output.tool_formats import tool_to_format
 from toolfind.output.wire import dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
-from toolfind.serve.backends.redact import redact
-from toolfind.serve.backends.seam import NOT_STARTED, Backends
-from toolfind.serve.backends.tools import origin
 from toolfind.serve.guard import Guard
 from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
 from toolfind.serve.options import ServeOptions, tool_allowed
 from toolfind.serve.passthrough.common import CALLER, PROGRESS, page
 from toolfind.serve.passthrough.relay import Passthrough
 from toolfind.serve.state import LiveIndex, Snapshot
+from toolfind.version import __version__
 
 logger = logging.getLogger("toolfind.serve")
 

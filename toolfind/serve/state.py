@@ -19,11 +19,11 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from toolfind.backends.seam import Backends
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
 from toolfind.models import ScoringParams, Tool
-from toolfind.serve.backends.seam import Backends
 from toolfind.serve.options import tool_allowed
 from toolfind.store import manifest
 from toolfind.store.cache import Loaded

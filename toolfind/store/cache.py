@@ -80,9 +80,9 @@ class Loaded:
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
-    from toolfind import __version__
     from toolfind.core import analysis, synonyms
     from toolfind.store import index
+    from toolfind.version import __version__
 
     return (
         f"toolfind {__version__} format {CACHE_FORMAT}/{index.INDEX_FORMAT}/"

@@ -418,7 +418,7 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
     config's or ``$TOOLFIND_CATALOGS``'s paths expands with ``$HOME``), and each config file
     that applies (the user-wide one and the project's) with its stamp. A deleted working
     directory is named ``""``: only absolute paths work there."""
-    from toolfind import __version__
+    from toolfind.version import __version__
 
     environ = os.environ
     cwd = working_dir()

@@ -13,8 +13,8 @@ import mcp_types as types
 from mcp.server.subscriptions import PromptsListChanged
 from mcp.shared.exceptions import MCPError
 
+from toolfind.backends.tools import assign_names
 from toolfind.output.tool_formats import summaries_text
-from toolfind.serve.backends.tools import assign_names
 from toolfind.serve.notifier import ChangeNotifier
 from toolfind.serve.passthrough.common import Gateway, cleaned, page
 from toolfind.serve.state import LiveIndex

@@ -18,13 +18,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from toolfind.backends import defaults
+from toolfind.backends.config import load_servers
+from toolfind.backends.redact import redact
+from toolfind.backends.seam import BackendStatus
 from toolfind.errors import CatalogError
 from toolfind.models import Tool
 from toolfind.output.wire import dumps
-from toolfind.serve import defaults
-from toolfind.serve.backends.config import load_servers
-from toolfind.serve.backends.redact import redact
-from toolfind.serve.backends.seam import BackendStatus
 from toolfind.userfiles import FileProblem, read_capped, rewrite
 
 __all__ = ["PullReport", "ServerPull", "pull"]
@@ -77,7 +77,7 @@ def pull(
     """
     import anyio
 
-    from toolfind.serve.backends.pool import BackendPool
+    from toolfind.backends.pool import BackendPool
 
     specs = load_servers(servers_files, environ)
     try:

@@ -283,7 +283,7 @@ def _redacted_arg(value: Any) -> Any:
 
 #: toolfind's loggers under serve-mcp and ``catalog pull`` (a logger's filter sees only the
 #: records logged to that logger, not to its children: each is named).
-LOGGERS = ("toolfind.serve", "toolfind.serve.backends", "toolfind.serve.http")
+LOGGERS = ("toolfind.serve", "toolfind.backends", "toolfind.serve.http")
 
 
 def install(*handlers: logging.Handler) -> None:

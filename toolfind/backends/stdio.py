@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 __all__ = ["Launch", "LineSplitter", "MessageTooLarge", "bounded_stdio_client", "environment"]
 
-logger = logging.getLogger("toolfind.serve.backends")
+logger = logging.getLogger("toolfind.backends")
 
 #: Seconds a backend that closed its stdout has to exit before its session is told the
 #: connection closed (so that the reason names its exit status).
@@ -282,7 +282,7 @@ async def _report_exit(process: Any, on_exit: Callable[[int], None] | None, wait
 async def _stop_group(process: Any, groups: Any) -> None:
     """After the SDK stopped the backend: stop what is left of its process group (a child
     that outlived it), then forget the group."""
-    from toolfind.serve.backends.watchdog import group_alive
+    from toolfind.backends.watchdog import group_alive
 
     if groups is None or sys.platform == "win32":
         return

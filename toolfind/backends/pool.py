@@ -1,9 +1,9 @@
 """`BackendPool`: the backend MCP servers connected, restarted when they fail, calls forwarded.
 
-It fills the `toolfind.serve.backends.seam.Backends` seam (the contract is there). Every
+It fills the `toolfind.backends.seam.Backends` seam (the contract is there). Every
 backend has a supervisor task: it connects in the background (serving never waits for a
 backend), and after a failure it retries with a capped exponential backoff. One connection's
-pieces (transports, events, one-line reasons) are in `toolfind.serve.backends.link`. The MCP
+pieces (transports, events, one-line reasons) are in `toolfind.backends.link`. The MCP
 SDK and anyio are imported only when the pool starts.
 """
 
@@ -19,14 +19,10 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
-from toolfind.config import parse_size
-from toolfind.errors import BackendError, ConfigError
-from toolfind.models import Tool
-from toolfind.output.render import human_size
-from toolfind.serve import defaults
-from toolfind.serve.backends.config import ServerSpec, check_separator, load_servers
-from toolfind.serve.backends.failures import request_failure, too_large
-from toolfind.serve.backends.link import (
+from toolfind.backends import defaults
+from toolfind.backends.config import ServerSpec, check_separator
+from toolfind.backends.failures import request_failure, too_large
+from toolfind.backends.link import (
     CONNECTING,
     FAILED,
     READY,
@@ -45,11 +41,14 @@ from toolfind.serve.backends.link import (
     result_size,
     same_server,
 )
-from toolfind.serve.backends.seam import NOT_STARTED, Backends, BackendStatus, NoBackends
-from toolfind.serve.backends.stdio import MessageTooLarge
-from toolfind.serve.backends.tools import Listed, assign_names, read_tools, to_tool
-from toolfind.serve.backends.watchdog import ProcessGroups
-from toolfind.serve.options import ServeOptions
+from toolfind.backends.seam import NOT_STARTED, BackendStatus
+from toolfind.backends.stdio import MessageTooLarge
+from toolfind.backends.tools import Listed, assign_names, read_tools, to_tool
+from toolfind.backends.watchdog import ProcessGroups
+from toolfind.config import parse_size
+from toolfind.errors import BackendError, ConfigError
+from toolfind.models import Tool
+from toolfind.output.render import human_size
 
 if TYPE_CHECKING:
     from mcp.client.session import IncomingMessage
@@ -57,9 +56,9 @@ if TYPE_CHECKING:
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
     from mcp_types import CallToolResult
 
-__all__ = ["BackendPool", "Relay", "make_backends"]
+__all__ = ["BackendPool", "Relay"]
 
-logger = logging.getLogger("toolfind.serve.backends")
+logger = logging.getLogger("toolfind.backends")
 
 #: Receives a backend's notifications (None: the backend just connected); see `set_relay`.
 Relay = Callable[[str, Any], "Awaitable[None]"]
@@ -73,36 +72,6 @@ MAX_RESULT_BYTES = parse_size(defaults.MAX_RESULT_SIZE)
 #: A stdio backend's message longer than this (or the result limit, if larger) is not even
 #: read: the connection is dropped and restarted (a tools/list may be larger than a result).
 MIN_MESSAGE_LIMIT = 32 * 1024 * 1024
-
-
-def make_backends(
-    options: ServeOptions,
-    *,
-    reserved_names: Collection[str] = (),
-    environ: Mapping[str, str] | None = None,
-    errlog: TextIO | None = None,
-) -> Backends:
-    """The backends ``options.servers`` files name, run as ``options`` say; `NoBackends`
-    when there are none.
-
-    Raises:
-        ConfigError: a servers file cannot be read or declares an invalid server, or the
-            separator is not made of ``[A-Za-z0-9_-]``.
-    """
-    if not options.servers:
-        return NoBackends()
-    return BackendPool(
-        load_servers(options.servers, environ),
-        separator=options.separator,
-        reserved_names=reserved_names,
-        call_timeout=options.call_timeout,
-        backoff_initial=options.retry_initial,
-        backoff_max=options.retry_max,
-        max_result_bytes=options.max_result_size,
-        servers_files=options.servers,
-        environ=environ,
-        errlog=errlog,
-    )
 
 
 class BackendPool:
@@ -772,6 +741,6 @@ class BackendPool:
 
     async def watch_servers(self, interval: float) -> None:
         """Follow the servers files until cancelled (`watch.follow`)."""
-        from toolfind.serve.backends.watch import follow
+        from toolfind.backends.watch import follow
 
         await follow(self, interval)

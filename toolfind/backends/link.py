@@ -1,6 +1,6 @@
 """One connection to a backend MCP server: its transport, its attempt's events, what it sent.
 
-What `toolfind.serve.backends.pool.BackendPool` needs below the pool: opening a stdio, SSE or
+What `toolfind.backends.pool.BackendPool` needs below the pool: opening a stdio, SSE or
 streamable-HTTP transport (each bounded to the pool's message size), the client session and
 its handshake (the capabilities declared to the backend, its requests for the host relayed),
 the events of one connection attempt, describing why a backend failed in one line (with a
@@ -19,11 +19,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
+from toolfind.backends.config import ServerSpec
+from toolfind.backends.redact import redact
+from toolfind.backends.seam import NOT_STARTED
+from toolfind.backends.tools import Listed
 from toolfind.errors import BackendError
-from toolfind.serve.backends.config import ServerSpec
-from toolfind.serve.backends.redact import redact
-from toolfind.serve.backends.seam import NOT_STARTED
-from toolfind.serve.backends.tools import Listed
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession, MessageHandlerFnT
@@ -50,7 +50,7 @@ __all__ = [
 CONNECTING, READY, RETRYING, FAILED = "connecting", "ready", "retrying", "failed"
 
 #: Where a backend's one-time warnings are logged (the pool's logger).
-logger = logging.getLogger("toolfind.serve.backends")
+logger = logging.getLogger("toolfind.backends")
 
 #: The SDK's stdio client logs this with a traceback for every stdout line that is not
 #: JSON-RPC (a start-up banner, a stray print); the pool says it once, in one line.
@@ -156,7 +156,7 @@ def backend_session(
     from mcp.shared.exceptions import MCPError
     from pydantic import BaseModel, ValidationError
 
-    from toolfind import __version__
+    from toolfind.version import __version__
 
     async def relay(method: str, params: BaseModel | None, result: Any) -> Any:
         if ask is None:
@@ -214,7 +214,7 @@ async def initialize(session: ClientSession, capabilities: Any) -> Any:
     import mcp_types as types
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-    from toolfind import __version__
+    from toolfind.version import __version__
 
     request = types.InitializeRequest(
         params=types.InitializeRequestParams(
@@ -313,7 +313,7 @@ async def open_transport(
     (`http_limits`), never the connection.
     """
     if spec.transport == "stdio":
-        from toolfind.serve.backends.stdio import Launch, bounded_stdio_client
+        from toolfind.backends.stdio import Launch, bounded_stdio_client
 
         def exited(status: int) -> None:
             if attempt is not None:

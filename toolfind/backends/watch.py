@@ -12,14 +12,14 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
+from toolfind.backends.config import load_servers
+from toolfind.backends.link import read_all
 from toolfind.errors import ConfigError
-from toolfind.serve.backends.config import load_servers
-from toolfind.serve.backends.link import read_all
 
 if TYPE_CHECKING:
-    from toolfind.serve.backends.pool import BackendPool
+    from toolfind.backends.pool import BackendPool
 
-logger = logging.getLogger("toolfind.serve.backends")
+logger = logging.getLogger("toolfind.backends")
 
 
 async def follow(pool: BackendPool, interval: float) -> None:

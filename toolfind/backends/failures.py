@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolfind.backends.link import oversized
 from toolfind.errors import BackendError
 from toolfind.output.render import human_size
-from toolfind.serve.backends.link import oversized
 
 if TYPE_CHECKING:
-    from toolfind.serve.backends.link import Attempt, Backend
+    from toolfind.backends.link import Attempt, Backend
 
 __all__ = ["Failure", "request_failure", "too_large"]
 

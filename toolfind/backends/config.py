@@ -72,7 +72,7 @@ class ServerSpec:
     ``name`` is the file's key made safe for tool names and file stems (``safe_name``);
     it is the namespace of the server's tools. ``env``, ``headers``, ``args`` and ``url``
     may hold secrets: they are left out of ``repr``, never logged (`describe` is safe), and
-    made known to `toolfind.serve.backends.redact` as the spec is made.
+    made known to `toolfind.backends.redact` as the spec is made.
     """
 
     name: str
@@ -91,7 +91,7 @@ class ServerSpec:
     def __post_init__(self) -> None:
         # Whatever text a library makes of this server (an HTTP error naming its URL), the
         # one redaction knows its secrets from now on.
-        from toolfind.serve.backends.redact import remember
+        from toolfind.backends.redact import remember
 
         remember(self)
 

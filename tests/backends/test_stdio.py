@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolfind.serve.backends.stdio import LineSplitter, MessageTooLarge
+from toolfind.backends.stdio import LineSplitter, MessageTooLarge
 
 
 def test_lines_split_across_chunks_come_out_whole() -> None:
