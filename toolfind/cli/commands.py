@@ -568,20 +568,17 @@ def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
     """Query lines of a file (or stdin, ``-``): ``(file, line number, id, query, error)``.
     Plain lines, or JSON Lines objects with a ``query`` (and an optional ``id``); blank lines
     and lines starting with ``#`` are skipped; a line that cannot be read comes with its
-    error (the others still run). Raises QueriesError for a file that cannot be read."""
-    import json
-
+    error (the others still run). The file is read as a catalog is
+    (``catalog.parse.read_lines``); raises QueriesError when it cannot be."""
+    from toolfind.catalog.parse import Problem, parse_line, read_lines
     from toolfind.errors import QueriesError
-    from toolfind.userfiles import FileProblem, read_capped, read_stream
 
     name = "<stdin>" if source == "-" else source
     try:
-        data = read_stream(sys.stdin.buffer) if source == "-" else read_capped(source)
-        lines = data.decode("utf-8-sig").splitlines()
-    except FileProblem as exc:
-        raise QueriesError(f"cannot read queries: {exc.message}", file=name) from None
-    except UnicodeDecodeError as exc:
-        raise QueriesError(f"invalid UTF-8 at byte {exc.start}", file=name) from None
+        lines = read_lines(source)
+    except Problem as problem:
+        message = f"cannot read queries: {problem.message}"
+        raise QueriesError(message, file=name, line=problem.line) from None
     for number, line in enumerate(lines, 1):
         text = line.strip()
         if not text or text.startswith("#"):
@@ -590,9 +587,9 @@ def _batch_queries(source: str) -> Iterator[tuple[str, int, Any, str, str]]:
             yield name, number, None, text, ""
             continue
         try:
-            entry = json.loads(text)
-        except json.JSONDecodeError as exc:
-            yield name, number, None, "", f"invalid JSON: {exc.msg}"
+            entry = parse_line(text, number - 1)
+        except Problem as problem:
+            yield name, number, None, "", problem.message
             continue
         id_ = entry.get("id") if isinstance(entry, dict) else None
         query = entry.get("query") if isinstance(entry, dict) else None

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolfind.catalog.parse import kind_of
 from toolfind.core import confidence, filters
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
@@ -199,21 +200,10 @@ def check_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict
     return args
 
 
-_JSON_TYPES = {
-    type(None): "null",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    list: "an array",
-    dict: "an object",
-}
-
-
 def text_argument(args: Mapping[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str):
-        kind = _JSON_TYPES.get(type(value), type(value).__name__)
-        raise ToolCallError(f"{key!r} must be a string, not {kind}.")
+        raise ToolCallError(f"{key!r} must be a string, not {kind_of(value)}.")
     return value
 
 
