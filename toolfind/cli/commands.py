@@ -20,6 +20,7 @@ import sys
 from itertools import chain, islice
 
 from toolfind.output import wire
+from toolfind.output.encode import dumps
 from toolfind.store import segment
 
 TYPE_CHECKING = False
@@ -559,7 +560,7 @@ def search_batch(index: Any, p: Params, error: Callable[[str, str], None]) -> in
             failed = True
             error(str(exc), exc.kind)
             record = wire.batch_error_record(str(exc), exc.kind, number, id_)
-        sys.stdout.write(wire.dumps(record, compact=True) + "\n")
+        sys.stdout.write(dumps(record, compact=True) + "\n")
         sys.stdout.flush()
     return 1 if failed else exit_code(p, 0 if empty else 1)
 

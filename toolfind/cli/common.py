@@ -271,7 +271,8 @@ def _json_errors() -> bool:
 
 def _echo_error(message: str, kind: str, *, as_json: bool) -> None:
     if as_json:
-        from toolfind.output.wire import dumps, error_record
+        from toolfind.output.encode import dumps
+        from toolfind.output.wire import error_record
 
         typer.echo(dumps(error_record(message, kind), compact=True), err=True)
     else:
@@ -325,7 +326,7 @@ def _render(color: str = "auto") -> Any:
 
 
 def _emit(document: Any) -> None:
-    from toolfind.output.wire import dumps
+    from toolfind.output.encode import dumps
 
     typer.echo(dumps(document))
 

@@ -50,7 +50,7 @@ def run(argv: Sequence[str]) -> int | None:
             return None
         document, notes = found
         _say([*prepared, *warnings, *notes])
-        from toolfind.output.wire import dumps
+        from toolfind.output.encode import dumps
 
         sys.stdout.write(dumps(document) + "\n")
         code = commands.exit_code(p, len(document["hits"]) if name == "search" else 1)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 
 from toolfind.output import wire
+from toolfind.output.encode import dumps, dumps_array
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,11 +69,11 @@ def emit(name: str, p: Params, items: Any) -> int:
     records it held (hits, tools, namespaces: ``--fail-empty``'s count)."""
     write = sys.stdout.write
     if name == "schemas":
-        write(wire.dumps(items) + "\n")
+        write(dumps(items) + "\n")
         return len(items)
     if name == "show":
         if p.json_:
-            write(wire.dumps(items[1]) + "\n")
+            write(dumps(items[1]) + "\n")
         else:
             _for_a_person(p, lambda: _render(p).tool(*items))
         return 1
@@ -94,13 +95,13 @@ def _write_json(name: str, p: Params, items: Any, counted: _Counted) -> None:
     if name == "search":
         unmatched, corrections = list(items.unmatched_terms), dict(items.corrections)
         document = wire.search_document(items.query, list(records), unmatched, corrections)
-        write(wire.dumps(document) + "\n")
+        write(dumps(document) + "\n")
     elif name == "categories":
         document = wire.categories_record(items)
         document["categories"] = list(records)
-        write(wire.dumps(document) + "\n")
+        write(dumps(document) + "\n")
     else:
-        for piece in wire.dumps_array(records):
+        for piece in dumps_array(records):
             write(piece)  # each record as it is made: 100k tools are never held at once
         write("\n")
 

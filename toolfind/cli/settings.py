@@ -85,7 +85,7 @@ def _shown(value: Any) -> str:
     is TOML's too); ``(not set)`` for a setting nobody set and that has no default."""
     if value is None:
         return "(not set)"
-    from toolfind.output.wire import dumps
+    from toolfind.output.encode import dumps
 
     return dumps(value, compact=True)
 

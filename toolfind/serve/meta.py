@@ -15,7 +15,7 @@ from toolfind.catalog.parse import kind_of
 from toolfind.core import confidence, filters
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
-from toolfind.output import wire
+from toolfind.output import schemas, wire
 from toolfind.output.tool_formats import tool_to_format
 from toolfind.store.index import suggest
 
@@ -54,7 +54,7 @@ class MetaTool:
     read_only: bool = True
 
 
-_STRINGS = wire.STRINGS_SCHEMA
+_STRINGS = schemas.STRINGS_SCHEMA
 GET_OUTPUT = {
     "type": "object",
     "description": "The tool's MCP definition.",
@@ -133,7 +133,7 @@ def meta_tools(
                 },
                 "query",
             ),
-            wire.SEARCH_SCHEMA,
+            schemas.SEARCH_SCHEMA,
         ),
         (
             SIMILAR,
@@ -147,14 +147,14 @@ def meta_tools(
                 },
                 "name",
             ),
-            wire.SIMILAR_TOOLS_SCHEMA,
+            schemas.SIMILAR_TOOLS_SCHEMA,
         ),
         (
             CATEGORIES,
             "Tool categories",
             "List the namespaces with their tool counts, deferred counts and commonest tags.",
             _arguments({}),
-            wire.CATEGORIES_SCHEMA,
+            schemas.CATEGORIES_SCHEMA,
         ),
         (
             GET,
