@@ -436,7 +436,7 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> FakeSpinners:
     """stderr is a terminal, and the renderer (Rich) is a fake."""
     fake = FakeSpinners()
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    monkeypatch.setattr(common, "_render", lambda: fake)
+    monkeypatch.setattr(common, "renderer", lambda: fake)
     return fake
 
 

@@ -16,14 +16,14 @@ from toolfind.cli.common import (
     RerankOpt,
     SemanticOpt,
     WeightOpt,
-    _emit,
-    _fail,
-    _open,
-    _render,
-    _warn,
     app,
+    emit,
+    fail,
+    open_index,
     reports_errors,
+    warn,
 )
+from toolfind.cli.printing import renderer
 from toolfind.errors import UsageError
 
 # -- validate ------------------------------------------------------------------------------------
@@ -66,11 +66,11 @@ def validate(
 
     problem = unknown_rules(ignore or ())
     if problem:
-        _fail(f"--ignore: {problem}", 2)
+        fail(f"--ignore: {problem}", 2)
     given = [*(paths or ()), *(catalog or ())]
     run = for_run(given)
     for line in run.warnings:
-        _warn(line)
+        warn(line)
     result = catalogs.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalogs.lint(result)
     if queries is not None and result.tools:
@@ -87,9 +87,9 @@ def validate(
     rank = {file: i for i, file in enumerate(result.files)}
     found.sort(key=lambda f: (rank.get(f.file, len(rank)), f.file, f.line or 0))
     if json_:
-        _emit(wire.findings_records(found))
+        emit(wire.findings_records(found))
     else:
-        _render(color).findings(found, len(result.files), len(result.tools))
+        renderer(color).findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
     if not result.tools:
         from toolfind.store.run import nothing_loaded
@@ -180,12 +180,12 @@ def eval_(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
-    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
+    index = open_index(catalog, no_cache, semantic=semantic, rerank=rerank)
     if index.semantic is not None:
-        _warn(f"Semantic signal on, fusion weight {index.semantic.weight:g}")
+        warn(f"Semantic signal on, fusion weight {index.semantic.weight:g}")
     if index.reranker is not None:
         stage = index.reranker
-        _warn(f"Reranker on: {stage.model.name}, weight {stage.weight:g}, depth {stage.depth}")
+        warn(f"Reranker on: {stage.model.name}, weight {stage.weight:g}, depth {stage.depth}")
     thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
     params = _scoring(index, weight, k1, b)
     judged = _judged(index, queries_file)
@@ -194,11 +194,11 @@ def eval_(
             index, judged, params=params, thresholds=thresholds, worst=worst, progress=progress
         )
     if json_:
-        _emit(wire.eval_record(report, index.tools))
+        emit(wire.eval_record(report, index.tools))
     else:
-        _render(color).eval_report(report, index.tools)
+        renderer(color).eval_report(report, index.tools)
     for failure in report.failures:
-        _warn(f"Failed: {failure}")
+        warn(f"Failed: {failure}")
     if report.failures:
         raise typer.Exit(1)
 
@@ -259,7 +259,7 @@ def tune(
 
     if force and not write:
         raise UsageError("--force only applies with --write")
-    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
+    index = open_index(catalog, no_cache, semantic=semantic, rerank=rerank)
     judged = _judged(index, queries_file)
     signal, fusion_weight = index.semantic, None
     stage, rerank_settings, rerank_loss = index.reranker, None, ""
@@ -285,7 +285,7 @@ def tune(
         )
         assert report.fusion is not None
         fusion_weight = report.fusion.weight
-        _warn(
+        warn(
             f"Fusion weight of the semantic signal: {fusion_weight:g} "
             f"({report.metric} on the training queries {report.fusion.train:.4f}; "
             f"in use: {report.fusion.before:g})"
@@ -306,9 +306,9 @@ def tune(
         rerank_settings = _tune_rerank_report(learned, metric)
         rerank_loss = learned[3]
     if json_:
-        _emit(wire.tune_record(report))
+        emit(wire.tune_record(report))
     else:
-        _render(color).tune_report(report)
+        renderer(color).tune_report(report)
     if write:
         import os
 
@@ -316,10 +316,10 @@ def tune(
 
         loss = evaluate.holdout_loss(report) or rerank_loss
         if loss and not force:
-            _warn(f"Not written: {loss}. --force writes them anyway.")
+            warn(f"Not written: {loss}. --force writes them anyway.")
             raise typer.Exit(1)
         if loss:
-            _warn(f"Writing anyway (--force): {loss}.")
+            warn(f"Writing anyway (--force): {loss}.")
         target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
         backup = write_params(
             target,
@@ -327,7 +327,7 @@ def tune(
             fusion_weight,
             *(rerank_settings or (None, None)),
         )
-        _warn(
+        warn(
             f"Wrote the chosen settings to {target}"
             + (f" (previous file kept as {backup})" if backup else "")
         )
@@ -372,7 +372,7 @@ def _tune_rerank(
 
 def _tune_rerank_report(learned: Any, metric: str) -> tuple[float, int]:
     (weight, depth), value, without, _ = learned
-    _warn(
+    warn(
         f"Reranker: weight {weight:g}, depth {depth} ({metric} on the training queries "
         f"{value:.4f}; without the reranker {without:.4f})"
     )
@@ -382,7 +382,7 @@ def _tune_rerank_report(learned: Any, metric: str) -> tuple[float, int]:
 def _progress_bar(label: str, total: int | None) -> Any:
     """A Rich progress bar on a terminal's stderr, fed by the core's (done, total) callback."""
     if sys.stderr.isatty():
-        return _render().progress_bar(label, total)
+        return renderer().progress_bar(label, total)
     from contextlib import nullcontext
 
     return nullcontext(None)

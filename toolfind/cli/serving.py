@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from toolfind.cli.commands import shipped_note
 from toolfind.cli.common import (
     CatalogOpt,
     ColorOpt,
@@ -16,14 +17,13 @@ from toolfind.cli.common import (
     RerankOpt,
     SemanticOpt,
     WeightOpt,
-    _emit,
-    _render,
-    _shipped_note,
-    _warn,
     app,
+    emit,
     reports_errors,
     subgroup,
+    warn,
 )
+from toolfind.cli.printing import renderer
 from toolfind.serve import defaults
 from toolfind.serve.defaults import Exposure
 
@@ -156,7 +156,7 @@ def serve_mcp(
     settings = for_run(catalog or (), weight or ())
     config = settings.config
     for line in settings.warnings:
-        _warn(line)
+        warn(line)
     serve_source = config.sources.get("serve.allowed_hosts") or config.sources.get(
         "serve.allowed_origins"
     )
@@ -246,7 +246,7 @@ def catalog_pull(
 
     config = Config() if servers else load_config()  # --servers: named, so trusted as given
     for line in config.warnings:
-        _warn(line)
+        warn(line)
     files = list(servers_for(servers or (), config))
     if not files:
         raise UsageError("no servers to pull: give --servers FILE, or set servers in toolfind.toml")
@@ -260,7 +260,7 @@ def catalog_pull(
     install()
     report = pull(files, out, start_timeout=start_timeout, errlog=sys.stderr)
     if json_:
-        _emit([wire.pull_record(s) for s in report.servers])
+        emit([wire.pull_record(s) for s in report.servers])
     else:
         for s in report.servers:
             if s.status == "failed":
@@ -287,7 +287,7 @@ def _store() -> Any:
     from toolfind.store.cache import CacheStore
     from toolfind.store.manifest import default_cache_dir
 
-    return CacheStore(default_cache_dir(os.environ), _warn)
+    return CacheStore(default_cache_dir(os.environ), warn)
 
 
 @cache_app.command("path")
@@ -305,7 +305,7 @@ def cache_path(json_: JsonOpt = False) -> None:
 
     path = str(Path(default_cache_dir(os.environ)))
     if json_:
-        _emit(wire.cache_path_record(path))
+        emit(wire.cache_path_record(path))
     else:
         typer.echo(render_path(path))
 
@@ -322,12 +322,12 @@ def cache_info(json_: JsonOpt = False, color: ColorOpt = "auto") -> None:
     store = _store()
     found = (str(store.root), store.root.is_dir(), store.own_files())
     if json_:
-        _emit(wire.cache_info_record(*found))
+        emit(wire.cache_info_record(*found))
     else:
-        note = _shipped_note(None)
+        note = shipped_note(None)
         if note:
-            _warn(note)
-        _render(color).cache_info(*found)
+            warn(note)
+        renderer(color).cache_info(*found)
 
 
 @cache_app.command("clear")
@@ -341,7 +341,7 @@ def cache_clear(json_: JsonOpt = False) -> None:
     if json_:
         from toolfind.output import wire
 
-        _emit(wire.cache_clear_record(removed))
+        emit(wire.cache_clear_record(removed))
     else:
         files = "file" if removed == 1 else "files"
         typer.echo(f"Removed {removed} cache {files}.")  # the result: stdout, as every command's
