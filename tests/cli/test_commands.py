@@ -256,7 +256,7 @@ def test_with_json_a_usage_error_is_one_json_object_on_stderr(
     assert (code, out) == (2, "")
     error = json.loads(err)
     assert error == wire.error_record(error["error"]["message"], "usage")
-    assert tuple(error["error"]) == wire.ERROR_KEYS and error["error"]["message"]
+    assert tuple(error["error"]) == ("message", "kind") and error["error"]["message"]
 
 
 def test_with_json_a_toolfind_error_is_one_json_object_with_its_kind(small: str) -> None:

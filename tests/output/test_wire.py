@@ -11,7 +11,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolfind.models import Category, Finding, Hit, SearchResult, Source, TermContribution, Tool
+from toolfind.models import (
+    Category,
+    Finding,
+    Hit,
+    SearchResult,
+    Similar,
+    Source,
+    TermContribution,
+    Tool,
+)
 from toolfind.output import schemas, wire
 from toolfind.output.text import HIDDEN, clean_text, guard_streams, render_path, render_text
 
@@ -61,7 +70,7 @@ def test_search_records_keys_and_an_explained_hit() -> None:
     term = TermContribution("t", "name", 1, 2.0, 0.5, 4.0, 1.0)
     result = SearchResult("q", (Hit(tool, 2.0, "exact", (term,)),), ("zz",))
     record = wire.search_record(result, include_schema=True)
-    assert tuple(record) == wire.SEARCH_KEYS and record["unmatched_terms"] == ["zz"]
+    assert list(record) == schemas.SEARCH_SCHEMA["required"] and record["unmatched_terms"] == ["zz"]
     hit = record["hits"][0]
     assert tuple(hit) == (*wire.HIT_KEYS, "schema", "explain")
     assert hit["tags"] == ["x", "read-only"] and hit["match"] == "exact"
@@ -71,18 +80,34 @@ def test_search_records_keys_and_an_explained_hit() -> None:
 
 def test_cache_info_counts_indexes_and_bytes() -> None:
     record = wire.cache_info_record("/c", True, [("a.pickle", 10), ("manifest.marshal", 5)])
-    assert tuple(record) == wire.CACHE_INFO_KEYS
+    assert tuple(record) == ("path", "exists", "indexes", "bytes", "files")
     assert record["indexes"] == 1 and record["bytes"] == 15
-    assert [tuple(f) for f in record["files"]] == [wire.CACHE_FILE_KEYS] * 2
+    assert [tuple(f) for f in record["files"]] == [("file", "bytes")] * 2
 
 
-def test_the_record_schemas_require_the_keys_every_record_has() -> None:
-    assert schemas.SEARCH_SCHEMA["required"] == list(wire.SEARCH_KEYS)
-    hit_schema = schemas.SEARCH_SCHEMA["properties"]["hits"]["items"]
-    assert list(hit_schema["properties"])[: len(wire.HIT_KEYS)] == list(wire.HIT_KEYS)
-    assert hit_schema["required"] == list(wire.HIT_KEYS)
-    assert schemas.CATEGORIES_SCHEMA["required"] == list(wire.CATEGORIES_KEYS)
-    assert schemas.SIMILAR_TOOLS_SCHEMA["required"] == list(wire.SIMILAR_TOOLS_KEYS)
+def test_every_record_with_a_schema_has_its_required_keys_first_and_no_other() -> None:
+    tool = Tool(name="t", description="Does t.")
+    hits = (Hit(tool, 1.0, "exact"), Hit(Tool(name="u", defer=True), 0.5))
+    result = SearchResult("t", hits, ("zz",), (("tt", "t"),))
+    status = {"git": Status(False, "exited")}
+    records = [
+        (wire.search_record(result, callable_=lambda _: True), schemas.SEARCH_SCHEMA),
+        (
+            wire.similar_tools_record(tool, [Similar(tool, 1.0, ("t",))]),
+            schemas.SIMILAR_TOOLS_SCHEMA,
+        ),
+        (wire.categories_record([Category("files", 1, 0, ())], status), schemas.CATEGORIES_SCHEMA),
+    ]
+    for record, schema in records:
+        required = schema["required"]
+        assert list(record)[: len(required)] == required and set(record) <= set(
+            schema["properties"]
+        )
+        for key, value in record.items():
+            items = schema["properties"][key].get("items", {})
+            for item in value if isinstance(value, list) and "required" in items else ():
+                assert list(item)[: len(items["required"])] == items["required"]
+                assert set(item) <= set(items["properties"]), item
 
 
 # -- text ------------------------------------------------------------------------------------

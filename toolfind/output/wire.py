@@ -40,18 +40,12 @@ DESCRIPTION_LIMIT = 1000
 #: The keys every record of a kind has, in output order (``output.schemas`` defines those it
 #: has a schema of). A hit's ``schema`` and ``explain`` appear only when included.
 HIT_KEYS: tuple[str, ...] = tuple(schemas.HIT_SCHEMA["required"])
-SEARCH_KEYS: tuple[str, ...] = tuple(schemas.SEARCH_SCHEMA["required"])
 SIMILAR_KEYS: tuple[str, ...] = tuple(schemas.SIMILAR_SCHEMA["required"])
-SIMILAR_TOOLS_KEYS: tuple[str, ...] = tuple(schemas.SIMILAR_TOOLS_SCHEMA["required"])
 CATEGORY_KEYS: tuple[str, ...] = tuple(schemas.CATEGORY_SCHEMA["required"])
-CATEGORIES_KEYS: tuple[str, ...] = tuple(schemas.CATEGORIES_SCHEMA["required"])
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SUMMARY_KEYS = ("name", "namespace", "summary")
 FINDING_KEYS = ("file", "line", "path", "severity", "message", "rule")
 EXPLAIN_KEYS = ("term", "query_word", "field", "tf", "idf", "length_norm", "weight", "score")
-CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
-CACHE_FILE_KEYS = ("file", "bytes")
-ERROR_KEYS = ("message", "kind")
 METRICS_KEYS = ("mrr_at_10", "recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10", "count")
 
 SCORE_DIGITS = 6
