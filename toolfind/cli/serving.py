@@ -4,7 +4,6 @@
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -46,6 +45,10 @@ from toolfind.cli.options import (
 )
 from toolfind.cli.printing import renderer
 from toolfind.serve import defaults
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolfind.store.cache import CacheStore
 
 cache_app = subgroup("Inspect or clear the index cache.")
 app.add_typer(cache_app, name="cache")
@@ -175,7 +178,7 @@ def catalog_pull(
 # -- cache -------------------------------------------------------------------------------------
 
 
-def _store() -> Any:
+def _store() -> "CacheStore":
     import os
 
     from toolfind.store.cache import CacheStore

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
+    from toolfind.config import ConfigFile, Setting
     from toolfind.models import (
         Category,
         Finding,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         TermContribution,
         Tool,
     )
+    from toolfind.semantic.models import Installed
     from toolfind.store.segment import ToolRecord
 
     #: What the records and the format writer read of a tool: a Tool, or the warm path's view.
@@ -272,7 +274,7 @@ def params_record(params: ScoringParams) -> dict[str, Any]:
     }
 
 
-def eval_record(report: Any, tools: Sequence[Any]) -> dict[str, Any]:
+def eval_record(report: Any, tools: Sequence[Tool]) -> dict[str, Any]:
     """``toolfind eval --json``."""
     return {
         "overall": metrics_record(report.overall),
@@ -408,7 +410,7 @@ def cache_clear_record(removed: int) -> dict[str, Any]:
     return {"removed": removed}
 
 
-def config_file_record(file: Any) -> dict[str, Any]:
+def config_file_record(file: ConfigFile) -> dict[str, Any]:
     """A config file that applies (``config.ConfigFile``): ``scope`` user or project,
     whether it exists, was named explicitly (``--config``, ``$TOOLFIND_CONFIG``), and is
     used; ``problem`` says why it is not (another user may have written it)."""
@@ -422,7 +424,7 @@ def config_file_record(file: Any) -> dict[str, Any]:
     }
 
 
-def config_record(settings: Sequence[Any], files: Sequence[Any]) -> dict[str, Any]:
+def config_record(settings: Sequence[Setting], files: Sequence[ConfigFile]) -> dict[str, Any]:
     """``toolfind config --json``: the config files, and every setting (``config.Setting``)
     with its effective value and where it came from."""
     return {
@@ -439,7 +441,7 @@ def cache_path_record(path: str) -> dict[str, Any]:
     return {"path": render_path(path)}
 
 
-def model_record(found: Any, problem: str) -> dict[str, Any]:
+def model_record(found: Installed, problem: str) -> dict[str, Any]:
     """A model of ``toolfind model list --json`` (and ``fetch --json``): a
     ``semantic.models.Installed`` and what is wrong with it ("" if nothing)."""
     model = found.spec
