@@ -1,11 +1,7 @@
-"""``toolfind tune``'s whole run: the lexical settings (field weights, b, k1, delta) on the
-lexical ranking, then the semantic signal's fusion weight over them, then the reranker's
-weight and depth over the tuned first stage (each only when its signal is on); and the
-guard that keeps ``tune --write`` from storing settings that score worse held out.
-
-The command parses its options, calls :func:`tune`, renders the report and, with
-``--write``, calls :func:`write`.
-"""
+"""``toolfind tune``'s run: the lexical settings (field weights, b, k1, delta), then the
+semantic signal's fusion weight over them, then the reranker's weight and depth over the
+tuned first stage (each only when its signal is on); and :func:`write`, which keeps
+``tune --write`` from storing settings that score worse held out."""
 
 from __future__ import annotations
 
@@ -34,10 +30,6 @@ class Tuned:
     rerank: tuple[float, int] | None = None
     rerank_loss: str = ""
     notes: tuple[str, ...] = ()
-
-    @property
-    def fusion_weight(self) -> float | None:
-        return None if self.report.fusion is None else self.report.fusion.weight
 
     def holdout_loss(self) -> str:
         """Why the chosen settings must not be written ("" when they may): any of them
@@ -134,11 +126,10 @@ def _tune_rerank(
     return chosen, values[chosen], values[(0.0, min(reranking.DEPTHS))], loss
 
 
-def write(tuned: Tuned, target: Path | None, *, force: bool, say: Callable[[str], None]) -> bool:
-    """Store the chosen settings in ``target`` (None: the ``toolfind.toml`` that applies
-    here, else a new one in the working directory), unless they score worse held out
-    (``Tuned.holdout_loss``; ``force`` writes them anyway), saying what was done. Returns
-    whether they were written. Raises ConfigError."""
+def write(tuned: Tuned, *, force: bool, say: Callable[[str], None]) -> bool:
+    """Store the chosen settings in the ``toolfind.toml`` that applies here (else a new one
+    in the working directory), unless they score worse held out (``force`` writes them
+    anyway), saying what was done. Returns whether they were written. Raises ConfigError."""
     import os
 
     from toolfind.config import CONFIG_NAME, config_path
@@ -151,10 +142,9 @@ def write(tuned: Tuned, target: Path | None, *, force: bool, say: Callable[[str]
         return False
     if loss:
         say(f"Writing anyway (--force): {loss}.")
-    target = target or config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
-    rerank_weight, rerank_depth = tuned.rerank or (None, None)
-    report = tuned.report
-    backup = write_params(target, report.params, tuned.fusion_weight, rerank_weight, rerank_depth)
+    target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
+    fusion = None if tuned.report.fusion is None else tuned.report.fusion.weight
+    backup = write_params(target, tuned.report.params, fusion, *(tuned.rerank or (None, None)))
     kept = f" (previous file kept as {backup})" if backup else ""
     say(f"Wrote the chosen settings to {target}{kept}")
     return True

@@ -145,16 +145,10 @@ class ServeOptions:
         rerank: bool | None = None,
         **flags: Any,
     ) -> ServeOptions:
-        """What serve-mcp is asked to do: the ``run``'s catalogs (none of the shipped demo
-        ones when backends are given and no catalog is, ``catalogs_given``), scoring
-        settings, filters, limits and signal settings (``config.for_run``); the config's and
-        the command line's backend ``servers`` files, allowed hosts and origins; the
-        command line's ``http`` address, ``max_result_size`` and other ``flags`` (fields).
-
-        Raises:
-            ConfigError: a bad ``[serve]`` table in the config.
-            UsageError: a bad HTTP address, size, allowed host or origin.
-        """
+        """What serve-mcp is asked to do: the ``run``'s settings (``config.for_run``) with the
+        command line's ``servers``, ``http``, allowed hosts and origins, ``max_result_size``,
+        signals and other fields (``flags``); no shipped demo catalog when backends are given
+        and no catalog is (``catalogs_given``). Raises ConfigError, UsageError."""
         from toolfind.config import servers_for, uses_packaged_catalogs
         from toolfind.store.run import semantic_wanted
 
