@@ -249,16 +249,11 @@ class Show(_Dialected, name="show"):
         metavar="NAME", complete="tool",
     )  # fmt: skip
     dialect, format_ = dialect_options("native", DIALECTS)
-    catalog: list[str] | None = CATALOG
-    json_: bool = option(
-        "--json",
-        FLAG,
-        False,
-        "Print the JSON document alone, for a program (an error too is JSON).",
-    )
-    no_pager: bool = NO_PAGER
-    color: str = COLOR
-    no_cache: bool = NO_CACHE
+    catalog = CATALOG
+    json_ = option(
+        "--json", FLAG, False, "Print the JSON document alone, for a program (an error too is JSON)."
+    )  # fmt: skip
+    no_pager, color, no_cache = NO_PAGER, COLOR, NO_CACHE
 
     def ask(self, index: SearchIndex) -> tuple[tuple[Tool, dict[str, Any]], list[str]]:
         from toolfind.output.tool_formats import tool_to_format
