@@ -26,39 +26,35 @@ if TYPE_CHECKING:
 
 
 class Records(Params):
-    """The arguments of a command that prints records, and how it prints them: ``--json``
-    one document (:meth:`document`, or a JSON array written as each record is made), one
-    record a line (its columns: :meth:`columns`), or for a person (:meth:`draw`). A command
-    says which of its answer's items are records (:meth:`items`) and what they are
-    (:meth:`records`)."""
+    """A command that prints records, and how: ``--json`` one document (:meth:`document`, or
+    an array written as each record is made), one record a line (:meth:`columns`), or for a
+    person (:meth:`draw`). The command says which items of its answer are records
+    (:meth:`items`, counted) and what they are (:meth:`records`)."""
 
-    def emit(self, items: Any) -> int:
-        counted = Counted(self.items(items))
+    def emit(self, answer: Any) -> int:
+        counted = Counted(self.items(answer))
+        if not self.machine():
+            for_a_person(self, lambda: self.draw(renderer(self.color), answer, counted))
+            return counted.count
         fields = self.fields_of()
-        if self.json_:
-            records = select_all(self.records(items, counted), fields)
-            document = self.document(items, records)
-            if document is not None:
-                sys.stdout.write(dumps(document) + "\n")
-            else:
-                for piece in dumps_array(records):
-                    sys.stdout.write(piece)  # as each is made: 100k tools are never held at once
-                sys.stdout.write("\n")
-        elif self.format_ in RECORD_FORMATS:
-            records = select_all(self.records(items, counted), fields)
+        records = select_all(self.records(answer, counted), fields)
+        if self.format_ in RECORD_FORMATS:
             sys.stdout.write(records_text(records, self.format_, fields or self.columns()))
+        elif (document := self.document(answer, records)) is not None:
+            sys.stdout.write(dumps(document) + "\n")
         else:
-            for_a_person(self, lambda: self.draw(renderer(self.color), items, counted))
+            for piece in dumps_array(records):
+                sys.stdout.write(piece)  # as each is made: 100k tools are never held at once
+            sys.stdout.write("\n")
         return counted.count
 
     def items(self, answer: Any) -> Iterable[Any]:
-        """What the records are made of, and counted (``search``: the hits)."""
+        """What the records are made of (``search``: the hits)."""
         items: Iterable[Any] = answer
         return items
 
     def records(self, answer: Any, items: Iterable[Any]) -> Iterator[dict[str, Any]]:
-        """The records of ``answer`` as ``--json`` prints them, each made as it is printed
-        (``items``: :meth:`items`, counting them)."""
+        """The records as ``--json`` prints them, each made from ``items`` as it is printed."""
         raise NotImplementedError
 
     def document(self, answer: Any, records: Iterator[dict[str, Any]]) -> Any:
@@ -66,7 +62,7 @@ class Records(Params):
         return None
 
     def draw(self, render: Any, answer: Any, items: Iterable[Any]) -> None:
-        """``answer`` for a person, with the renderer ``render`` (``output.render``)."""
+        """``answer`` for a person, by ``render`` (``output.render``)."""
         raise NotImplementedError
 
     def columns(self) -> tuple[str, ...]:
