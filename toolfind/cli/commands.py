@@ -55,11 +55,12 @@ from toolfind.output.encode import dumps
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
+    from types import ModuleType
     from typing import Any
 
     from toolfind import models
     from toolfind.cli.grammar import Warn
-    from toolfind.models import Category, SearchResult, Tool
+    from toolfind.models import Category, Hit, SearchResult, Tool
     from toolfind.store.index import SearchIndex
     from toolfind.store.segment import Segment
 
@@ -169,17 +170,17 @@ class Search(Records, name="search"):
             sys.stdout.flush()
         return 1 if failed else self.exit_code(0 if empty else 1)
 
-    def items(self, answer: SearchResult) -> Iterable[Any]:
+    def items(self, answer: SearchResult) -> Iterable[Hit]:
         return answer.hits
 
-    def records(self, answer: SearchResult, items: Iterable[Any]) -> Iterator[dict[str, Any]]:
+    def records(self, answer: SearchResult, items: Iterable[Hit]) -> Iterator[dict[str, Any]]:
         return iter(wire.hit_records(answer, include_schema=self.schema))
 
     def document(self, answer: SearchResult, records: Iterator[dict[str, Any]]) -> Any:
         unmatched, corrections = list(answer.unmatched_terms), dict(answer.corrections)
         return wire.search_document(answer.query, list(records), unmatched, corrections)
 
-    def draw(self, render: Any, answer: SearchResult, items: Iterable[Any]) -> None:
+    def draw(self, render: ModuleType, answer: SearchResult, items: Iterable[Hit]) -> None:
         render.search(answer, explain=self.explain)
 
     def columns(self) -> tuple[str, ...]:
@@ -310,10 +311,10 @@ class List(Records, name="list"):
             _decode_all(index)  # every tool is printed: decoded at once, faster
         return index.listed(self.namespace, self.tag or (), self.deferred)[: self.limit], hints
 
-    def records(self, answer: Any, items: Iterable[Tool]) -> Iterator[dict[str, Any]]:
+    def records(self, answer: Iterable[Tool], items: Iterable[Tool]) -> Iterator[dict[str, Any]]:
         return map(wire.tool_row, items)
 
-    def draw(self, render: Any, answer: Sequence[Tool], items: Iterable[Tool]) -> None:
+    def draw(self, render: ModuleType, answer: Sequence[Tool], items: Iterable[Tool]) -> None:
         render.tools(answer)
 
 
@@ -368,11 +369,13 @@ class Similar(Records, name="similar"):
     def ask(self, index: SearchIndex) -> tuple[list[models.Similar], list[str]]:
         return index.similar(self.name, self.limit), []
 
-    def records(self, answer: Any, items: Iterable[models.Similar]) -> Iterator[dict[str, Any]]:
+    def records(
+        self, answer: list[models.Similar], items: Iterable[models.Similar]
+    ) -> Iterator[dict[str, Any]]:
         return map(wire.similar_record, items)
 
     def draw(
-        self, render: Any, answer: list[models.Similar], items: Iterable[models.Similar]
+        self, render: ModuleType, answer: list[models.Similar], items: Iterable[models.Similar]
     ) -> None:
         render.similar(self.name, answer)
 
@@ -398,7 +401,9 @@ class Categories(Records, name="categories"):
     def ask(self, index: SearchIndex) -> tuple[list[Category], list[str]]:
         return index.categories(), [] if self.machine() else [shipped_note(self.catalog)]
 
-    def records(self, answer: Any, items: Iterable[Category]) -> Iterator[dict[str, Any]]:
+    def records(
+        self, answer: list[Category], items: Iterable[Category]
+    ) -> Iterator[dict[str, Any]]:
         return iter(wire.categories_record(list(items))["categories"])
 
     def document(self, answer: list[Category], records: Iterator[dict[str, Any]]) -> Any:
@@ -406,7 +411,7 @@ class Categories(Records, name="categories"):
         document["categories"] = list(records)
         return document
 
-    def draw(self, render: Any, answer: list[Category], items: Iterable[Category]) -> None:
+    def draw(self, render: ModuleType, answer: list[Category], items: Iterable[Category]) -> None:
         render.categories(answer)
 
 
@@ -442,10 +447,10 @@ class Summaries(Records, name="summaries"):
 
         return (), [summaries_hint((), self.all_)]
 
-    def records(self, answer: Any, items: Iterable[Tool]) -> Iterator[dict[str, Any]]:
+    def records(self, answer: Iterable[Tool], items: Iterable[Tool]) -> Iterator[dict[str, Any]]:
         return map(wire.summary_record, items)
 
-    def draw(self, render: Any, answer: Any, items: Iterable[Tool]) -> None:
+    def draw(self, render: ModuleType, answer: Iterable[Tool], items: Iterable[Tool]) -> None:
         render.summaries(items, markdown=self.format_ == "markdown")
 
 

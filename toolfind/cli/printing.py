@@ -22,6 +22,7 @@ from toolfind.output.wire import RECORD_FORMATS, records_text
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
+    from types import ModuleType
     from typing import Any
 
 
@@ -61,7 +62,7 @@ class Records(Params):
         """The one JSON document holding ``records`` (None: they are a JSON array)."""
         return None
 
-    def draw(self, render: Any, answer: Any, items: Iterable[Any]) -> None:
+    def draw(self, render: ModuleType, answer: Any, items: Iterable[Any]) -> None:
         """``answer`` for a person, by ``render`` (``output.render``)."""
         raise NotImplementedError
 
@@ -114,7 +115,7 @@ def for_a_person(p: Params, draw: Callable[[], None]) -> None:
         draw()
 
 
-def renderer(color: str = "auto") -> Any:
+def renderer(color: str = "auto") -> ModuleType:
     """The renderer (``output.render``, imported only when something is drawn for a person),
     styled as ``--color`` says."""
     from toolfind.output import render
