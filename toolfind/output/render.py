@@ -299,7 +299,8 @@ def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
         worst: list[list[Cell]] = []
         for o in report.worst:
             ranks = ", ".join(
-                f"{all_tools[doc].qualified_name}: {rank if rank is not None else '-'}"
+                f"{all_tools[doc].qualified_name}: "
+                + (str(rank) if rank is not None else f"not in the top {report.depth}")
                 for doc, rank in zip(o.query.relevant_ids, o.ranks, strict=True)
             )
             worst.append([o.query.query, _pct(o.metrics["ndcg@10"]), ranks])
