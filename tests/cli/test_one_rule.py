@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ SKIPPED = [
     "Warning: skipped {root}/a.json:1: tools[0]: built-in tool 'web_search' has no schema",
     "Warning: skipped {root}/g.json:1: tools[0]: built-in tool 'googleSearch' has no schema",
     "Warning: skipped {root}/z.yaml:3: tools[0]: duplicate tool 'a/get_weather':"
-    " {root}/a.json was loaded first and wins; this one is skipped",
+    " {root}/a.json:1 was loaded first and wins; this one is skipped",
 ]
 
 
@@ -236,7 +237,7 @@ def test_batch_search_prints_json_lines_and_takes_no_other_format(
 
 def test_fields_keeps_those_keys_in_every_record_format(small: str) -> None:
     for _ in range(2):  # cold, then warm (from the index file alone)
-        done = run_main("search", "file", "-c", small, "--fields", "name,score")
+        done = run_main("search", "file", "-c", small, "--fields", "name,score", "--json")
         document = json.loads(done.stdout)
         assert list(document) == ["query", "hits", "unmatched_terms", "corrections"]
         assert [list(hit) for hit in document["hits"]] == [["name", "score"]] * 2
@@ -251,9 +252,30 @@ def test_fields_keeps_those_keys_in_every_record_format(small: str) -> None:
 
 
 def test_fields_schema_and_explain_are_given_for_every_hit(small: str) -> None:
-    code, out, _ = invoke("search", "file", "-c", small, "--fields", "name,schema,explain")
+    argv = ("search", "file", "-c", small, "--fields", "name,schema,explain")
+    code, out, _ = invoke(*argv, "--json")
     hits = json.loads(out)["hits"]
     assert hits and all(h["schema"]["type"] == "object" and h["explain"] for h in hits)
+
+
+def test_fields_alone_picks_the_columns_of_a_table(small: str) -> None:
+    """As ``kubectl -o custom-columns``: a column a key, in the order asked, cold and warm."""
+    argv = ("search", "file", "-c", small, "--fields", "name,confidence,deferred")
+    hits = json.loads(run_main(*argv, "--json").stdout)["hits"]
+    for _ in range(2):
+        done = run_main(*argv)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert re.fullmatch(r"┃ name +┃ confidence ┃ deferred ┃", lines[1])
+        rows = [line.split("│")[1:-1] for line in lines[3:-1]]
+        assert [[cell.strip() for cell in row] for row in rows] == [
+            [h["name"], f"{h['confidence']:.2f}", "yes" if h["deferred"] else "no"] for h in hits
+        ]
+        assert [h["name"] for h in hits] == ["read_file", "compress_file"]
+    code, out, _ = invoke("list", "-c", small, "--fields", "name", "--format", "table")
+    assert code == 0 and "compress_file" in out and "namespace" not in out
+    code, out, _ = invoke("summaries", "-c", small, "--all", "--fields", "name")
+    assert code == 0 and json.loads(out)[0] == {"name": "read_file"}  # lines: no table to pick
 
 
 @pytest.mark.parametrize(
@@ -262,7 +284,7 @@ def test_fields_schema_and_explain_are_given_for_every_hit(small: str) -> None:
         (["search", "x", "--fields", "nam"], "--fields: unknown field 'nam'; search records"),
         (["list", "--fields", "score"], "--fields: unknown field 'score'; list records have"),
         (["list", "--fields", ","], "--fields: no field given"),
-        (["list", "--fields", "name", "--format", "table"], "--fields picks record keys"),
+        (["summaries", "--fields", "name", "--format", "text"], "--fields picks record keys"),
         (["summaries", "--fields", "name", "--format", "markdown"], "--fields picks record"),
     ],
 )

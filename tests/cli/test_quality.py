@@ -79,7 +79,9 @@ def test_eval_worst_queries_say_in_words_a_tool_not_in_the_top_100(tmp_path: Pat
     assert result.exit_code == 0, result.stderr
     assert "web/search_web: not in the top 100" in result.stdout
     document = runner.invoke(app, ["eval", str(queries), "-c", catalog, "--json"]).stdout
-    assert json.loads(document)["worst"][0]["relevant"] == [{"name": "web/search_web", "rank": None}]
+    assert json.loads(document)["worst"][0]["relevant"] == [
+        {"name": "web/search_web", "rank": None}
+    ]
 
 
 def test_eval_unknown_relevant_tool_names_the_entry(tmp_path: Path) -> None:

@@ -105,6 +105,8 @@ class Params:
     spec: Command
     #: The keys of the command's records: what ``--fields`` may name, the CSV/TSV columns.
     KEYS: tuple[str, ...] = ()
+    #: Whether the command prints a table for a person (then ``--fields`` picks its columns).
+    TABLE = False
 
     # The options several commands have (each command declares its own; the value of one a
     # command has not is this default).
@@ -148,7 +150,7 @@ class Params:
         fields = self.fields_of()
         if fields is None:
             return ""
-        if self.format_ in ("table", "text", "markdown"):
+        if self.format_ in ("text", "markdown") or (self.format_ == "table" and not self.TABLE):
             return (
                 f"--fields picks record keys: use it with --json or --format json, jsonl, csv"
                 f" or tsv, not --format {self.format_}"
@@ -161,11 +163,12 @@ class Params:
 
     def prepare(self) -> list[str]:
         """Read the arguments (without a :meth:`problem`) as one rule, in place: ``--format
-        json`` is ``--json``, and ``--fields`` alone means JSON. Returns the stderr lines it
-        calls for. Both parsers call it before :meth:`answer`."""
+        json`` is ``--json``, and ``--fields`` alone picks a table's columns, or means JSON
+        where the command prints no table. Returns the stderr lines it calls for. Both
+        parsers call it before :meth:`answer`."""
         if self.format_ == "json":
             self.json_, self.format_ = True, None
-        if self.fields is not None and self.format_ is None:
+        if self.fields is not None and self.format_ is None and not self.TABLE:
             self.json_ = True
         return []
 

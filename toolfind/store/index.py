@@ -445,6 +445,16 @@ class SearchIndex:
         corrections = tuple(found.corrections.items())
         return SearchResult(query, tuple(made), found.unmatched, corrections)
 
+    def why(self, query: str, name: str) -> tuple[Tool, list[str], tuple[TermContribution, ...]]:
+        """For ``search --why`` (:mod:`toolfind.store.why`): the tool ``name`` names (raises
+        like :meth:`resolve`), the query's words, and the tool's BM25F ``--explain`` rows for
+        ``query`` whether or not it is a hit (none for a disabled tool)."""
+        doc = self._resolve_id(name)
+        found = searching.run(self, query, 0)
+        term_ids = [(m, t) for m in found.matched if (t := self._terms.find(m[0])) is not None]
+        share = 1.0 if found.agree is None else found.agree(doc)
+        return self.tools[doc], list(found.words), self._explain(doc, term_ids, share)
+
     def ranking(
         self,
         query: str,

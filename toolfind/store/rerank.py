@@ -462,7 +462,14 @@ class Reranker:
 
         rows = [
             TermContribution(
-                c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * factor
+                c.term,
+                c.field,
+                c.tf,
+                c.idf,
+                c.length_norm,
+                c.weight,
+                c.score * factor,
+                c.query_word,
             )
             for c in explanation
         ]
