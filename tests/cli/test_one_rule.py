@@ -8,10 +8,11 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.helpers import invoke, run_main, write
+from tests.helpers import SHIPPED, invoke, run_main, write
 
 OPENAI = {
     "tools": [
@@ -256,6 +257,44 @@ def test_fields_schema_and_explain_are_given_for_every_hit(small: str) -> None:
     code, out, _ = invoke(*argv, "--json")
     hits = json.loads(out)["hits"]
     assert hits and all(h["schema"]["type"] == "object" and h["explain"] for h in hits)
+
+
+def test_the_search_table_shows_each_hits_confidence_not_its_score(small: str) -> None:
+    hits = json.loads(run_main("search", "file", "-c", small, "--json").stdout)["hits"]
+    for _ in range(2):
+        lines = run_main("search", "file", "-c", small).stdout.splitlines()
+        assert re.fullmatch(r"┃ # ┃ tool +┃ confidence ┃ description +┃ tags +┃", lines[1])
+        cells = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines[3:-1]]
+        assert [row[2] for row in cells] == [f"{h['confidence']:.2f}" for h in hits]
+        assert all(f"{h['score']:.3f}" not in lines[3 + i] for i, h in enumerate(hits))
+
+
+def test_search_says_on_stderr_when_no_hit_is_confident() -> None:
+    """serve-mcp's note, on stderr: whatever the format, cold and warm; not when a hit is
+    confident, nor when nothing was found (that says so itself)."""
+    from toolfind.core.confidence import CONFIDENT, no_confident_match
+
+    said = set()
+    for query in ("is it going to be a good day", "purple elephant party", "disk space left"):
+        best = max(h["confidence"] for h in search_json(query)["hits"])
+        for argv in (["search", query], ["search", query, "--json"]):
+            for _ in range(2):
+                done = run_main(*argv, "-c", str(SHIPPED))
+                assert done.returncode == 0
+                note = no_confident_match(best)
+                assert (note in done.stderr.splitlines()) == (best < CONFIDENT)
+                assert (best < CONFIDENT) == ("No confident match" in done.stderr)
+        said.add(best < CONFIDENT)
+    assert said == {True, False}  # both cases met
+    nothing = run_main("search", "xyzzy", "-c", str(SHIPPED))
+    assert nothing.stdout == "No tools found.\n" and "No confident match" not in nothing.stderr
+
+
+def search_json(query: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(
+        run_main("search", query, "-c", str(SHIPPED), "--json").stdout
+    )
+    return document
 
 
 def test_fields_alone_picks_the_columns_of_a_table(small: str) -> None:
