@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "toolfind"
 LAYERS: tuple[frozenset[str], ...] = (
     frozenset({"errors", "models", "shapes", "version"}),
     frozenset({"core"}),
-    frozenset({"catalog", "config", "config_write", "userfiles", "semantic"}),
+    frozenset({"catalog", "config", "config_write", "tuned", "userfiles", "semantic"}),
     frozenset({"store"}),
     frozenset({"output"}),
     frozenset({"eval"}),

@@ -17,6 +17,8 @@ from typing import Any
 from toolfind.catalog import DEFAULT_MAX_BYTES
 from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams
+from toolfind.tuned import TunedOn, other_catalogs
+from toolfind.tuned import read as read_tuned
 from toolfind.userfiles import CONFIG_NAME as CONFIG_NAME
 from toolfind.userfiles import (
     MAX_INPUT_BYTES,
@@ -51,6 +53,7 @@ _KNOWN_KEYS = frozenset(
         "rerank",
         "rerank_weight",
         "rerank_depth",
+        "tuned",
     }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
@@ -161,6 +164,8 @@ class Config:
     #: it re-scores (None: ``toolfind.store.rerank.DEFAULT_DEPTH``).
     rerank_weight: float | None = None
     rerank_depth: int | None = None
+    #: The catalogs the ranking settings were tuned on (``[tuned]``), if recorded.
+    tuned: TunedOn | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +203,7 @@ def for_run(
         params = replace(params, weights=parse_weight_options(weights, params.weights))
     warnings = list(config.warnings)
     paths = resolve_catalogs(catalogs, config, environ, cwd, warnings=warnings)
+    warnings += filter(None, [other_catalogs(config.tuned, paths)])
     return Run(tuple(paths), params, config, tuple(warnings))
 
 
@@ -473,6 +479,7 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "semantic": ("semantic", lambda raw, file: _switch(raw, "semantic", file)),
         "rerank": ("rerank", lambda raw, file: _switch(raw, "rerank", file)),
         "rerank_depth": ("rerank_depth", _depth),
+        "tuned": ("tuned", lambda raw, file: read_tuned(raw, Path(file))),
         "safe_directories": ("safe_directories", _safe_directories),
     }
     for key, (name, reader) in readers.items():
@@ -514,6 +521,7 @@ def _config(flat: Mapping[str, Any]) -> Config:
         rerank=flat.get("rerank"),
         rerank_weight=flat.get("rerank_weight"),
         rerank_depth=flat.get("rerank_depth"),
+        tuned=flat.get("tuned"),
     )
 
 
