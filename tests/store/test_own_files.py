@@ -323,3 +323,24 @@ def test_loads_no_run_remembers_keep_their_most_recent_indexes(isolated: Path) -
     assert vectors == set(kept)
     again = cache.load_index([Path(f"c{manifest.MAX_USED + 2}.json")], cache_root=isolated)
     assert again.from_cache
+
+
+def test_beyond_the_size_budget_the_least_recently_written_indexes_go(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def load(n: int) -> Path:
+        catalog = write(Path(f"c{n}.json"), [{**TOOLS[0], "description": f"version {n}"}])
+        key = cache.load_index([catalog], cache_root=isolated).key
+        return isolated / f"toolfind-{key}.pickle"
+
+    first = load(1)
+    os.utime(first, ns=(10**18, 10**18))  # written long ago (2001)
+    second = load(2)
+    os.utime(second, ns=(15 * 10**17, 15 * 10**17))  # (2017)
+    # Room for two indexes of this size: the third load's write drops the oldest only.
+    monkeypatch.setattr(manifest, "MAX_INDEX_BYTES", 2 * first.stat().st_size)
+    third = load(3)
+    assert (first.exists(), second.exists(), third.exists()) == (False, True, True)
+    monkeypatch.setattr(manifest, "MAX_INDEX_BYTES", 1)  # the newest always stays
+    fourth = load(4)
+    assert [p.exists() for p in (second, third, fourth)] == [False, False, True]

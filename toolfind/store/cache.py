@@ -296,25 +296,46 @@ class CacheStore:
 
     def evict(self, live: set[str]) -> int:
         """Remove the index files whose key is not in ``live`` (:func:`manifest.live_keys`),
-        and the semantic vectors beside each (``toolfind-<key>.<model>.vec``); returns how
-        many files went. The reranker's segments are not an index's and stay. A file that
-        cannot be removed (another user's, or mapped on Windows) stays; a process that has
-        an index open or mapped keeps reading it (POSIX), and the next run that wants it
-        back rebuilds it."""
+        then, while the index files left hold more than :data:`manifest.MAX_INDEX_BYTES`,
+        the least recently written (never the newest); each with the semantic vectors
+        beside it (``toolfind-<key>.<model>.vec``). Returns how many files went. The
+        reranker's segments are not an index's and stay. A file that cannot be removed
+        (another user's, or mapped on Windows) stays; a process that has an index open or
+        mapped keeps reading it (POSIX), and the next run that wants it back rebuilds it."""
         try:
             names = os.listdir(self._root)
         except OSError:
             return 0
-        removed = 0
+        files: dict[str, list[str]] = {}
         for name in names:
             key = _index_key(name)
-            if key is None or key in live:
-                continue
+            if key is not None:
+                files.setdefault(key, []).append(name)
+        kept = []  # (mtime, size, key) of each live index file
+        for key in live & files.keys():
             try:
-                os.unlink(os.path.join(self._root, name))
-                removed += 1
+                st = os.lstat(
+                    os.path.join(self._root, segment.INDEX_PREFIX + key + segment.INDEX_SUFFIX)
+                )
             except OSError:
                 continue
+            kept.append((st.st_mtime_ns, st.st_size, key))
+        kept.sort()
+        total = sum(size for _, size, _ in kept)
+        doomed = set(files) - live
+        for _, size, key in kept[:-1]:  # the oldest first, never the newest
+            if total <= manifest.MAX_INDEX_BYTES:
+                break
+            doomed.add(key)
+            total -= size
+        removed = 0
+        for key in doomed:
+            for name in files[key]:
+                try:
+                    os.unlink(os.path.join(self._root, name))
+                    removed += 1
+                except OSError:
+                    continue
         return removed
 
     def _write(self, path: Path, chunks: Iterable[Any]) -> None:

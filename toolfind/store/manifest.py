@@ -66,6 +66,9 @@ MAX_RUNS = 64
 #: Indexes loaded by no run to remember (serve-mcp, the Python API) whose files are kept:
 #: the most recently used; the oldest are dropped beyond it (:func:`used`).
 MAX_USED = 8
+#: The index files kept hold at most this many bytes: beyond it the least recently written
+#: go (the same budget as the reranker's segments of a model).
+MAX_INDEX_BYTES = 1 << 30
 
 
 def default_cache_dir(environ: Any) -> str:
