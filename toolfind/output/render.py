@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 
 from toolfind.output import wire
+from toolfind.output.encode import dumps
 from toolfind.output.text import clean_text, render_line, render_path, render_text, terminal_json
-from toolfind.output.wire import dumps
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -433,7 +433,7 @@ class RichOutput:
                     self.console.print(Padding(text, (0, 0, 0, 2), expand=False), soft_wrap=False)
 
     def json(self, text: str) -> None:
-        # What print_json prints, but from wire.dumps's text as it is (print_json would parse
+        # What print_json prints, but from encode.dumps's text as it is (print_json would parse
         # and re-encode it, turning terminal_json's escapes back into the controls).
         from rich.highlighter import JSONHighlighter
 
@@ -546,7 +546,7 @@ class PlainOutput:
         self.file.write("\n".join(lines) + "\n")
 
     def json(self, text: str) -> None:
-        # wire.dumps already wrote what Rich's print_json prints (indent 2, non-ASCII as is).
+        # encode.dumps already wrote what Rich's print_json prints (indent 2, non-ASCII as is).
         self.file.write(terminal_json(text) + "\n")
 
 
