@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
     from typing import Any, Protocol, TypeVar
 
+    from toolfind.core.synonyms import Table as SynonymTable
+
     _Hit = TypeVar("_Hit")
 
     #: Positions (ascending) of a term's strongest postings, and the cut the others score below.
@@ -52,7 +54,7 @@ if TYPE_CHECKING:
 
         def postings(self, term: str) -> TermPostings | None: ...  # None: in no tool
         def known(self, terms: list[str]) -> Iterable[str]: ...  # those in the vocabulary
-        def expansions(self, key: str) -> tuple[str, ...] | None: ...  # synonyms.expansions
+        def synonym_table(self) -> SynonymTable: ...  # synonyms.build's
         def named(self, query: str) -> Sequence[int]: ...  # analysis.lookup_name's ids
         def enabled(self, doc: int) -> bool: ...
         def action(self, doc: int) -> int: ...  # actions.tool_class's bits
@@ -208,52 +210,58 @@ def _match(
     :func:`toolfind.core.typos.correct` picks, its impacts times ``bm25f.TYPO_DISCOUNT``
     (so every strategy adds the same, discounted floats), unless the query also has that
     term. A synonym's impacts are times ``synonyms.DISCOUNT`` (times the discount of a typo
-    when it is a typo's synonym). A term the query holds is never added again.
+    when it is a typo's synonym). A term the query holds is never added again. Synonyms are
+    looked up by the query's words (a typo's by the word it was read as), never by its stems.
     """
     matched: list[Matched] = []
     terms: list[TermPostings] = []
     found: set[str] = set()
-    sequence: list[tuple[str, str, float]] = []  # (term as searched, query word, factor)
+    # (term as searched, query word, factor, the word looked up as a synonym)
+    sequence: list[tuple[str, str, float, str]] = []
     typos: list[tuple[str, str, str, TermPostings]] = []  # (term, word, shown, postings)
     tried = 0  # words looked up as typos (MAX_CORRECTIONS at most)
+    table = source.synonym_table()
     for term, word in pairs:
         postings = source.postings(term)
         if postings is not None:
             found.add(term)
             matched.append((term, word, 1.0, AS_WRITTEN, term))
             terms.append(postings)
-            sequence.append((term, word, 1.0))
-        elif "_" not in term and tried < MAX_CORRECTIONS and not source.expansions(term):
+            sequence.append((term, word, 1.0, word))
+        elif (
+            "_" not in term and tried < MAX_CORRECTIONS and not table.terms(table.member_word(word))
+        ):
             from toolfind.core import typos as typo_rule  # only for a term found nowhere
 
             tried += 1
             fix = typo_rule.correct(term, source.known, source.postings, word)
-            if fix is None:
-                sequence.append((term, word, 1.0))
+            shown = "" if fix is None else typo_rule.spelled(fix[0], word)
+            if fix is None or not shown:
+                sequence.append((term, word, 1.0, word))
             else:
-                typos.append((fix[0], word, typo_rule.spelled(fix[0], word), fix[1]))
+                typos.append((fix[0], word, shown, fix[1]))
                 found.add(term)
-                sequence.append((fix[0], word, bm25f.TYPO_DISCOUNT))
+                sequence.append((fix[0], word, bm25f.TYPO_DISCOUNT, shown))
         else:
-            sequence.append((term, word, 1.0))
+            sequence.append((term, word, 1.0, word))
     searched = {m[0] for m in matched}
     for fixed, word, shown, postings in typos:
         if fixed not in searched:
             searched.add(fixed)
             matched.append((fixed, word, bm25f.TYPO_DISCOUNT, TYPO, shown))
             terms.append(_scaled(postings, bm25f.TYPO_DISCOUNT))
-    if sequence:
-        from toolfind.core.synonyms import DISCOUNT, expand
+    if sequence and len(table):
+        from toolfind.core.synonyms import DISCOUNT
 
-        order = [t for t, _, _ in sequence]
-        for term, at, size in expand(order, source.expansions):
+        own = [t for t, _, _, _ in sequence]
+        for term, at, size in table.expand([w for *_, w in sequence], own):
             postings = source.postings(term) if term not in searched else None
             if postings is None:
                 continue
             searched.add(term)
             factor = sequence[at][2] * DISCOUNT
             # A phrase's words, by a space (the parts of an identifier, not the whole again).
-            spelled = [w for _, w, _ in sequence[at : at + size]]
+            spelled = [w for _, w, _, _ in sequence[at : at + size]]
             word = " ".join(w for w in spelled if "_" not in w) or spelled[0]
             matched.append((term, word, factor, SYNONYM, term))
             terms.append(_scaled(postings, factor))

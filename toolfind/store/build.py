@@ -37,13 +37,12 @@ BUILD_VECTOR_MIN = 200_000
 ENABLED, DEFERRED = 1, 2
 
 
-def expansions(
-    known: Callable[[str], bool], extra: Sequence[Sequence[str]] = ()
-) -> dict[str, tuple[str, ...]]:
-    """The synonym expansions of an index whose vocabulary ``known`` tells: the shipped table
-    (:mod:`toolfind.core.synonyms`) and the user's groups ``extra`` (``[synonyms]``)."""
+def expansions(known: Callable[[str], bool], extra: Sequence[Sequence[str]] = ()) -> synonyms.Table:
+    """The synonym table of an index whose vocabulary ``known`` tells: the shipped table
+    (:mod:`toolfind.core.synonyms`) and the user's groups ``extra`` (``[synonyms]``), each
+    member keyed by its words as a query reads them."""
     every = [*synonyms.groups(), *extra]
-    return synonyms.expansions(every, analysis.analyze_prose, known)
+    return synonyms.build(every, analysis.query_terms, known)
 
 
 def _param_texts(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:

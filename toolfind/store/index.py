@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from toolfind.core import analysis, bm25f, confidence, filters
 from toolfind.core import search as searching
+from toolfind.core.synonyms import Table as SynonymTable
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import (
     FIELDS,
@@ -120,7 +121,7 @@ class SearchIndex:
     _tiers: Sequence[int]
     _tier_of: dict[int, tuple[int, int, float]]
     _weights: tuple[float, ...]
-    _expansions: dict[str, tuple[str, ...]]
+    _expansions: SynonymTable
     _accelerated: bool
     _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
     _rerank: Any  # toolfind.store.rerank.Reranker, when the rerank stage is on
@@ -198,6 +199,7 @@ class SearchIndex:
         state["_lengths"] = tuple(map(pack, self._lengths))
         if not isinstance(self.tools, ToolTable):
             state["tools"] = ToolTable.of(self.tools)
+        state["_expansions"] = self._expansions.plain()  # plain containers: no class to allow
         # Without zero weights the impact postings are the structural ones: store them once.
         if self._idocs is self._docs:
             state["_idocs"] = None
@@ -212,6 +214,7 @@ class SearchIndex:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
         self._lengths = tuple(map(unpack, self._lengths))
+        self._expansions = SynonymTable.from_plain(self._expansions)
         if state["_idocs"] is None:
             self._idocs = self._docs
         if state["_ioffsets"] is None:
@@ -547,10 +550,9 @@ class SearchIndex:
 
     named = exact_ids
 
-    def expansions(self, key: str) -> tuple[str, ...] | None:
-        """The terms a query's word (or phrase: terms joined by a space) also searches
-        (:func:`toolfind.core.synonyms.expansions`)."""
-        return self._expansions.get(key)
+    def synonym_table(self) -> SynonymTable:
+        """The synonym groups a query's words are looked up in (:mod:`toolfind.core.synonyms`)."""
+        return self._expansions
 
     def enabled(self, doc: int) -> bool:
         return bool(self._flags[doc] & builder.ENABLED)
