@@ -408,6 +408,23 @@ def query_terms(text: str) -> list[tuple[str, str]]:
     return list(seen.items())
 
 
+def capitalised(text: str) -> frozenset[str]:
+    """The words of ``text`` (folded) that it writes with a capital first letter, its first
+    word aside (a sentence starts with one): names, such as "Paris" or "Anna", which typo
+    correction leaves alone.
+
+    >>> sorted(capitalised("Book a flight to Paris with Anna"))
+    ['anna', 'paris']
+    """
+    return frozenset(
+        _fold(part)
+        for span in _spans(text)[1:]
+        if span[:1].isupper()
+        for part, cjk in split_identifier(span)
+        if not cjk
+    )
+
+
 def term_words(texts: Iterable[str]) -> dict[str, str]:
     """Each term of ``texts`` (stop words included) with the first word it comes from as
     written (case-folded, not stemmed): how a tool's terms are shown to people.

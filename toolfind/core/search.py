@@ -22,7 +22,7 @@ from itertools import compress, repeat
 from operator import add, mul, or_
 
 from toolfind.core import bm25f
-from toolfind.core.analysis import query_terms, unmatched_words
+from toolfind.core.analysis import capitalised, query_terms, unmatched_words
 
 #: At most this many words of one query are looked up as typos (``core/typos``): a pasted
 #: paragraph of unknown words costs a bounded number of lookups.
@@ -131,7 +131,7 @@ def run(
     correction or synonym of one) occurs in any tool there are no hits at all.
     """
     pairs = query_terms(query)
-    matched, terms, found = _match(source, pairs)
+    matched, terms, found = _match(source, pairs, capitalised(query))
     unmatched = unmatched_words(pairs, found)
     words = list(dict.fromkeys(word for _, word in pairs))
     if not terms:
@@ -200,7 +200,7 @@ def hits(
 
 
 def _match(
-    source: Source, pairs: Sequence[tuple[str, str]]
+    source: Source, pairs: Sequence[tuple[str, str]], names: Collection[str] = ()
 ) -> tuple[list[Matched], list[TermPostings], set[str]]:
     """Per term searched, its :data:`Matched` and its postings: the query's terms found as
     they are, in query order; then the typos' corrections; then the synonyms of the query's
@@ -209,9 +209,11 @@ def _match(
     A term with no postings stands for the indexed term one edit away that
     :func:`toolfind.core.typos.correct` picks, its impacts times ``bm25f.TYPO_DISCOUNT``
     (so every strategy adds the same, discounted floats), unless the query also has that
-    term. A synonym's impacts are times ``synonyms.DISCOUNT`` (times the discount of a typo
-    when it is a typo's synonym). A term the query holds is never added again. Synonyms are
-    looked up by the query's words (a typo's by the word it was read as), never by its stems.
+    term. A real word is never corrected into another (both common English:
+    ``typos.is_english``), nor one of ``names``, the words the query capitalises. A synonym's impacts are times
+    ``synonyms.DISCOUNT`` (times the discount of a typo when it is a typo's synonym). A term
+    the query holds is never added again. Synonyms are looked up by the query's words (a
+    typo's by the word it was read as), never by its stems.
     """
     matched: list[Matched] = []
     terms: list[TermPostings] = []
@@ -234,8 +236,12 @@ def _match(
             from toolfind.core import typos as typo_rule  # only for a term found nowhere
 
             tried += 1
-            fix = typo_rule.correct(term, source.known, source.postings, word)
+            fix = None
+            if word not in names:
+                fix = typo_rule.correct(term, source.known, source.postings, word)
             shown = "" if fix is None else typo_rule.spelled(fix[0], word)
+            if shown and typo_rule.is_english(word) and typo_rule.english_term(fix[0], shown):
+                shown = ""  # one real word for another: a word the catalog lacks, not a slip
             if fix is None or not shown:
                 sequence.append((term, word, 1.0, word))
             else:

@@ -1,0 +1,84 @@
+"""How a request's words are read, against the shipped catalogs and the real MCP captures:
+synonyms by the words written (not stems), typo correction that never rewrites a real word
+and shows words, recent history read as a log, undo as the opposite of making."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import FIXTURES, SHIPPED
+from toolfind import catalog
+from toolfind.core import search, typos
+from toolfind.core.analysis import capitalised
+from toolfind.models import SearchResult
+from toolfind.store.index import SearchIndex
+
+CAPTURES = FIXTURES / "mcp"
+
+
+@cache
+def shipped() -> SearchIndex:
+    """The shipped catalogs and the real MCP captures, pooled."""
+    return SearchIndex.build(catalog.load([SHIPPED, CAPTURES]).tools)
+
+
+@cache
+def git_server() -> SearchIndex:
+    return SearchIndex.build(catalog.load([CAPTURES / "mcp-server-git.json"]).tools)
+
+
+def names(result: SearchResult, n: int = 3) -> list[str]:
+    return [h.tool.name for h in result.hits[:n]]
+
+
+def test_a_word_that_shares_a_stem_with_a_synonym_does_not_take_its_meaning() -> None:
+    # "terminal" and "terminate" stem alike; the kill | terminate | stop process group must
+    # not make a request to run a command in a terminal a request to kill a process.
+    result = shipped().search("run ls -la in the terminal", 5)
+    assert names(result, 1) != ["kill_process"]
+    matched = search.run(shipped(), "run ls -la in the terminal", 5).matched
+    assert not [m for m in matched if m[3] == search.SYNONYM and m[1] == "terminal"]
+    # The word of the group itself still means it, inflected too.
+    assert names(shipped().search("terminate the process"), 1) == ["kill_process"]
+    assert names(shipped().search("terminated processes"), 1) == ["kill_process"]
+
+
+@pytest.mark.parametrize(
+    ("query", "word"),
+    [
+        ("book a flight to Paris", "paris"),  # a name the request capitalises
+        ("post a message in the #general channel", "general"),  # "generat" is generate's stem
+    ],
+)
+def test_a_real_word_is_never_corrected_and_a_name_is_never_a_typo(query: str, word: str) -> None:
+    result = shipped().search(query)
+    assert word not in dict(result.corrections)
+    assert word in result.unmatched_terms
+
+
+def test_a_slip_is_still_corrected_and_shown_as_a_word_never_a_stem() -> None:
+    result = shipped().search("send an emial")
+    assert dict(result.corrections) == {"emial": "email"}
+    assert names(result, 1) == ["send_email"]
+    for query in ("serch the web", "compres this file", "delte the file"):
+        shown = dict(shipped().search(query).corrections)
+        assert shown and all(typos.is_english(word) for word in shown.values()), (query, shown)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(typos.edits("general") + typos.edits("message"))))
+def test_a_correction_never_replaces_a_common_english_word_with_another(word: str) -> None:
+    """Whatever one edit of a word a request holds: when that is itself a common English
+    word, it is either found as written or left as it is, never read as another English word."""
+    found = search.run(shipped(), f"post a {word}", 5)
+    for asked, shown in found.corrections.items():
+        assert not (typos.is_english(asked) and typos.is_english(shown)), (asked, shown)
+
+
+def test_capitalised_words_after_the_first_are_names() -> None:
+    assert capitalised("Book a flight to Paris") == {"paris"}
+    assert capitalised("Serch notion") == frozenset()  # the first word of a sentence
