@@ -238,16 +238,13 @@ def _match(
             tried += 1
             fix = None
             if word not in names:
-                fix = typo_rule.correct(term, source.known, source.postings, word)
-            shown = "" if fix is None else typo_rule.spelled(fix[0], word)
-            if shown and typo_rule.is_english(word) and typo_rule.english_term(fix[0], shown):
-                shown = ""  # one real word for another: a word the catalog lacks, not a slip
-            if fix is None or not shown:
+                fix = typo_rule.read_as(term, word, source.known, source.postings)
+            if fix is None:
                 sequence.append((term, word, 1.0, word))
             else:
-                typos.append((fix[0], word, shown, fix[1]))
+                typos.append((fix[0], word, fix[1], fix[2]))
                 found.add(term)
-                sequence.append((fix[0], word, bm25f.TYPO_DISCOUNT, shown))
+                sequence.append((fix[0], word, bm25f.TYPO_DISCOUNT, fix[1]))
         else:
             sequence.append((term, word, 1.0, word))
     searched = {m[0] for m in matched}

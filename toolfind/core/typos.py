@@ -89,6 +89,25 @@ def correct(
     return best
 
 
+def read_as(
+    term: str,
+    word: str,
+    known: Callable[[list[str]], Iterable[str]],
+    postings: Callable[[str], Any],
+) -> tuple[str, str, Any] | None:
+    """What the query's ``word`` (its term ``term`` in no tool) is read as: the indexed term
+    :func:`correct` picks, the word it is shown as (:func:`spelled`) and its postings; None
+    when there is none, when no word spelling of it is one edit away, or when it would read
+    one common English word as another (:func:`english_term`)."""
+    fix = correct(term, known, postings, word)
+    if fix is None:
+        return None
+    shown = spelled(fix[0], word)
+    if not shown or (is_english(word) and english_term(fix[0], shown)):
+        return None
+    return fix[0], shown, fix[1]
+
+
 def _candidates(word: str) -> list[str]:
     if not MIN_LENGTH - 1 <= len(word) <= MAX_LENGTH or not (word.isascii() and word.isalpha()):
         return []
