@@ -82,3 +82,23 @@ def test_a_correction_never_replaces_a_common_english_word_with_another(word: st
 def test_capitalised_words_after_the_first_are_names() -> None:
     assert capitalised("Book a flight to Paris") == {"paris"}
     assert capitalised("Serch notion") == frozenset()  # the first word of a sentence
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("text Anna that I'm late", ["text", "anna", "late"]),  # no "m"
+        ("what’s on Bob's calendar", ["bob", "calendar"]),  # a curly apostrophe too
+        ("don't delete it, we'll see", ["delete", "see"]),
+        ("O'Brien's notes", ["o", "brien", "notes"]),  # an apostrophe in a name separates
+    ],
+)
+def test_a_contraction_leaves_no_one_letter_word_behind(query: str, words: list[str]) -> None:
+    from toolfind.core.analysis import query_terms
+
+    assert [word for _, word in query_terms(query)] == words
+
+
+def test_im_is_not_a_word_no_tool_mentions() -> None:
+    result = shipped().search("text Anna that I'm late")
+    assert "m" not in result.unmatched_terms and "anna" in result.unmatched_terms

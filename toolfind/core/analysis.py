@@ -49,6 +49,7 @@ STOP_WORDS: frozenset[str] = frozenset(
     these they this those to too us was we were what when where which while who whom why will
     whether with would you your yours
     whats thats whos hows wheres im ive youre
+    dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt hasnt havent
     teh hte adn waht whta taht thsi wiht iwth yuo yoru""".split()
 )
 
@@ -79,7 +80,7 @@ def _stem(word: str) -> str:
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 
 SETTINGS: str = (
-    "toolfind-analysis/4 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
+    "toolfind-analysis/5 nfkc drop=Cf contractions casefold split=_-./:,camel,digit,cjk compound=_ "
     f"stem=snowball-english/pystemmer-{Stemmer.version()} once cjk=bigram "
     f"stop={','.join(sorted(STOP_WORDS))}"
 )
@@ -116,12 +117,43 @@ _ASCII_CHARS = frozenset(map(chr, range(128)))
 
 def _spans(text: str) -> list[str]:
     """NFKC, then the whitespace-free words of ``text`` (connectors still inside): the NFKC
-    text translated by ``_TABLE`` and split, by ``bytes.translate`` (one C lookup per byte)."""
+    text translated by ``_TABLE`` and split, by ``bytes.translate`` (one C lookup per byte).
+    English contractions are read first (:func:`_contractions`)."""
+    if "'" in text or "\u2019" in text:
+        text = _contractions(text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
         if not text.isascii():
             return _spans_mixed(text)
     return text.encode().translate(_BYTE_TABLE).decode().split()
+
+
+#: What follows an apostrophe in a contraction or a possessive: dropped with it ("I'm",
+#: "Anna's", "we'll"), so that no word of one letter ("m", "s", "d") is left behind.
+_CLITICS = frozenset({"s", "m", "re", "ve", "ll", "d"})
+
+
+def _contractions(text: str) -> str:
+    """``text`` with its contractions read: an apostrophe (``'`` or ``’``) between letters
+    goes with the clitic after it (``I'm`` -> ``I``, ``Anna's`` -> ``Anna``), or joins the
+    negation (``don't`` -> ``dont``, a stop word); any other apostrophe separates words."""
+    parts = text.replace("\u2019", "'").split("'")
+    out = [parts[0]]
+    for part in parts[1:]:
+        end = 0
+        while end < len(part) and part[end].isalpha():
+            end += 1
+        clitic = part[:end].lower()
+        before = out[-1][-1:]
+        if not (before.isalpha() and end):
+            out.append(" " + part)
+        elif clitic in _CLITICS:
+            out.append(part[end:])
+        elif clitic == "t" and before in "nN":
+            out.append(part)
+        else:
+            out.append(" " + part)
+    return "".join(out)
 
 
 def _spans_mixed(text: str) -> list[str]:
