@@ -102,3 +102,22 @@ def test_a_contraction_leaves_no_one_letter_word_behind(query: str, words: list[
 def test_im_is_not_a_word_no_tool_mentions() -> None:
     result = shipped().search("text Anna that I'm late")
     assert "m" not in result.unmatched_terms and "anna" in result.unmatched_terms
+
+
+@pytest.mark.parametrize("query", ["show me the last five commits", "show me the last 5 commits"])
+def test_the_last_few_commits_is_a_log_not_a_blame_or_a_show(query: str) -> None:
+    assert names(shipped().search(query), 1) == ["git_log"]
+
+
+def test_a_count_of_time_or_lines_is_not_read_as_a_count_of_the_latest_things() -> None:
+    from toolfind.core.analysis import query_terms
+
+    assert [w for _, w in query_terms("show the last 5 commits")] == ["show", "commits"]
+    for query in ("the last 6 hours of metrics", "the last 50 lines of app.log"):
+        assert "last" in [w for _, w in query_terms(query)]
+
+
+def test_undo_means_the_opposite_of_making_the_thing() -> None:
+    # mcp-server-git has no revert: undoing a commit is not committing.
+    assert names(git_server().search("undo my last commit"), 1) == ["git_reset"]
+    assert names(shipped().search("undo my last commit"), 1) == ["git_revert"]

@@ -412,10 +412,11 @@ def analyze_prose(text: str) -> list[str]:
     return _terms(text, 1)
 
 
-def query_terms(text: str) -> list[tuple[str, str]]:
+def query_terms(text: str, counts: bool = False) -> list[tuple[str, str]]:
     """A query's distinct terms, each with the word it comes from as the user wrote it
     (case-folded, not stemmed: ``xyzzy`` for the term ``xyzzi``), in order of first
-    appearance. Stop words are dropped unless the query has nothing else.
+    appearance. Stop words are dropped unless the query has nothing else; so is a count of
+    the latest things (:func:`recent_count`: "last 5"), unless ``counts``.
 
     >>> query_terms("Compressing files")
     [('compress', 'compressing'), ('file', 'files')]
@@ -430,6 +431,8 @@ def query_terms(text: str) -> list[tuple[str, str]]:
         content += analysed[1]
         every_surface += analysed[2]
         content_surface += analysed[3]
+    if content and not counts:
+        _drop_counts(content, content_surface)
     if content:
         pairs = zip(content, content_surface, strict=True)
     else:
@@ -438,6 +441,44 @@ def query_terms(text: str) -> list[tuple[str, str]]:
     for term, surface in pairs:
         seen.setdefault(term, surface)
     return list(seen.items())
+
+
+#: Words that, before a count, say how many of the latest ("the last 5 commits").
+_RECENCY = frozenset({"last", "latest", "recent", "past", "previous"})
+#: Counts spelt out.
+COUNT_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve fifteen twenty fifty
+    hundred few""".split()
+)
+
+
+#: A count before one of these is a window of time or of a file ("the last 6 hours", "the
+#: last 50 lines"), which a tool may take and say in its words ("the last N lines").
+WINDOW_UNITS = frozenset(
+    """second seconds minute minutes hour hours day days week weeks month months year years
+    line lines byte bytes row rows character characters""".split()
+)
+
+
+def recent_count(surfaces: Sequence[str], i: int) -> bool:
+    """Whether ``surfaces[i]`` is a recency word followed by a count of things (not of time):
+    "the last 5 commits", "the latest ten entries", not "the last 6 hours"."""
+    after = surfaces[i + 1] if i + 1 < len(surfaces) else ""
+    then = surfaces[i + 2] if i + 2 < len(surfaces) else ""
+    return (
+        surfaces[i] in _RECENCY
+        and (after.isdigit() or after in COUNT_WORDS)
+        and then not in WINDOW_UNITS
+    )
+
+
+def _drop_counts(terms: list[str], surfaces: list[str]) -> None:
+    """Drop a recency word and the count after it ("last 5", "latest ten": :func:`recent_count`):
+    they say how many to list, not what to find ("who last changed each line" is another
+    "last"). A query keeps at least one word."""
+    for i in range(len(surfaces) - 2, -1, -1):
+        if recent_count(surfaces, i) and len(terms) > 2:
+            del terms[i : i + 2], surfaces[i : i + 2]
 
 
 def capitalised(text: str) -> frozenset[str]:

@@ -142,6 +142,7 @@ changelog | release notes
 diff | patch | changes
 blame | annotate
 stash | shelve
+undo | revert | rollback | roll back | reset
 todo | task
 kanban | board
 wiki | knowledge base
