@@ -68,3 +68,23 @@ def test_a_large_synonym_group_is_cached_once_not_pairwise() -> None:
     assert code == 0 and json.loads(out)["hits"], err
     grown = sum(p.stat().st_size for p in Path(os.environ["TOOLFIND_CACHE_DIR"]).rglob("*"))
     assert grown - plain < 2 * plain  # pairwise, the group alone would be 9 million entries
+
+
+def test_with_the_semantic_signal_the_words_no_tool_mentions_do_not_contradict_its_hits() -> None:
+    import pytest
+
+    pytest.importorskip("wordllama")
+    write(
+        Path("ride.json"),
+        [
+            {"name": "order_ride", "description": "Order a taxi or rideshare pickup."},
+            {"name": "get_stock_quote", "description": "Get the latest stock quote."},
+        ],
+    )
+    code, out, err = invoke("search", "get me a cab to the airport", "-c", "ride.json")
+    assert code == 0 and "No tool mentions: cab, airport\n" in err
+    code, out, err = invoke(
+        "search", "get me a cab to the airport", "-c", "ride.json", "--semantic", "--json"
+    )
+    assert code == 0 and json.loads(out)["hits"][0]["name"] == "order_ride", err
+    assert "No tool mentions: cab, airport (the hits were found by meaning)" in err

@@ -121,3 +121,24 @@ def test_undo_means_the_opposite_of_making_the_thing() -> None:
     # mcp-server-git has no revert: undoing a commit is not committing.
     assert names(git_server().search("undo my last commit"), 1) == ["git_reset"]
     assert names(shipped().search("undo my last commit"), 1) == ["git_revert"]
+
+
+def test_similar_shares_what_tools_do_not_their_servers_name_numbers_or_one_letter_words() -> None:
+    index = shipped()
+    for name in ("server-filesystem/read_text_file", "mcp-server-git/git_log", "files/read_file"):
+        for found in index.similar(name):
+            shared = set(found.shared_terms)
+            assert not shared & {"n", "64", "mcp", "server", "mcp_server_git", "server_filesystem"}
+            assert all(len(word) > 1 for word in shared), (name, found.shared_terms)
+    # Reading a file is like reading a file, not like encoding base64 text.
+    assert index.similar("files/read_file")[0].tool.name == "read_file"
+
+
+def test_no_tool_mentions_says_when_the_hits_were_found_by_meaning() -> None:
+    from toolfind.store.segment import search_notes
+
+    assert search_notes(["cab", "airport"], {}) == ["No tool mentions: cab, airport"]
+    assert search_notes(["cab"], {"emial": "email"}, by_meaning=True) == [
+        "Read emial as email",
+        "No tool mentions: cab (the hits were found by meaning)",
+    ]

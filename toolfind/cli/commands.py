@@ -372,7 +372,8 @@ def answer(name: str, index: Any, p: Params) -> tuple[Any, list[str]]:
 def _search_answer(index: Any, p: Params) -> tuple[Any, list[str]]:
     result = search(index, p, " ".join(p.query))
     hints = [filter_warning(index, p.namespace, p.tag or ())]
-    notes = segment.search_notes(list(result.unmatched_terms), dict(result.corrections))
+    by_meaning = bool(result.hits) and index.semantic is not None  # the signal adds candidates
+    notes = segment.search_notes(list(result.unmatched_terms), dict(result.corrections), by_meaning)
     return result, [*hints, *notes]
 
 

@@ -676,6 +676,8 @@ class SearchIndex:
         # come first, so that pruning can skip the long postings of common words.
         order: list[tuple[float, str, float, int]] = []
         for term in vecs:
+            if not similar_term(term, vecs[term]):
+                continue
             t = self._terms.find(term)
             tf = bm25f.pseudo_tf(vecs[term], scales)
             if t is None or tf <= 0.0 or off[t + 1] <= off[t]:
@@ -706,6 +708,8 @@ class SearchIndex:
                 if j >= 0:
                     parts.append((weight * self._imp[j], term))
             parts.sort(key=lambda ct: (-ct[0], ct[1]))
+            # the terms that make the likeness, not the common words that add a trifle
+            parts = [part for part in parts if part[0] >= SHARED_SHARE * score] or parts[:1]
             if words is None:
                 words = builder.field_words(self.tools[doc])
             shown = (words.get(term, term) for _, term in parts)
@@ -791,3 +795,18 @@ def suggest(wanted: str, pool: Mapping[str, str]) -> list[str]:
 
     close = difflib.get_close_matches(wanted.casefold(), list(pool), n=6, cutoff=0.6)
     return list(dict.fromkeys(pool[c] for c in close))[:3]
+
+
+_NAMESPACE = FIELDS.index("namespace")
+#: ``similar`` names a shared term when it adds at least this share of the score.
+SHARED_SHARE = 0.05
+
+
+def similar_term(term: str, tf: Sequence[int]) -> bool:
+    """Whether a tool's ``term`` (its count per field ``tf``) says what the tool does, for
+    :meth:`SearchIndex.similar`: not a word of one letter or a number (``n``, ``64``), nor
+    one only its namespace holds (``mcp``, ``server``: tools of one server are not alike for
+    sharing its name)."""
+    if len(term) < 2 or any(part.isdigit() for part in term.split("_")):
+        return False
+    return any(count for fi, count in enumerate(tf) if fi != _NAMESPACE)
