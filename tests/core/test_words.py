@@ -142,3 +142,14 @@ def test_no_tool_mentions_says_when_the_hits_were_found_by_meaning() -> None:
         "Read emial as email",
         "No tool mentions: cab (the hits were found by meaning)",
     ]
+
+
+def test_a_stop_word_counts_as_half_of_a_tools_name_and_never_alone() -> None:
+    from toolfind.core.analysis import query_stop_words
+
+    assert names(shipped().search("is 97 prime"), 1) == ["is_prime"]
+    assert query_stop_words("is 97 prime") == ["is"]
+    assert query_stop_words("is it") == []  # a query of stop words only keeps them anyway
+    matched = search.run(shipped(), "is 97 prime", 5).matched
+    assert ("is_prime", "is prime", 1.0, search.AS_WRITTEN, "is_prime") in matched
+    assert "is" not in {m[0] for m in matched}

@@ -481,6 +481,24 @@ def _drop_counts(terms: list[str], surfaces: list[str]) -> None:
             del terms[i : i + 2], surfaces[i : i + 2]
 
 
+def query_stop_words(text: str) -> list[str]:
+    """The stop words of a query (folded, distinct, in order) when it has other words: what
+    ``query_terms`` drops.
+
+    >>> query_stop_words("is 97 prime")
+    ['is']
+    """
+    found: dict[str, None] = {}
+    content = False
+    for span in _spans(text):
+        every, kept, surfaces, _ = _analyze_span(span)
+        content = content or bool(kept)
+        for term, surface in zip(every, surfaces, strict=True):
+            if term in _STOP_TERMS:
+                found[surface] = None
+    return list(found) if content else []
+
+
 def capitalised(text: str) -> frozenset[str]:
     """The words of ``text`` (folded) that it writes with a capital first letter, its first
     word aside (a sentence starts with one): names, such as "Paris" or "Anna", which typo
