@@ -153,3 +153,8 @@ def test_a_stop_word_counts_as_half_of_a_tools_name_and_never_alone() -> None:
     matched = search.run(shipped(), "is 97 prime", 5).matched
     assert ("is_prime", "is prime", 1.0, search.AS_WRITTEN, "is_prime") in matched
     assert "is" not in {m[0] for m in matched}
+
+
+def test_similar_to_reading_a_file_is_not_encoding_base64_in_the_shipped_catalogs() -> None:
+    index = SearchIndex.build(catalog.load([SHIPPED]).tools)
+    assert index.similar("files/read_file")[0].tool.name != "encode_text"

@@ -414,6 +414,7 @@ def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[ob
         if term not in impacts or tf <= 0.0 or not index_module.similar_term(term, vecs[term]):
             continue
         weight = bm25f.saturate(tf, params.k1, 0.0)
+        weight *= index_module.SIMILAR_NAME if vecs[term][0] else 1.0
         weighted.append((-(weight * max(impacts[term][1])), term, weight))
     acc: dict[int, float] = {}
     parts: dict[int, list[tuple[float, str]]] = {}

@@ -655,12 +655,14 @@ class SearchIndex:
 
         The tool's own terms form the query, each weighted by its saturated pseudo term
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)`` (its own fields' weights count
-        there: a word of a parameter description weighs less than a word of the name), and
-        only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
+        there: a word of a parameter description weighs less than a word of the name), times
+        :data:`SIMILAR_NAME` for a term of its name, leaving out the terms :func:`similar_term`
+        refuses; only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
         kept, their postings within :data:`SIMILAR_POSTINGS`: a tool with long parameter
         descriptions would otherwise search for every common word it holds; another tool scores the sum of weight x impact over the terms
         they share. ``shared_terms`` lists those terms as words written in the tool
-        (``directory``, not the stem ``directori``), most contributing first. Raises like
+        (``directory``, not the stem ``directori``), most contributing first, each adding at
+        least :data:`SHARED_SHARE` of the score (the first always). Raises like
         :meth:`resolve`.
         """
         doc = self._resolve_id(name)
@@ -682,7 +684,7 @@ class SearchIndex:
             tf = bm25f.pseudo_tf(vecs[term], scales)
             if t is None or tf <= 0.0 or off[t + 1] <= off[t]:
                 continue
-            weight = bm25f.saturate(tf, k1, 0.0)
+            weight = bm25f.saturate(tf, k1, 0.0) * (SIMILAR_NAME if vecs[term][0] else 1.0)
             order.append((-(weight * self._max[t]), term, weight, t))
         order.sort()
         chosen: list[tuple[float, str, float, int]] = []
@@ -800,6 +802,9 @@ def suggest(wanted: str, pool: Mapping[str, str]) -> list[str]:
 _NAMESPACE = FIELDS.index("namespace")
 #: ``similar`` names a shared term when it adds at least this share of the score.
 SHARED_SHARE = 0.05
+#: ``similar`` weighs a term of the tool's name this much more: what a tool does is in its
+#: name (measured on tools that answer the same requests, docs/ranking.md).
+SIMILAR_NAME = 1.5
 
 
 def similar_term(term: str, tf: Sequence[int]) -> bool:
