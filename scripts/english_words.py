@@ -1,4 +1,4 @@
-"""Write toolfind/core/english.txt: the common English words typo correction never rewrites.
+"""Write toolfind/core/english.py: the common English words typo correction never rewrites.
 
 Made from SCOWL's small American and British lists, as Debian ships them (the packages
 ``wamerican-small`` and ``wbritish-small``, version 2020.12.07)::
@@ -17,17 +17,21 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-NOTICE = """\
-# Common English words (SCOWL, size 35: wamerican-small and wbritish-small 2020.12.07), one a
-# line, lower case, 4 to 30 letters; written by scripts/english_words.py.
-# Copyright 2000-2011 by Kevin Atkinson. Permission to use, copy, modify, distribute and sell
-# these word lists, the associated scripts, the output created from the scripts, and its
-# documentation for any purpose is hereby granted without fee, provided that the above
-# copyright notice appears in all copies and that both that copyright notice and this
-# permission notice appear in supporting documentation. Kevin Atkinson makes no
-# representations about the suitability of this array for any purpose. It is provided "as is"
-# without express or implied warranty.
+HEADER = '''"""Common English words: SCOWL's small American and British lists (size 35:
+Debian's wamerican-small and wbritish-small 2020.12.07), lower case, 4 to 30 letters, as
+:data:`WORDS`, each between newlines. Written by scripts/english_words.py; data, not code:
+``toolfind.core.typos`` imports it on the first word found in no tool.
+
+Copyright 2000-2011 by Kevin Atkinson. Permission to use, copy, modify, distribute and sell
+these word lists, the associated scripts, the output created from the scripts, and its
+documentation for any purpose is hereby granted without fee, provided that the above
+copyright notice appears in all copies and that both that copyright notice and this
+permission notice appear in supporting documentation. Kevin Atkinson makes no
+representations about the suitability of this array for any purpose. It is provided "as is"
+without express or implied warranty.
 """
+
+'''
 
 
 def main(paths: list[str]) -> int:
@@ -37,8 +41,9 @@ def main(paths: list[str]) -> int:
             word = line.strip()
             if word.isascii() and word.isalpha() and word.islower() and 4 <= len(word) <= 30:
                 words.add(word)
-    out = Path(__file__).resolve().parent.parent / "toolfind" / "core" / "english.txt"
-    out.write_text(NOTICE + "\n".join(sorted(words)) + "\n", encoding="utf-8")
+    out = Path(__file__).resolve().parent.parent / "toolfind" / "core" / "english.py"
+    text = "\\n" + "\\n".join(sorted(words)) + "\\n"
+    out.write_text(f'{HEADER}WORDS = "{text}"\n', encoding="utf-8")
     sys.stderr.write(f"{out}: {len(words)} words\n")
     return 0
 

@@ -20,7 +20,7 @@ How far, by length (of the analysed term):
 * shorter: never.
 
 A real word is never rewritten: a word that is common English (:func:`is_english`, SCOWL's
-small list in ``english.txt``: "general", "pairs", "weather") is a word the catalog lacks, not
+small list in :mod:`toolfind.core.english`: "general", "pairs", "weather") is a word the catalog lacks, not
 a slip, and a name the request capitalises ("Paris", "Anna") is a name
 (:func:`toolfind.core.analysis.capitalised`). A correction is shown as a word one edit from the
 query's word (:func:`spelled`), never as a stem: when there is none, nothing is corrected.
@@ -153,8 +153,6 @@ def spelled(term: str, word: str) -> str:
     return min(found, key=lambda e: abs(len(e) - len(word) - 1)) if found else ""
 
 
-_ENGLISH: list[str] = []  # english.txt's text, once read
-
 #: Endings that make a stem an English word ("generat" is "generate"'s).
 _ENDINGS = ("e", "y", "s", "ed", "ing", "ion")
 
@@ -173,14 +171,10 @@ def english_term(term: str, shown: str) -> bool:
 
 def is_english(word: str) -> bool:
     """Whether ``word`` (folded) is a common English word: one of SCOWL's small American and
-    British lists (``english.txt``, written by ``scripts/english_words.py``; read once, on
-    the first word found in no tool). Only words typo correction looks at are listed (four
-    to :data:`MAX_LENGTH` letters)."""
+    British lists (:mod:`toolfind.core.english`, written by ``scripts/english_words.py``).
+    Only words typo correction looks at are listed (four to :data:`MAX_LENGTH` letters)."""
     if not MIN_LENGTH - 1 <= len(word) <= MAX_LENGTH or not (word.isascii() and word.isalpha()):
         return False
-    if not _ENGLISH:
-        import os
+    from toolfind.core.english import WORDS  # data, imported on the first word found nowhere
 
-        with open(os.path.join(os.path.dirname(__file__), "english.txt"), encoding="utf-8") as fh:
-            _ENGLISH.append(fh.read())
-    return f"\n{word}\n" in _ENGLISH[0]
+    return f"\n{word}\n" in WORDS

@@ -656,13 +656,13 @@ class SearchIndex:
         The tool's own terms form the query, each weighted by its saturated pseudo term
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)`` (its own fields' weights count
         there: a word of a parameter description weighs less than a word of the name), times
-        :data:`SIMILAR_NAME` for a term of its name, leaving out the terms :func:`similar_term`
+        ``build.SIMILAR_NAME`` for a term of its name, leaving out the terms ``build.similar_term``
         refuses; only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
         kept, their postings within :data:`SIMILAR_POSTINGS`: a tool with long parameter
         descriptions would otherwise search for every common word it holds; another tool scores the sum of weight x impact over the terms
         they share. ``shared_terms`` lists those terms as words written in the tool
         (``directory``, not the stem ``directori``), most contributing first, each adding at
-        least :data:`SHARED_SHARE` of the score (the first always). Raises like
+        least ``build.SHARED_SHARE`` of the score (the first always). Raises like
         :meth:`resolve`.
         """
         doc = self._resolve_id(name)
@@ -678,13 +678,13 @@ class SearchIndex:
         # come first, so that pruning can skip the long postings of common words.
         order: list[tuple[float, str, float, int]] = []
         for term in vecs:
-            if not similar_term(term, vecs[term]):
+            if not builder.similar_term(term, vecs[term]):
                 continue
             t = self._terms.find(term)
             tf = bm25f.pseudo_tf(vecs[term], scales)
             if t is None or tf <= 0.0 or off[t + 1] <= off[t]:
                 continue
-            weight = bm25f.saturate(tf, k1, 0.0) * (SIMILAR_NAME if vecs[term][0] else 1.0)
+            weight = bm25f.saturate(tf, k1, 0.0) * (builder.SIMILAR_NAME if vecs[term][0] else 1.0)
             order.append((-(weight * self._max[t]), term, weight, t))
         order.sort()
         chosen: list[tuple[float, str, float, int]] = []
@@ -711,7 +711,7 @@ class SearchIndex:
                     parts.append((weight * self._imp[j], term))
             parts.sort(key=lambda ct: (-ct[0], ct[1]))
             # the terms that make the likeness, not the common words that add a trifle
-            parts = [part for part in parts if part[0] >= SHARED_SHARE * score] or parts[:1]
+            parts = [part for part in parts if part[0] >= builder.SHARED_SHARE * score] or parts[:1]
             if words is None:
                 words = builder.field_words(self.tools[doc])
             shown = (words.get(term, term) for _, term in parts)
@@ -797,21 +797,3 @@ def suggest(wanted: str, pool: Mapping[str, str]) -> list[str]:
 
     close = difflib.get_close_matches(wanted.casefold(), list(pool), n=6, cutoff=0.6)
     return list(dict.fromkeys(pool[c] for c in close))[:3]
-
-
-_NAMESPACE = FIELDS.index("namespace")
-#: ``similar`` names a shared term when it adds at least this share of the score.
-SHARED_SHARE = 0.05
-#: ``similar`` weighs a term of the tool's name this much more: what a tool does is in its
-#: name (measured on tools that answer the same requests, docs/ranking.md).
-SIMILAR_NAME = 1.5
-
-
-def similar_term(term: str, tf: Sequence[int]) -> bool:
-    """Whether a tool's ``term`` (its count per field ``tf``) says what the tool does, for
-    :meth:`SearchIndex.similar`: not a word of one letter or a number (``n``, ``64``), nor
-    one only its namespace holds (``mcp``, ``server``: tools of one server are not alike for
-    sharing its name)."""
-    if len(term) < 2 or any(part.isdigit() for part in term.split("_")):
-        return False
-    return any(count for fi, count in enumerate(tf) if fi != _NAMESPACE)
