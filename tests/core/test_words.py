@@ -135,7 +135,7 @@ def test_similar_shares_what_tools_do_not_their_servers_name_numbers_or_one_lett
 
 
 def test_no_tool_mentions_says_when_the_hits_were_found_by_meaning() -> None:
-    from toolfind.store.segment import search_notes
+    from toolfind.cli.commands import search_notes
 
     assert search_notes(["cab", "airport"], {}) == ["No tool mentions: cab, airport"]
     assert search_notes(["cab"], {"emial": "email"}, by_meaning=True) == [

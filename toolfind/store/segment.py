@@ -59,31 +59,6 @@ def index_file(root: str, key: str) -> str:
     return os.path.join(root, INDEX_PREFIX + key + INDEX_SUFFIX)
 
 
-def unmatched_hint(terms: list[str], by_meaning: bool = False) -> str:
-    """The stderr line naming query terms that occur in no tool; ``by_meaning``: hits were
-    found by meaning all the same (the semantic signal), and the line says so rather than
-    contradict them."""
-    if not terms:
-        return ""
-    line = "No tool mentions: " + ", ".join(terms)
-    return line + " (the hits were found by meaning)" if by_meaning else line
-
-
-def search_notes(
-    unmatched: list[str], corrections: dict[str, str], by_meaning: bool = False
-) -> list[str]:
-    """A search's stderr lines: the words read as others (typos), then the words no tool
-    mentions (a corrected word is not among them: it was matched), said with
-    ``by_meaning`` when hits were found by meaning (:func:`unmatched_hint`)."""
-    notes = []
-    if corrections:
-        read = ", ".join(f"{word} as {fixed}" for word, fixed in corrections.items())
-        notes.append(f"Read {read}")
-    if unmatched:
-        notes.append(unmatched_hint(unmatched, by_meaning))
-    return notes
-
-
 def _item(i: int) -> Any:  # a field's property, without importing operator (show would pay)
     return property(lambda record: record[i])
 
