@@ -146,7 +146,8 @@ class Search(Records, name="search"):
             return self.ask_why(index)
         result = self.search(index, " ".join(self.query or ()))
         hints = [filter_warning(index, self.namespace, self.tag or ())]
-        notes = search_notes(result.unmatched_terms, dict(result.corrections))
+        by_meaning = bool(result.hits) and index.semantic is not None  # it adds candidates
+        notes = search_notes(result.unmatched_terms, dict(result.corrections), by_meaning)
         return result, [*hints, *notes, unsure_note(hit.confidence for hit in result.hits)]
 
     def search(self, index: SearchIndex, query: str) -> SearchResult:
@@ -177,7 +178,8 @@ class Search(Records, name="search"):
             min_confidence=self.min_confidence,
         )
         result, notes = found.result, [filter_warning(index, self.namespace, self.tag or ())]
-        notes += search_notes(result.unmatched_terms, dict(result.corrections))
+        by_meaning = bool(result.hits) and index.semantic is not None
+        notes += search_notes(result.unmatched_terms, dict(result.corrections), by_meaning)
         from toolfind.core.filters import options_rule
 
         tool = found.tool
@@ -538,15 +540,20 @@ def filter_warning(index: SearchIndex, namespace: str | None, tags: Sequence[str
     return f"Warning: {unknown}" if unknown else ""
 
 
-def search_notes(unmatched: Sequence[str], corrections: dict[str, str]) -> list[str]:
+def search_notes(
+    unmatched: Sequence[str], corrections: dict[str, str], by_meaning: bool = False
+) -> list[str]:
     """A search's stderr lines: the words read as others (typos), then the words no tool
-    mentions (a corrected word is not among them: it was matched)."""
+    mentions (a corrected word is not among them: it was matched); ``by_meaning``: hits were
+    found by meaning all the same (the semantic signal), and the line says so rather than
+    contradict them."""
     notes = []
     if corrections:
         read = ", ".join(f"{word} as {fixed}" for word, fixed in corrections.items())
         notes.append(f"Read {read}")
     if unmatched:
-        notes.append("No tool mentions: " + ", ".join(unmatched))
+        line = "No tool mentions: " + ", ".join(unmatched)
+        notes.append(line + " (the hits were found by meaning)" if by_meaning else line)
     return notes
 
 
