@@ -275,8 +275,12 @@ def test_search_says_on_stderr_when_no_hit_is_confident() -> None:
     from toolfind.core.confidence import CONFIDENT, no_confident_match
 
     said = set()
-    for query in ("is it going to be a good day", "purple elephant party", "disk space left"):
-        best = max(h["confidence"] for h in search_json(query)["hits"])
+    queries = ("is it going to be a good day", "think through this step by step", "draw a cat")
+    for query in (*queries, "disk space left", "send an email"):
+        hits = search_json(query)["hits"]
+        if not hits:
+            continue
+        best = max(h["confidence"] for h in hits)
         for argv in (["search", query], ["search", query, "--json"]):
             for _ in range(2):
                 done = run_main(*argv, "-c", str(SHIPPED))
