@@ -30,8 +30,8 @@ def _run(name: str, p: commands.Params) -> int:
         p.catalog,
         p.no_cache,
         getattr(p, "weight", None),
-        getattr(p, "semantic", None),
-        getattr(p, "rerank", None),
+        getattr(p, "semantic", False),  # a command without the option does not rank
+        getattr(p, "rerank", False),
     )
     if name == "search" and p.queries is not None:
         return commands.search_batch(index, p, _batch_error)

@@ -664,7 +664,7 @@ def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, l
             hit,
         )
         unmatched, corrections = list(found.unmatched), found.corrections
-        document = wire.search_document(query, made, unmatched, corrections)
+        document = wire.search_document(query, made, unmatched, corrections, ("lexical",))
         return document, segment.search_notes(unmatched, corrections)
     ids = seg.named(p.name)
     if len(ids) != 1:

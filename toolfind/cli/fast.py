@@ -38,8 +38,12 @@ def run(argv: Sequence[str]) -> int | None:
         if not os.environ.get("TOOLFIND_CATALOGS", "").strip():
             return None  # maybe the shipped demo catalogs, which need the config to tell
     warnings: list[str] = []
+    # A search ranks: the recorded run answers it only when its signals' switches, flags
+    # over the run's config, leave every signal off (the warm path ranks by words alone).
+    ranks = vars(p)
+    switches = {s: ranks[s] for s in ("semantic", "rerank")} if "rerank" in ranks else None
     if commands.from_file(name, p):
-        seg = open_recorded_segment(p.catalog or (), warnings.append)
+        seg = open_recorded_segment(p.catalog or (), warnings.append, switches)
         if seg is None:
             return None
         try:
@@ -57,7 +61,7 @@ def run(argv: Sequence[str]) -> int | None:
     else:
         from toolfind.errors import ToolfindError
 
-        loaded = open_recorded(p.catalog or (), warnings.append)
+        loaded = open_recorded(p.catalog or (), warnings.append, switches)
         if loaded is None:
             return None
         try:

@@ -93,7 +93,9 @@ def _write_json(name: str, p: Params, items: Any, counted: _Counted) -> None:
     records = _selected(p, _records(name, p, items, counted))
     if name == "search":
         unmatched, corrections = list(items.unmatched_terms), dict(items.corrections)
-        document = wire.search_document(items.query, list(records), unmatched, corrections)
+        document = wire.search_document(
+            items.query, list(records), unmatched, corrections, items.stages
+        )
         write(wire.dumps(document) + "\n")
     elif name == "categories":
         document = wire.categories_record(items)

@@ -151,9 +151,10 @@ def serve_mcp(
     from toolfind.config import for_run, servers_for, uses_packaged_catalogs
     from toolfind.serve.main import run
     from toolfind.serve.options import ServeOptions, allowed_from_config, parse_http_address
-    from toolfind.store.run import semantic_wanted
 
-    settings = for_run(catalog or (), weight or ())
+    settings = for_run(
+        catalog or (), weight or (), signals={"semantic": semantic, "rerank": rerank}
+    )
     config = settings.config
     for line in settings.warnings:
         _warn(line)
@@ -190,11 +191,7 @@ def serve_mcp(
         retry_max=retry_max,
         backend_wait=backend_wait,
         max_result_size=_size_option("--max-result-size", max_result_size),
-        semantic=semantic_wanted(semantic, config.semantic, cli=False),
-        semantic_weight=config.semantic_weight,
-        rerank=semantic_wanted(rerank, config.rerank, cli=False),
-        rerank_weight=config.rerank_weight,
-        rerank_depth=config.rerank_depth,
+        signals=settings.signals,
     )
     run(options)
 

@@ -44,7 +44,7 @@ DESCRIPTION_LIMIT = 1000
 HIT_KEYS = (
     "name", "namespace", "description", "score", "confidence", "match", "deferred", "tags", "source"
 )  # fmt: skip
-SEARCH_KEYS = ("query", "hits", "unmatched_terms", "corrections")
+SEARCH_KEYS = ("query", "hits", "unmatched_terms", "corrections", "stages")
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SUMMARY_KEYS = ("name", "namespace", "summary")
 SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
@@ -102,15 +102,18 @@ def search_document(
     query: str,
     hits: list[dict[str, Any]],
     unmatched_terms: list[str],
-    corrections: Mapping[str, str] | None = None,
+    corrections: Mapping[str, str] | None,
+    stages: Sequence[str],
 ) -> dict[str, Any]:
     """The search record of already built :func:`hit_record` hits; ``corrections`` maps each
-    query word read as another (a typo) to the word it was read as."""
+    query word read as another (a typo) to the word it was read as; ``stages`` are the
+    ranking stages that ran (``SearchResult.stages``)."""
     return {
         "query": query,
         "hits": hits,
         "unmatched_terms": unmatched_terms,
         "corrections": dict(corrections or {}),
+        "stages": list(stages),
     }
 
 
@@ -129,7 +132,7 @@ def search_record(
     some are)."""
     hits = hit_records(result, include_schema=include_schema, callable_=callable_)
     record = search_document(
-        result.query, hits, list(result.unmatched_terms), dict(result.corrections)
+        result.query, hits, list(result.unmatched_terms), dict(result.corrections), result.stages
     )
     if note:
         record["note"] = note
@@ -679,6 +682,11 @@ SEARCH_SCHEMA = {
             "type": "object",
             "additionalProperties": {"type": "string"},
             "description": "Query words read as others (typos): word -> the word read.",
+        },
+        "stages": {
+            **STRINGS_SCHEMA,
+            "description": "The ranking stages that ran, in order: lexical (BM25F), semantic "
+            "(the semantic signal fused in), rerank (the reranker re-scored the top hits).",
         },
         "note": {
             "type": "string",

@@ -15,7 +15,7 @@ from typing import Any, get_args
 from toolfind.backends.config import check_separator
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters, parse_size
 from toolfind.errors import ConfigError, UsageError
-from toolfind.models import ScoringParams, Tool
+from toolfind.models import ScoringParams, Signals, Tool
 from toolfind.serve import defaults
 from toolfind.serve.defaults import Exposure
 
@@ -119,13 +119,8 @@ class ServeOptions:
     retry_max: float = defaults.RETRY_MAX
     backend_wait: float = defaults.BACKEND_WAIT
     max_result_size: int = parse_size(defaults.MAX_RESULT_SIZE)
-    #: The semantic signal: None on when the extra is installed, True required, False off.
-    semantic: bool | None = None
-    semantic_weight: float | None = None
-    #: The rerank stage: None on when the model is installed, True required, False off.
-    rerank: bool | None = None
-    rerank_weight: float | None = None
-    rerank_depth: int | None = None
+    #: The signals beyond BM25F (``config.for_run``'s; a switch None: on where installed).
+    signals: Signals = field(default_factory=Signals)
 
     def checked(self, environ: dict[str, str] | None = None) -> ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.

@@ -23,11 +23,11 @@ from toolfind.backends.seam import Backends
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
-from toolfind.models import ScoringParams, Tool
+from toolfind.models import LEXICAL, ScoringParams, Signals, Tool
 from toolfind.serve.options import tool_allowed
 from toolfind.store import manifest
 from toolfind.store.cache import Loaded
-from toolfind.store.run import attach_rerank, attach_semantic, open_run_index, semantic_wanted
+from toolfind.store.run import attach, open_run_index
 
 logger = logging.getLogger("toolfind.serve")
 
@@ -68,18 +68,12 @@ class LiveIndex:
         backends: Backends,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         use_cache: bool = True,
-        semantic: bool | None = None,
-        semantic_weight: float | None = None,
-        rerank: bool | None = None,
-        rerank_weight: float | None = None,
-        rerank_depth: int | None = None,
+        signals: Signals | None = None,
     ) -> None:
         self.catalogs = tuple(catalogs)
-        self.rerank = rerank
-        self.rerank_weight = rerank_weight
-        self.rerank_depth = rerank_depth
-        self.semantic = semantic
-        self.semantic_weight = semantic_weight
+        #: The signals beyond BM25F each snapshot's index attaches (a switch None: on where
+        #: installed, the Python API's and serve-mcp's default).
+        self.signals = Signals() if signals is None else signals
         self.params = params
         self.filters = filters
         self.backends = backends
@@ -219,19 +213,11 @@ class LiveIndex:
             allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
             index = SearchIndex.build(allowed, self.params)
         index.accelerate()  # a server answers many queries: numpy pays for its import
-        want = semantic_wanted(self.semantic, None, cli=False)  # config's: in self.semantic
-        attach_semantic(index, key, want, weight=self.semantic_weight, warn=logger.warning)
+        attach(index, key, self.signals, use_cache=self.use_cache, warn=logger.warning)
         # The rerank stage loads its model on the first query, which also starts the worker
         # that computes every tool's vector at the lowest priority (store.rerank): serve-mcp's
         # start never shares the interpreter with it.
-        if attach_rerank(
-            index,
-            self.rerank,
-            weight=self.rerank_weight,
-            depth=self.rerank_depth,
-            use_cache=self.use_cache,
-            warn=logger.warning,
-        ):
+        if index.reranker is not None:
             index.reranker.warm_on_first_query = True
         return Snapshot(
             index, tools, frozenset(map(str, errors)), generation, namespaces, given, connecting
@@ -303,7 +289,7 @@ class LiveIndex:
             params=self.params,
             max_file_size=self.max_file_size,
             use_cache=self.use_cache,
-            semantic=False,  # attached to the index each snapshot serves (_build)
+            signals=LEXICAL.settings(),  # attached to the index each snapshot serves (_build)
             warn=logger.warning,
             report_skipped=False,  # logged by load(), compared with the last ones by reload()
         )

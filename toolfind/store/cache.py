@@ -39,11 +39,12 @@ from toolfind.userfiles import replace_file, working_dir
 # again: a build's and the cache commands' imports are local; loading uses the C unpickler.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
     from typing import Any
 
     from toolfind.catalog.discovery import Discovery
+    from toolfind.models import Signals
 
     Warn = Callable[[str], None]
     #: (files read, files found, tools loaded, tools analysed), as a build goes.
@@ -56,10 +57,21 @@ def _no_warn(message: str) -> None:
 
 class Loaded:
     """An index ready to query, with what loading it found: the skipped entries, the cache key
-    (empty for an uncached build), whether the cache answered, and the catalog files read.
+    (empty for an uncached build), whether the cache answered, and the catalog files read;
+    for an index a run opened (``store.run``), the signal settings its config gave
+    (``configured``, as the manifest keeps them) and the signals it asked for (``signals``).
     (Not a dataclass: the import would cost a warm command more than the load.)"""
 
-    __slots__ = ("extras", "files", "findings", "from_cache", "index", "key")
+    __slots__ = (
+        "configured",
+        "extras",
+        "files",
+        "findings",
+        "from_cache",
+        "index",
+        "key",
+        "signals",
+    )
 
     def __init__(
         self,
@@ -77,6 +89,8 @@ class Loaded:
         self.files = files
         #: A build's ``segment._native_extras`` of its tools, for the index file's directory.
         self.extras = extras
+        self.configured: dict[str, Any] = {}
+        self.signals: Signals | None = None
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
@@ -99,13 +113,15 @@ def load_index(
     use_cache: bool = True,
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
+    configured: Mapping[str, Any] | None = None,
     warn: Warn = _no_warn,
     progress: Progress | None = None,
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
     ``run_key`` names the invocation (see ``manifest.run_key``) so the fast path can find this
-    index again without parsing anything. Raises CatalogError for a catalog path that does not
+    index again without parsing anything; it is remembered with the signal settings its
+    config gave (``configured``). Raises CatalogError for a catalog path that does not
     exist, and NothingLoaded (naming the file, its size and the limit) when a file over
     ``max_file_size`` was skipped and no other file loaded a tool;
     cache problems never raise, they are reported through ``warn``. A build reports through
@@ -146,7 +162,9 @@ def load_index(
             store.write_index(key, loaded)
     if run_key is not None:
         made = manifest.record(roots, found, cwd, taken, digests)
-        new = manifest.remembered(recorded, run_key, key, made, files, digests, taken, inputs)
+        new = manifest.remembered(
+            recorded, run_key, key, made, files, digests, taken, inputs, configured
+        )
         if new is not None:
             store.write_manifest(new)
     return loaded
@@ -155,12 +173,18 @@ def load_index(
 def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> Loaded | None:
     """The index an earlier invocation with the same ``run_key`` loaded (see
     ``manifest.run_key``), if none of the catalog files and directories it recorded changed
-    since; else None, and the caller runs :func:`load_index`, which reports any problem.
-    The warm path of every command: no config parsing, catalog discovery or hashing.
+    since (with the signal settings its config gave: ``Loaded.configured``); else None, and
+    the caller runs :func:`load_index`, which reports any problem. The warm path of every
+    command: no config parsing, catalog discovery or hashing.
     """
     store = CacheStore(cache_root)
-    key = manifest.recorded_key(store._root, run_key)
-    return None if key is None else store.read_index(key)
+    found = manifest.recorded_run(store._root, run_key)
+    if found is None:
+        return None
+    loaded = store.read_index(found[0])
+    if loaded is not None:
+        loaded.configured = found[1]
+    return loaded
 
 
 def cache_key(inputs: str) -> str:

@@ -449,7 +449,9 @@ class SearchIndex:
         if min_confidence is not None:
             made = [h for h in made if h.confidence >= min_confidence]
         corrections = tuple(found.corrections.items())
-        return SearchResult(query, tuple(made), found.unmatched, corrections)
+        ran = {"semantic": staged.semantic is not None, "rerank": staged.cosines is not None}
+        stages = ("lexical", *(name for name, on in ran.items() if on))
+        return SearchResult(query, tuple(made), found.unmatched, corrections, stages)
 
     def ranking(
         self,

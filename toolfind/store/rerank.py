@@ -52,11 +52,8 @@ if TYPE_CHECKING:
 
     Warn = Callable[[str], None]
 
-#: Candidates of the first stage that are re-scored, when no setting says otherwise.
-DEFAULT_DEPTH = 50
-#: Largest depth a setting may ask for: each candidate is embedded once, so a deeper stage
-#: costs more only while vectors are missing.
-MAX_DEPTH = 1000
+from toolfind.models import MAX_RERANK_DEPTH as MAX_DEPTH  # noqa: E402
+from toolfind.models import RERANK_DEPTH as DEFAULT_DEPTH  # noqa: E402
 
 _MAGIC = b"TFRRK\x01\x00\x00"
 _HEADER = struct.Struct("<8sII44s")
