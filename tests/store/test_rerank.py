@@ -17,8 +17,9 @@ from toolfind.config import Filters
 from toolfind.core import fusion
 from toolfind.errors import ConfigError, ModelUnavailable
 from toolfind.models import ScoringParams, Tool
+from toolfind.semantic import text_key
 from toolfind.serve.state import LiveIndex
-from toolfind.store import rerank
+from toolfind.store import rerank, vectors
 from toolfind.store.index import SearchIndex
 
 TOOLS = [
@@ -57,14 +58,17 @@ def _index(
 ) -> SearchIndex:
     index = SearchIndex.build(TOOLS)
     assert rerank.enable(
-        index, True, weight=weight, depth=depth, cache_root=str(cache) if cache else None,
-        use_cache=cache is not None,
-    )  # fmt: skip
+        index, True, weight=weight, depth=depth, root=cache, use_cache=cache is not None
+    )
     return index
 
 
 def _segments(cache: Path) -> list[str]:
-    return sorted(p.name for p in cache.glob("toolfind-*.rerank-*.vec")) if cache.is_dir() else []
+    return sorted(p.name for p in cache.glob("toolfind-*.vectors-all-minilm*.vec"))
+
+
+def _keys(tools: list[Tool]) -> list[bytes]:
+    return [text_key(vectors.tool_text(t)) for t in tools]
 
 
 # -- the mix ------------------------------------------------------------------------------------
@@ -167,8 +171,6 @@ def test_the_depth_bounds_what_is_re_scored(model: Path) -> None:
     assert sorted(h.tool.name for h in hits[:2]) == sorted(first_stage[:2])
     assert [h.tool.name for h in hits[2:]] == first_stage[2:]
     assert [h.similarity is None for h in hits] == [False, False] + [True] * (len(hits) - 2)
-    with pytest.raises(ConfigError, match="rerank depth"):
-        rerank.Reranker(shallow.reranker.model, shallow.reranker.store, depth=0)
 
 
 # -- stored vectors -----------------------------------------------------------------------------
@@ -182,13 +184,12 @@ def test_candidate_vectors_are_stored_and_read_back_by_another_store(
     index.search("make a folder", 3)
     assert len(_segments(cache)) == 1
     stage = index.reranker
-    keys = [rerank.key_of(rerank.tool_text(t)) for t in TOOLS]
-    stored = [k for k, r in zip(keys, stage.store.rows_of(keys), strict=True) if r >= 0]
-    assert stored
-    fresh = rerank.VectorStore(str(cache), stage.model.ident, 384)
-    rows_a, rows_b = stage.store.rows_of(stored), fresh.rows_of(stored)
-    assert -1 not in rows_b
-    assert np.array_equal(stage.store.matrix[rows_a], fresh.matrix[rows_b])
+    assert stage is not None
+    found, have = stage.vectors.store.get(_keys(TOOLS))
+    assert have.any() and not have.all()  # the candidates only
+    ident = stage.model.ident
+    again, have_again = vectors.VectorStore(str(cache), ident, 384).get(_keys(TOOLS))
+    assert (have_again == have).all() and np.array_equal(found, again)
     # A second search of the same tools computes nothing new: no new segment.
     index.search("make a folder", 3)
     assert len(_segments(cache)) == 1
@@ -200,23 +201,22 @@ def test_a_damaged_segment_is_skipped_with_one_line(model: Path, tmp_path: Path)
     [name] = _segments(cache)
     (cache / name).write_bytes((cache / name).read_bytes()[:100])
     warned: list[str] = []
-    store = rerank.VectorStore(
-        str(cache), rerank.models.MODELS["all-minilm-l6-v2"].ident, 384, warned.append
-    )
-    assert len(store) == 0
+    ident = rerank.models.MODELS["all-minilm-l6-v2"].ident
+    store = vectors.VectorStore(str(cache), ident, 384, warned.append)
+    assert len(store) == 0 and not store.get(_keys(TOOLS))[1].any()
     assert warned == [
         f"Cache file {cache / name} is unreadable; its vectors will be computed again."
     ]
 
 
-def test_many_segments_are_merged_into_one(model: Path, tmp_path: Path) -> None:
+def test_many_segments_are_merged_by_size_class(model: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     index = _index(cache, depth=1)
     for tool in TOOLS:  # one new candidate a query: one segment each
         index.search(tool.description, 1)
-    assert 1 <= len(_segments(cache)) <= 8
-    store = rerank.VectorStore(str(cache), index.reranker.model.ident, 384)
-    assert len(store) == len(index.reranker.store)
+    assert 1 <= len(_segments(cache)) < 2 * vectors.TIER
+    store = vectors.VectorStore(str(cache), index.reranker.model.ident, 384)
+    assert store.get(_keys(TOOLS))[1].sum() == len(index.reranker.vectors._rows)
 
 
 # -- on or off ----------------------------------------------------------------------------------
@@ -280,23 +280,48 @@ def test_search_rerank_without_the_model_is_one_line_exit_1(tmp_path: Path) -> N
 
 def test_serve_reranks_and_embeds_every_tool_in_the_background(model: Path, tmp_path: Path) -> None:
     cache = Path(os.environ["TOOLFIND_CACHE_DIR"])
-    rerank.stop_worker()
     live = LiveIndex(
         [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
     )
     index = live.load().index
-    assert index.reranker is not None
-    assert rerank.worker(timeout=0) is None  # serve-mcp's start shares nothing with it
-    # The first reranked query embeds its candidates and starts the worker for the rest.
+    stage = index.reranker
+    assert stage is not None and not live.embedding  # serve-mcp's start shares nothing with it
     assert index.search("make a folder", 3).hits[0].tool.name == "make_directory"
-    worker = rerank.worker(timeout=60)
-    assert worker is not None
-    assert worker.wait(timeout=300) == 0
-    store = rerank.VectorStore(str(cache), index.reranker.model.ident, 384)
-    keys = [rerank.key_of(rerank.tool_text(t)) for t in TOOLS]
-    assert -1 not in store.rows_of(keys)
-    # Later queries find them stored: nothing embedded, no new segment, no second worker.
+    job = rerank.embed_in_background(stage)
+    assert job is not None and job.wait(timeout=300) == 0
+    store = vectors.VectorStore(str(cache), stage.model.ident, 384)
+    assert store.get(_keys(TOOLS))[1].all()
+    assert stage.vectors.missing() == []
+    # Later queries find them stored: nothing embedded, no new segment.
     before = _segments(cache)
     assert index.search("compress a file with gzip", 3).hits[0].tool.name == "compress_file"
     assert _segments(cache) == before
-    assert rerank.worker(timeout=0) is worker
+    # Nothing missing: nothing to start.
+    again = rerank.embed_in_background(stage)
+    assert again is not None and again.wait(timeout=60) is None and again.process is None
+
+
+def test_model_embed_gives_every_tool_its_vector(model: Path, tmp_path: Path) -> None:
+    catalog = str(_catalog(tmp_path))
+    code, out, err = invoke("model", "embed", "-c", catalog, "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"model": "all-minilm-l6-v2", "tools": 10, "embedded": 10}
+    code, out, _ = invoke("model", "embed", "-c", catalog)
+    assert out == "10 tools have their all-minilm-l6-v2 vector (0 computed now)\n"
+
+
+def test_an_interrupted_embedding_keeps_what_it_did_and_the_next_resumes(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rerank, "_WORKER_CHUNK", 4)
+    stage = _index(tmp_path / "cache").reranker
+    assert stage is not None
+
+    def interrupt(done: int, total: int) -> None:
+        raise KeyboardInterrupt  # Ctrl-C once the first chunk is stored
+
+    with pytest.raises(KeyboardInterrupt):
+        rerank.embed_all(stage, interrupt)
+    assert len(stage.vectors.missing()) == len(TOOLS) - 4
+    assert rerank.embed_all(stage) == (len(TOOLS), len(TOOLS) - 4)
+    assert stage.vectors.missing() == []

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from toolfind.cli.common import JsonOpt, _emit, _warn, app, reports_errors
+from toolfind.cli.common import (
+    CatalogOpt,
+    JsonOpt,
+    _emit,
+    _open,
+    _render,
+    _warn,
+    app,
+    reports_errors,
+)
 
 model_app = typer.Typer(
     help="Get, list or remove the reranker's model (all-MiniLM-L6-v2).", no_args_is_help=True
@@ -112,6 +121,35 @@ def model_remove(name: NameArg = None, json_: JsonOpt = False) -> None:
         _emit(wire.model_removed_record(_name(name), str(path)))
     else:
         _warn(f"Removed {path}")
+
+
+@model_app.command("embed")
+@reports_errors
+def model_embed(catalog: CatalogOpt = None, json_: JsonOpt = False) -> None:
+    """Compute and store the model's vector of every tool of the catalogs, with a progress bar.
+
+    Searches use the stored vectors (serve-mcp and the Python API also compute them in the
+    background). Interrupted (Ctrl-C), what was done is kept: run it again to go on.
+
+    Example: toolfind model embed -c catalogs/
+    """
+    import sys
+
+    from toolfind.store.rerank import embed_all
+
+    index = _open(catalog, False, semantic=False, rerank=True)
+    if sys.stderr.isatty():
+        with _render().progress_bar("Embedding", None) as progress:
+            tools, embedded = embed_all(index.reranker, progress)
+    else:
+        tools, embedded = embed_all(index.reranker)
+    name = index.reranker.model.name
+    if json_:
+        from toolfind.output import wire
+
+        _emit(wire.model_embedded_record(name, tools, embedded))
+    else:
+        typer.echo(f"{tools:,} tools have their {name} vector ({embedded:,} computed now)")
 
 
 def _show(name: str, json_: bool) -> None:

@@ -52,7 +52,7 @@ def candidates(
     for q in queries:
         hits = index.search(q.query, depth, rerank=False).hits
         docs = tuple(doc_of[id(h.tool)] for h in hits)
-        cosines = tuple(stage.cosines(index, q.query, docs, vectors[q.query])) if docs else ()
+        cosines = tuple(stage.cosines(q.query, docs, vectors[q.query])) if docs else ()
         out.append(
             Candidates(
                 q,

@@ -473,6 +473,12 @@ def model_removed_record(name: str, path: str) -> dict[str, Any]:
     return {"removed": name, "path": path}
 
 
+def model_embedded_record(name: str, tools: int, embedded: int) -> dict[str, Any]:
+    """``toolfind model embed --json``: the model, the catalog's tools, how many were embedded
+    now (the others were stored already)."""
+    return {"model": name, "tools": tools, "embedded": embedded}
+
+
 # -- encoding ----------------------------------------------------------------------------------
 #
 # No json import: it (and its ``re``) costs a warm command half of Python's start-up, and with

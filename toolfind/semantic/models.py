@@ -227,12 +227,6 @@ def _unsafe(st: os.stat_result) -> str:
     return ""
 
 
-def installed_path(name: str = DEFAULT_MODEL) -> Path | None:
-    """The folder of model ``name`` when it is installed and sound, else None."""
-    found = status(name)
-    return found.path if found.installed else None
-
-
 def require(name: str = DEFAULT_MODEL) -> Path:
     """The folder of model ``name``. Raises ModelUnavailable (saying how to get it) when it is
     not installed or not sound."""

@@ -391,7 +391,7 @@ class CacheStore:
 
 def is_own_file(name: str) -> bool:
     """Whether a file in the cache directory is one toolfind wrote: ``toolfind-<32 hex>.pickle``,
-    the semantic vectors ``toolfind-<32 hex>.<model>.vec``, the manifest, their
+    the tool vectors ``toolfind-<32 hex>.vectors-<model>.vec``, the manifest, their
     ``.toolfind-*.tmp`` leftovers, or the files of earlier cache formats
     (``<hex>.pickle``, ``<hex>.seg``, ``manifest.marshal`` and their temporary files)."""
     if name.startswith(".") and name.endswith(".tmp"):

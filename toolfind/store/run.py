@@ -51,22 +51,25 @@ def wanted(switch: bool | None, *, one_shot: bool) -> bool | None:
 
 def attach(
     index: SearchIndex,
-    key: str,
     signals: Signals,
     *,
     use_cache: bool = True,
+    background: bool = False,
     warn: Warn = _quiet,
 ) -> None:
-    """Attach to ``index`` (cache key ``key``, "" for none) the signals ``signals`` turns on:
-    a switch False leaves its signal off, None turns it on where it is installed, True turns
-    it on or raises (SemanticUnavailable, ModelUnavailable: one line saying how to get what
-    is missing). Cheap for the reranker (its model loads on the first query that reranks);
-    the semantic signal's vectors are read or computed now. serve-mcp calls this for each
-    index it builds."""
+    """Attach to ``index`` the signals ``signals`` turns on: a switch False leaves its signal
+    off, None turns it on where it is installed, True turns it on or raises
+    (SemanticUnavailable, ModelUnavailable: one line saying how to get what is missing).
+    The semantic signal's vectors are read (or computed) now; the reranker's model loads on
+    the first query that reranks, which with ``background`` also starts embedding every
+    tool (``rerank.embed_in_background``). Vectors are kept in the cache directory unless
+    ``use_cache`` is false."""
     if signals.semantic is not False:
         from toolfind.store import vectors  # numpy and the model: only when the signal is used
 
-        vectors.enable(index, key, signals.semantic, weight=signals.semantic_weight, warn=warn)
+        vectors.enable(
+            index, signals.semantic, weight=signals.semantic_weight, use_cache=use_cache, warn=warn
+        )
     if signals.rerank is not False:
         from toolfind.store import rerank
 
@@ -76,6 +79,7 @@ def attach(
             weight=signals.rerank_weight,
             depth=signals.rerank_depth,
             use_cache=use_cache,
+            background=background,
             warn=warn,
         )
 
@@ -157,7 +161,10 @@ def open_run_index(
         semantic=wanted(chosen.semantic, one_shot=one_shot),
         rerank=wanted(chosen.rerank, one_shot=one_shot),
     )
-    attach(loaded.index, loaded.key, loaded.signals, use_cache=use_cache, warn=warn)
+    # A process answering many queries embeds every tool in the background from its first
+    # reranked search; a one-shot command embeds only its candidates.
+    background = not one_shot
+    attach(loaded.index, loaded.signals, use_cache=use_cache, background=background, warn=warn)
     return loaded
 
 
