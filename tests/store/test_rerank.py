@@ -325,3 +325,121 @@ def test_an_interrupted_embedding_keeps_what_it_did_and_the_next_resumes(
     assert len(stage.vectors.missing()) == len(TOOLS) - 4
     assert rerank.embed_all(stage) == (len(TOOLS), len(TOOLS) - 4)
     assert stage.vectors.missing() == []
+
+
+def test_the_background_worker_runs_isolated_from_the_working_directory(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.semantic.test_models import plant
+
+    shared = tmp_path / "shared"  # a folder another user could have written
+    marker = tmp_path / "ran"
+    plant(shared, marker)
+    monkeypatch.chdir(shared)
+    monkeypatch.setenv("PYTHONPATH", ".")
+    stage = _index(tmp_path / "cache").reranker
+    assert stage is not None
+    job = rerank.embed_in_background(stage)
+    assert job is not None and job.wait(timeout=300) == 0
+    assert stage.vectors.missing() == [] and not marker.exists()
+
+
+def test_a_reranked_search_in_serve_runs_off_the_event_loop(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import anyio
+    import anyio.to_thread
+
+    live = LiveIndex(
+        [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+    )
+    index = live.load().index
+    inside, release = threading.Event(), threading.Event()
+    embed = rerank.Reranker.embed_query
+
+    def held(stage: rerank.Reranker, query: str) -> object:
+        inside.set()
+        assert release.wait(60), "the event loop was held by the search"
+        return embed(stage, query)
+
+    monkeypatch.setattr(rerank.Reranker, "embed_query", held)
+    found: list[object] = []
+
+    async def main() -> None:
+        async def search() -> None:
+            found.append(await live.search(index, lambda: index.search("make a folder", 3)))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search)
+            await anyio.to_thread.run_sync(inside.wait, 60)
+            release.set()  # runs only while the search is inside the model: the loop is free
+
+    anyio.run(main)
+    (result,) = found
+    assert result.hits[0].tool.name == "make_directory" and result.stages[-1] == "rerank"
+
+
+def _damaged_model(tmp_path: Path, installed: Path, name: str) -> Path:
+    """A copy of the installed model with file ``name`` spoilt, its size kept."""
+    import shutil
+
+    root = tmp_path / "models"
+    shutil.copytree(installed.parent, root)
+    path = root / "all-minilm-l6-v2" / name
+    size = path.stat().st_size
+    path.write_bytes(b"{" + b" " * (size - 1))
+    return path
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "model.safetensors"])
+def test_a_damaged_model_turns_reranking_off_with_one_warning_and_search_answers(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    spoilt = _damaged_model(tmp_path, model, name)
+    monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(spoilt.parent.parent))
+    monkeypatch.setattr(rerank, "_ENCODERS", {})
+    catalog = str(_catalog(tmp_path))
+    code, out, err = invoke(
+        "search", "make a folder", "-c", catalog, "--rerank", "--json", "-k", "2"
+    )
+    assert code == 0 and "Traceback" not in err
+    assert json.loads(out)["stages"] == ["lexical"]
+    assert json.loads(out)["hits"][0]["name"] == "make_directory"
+    (line,) = err.splitlines()
+    assert line.startswith(f"Warning: reranking is off: {spoilt} cannot be read (")
+    assert line.endswith(
+        "(run `toolfind model fetch` to install the model again); results come from the first stage"
+    )
+    # serve-mcp: every search answers, the warning said once.
+    warned: list[str] = []
+    index = SearchIndex.build(TOOLS)
+    assert rerank.enable(index, None, use_cache=False, warn=warned.append)
+    for query in ("make a folder", "send a message", "compress"):
+        assert index.search(query, 2).stages == ("lexical",)
+    assert len(warned) == 1
+
+
+def test_non_finite_stored_vectors_are_refused_and_computed_again(
+    model: Path, tmp_path: Path
+) -> None:
+    import struct
+
+    cache = tmp_path / "cache"
+    clean = [h.tool.name for h in _index(cache).search("send an email to my colleague", 3).hits]
+    (path,) = [cache / n for n in _segments(cache)]
+    data = bytearray(path.read_bytes())
+    _, count, dim, _ = struct.unpack_from("<8sII44s", data)
+    start = struct.calcsize("<8sII44s") + 16 * count
+    data[start:] = b"\x00\x7e" * (count * dim)  # float16 NaN in every row
+    path.write_bytes(bytes(data))
+    warned: list[str] = []
+    index = SearchIndex.build(TOOLS)
+    store = vectors.VectorStore(str(cache), rerank.models.spec("all-minilm-l6-v2").ident, 384)
+    store._warn = warned.append
+    index.use_reranker(rerank.Reranker(index, rerank.models.spec("all-minilm-l6-v2"), store))
+    again = index.search("send an email to my colleague", 3)
+    assert [h.tool.name for h in again.hits] == clean
+    assert all(h.similarity is not None and np.isfinite(h.similarity) for h in again.hits)
+    assert len(warned) == 1 and "not finite" in warned[0] and not path.exists()

@@ -58,7 +58,8 @@ def model_fetch(
     """
     from toolfind.semantic import models
 
-    models.fetch(_name(name), from_, say=_warn)
+    with models.stopped_by_signals():  # SIGTERM/SIGHUP clean up as Ctrl-C does
+        models.fetch(_name(name), from_, say=_warn)
     _show(_name(name), json_)
 
 

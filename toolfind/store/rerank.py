@@ -38,7 +38,7 @@ from toolfind.errors import ModelError, ModelUnavailable
 from toolfind.models import MAX_RERANK_DEPTH, RERANK_DEPTH, RERANK_WEIGHT
 from toolfind.semantic import models, text_key
 from toolfind.store import vectors as stored
-from toolfind.store.vectors import ToolVectors, VectorStore, store_for
+from toolfind.store.vectors import ToolVectors, VectorStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,9 +93,9 @@ def encoder_for(name: str) -> Encoder:
         return found
 
 
-def store_of(model: models.ModelSpec, root: str | None, warn: Warn = _quiet) -> VectorStore:
+def store_for(root: str | None, model: models.ModelSpec, warn: Warn = _quiet) -> VectorStore:
     """The process's store of ``model``'s vectors in cache directory ``root`` (None: memory)."""
-    return store_for(root, model.ident, DIM, warn)
+    return stored.store_for(root, model.ident, DIM, warn)
 
 
 # -- the stage ---------------------------------------------------------------------------------
@@ -300,7 +300,7 @@ def enable(
         return False
     if not 1 <= depth <= MAX_RERANK_DEPTH:
         raise ValueError(f"rerank depth {depth} is out of range")  # config bounds it first
-    store = store_of(model, stored.cache_root(use_cache, root), warn)
+    store = store_for(stored.cache_root(use_cache, root), model, warn)
     stage = Reranker(index, model, store, weight=weight, depth=depth, warn=warn)
     stage.background = background
     index.use_reranker(stage)
@@ -486,7 +486,7 @@ def _worker_main() -> int:
         os.nice(19)
     job = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
     model = models.spec(job["model"])
-    store = store_of(model, job["root"])
+    store = store_for(job["root"], model)
     texts = [t for t in job["texts"] if isinstance(t, str)]
     embed_missing(store, encoder_for(model.name), texts, going=lambda: os.getppid() == parent)
     return 0

@@ -541,16 +541,20 @@ class ToolVectors:
             store, index = self.store, self.index
             store.refresh()
             seen = store.generation
-            if self._matrix is None:
-                self._matrix = np.zeros((len(index.tools), store.dim), dtype=np.float32)
-                self._have = np.zeros(len(index.tools), dtype=bool)
-            elif seen == self._seen:
+            n = len(index.tools)
+            if self._matrix is not None and seen == self._seen:
                 return self._matrix, self._have
             self._seen = seen
-            todo = [d for d in range(len(index.tools)) if not self._have[d] and index.enabled(d)]
-            if todo:
-                found, have = store.get([index.text_key(d) for d in todo])
-                where = np.asarray(todo)[have]
+            done = np.zeros(n, dtype=bool) if self._have is None else self._have
+            todo = [d for d in range(n) if not done[d] and index.enabled(d)]
+            found, have = store.get([index.text_key(d) for d in todo])
+            if self._matrix is None and len(todo) == n:  # the first look: as found
+                self._matrix, self._have = found, have
+            else:
+                if self._matrix is None:
+                    self._matrix = np.zeros((n, store.dim), dtype=np.float32)
+                    self._have = done
+                where = np.asarray(todo, dtype=np.intp)[have]
                 self._matrix[where] = found[have]
                 self._have[where] = True
             return self._matrix, self._have
