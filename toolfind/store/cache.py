@@ -400,7 +400,9 @@ def is_own_file(name: str) -> bool:
     if name == MANIFEST_NAME or name == "manifest.marshal":
         return True
     if name.startswith(segment.INDEX_PREFIX) and name.endswith(segment.VECTORS_SUFFIX):
-        key = name[len(segment.INDEX_PREFIX) :].split(".", 1)[0]  # toolfind-<id>.vectors-<model>.vec
+        key = name[len(segment.INDEX_PREFIX) :].split(".", 1)[
+            0
+        ]  # toolfind-<id>.vectors-<model>.vec
         return len(key) == 32 and _is_hex(key)
     stem, dot, suffix = name.rpartition(".")
     if name.startswith(segment.INDEX_PREFIX) and "." + suffix == segment.INDEX_SUFFIX:
