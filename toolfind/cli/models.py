@@ -7,16 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolfind.cli.common import (
-    CatalogOpt,
-    JsonOpt,
-    _emit,
-    _open,
-    _render,
-    _warn,
-    app,
-    reports_errors,
-)
+from toolfind.cli.common import CatalogOpt, JsonOpt, app, emit, open_index, reports_errors, warn
 
 model_app = typer.Typer(
     help="Get, list or remove the reranker's model (all-MiniLM-L6-v2).", no_args_is_help=True
@@ -59,7 +50,7 @@ def model_fetch(
     from toolfind.semantic import models
 
     with models.stopped_by_signals():  # SIGTERM/SIGHUP clean up as Ctrl-C does
-        models.fetch(_name(name), from_, say=_warn)
+        models.fetch(_name(name), from_, say=warn)
     _show(_name(name), json_)
 
 
@@ -81,7 +72,7 @@ def model_list(
     found = [models.status(name) for name in models.MODELS]
     problems = {m.spec.name: models.verify(m.spec.name) if verify else m.problem for m in found}
     if json_:
-        _emit([wire.model_record(m, problems[m.spec.name]) for m in found])
+        emit([wire.model_record(m, problems[m.spec.name]) for m in found])
         return
     for m in found:
         state = "installed" if not problems[m.spec.name] else problems[m.spec.name]
@@ -101,7 +92,7 @@ def model_path(name: NameArg = None, json_: JsonOpt = False) -> None:
 
     path = str(models.status(_name(name)).path)
     if json_:
-        _emit(wire.cache_path_record(path))
+        emit(wire.cache_path_record(path))
     else:
         typer.echo(path)
 
@@ -119,9 +110,9 @@ def model_remove(name: NameArg = None, json_: JsonOpt = False) -> None:
     if json_:
         from toolfind.output import wire
 
-        _emit(wire.model_removed_record(_name(name), str(path)))
+        emit(wire.model_removed_record(_name(name), str(path)))
     else:
-        _warn(f"Removed {path}")
+        warn(f"Removed {path}")
 
 
 @model_app.command("embed")
@@ -138,19 +129,24 @@ def model_embed(catalog: CatalogOpt = None, json_: JsonOpt = False) -> None:
 
     from toolfind.store.rerank import embed_all
 
-    index = _open(catalog, False, semantic=False, rerank=True)
+    index = open_index(catalog, False, semantic=False, rerank=True)
+    stage = index.reranker
+    assert stage is not None  # rerank=True: attached, or ModelUnavailable was raised
     if sys.stderr.isatty():
-        with _render().progress_bar("Embedding", None) as progress:
-            tools, embedded = embed_all(index.reranker, progress)
+        from toolfind.cli.printing import renderer
+
+        with renderer().progress_bar("Embedding", None) as progress:
+            tools, embedded = embed_all(stage, progress)
     else:
-        tools, embedded = embed_all(index.reranker)
-    name = index.reranker.model.name
+        tools, embedded = embed_all(stage)
     if json_:
         from toolfind.output import wire
 
-        _emit(wire.model_embedded_record(name, tools, embedded))
+        emit(wire.model_embedded_record(stage.model.name, tools, embedded))
     else:
-        typer.echo(f"{tools:,} tools have their {name} vector ({embedded:,} computed now)")
+        typer.echo(
+            f"{tools:,} tools have their {stage.model.name} vector ({embedded:,} computed now)"
+        )
 
 
 def _show(name: str, json_: bool) -> None:
@@ -159,6 +155,6 @@ def _show(name: str, json_: bool) -> None:
 
     found = models.status(name)
     if json_:
-        _emit(wire.model_record(found, found.problem))
+        emit(wire.model_record(found, found.problem))
     else:
         typer.echo(str(found.path))
