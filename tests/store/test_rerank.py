@@ -443,3 +443,40 @@ def test_non_finite_stored_vectors_are_refused_and_computed_again(
     assert [h.tool.name for h in again.hits] == clean
     assert all(h.similarity is not None and np.isfinite(h.similarity) for h in again.hits)
     assert len(warned) == 1 and "not finite" in warned[0] and not path.exists()
+
+
+def test_serve_embeds_every_tool_after_it_starts_and_for_each_new_index(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    from toolfind.serve import state
+
+    monkeypatch.setattr(state, "EMBED_AFTER", 0.0)
+    live = LiveIndex(
+        [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+    )
+    stage = live.load().index.reranker
+    assert stage is not None and stage.embedding is None  # not while it starts
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(live.watch, 3600.0)
+            while stage.embedding is None:  # started by the watcher's first step
+                await anyio.sleep(0)
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert stage.embedding is not None and stage.embedding.wait(timeout=300) == 0
+    assert stage.vectors.missing() == []
+
+
+def test_the_api_embeds_every_tool_from_its_first_reranked_search(
+    model: Path, tmp_path: Path
+) -> None:
+    index = toolfind.open_index([_catalog(tmp_path)], semantic=False)
+    stage = index.reranker
+    assert stage is not None and stage.embedding is None  # opening starts nothing
+    index.search("make a folder", 3)
+    assert stage.embedding is not None and stage.embedding.wait(timeout=300) == 0
+    assert stage.vectors.missing() == []

@@ -330,7 +330,8 @@ class LiveIndex:
     def embed(self) -> None:
         """Compute the reranker's vector of every tool of the snapshot's index that has none
         stored, in the background (``rerank.embed_in_background``: a low-priority child
-        process; searches use what is stored meanwhile). Never on the event loop."""
+        process, the stage's ``embedding``; searches use what is stored meanwhile). Never on
+        the event loop."""
         stage = self.snapshot.index.reranker
         if stage is not None:
             from toolfind.store.rerank import embed_in_background

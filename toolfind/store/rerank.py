@@ -107,7 +107,9 @@ class Reranker:
     ``background`` (serve-mcp, the Python API): the first query that reranks starts
     :func:`embed_in_background` for the index."""
 
-    __slots__ = ("_lock", "_off", "_warn", "background", "depth", "model", "vectors", "weight")
+    __slots__ = (
+        "_lock", "_off", "_warn", "background", "depth", "embedding", "model", "vectors", "weight"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -126,6 +128,9 @@ class Reranker:
         #: ``vectors.stored()`` and ``vectors.nearest(query_vector, k)``.
         self.vectors = ToolVectors(index, store, self._embed)
         self.background = False
+        #: The background embedding of this index's tools last started, if any (``wait()``
+        #: for it).
+        self.embedding: Background | None = None
         self._warn = warn
         self._off = ""
         self._lock = threading.Lock()
@@ -391,7 +396,7 @@ def embed_in_background(stage: Reranker) -> Background | None:
     directory (queries then embed their own candidates)."""
     if stage.vectors.store.root is None:
         return None
-    job = Background(stage)
+    job = stage.embedding = Background(stage)
     with _RUNNING_LOCK:
         while _RUNNING:
             _RUNNING.pop().stop()
