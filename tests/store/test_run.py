@@ -165,3 +165,15 @@ def test_the_command_line_honours_the_configs_switches_and_the_warm_path_decline
     assert run_main("list", "-c", catalog, "--json").returncode == 0  # list does not rank
     warm = run_main("search", "alpha", "-c", catalog, "--no-rerank", "--json")
     assert warm.returncode == 0 and json.loads(warm.stdout)["hits"][0]["name"] == "alpha"
+
+
+def test_toolfind_config_says_where_each_signal_setting_came_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write(Path("toolfind.toml"), "rerank_depth = 20\n")
+    monkeypatch.setenv("TOOLFIND_RERANK", "false")
+    rows = {s.key: s for s in config.explain()[0]}
+    assert (rows["rerank"].value, rows["rerank"].source) == (False, "environment")
+    assert rows["rerank"].origin == "TOOLFIND_RERANK"
+    assert (rows["rerank_depth"].value, rows["rerank_depth"].source) == (20, "project")
+    assert (rows["semantic_weight"].value, rows["semantic_weight"].source) == (0.3, "default")

@@ -281,7 +281,8 @@ class VectorStore:
             try:
                 rows = seg.rows(at[hit]).astype(np.float32)
             except OSError:
-                rows = np.full((1, self.dim), np.nan, dtype=np.float32)
+                self._drop(seg.name, "cut short")
+                continue
             if not sound(rows).all():
                 self._drop(seg.name, "damaged (a vector that is not finite or not of unit length)")
                 continue
@@ -310,7 +311,8 @@ class VectorStore:
         under ``keys``: a new segment (in memory, or a file with a cache directory), merged
         with others of its size class. Returns the rounded vectors. Raises ValueError for a
         vector that is not finite or not of unit length (nothing is stored)."""
-        half = np.ascontiguousarray(vectors, dtype="<f2").reshape(len(keys), self.dim)
+        with np.errstate(all="ignore"):  # a value too large for float16: refused just below
+            half = np.ascontiguousarray(vectors, dtype="<f2").reshape(len(keys), self.dim)
         rounded = half.astype(np.float32)
         if not sound(rounded).all():
             raise ValueError("a vector to store is not finite or not of unit length")
