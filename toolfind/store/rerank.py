@@ -328,11 +328,9 @@ class Background:
         self.thread = threading.Thread(target=self._start, name="toolfind-embed", daemon=True)
 
     def _start(self) -> None:
-        if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
-            try:  # this thread only (Linux threads have their own nice value)
-                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-            except OSError:
-                pass
+        # At the process's own priority: a thread at a lower one that the system leaves
+        # waiting while it holds the interpreter would hold up the event loop with it
+        # (pings of serve-mcp waited up to 0.6 s on a busy machine). The child is niced.
         vectors = self.stage.vectors
         texts = list(
             dict.fromkeys(stored.tool_text(vectors.index.tools[d]) for d in vectors.missing())
