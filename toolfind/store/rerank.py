@@ -81,15 +81,20 @@ _SHARED = threading.Lock()
 
 
 def encoder_for(name: str) -> Encoder:
-    """The process's encoder of model ``name``, loaded once (about 0.3 s). Raises
-    ModelUnavailable when the model is not installed, ModelError naming the file when one
-    cannot be read."""
+    """The process's encoder of model ``name``, loaded once (about 0.3 s) and checked to give
+    sound vectors. Raises ModelUnavailable when the model is not installed, ModelError
+    naming the file when one cannot be read (or the folder, when its vectors are not
+    finite)."""
     with _SHARED:
         found = _ENCODERS.get(name)
         if found is None:
             from toolfind.semantic.minilm import Encoder
 
-            found = _ENCODERS[name] = Encoder(models.require(name))
+            path = models.require(name)
+            loaded = Encoder(path)
+            if not stored.sound(loaded.embed(["find a tool"])).all():
+                raise ModelError(f"{path} gives vectors that are not finite")
+            found = _ENCODERS[name] = loaded
         return found
 
 
@@ -146,11 +151,7 @@ class Reranker:
         if self._off:
             return False
         try:
-            probe = encoder_for(self.model.name).embed(["find a tool"])
-            if not stored.sound(probe).all():
-                raise ModelError(
-                    f"{models.status(self.model.name).path} gives vectors that are not finite"
-                )
+            encoder_for(self.model.name)
         except (ModelError, ModelUnavailable) as exc:
             self.turn_off(str(exc))
             return False

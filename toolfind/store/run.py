@@ -118,13 +118,10 @@ def open_run_index(
     - ``need_tools`` (the command line): a run whose catalogs hold no tool is a
       NothingLoaded error, never an empty answer.
 
-    Each skipped catalog entry is said through ``warn`` (``segment.skipped_line``) unless
-    ``report_skipped`` is false (serve-mcp logs them itself, and tells new problems from
-    old ones on a reload), as are the cache's problems. A build runs inside ``building()``,
-    a context that yields the build's progress callback (or None).
-
-    Raises ToolfindError subclasses for bad input (CatalogError, ConfigError, NothingLoaded,
-    SemanticUnavailable, ModelUnavailable).
+    Skipped catalog entries (unless ``report_skipped`` is false: serve-mcp logs them itself)
+    and the cache's problems are said through ``warn``. A build runs inside ``building()``,
+    which yields its progress callback (or None). Raises ToolfindError subclasses for bad
+    input (CatalogError, ConfigError, NothingLoaded, SemanticUnavailable, ModelUnavailable).
     """
     from toolfind.config import for_run, signals_for
 
