@@ -572,7 +572,8 @@ class ToolVectors:
         if k <= 0 or not have.any():
             return []
         sims = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
-        sims[~have] = -np.inf
+        if not have.all():
+            sims[~have] = -np.inf
         n, want = len(sims), min(len(sims), k * 4)
         while True:
             part = np.argpartition(-sims, want - 1)[:want] if want < n else np.arange(n)
