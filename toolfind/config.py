@@ -169,9 +169,8 @@ class Run:
     warnings: tuple[str, ...] = ()
     #: The signals as resolved (:func:`signals_for`; a switch left unset is None).
     signals: Signals = field(default_factory=Signals)
-    #: The signal settings the environment and the config files give, where they differ
-    #: from the defaults (before the run's own flags): what the cache's manifest keeps
-    #: with the run, so that a run it answers need not read the config again.
+    #: The signal settings of the environment and the files (not the defaults): the manifest
+    #: keeps them with the run, so that a run it answers need not read the config again.
     configured: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -188,10 +187,8 @@ def for_run(
     cwd: Path | None = None,
 ) -> Run:
     """The run's config, its catalogs (``catalogs``, else :func:`resolve_catalogs`), its
-    scoring settings (the config's, with ``weights``, ``--weight FIELD=W`` options or the
-    Python API's ``{"name": 5}``, overriding) and its signals (:func:`signals_for`:
-    ``signals``, the flags or the API's arguments, over the environment and the config).
-    Raises ConfigError."""
+    scoring settings (the config's, ``weights`` overriding: ``--weight FIELD=W`` or the API's
+    ``{"name": 5}``) and its signals (:func:`signals_for`). Raises ConfigError."""
     environ = os.environ if environ is None else environ
     config = load_config(environ, cwd)
     params = config.params
@@ -230,10 +227,10 @@ def configured_signals(config: Config, environ: Mapping[str, str]) -> dict[str, 
 
 
 def signals_for(configured: Mapping[str, Any], asked: Mapping[str, Any]) -> Signals:
-    """A run's signals: the settings ``asked`` for (flags, the Python API's arguments; None
-    is not asked) over those ``configured`` (:func:`configured_signals`) over the defaults,
-    each checked as in a file (a switch left unset stays None: ``store.run.wanted`` says
-    what that means). Raises ConfigError naming a setting out of its range."""
+    """A run's signals: the settings ``asked`` for (flags, the API's arguments; None: not
+    asked) over those ``configured`` (:func:`configured_signals`) over the defaults, each
+    checked as in a file (an unset switch stays None: ``store.run.wanted``). Raises
+    ConfigError naming a setting out of its range."""
     settings = Signals().settings() | dict(configured)
     for name, value in asked.items():
         if value is not None:
@@ -556,9 +553,13 @@ def _config(flat: Mapping[str, Any]) -> Config:
 def _synonyms(raw: Any, file: str) -> dict[str, tuple[str, ...]]:
     """``[synonyms]``: each key and its words (one string or a list) are one group of words
     that mean the same (``pr = ["pull request"]``), beside the shipped table; by setting
-    (``synonyms.KEY``). Raises ConfigError naming the key for anything else."""
+    (``synonyms.KEY``), at most ``synonyms.MAX_WORDS`` words in all. Raises ConfigError naming
+    the key for anything else."""
+    from toolfind.core.synonyms import MAX_WORDS
+
     table = _table(raw, "synonyms", file)
     groups = []
+    declared = 0
     for key, value in table.items():
         words = [value] if isinstance(value, str) else value
         if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
@@ -569,6 +570,14 @@ def _synonyms(raw: Any, file: str) -> dict[str, tuple[str, ...]]:
             )
         if not key.strip() or not words:
             raise ConfigError("a group needs a key and a word", file=file, path=f"synonyms.{key}")
+        declared += 1 + len(words)
+        if declared > MAX_WORDS:
+            raise ConfigError(
+                f"[synonyms] declares more than {MAX_WORDS:,} words (this group brings it to "
+                f"{declared:,}); keep groups to the words people use for one thing",
+                file=file,
+                path=f"synonyms.{key}",
+            )
         groups.append((key.strip(), *(w.strip() for w in words)))
     return {f"synonyms.{group[0]}": group for group in groups}
 

@@ -46,6 +46,7 @@ from toolfind.core import fusion
 from toolfind.core import search as searching
 from toolfind.store import segment
 from toolfind.store.manifest import unsafe_reason
+from toolfind.userfiles import FileProblem, open_own
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -101,7 +102,8 @@ def sound(vectors: Any) -> Any:
 
 class _Segment:
     """One segment: its keys (``S16``, sorted, in memory: 16 bytes a vector) and its vectors
-    (float16), read row by row from its file (``fd``, closed with the object) or held in
+    (float16), read row by row from its file (``fd``, closed with the object: readers may
+    still hold a segment a merge replaced) or held in
     ``vectors`` (a store without a cache directory). Rows are read, not memory-mapped: a
     file cut short under a reader is a short read (the segment is then dropped), never a
     crash."""
@@ -109,7 +111,13 @@ class _Segment:
     __slots__ = ("count", "dim", "fd", "keys", "name", "offset", "vectors")
 
     def __init__(
-        self, name: str, keys: Any, dim: int, vectors: Any = None, fd: int = -1, offset: int = 0
+        self,
+        name: str,
+        keys: Any,
+        dim: int,
+        vectors: Any = None,
+        fd: int = -1,
+        offset: int = 0,
     ) -> None:
         self.name, self.keys, self.count, self.dim = name, keys, len(keys), dim
         self.vectors, self.fd, self.offset = vectors, fd, offset
@@ -122,6 +130,7 @@ class _Segment:
         """Rows ``at`` (ascending) as float16. Raises OSError for a file cut short."""
         if self.vectors is not None:
             return self.vectors[at]
+        fd = self.fd
         width = 2 * self.dim
         out = np.empty((len(at), self.dim), dtype="<f2")
         blocks = at // _CHUNK
@@ -130,12 +139,12 @@ class _Segment:
             first = int(block) * _CHUNK
             if len(mine) * 16 > _CHUNK:  # many rows of this block: read it whole
                 n = min(_CHUNK, self.count - first)
-                data = _pread(self.fd, n * width, self.offset + first * width)
+                data = _pread(fd, n * width, self.offset + first * width)
                 whole = np.frombuffer(data, dtype="<f2").reshape(n, self.dim)
                 out[mine] = whole[at[mine] - first]
                 continue
             for i in mine:
-                data = _pread(self.fd, width, self.offset + int(at[i]) * width)
+                data = _pread(fd, width, self.offset + int(at[i]) * width)
                 out[i] = np.frombuffer(data, dtype="<f2")
         return out
 
@@ -208,18 +217,16 @@ class VectorStore:
         cannot be read."""
         assert self.root is not None
         path = os.path.join(self.root, name)
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         try:
-            fd = os.open(path, flags)  # never blocks on a FIFO, never follows a link
+            fh, st = open_own(path, buffering=0)  # never a FIFO, a link or another user's
+        except FileProblem as exc:
+            self._warn(f"Ignoring cache file {path}: {exc.message}.")
+            return None
         except OSError:
             return None  # removed by a merge meanwhile: its vectors are in the merged one
+        with fh:  # the segment keeps a descriptor of its own (a raw one: see _Segment)
+            fd = os.dup(fh.fileno())
         try:
-            st = os.fstat(fd)
-            reason = unsafe_reason(st)
-            if reason:
-                os.close(fd)
-                self._warn(f"Ignoring cache file {path}: {reason}.")
-                return None
             head = os.pread(fd, _HEADER.size, 0)
             magic, count, dim, ident = (
                 _HEADER.unpack(head) if len(head) == _HEADER.size else (b"", 0, 0, b"")
