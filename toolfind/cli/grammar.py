@@ -282,7 +282,8 @@ TABLE_FORMAT = option(
 )  # fmt: skip
 FIELDS = option(
     "--fields", TEXT, None,
-    "Only these record keys, e.g. name,score (JSON unless --format says otherwise).",
+    "Only these record keys, e.g. name,description: the table's columns (JSON where there"
+    " is no table), or each record's with --json or --format.",
     metavar="KEY,...",
 )  # fmt: skip
 FAIL_EMPTY = option(
