@@ -35,27 +35,10 @@ from toolfind.userfiles import (
 
 DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
+#: The keys of ``toolfind.toml`` (those of the signals beyond BM25F: ``models.Signals``).
 _KNOWN_KEYS = frozenset(
-    {
-        "catalogs",
-        "weights",
-        "k1",
-        "b",
-        "delta",
-        "max_file_size",
-        "servers",
-        "filters",
-        "serve",
-        "validate",
-        "semantic",
-        "semantic_weight",
-        "synonyms",
-        "safe_directories",
-        "rerank",
-        "rerank_weight",
-        "rerank_depth",
-        "tuned",
-    }
+    {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
+    | {"validate", "synonyms", "safe_directories", "tuned", *models.SIGNAL_SETTINGS}
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 _SERVE_KEYS = frozenset({"allowed_hosts", "allowed_origins"})

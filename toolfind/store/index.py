@@ -26,6 +26,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 
 from toolfind.core import analysis, bm25f, confidence, filters
 from toolfind.core import search as searching
@@ -679,8 +680,7 @@ class SearchIndex:
             for term in terms:
                 vecs.setdefault(term, [0] * len(FIELDS))[fi] += 1
         scales = self._scales([len(terms) for terms in fields])
-        off = self._ioffsets
-        k1 = self.params.k1
+        off, k1 = self._ioffsets, self.params.k1
         # (-(weight x largest impact), term, weight, term id): the terms that can add the most
         # come first, so that pruning can skip the long postings of common words.
         order: list[tuple[float, str, float, int]] = []
@@ -777,15 +777,9 @@ class SearchIndex:
 def _fused_explanation(
     lexical: tuple[TermContribution, ...], scale: float, semantic: float, weight: float
 ) -> tuple[TermContribution, ...]:
-    """A fused hit's explanation: each BM25F contribution scaled to its share of the fused
-    score, then one ``semantic`` row (field ``semantic``, term ``(meaning)``, ``weight`` the
-    fusion weight, ``tf`` the normalised similarity) holding the semantic share."""
-    rows = [
-        TermContribution(
-            c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale, c.query_word
-        )
-        for c in lexical
-    ]
+    """A fused hit's explanation: each BM25F row scaled to its share of the fused score, then
+    one ``semantic`` row (``(meaning)``: ``tf`` the normalised similarity) holding the rest."""
+    rows = [replace(c, score=c.score * scale) for c in lexical]
     similarity = semantic / weight if weight > 0.0 else 0.0
     rows.append(TermContribution("(meaning)", "semantic", similarity, 0.0, 1.0, weight, semantic))
     return tuple(rows)
