@@ -26,7 +26,6 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 
 from toolfind.core import analysis, bm25f, confidence, filters
 from toolfind.core import search as searching
@@ -438,7 +437,7 @@ class SearchIndex:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
                 if signal is not None:
-                    explanation = _fused_explanation(explanation, scale, part, signal.weight)
+                    explanation = signal.explained(explanation, scale, part)
                 if stage is not None:
                     explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, sure, similarity)
@@ -680,7 +679,8 @@ class SearchIndex:
             for term in terms:
                 vecs.setdefault(term, [0] * len(FIELDS))[fi] += 1
         scales = self._scales([len(terms) for terms in fields])
-        off, k1 = self._ioffsets, self.params.k1
+        off = self._ioffsets
+        k1 = self.params.k1
         # (-(weight x largest impact), term, weight, term id): the terms that can add the most
         # come first, so that pruning can skip the long postings of common words.
         order: list[tuple[float, str, float, int]] = []
@@ -772,17 +772,6 @@ class SearchIndex:
         """Enabled tools in catalog order: only deferred ones (True), all (None), or only
         the ones not deferred (False)."""
         return self.listed(deferred=deferred)
-
-
-def _fused_explanation(
-    lexical: tuple[TermContribution, ...], scale: float, semantic: float, weight: float
-) -> tuple[TermContribution, ...]:
-    """A fused hit's explanation: each BM25F row scaled to its share of the fused score, then
-    one ``semantic`` row (``(meaning)``: ``tf`` the normalised similarity) holding the rest."""
-    rows = [replace(c, score=c.score * scale) for c in lexical]
-    similarity = semantic / weight if weight > 0.0 else 0.0
-    rows.append(TermContribution("(meaning)", "semantic", similarity, 0.0, 1.0, weight, semantic))
-    return tuple(rows)
 
 
 def _unknown(kind: str, value: str, close: Sequence[str]) -> str:
