@@ -476,6 +476,25 @@ def run(name: str, index: Any, p: Params, warn: Warn) -> int:
     return exit_code(p, emit(name, p, items))
 
 
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether ``args`` (before a ``--``) ask for JSON: ``--json``, or ``--format json``
+    (the same thing), so that an error is one JSON object too."""
+    args = list(args)
+    args = args[: args.index("--")] if "--" in args else args
+    pairs = zip(args, args[1:], strict=False)
+    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+
+
+def error_text(message: str, kind: str, *, as_json: bool) -> str:
+    """How an error is said on stderr: one ``Error:`` line, or one JSON object (``as_json``)
+    of its ``kind``; the warm path and Typer's commands say it alike."""
+    if as_json:
+        return wire.dumps(wire.error_record(message, kind), compact=True)
+    from toolfind.output.text import render_line
+
+    return f"Error: {render_line(message)}"
+
+
 def exit_code(p: Params, found: int) -> int:
     """The exit code of a command that printed ``found`` records: 1 when there are none and
     ``--fail-empty`` asks for it (silently, as grep's status), else 0."""
@@ -613,6 +632,22 @@ _FILE_READS = frozenset(
 )
 
 
+#: The commands whose NAME must name a tool: the warm path says a miss from the index file.
+NAMING = ("show", "similar")
+
+
+def named_in_file(seg: segment.Segment, name: str) -> list[int]:
+    """The tools ``name`` names in the index file (``show``'s rules); raises ToolNotFound,
+    with the closest names (``core.suggest``), when it names none."""
+    ids = seg.named(name)
+    if not ids:
+        from toolfind.core.suggest import suggestions
+        from toolfind.errors import ToolNotFound
+
+        raise ToolNotFound(name, suggestions(seg, name))
+    return ids
+
+
 def from_file(name: str, p: Params) -> bool:
     """Whether :func:`answer_from_file` answers command ``name`` with arguments ``p`` (after
     :func:`prepare`): ``search``/``show --json`` with no other argument than those it reads
@@ -632,8 +667,8 @@ def from_file(name: str, p: Params) -> bool:
 def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, list[str]] | None:
     """``search --json`` or ``show --json`` (no filters, no other format) from the index file
     read in place: the JSON document and the stderr lines, as :func:`answer` and :func:`emit`
-    make them, reading only the records printed; None when the name is not one tool's (the
-    full command explains a miss or an ambiguity)."""
+    make them, reading only the records printed. Raises ToolNotFound for a name no tool has;
+    None when several tools answer to it (the full command lists them)."""
     if name == "search":
         from toolfind.core import confidence
         from toolfind.core import search as searching
@@ -666,7 +701,7 @@ def answer_from_file(name: str, seg: segment.Segment, p: Params) -> tuple[Any, l
         unmatched, corrections = list(found.unmatched), found.corrections
         document = wire.search_document(query, made, unmatched, corrections)
         return document, segment.search_notes(unmatched, corrections)
-    ids = seg.named(p.name)
+    ids = named_in_file(seg, p.name)
     if len(ids) != 1:
         return None
     from toolfind.output.tool_formats import tool_to_format

@@ -19,6 +19,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from toolfind.cli import commands
+from toolfind.cli.commands import error_text, wants_json
 from toolfind.errors import ToolfindError
 
 #: The click Typer runs on: Typer 0.28 carries its own copy (``typer._click``), earlier ones
@@ -47,15 +48,6 @@ class _JsonClickError(_click_errors.ClickException):  # type: ignore[misc]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def wants_json(args: Sequence[str]) -> bool:
-    """Whether ``args`` (before a ``--``) ask for JSON: ``--json``, or ``--format json``
-    (the same thing), so that an error is one JSON object too."""
-    args = list(args)
-    args = args[: args.index("--")] if "--" in args else args
-    pairs = zip(args, args[1:], strict=False)
-    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
 
 
 #: What an option's value is called in ``--help`` when the table or the command names none:
@@ -270,14 +262,7 @@ def _json_errors() -> bool:
 
 
 def _echo_error(message: str, kind: str, *, as_json: bool) -> None:
-    if as_json:
-        from toolfind.output.wire import dumps, error_record
-
-        typer.echo(dumps(error_record(message, kind), compact=True), err=True)
-    else:
-        from toolfind.output.text import render_line
-
-        typer.echo(f"Error: {render_line(message)}", err=True)
+    typer.echo(error_text(message, kind, as_json=as_json), err=True)
 
 
 def _fail(message: str, code: int = 1, kind: str | None = None) -> NoReturn:

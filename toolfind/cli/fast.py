@@ -4,9 +4,10 @@ typing's, costs several times Python's start-up).
 The other parser of the one table (``cli.commands.COMMANDS``): it reads argv as the Typer
 command would, and runs the same bodies (``commands.answer`` and ``commands.emit``) on the
 index an earlier identical run recorded (``store.run.open_recorded``). It answers only when
-that index is there and current and the arguments are ones it reads as click would; anything
-else (a cold cache, an option it leaves to Typer, a usage error, a miss) makes ``run`` return
-None before anything is printed, and Typer answers. ``search``/``show --json`` without
+that index is there and current and the arguments are ones it reads as click would (a name
+no tool has too: its error, as Typer's command says it); anything else (a cold cache, an
+option it leaves to Typer, a usage error, an ambiguous name) makes ``run`` return None before
+anything is printed, and Typer answers. ``search``/``show --json`` without
 filters read only what they print from the index file (``commands.answer_from_file``).
 """
 
@@ -37,39 +38,68 @@ def run(argv: Sequence[str]) -> int | None:
     if name == "categories" and not commands.machine(p) and not p.catalog:
         if not os.environ.get("TOOLFIND_CATALOGS", "").strip():
             return None  # maybe the shipped demo catalogs, which need the config to tell
-    warnings: list[str] = []
-    if commands.from_file(name, p):
+    from toolfind.errors import ToolNotFound
+
+    lines = [*prepared]  # said on stderr before the answer, the index's warnings after them
+    try:
+        code = _answer(name, p, lines)
+    except ToolNotFound as exc:  # said as the Typer command says it
+        _say(lines)
+        as_json = commands.wants_json(argv)
+        sys.stderr.write(commands.error_text(str(exc), exc.kind, as_json=as_json) + "\n")
+        return exc.exit_code
+    if code is not None:
+        sys.stdout.flush()
+    return code
+
+
+def _answer(name: str, p: commands.Params, lines: list[str]) -> int | None:
+    """Print command ``name``'s answer from the recorded index, after ``lines`` (the index's
+    warnings join them); its exit code, or None to fall back. Raises ToolNotFound (said
+    by the caller, after ``lines``) for a NAME no tool has."""
+    from toolfind.errors import ToolfindError, ToolNotFound
+
+    from_file = commands.from_file(name, p)
+    if from_file or name in commands.NAMING:
+        # The index file answers search/show --json, and says that a name names no tool
+        # whatever the output (the index itself is then never opened).
+        warnings: list[str] = []
         seg = open_recorded_segment(p.catalog or (), warnings.append)
         if seg is None:
             return None
         try:
-            found = commands.answer_from_file(name, seg, p)
+            if not from_file:
+                commands.named_in_file(seg, p.name)
+                found = None
+            else:
+                found = commands.answer_from_file(name, seg, p)
+        except ToolNotFound:
+            lines += warnings
+            raise
         finally:
             seg.fh.close()
-        if found is None:
-            return None
-        document, notes = found
-        _say([*prepared, *warnings, *notes])
-        from toolfind.output.wire import dumps
+        if from_file:
+            if found is None:
+                return None
+            document, notes = found
+            _say([*lines, *warnings, *notes])
+            from toolfind.output.wire import dumps
 
-        sys.stdout.write(dumps(document) + "\n")
-        code = commands.exit_code(p, len(document["hits"]) if name == "search" else 1)
-    else:
-        from toolfind.errors import ToolfindError
+            sys.stdout.write(dumps(document) + "\n")
+            return commands.exit_code(p, len(document["hits"]) if name == "search" else 1)
+    loaded = open_recorded(p.catalog or (), lines.append)
+    if loaded is None:
+        return None
+    try:
+        items, notes = commands.answer(name, loaded.index, p)
+    except ToolNotFound:
+        raise
+    except ToolfindError:
+        return None  # an ambiguity: the Typer path lists the tools
+    _say([*lines, *notes])
+    from toolfind.cli.printing import emit
 
-        loaded = open_recorded(p.catalog or (), warnings.append)
-        if loaded is None:
-            return None
-        try:
-            items, notes = commands.answer(name, loaded.index, p)
-        except ToolfindError:
-            return None  # a miss or an ambiguity: the Typer path explains it
-        _say([*prepared, *warnings, *notes])
-        from toolfind.cli.printing import emit
-
-        code = commands.exit_code(p, emit(name, p, items))
-    sys.stdout.flush()
-    return code
+    return commands.exit_code(p, emit(name, p, items))
 
 
 def _say(lines: list[str]) -> None:
