@@ -180,9 +180,7 @@ FILES = {path: text for doc in PARSED.values() for path, text, _ in doc.files}
 def _env(workdir: Path) -> dict[str, str]:
     """A reader's environment: no toolfind variable, and a home of the docs' own (its cache,
     config and model folders where a new user's are, empty at first)."""
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("TOOLFIND_", "XDG_", "HOME"))
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLFIND_", "XDG_"))}
     env["PATH"] = f"{workdir.parent / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["HOME"] = str(workdir.parent / "home")
     env["COLUMNS"] = "200"
