@@ -143,6 +143,19 @@ def test_a_broken_key_and_a_broken_schema_are_both_found(tmp_path: Path) -> None
     ]
 
 
+def test_an_entry_with_very_many_problems_gets_at_most_a_hundred_lines(tmp_path: Path) -> None:
+    # Keys sort as text: p000..p149 keeps the document's order equal to the names' order.
+    properties = {f"p{i:03}": {"type": "integr"} for i in range(150)}
+    entry = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    said = messages(load_one(write(tmp_path / "c.json", [entry]), every_problem=True))
+    not_valid = "'integr' is not valid under any of the given schemas"
+    assert len(said) == 100
+    assert said[:99] == [
+        f"../c.json:1: [0].parameters.properties.p{i:03}.type: {not_valid}" for i in range(99)
+    ]
+    assert said[99] == "../c.json:1: [0]: and 51 more problems of this entry"
+
+
 def test_a_problem_inside_a_value_already_wrong_is_not_said_twice(tmp_path: Path) -> None:
     entry = {"name": "f", "description": "x" * 70_000, "parameters": {"required": "a"}}
     path = write(tmp_path / "c.json", entry)

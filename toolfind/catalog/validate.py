@@ -87,6 +87,7 @@ def _errors(validator: Any, instance: Any) -> list[Problem]:
     except RecursionError:
         return [((), "nested too deeply to check")]
     problems: list[Problem] = []
+    seen: set[Problem] = set()
     for error in found:
         if error is None:
             continue
@@ -96,7 +97,8 @@ def _errors(validator: Any, instance: Any) -> list[Problem]:
         if len(message) > 300:
             message = message[:299] + "…"
         problem = (tuple(error.absolute_path), printable(message))
-        if problem not in problems:
+        if problem not in seen:
+            seen.add(problem)
             problems.append(problem)
     return problems
 
@@ -173,19 +175,34 @@ def other_problems(entry: Any, shape: str | None, first: EntryError) -> EntryErr
     return _entry_error(entry, [(first.parts, first.message), *problems], first.source)
 
 
+#: At most this many lines for an entry's problems, the last saying how many more there are:
+#: an entry with thousands of bad properties is not a page of output or a minute of sorting.
+MAX_PROBLEMS: Final = 100
+
+
 def _entry_error(entry: Any, problems: list[Problem], source: Source) -> EntryError:
     """One ``EntryError`` for ``problems`` in the order of their places in ``entry``: the
-    first, with the others as ``more``."""
-    (parts, message), *rest = sorted(problems, key=lambda problem: _order(entry, problem[0]))
+    first, with the others as ``more`` (at most :data:`MAX_PROBLEMS` in all)."""
+    places: dict[int, dict[Any, int]] = {}
+    ordered = sorted(problems, key=lambda problem: _order(entry, problem[0], places))
+    if len(ordered) > MAX_PROBLEMS:
+        extra = len(ordered) - MAX_PROBLEMS + 1
+        ordered[MAX_PROBLEMS - 1 :] = [((), f"and {extra:,} more problems of this entry")]
+    (parts, message), *rest = ordered
     return EntryError(message, source, parts, [EntryError(m, source, p) for p, m in rest])
 
 
-def _order(value: Any, path: tuple[PathPart, ...]) -> tuple[int, ...]:
-    """Where ``path`` is in ``value``, as positions: the order of the document's keys."""
+def _order(
+    value: Any, path: tuple[PathPart, ...], places: dict[int, dict[Any, int]]
+) -> tuple[int, ...]:
+    """Where ``path`` is in ``value``, as positions: the order of the document's keys
+    (``places`` keeps each object's key positions, computed once)."""
     out = []
     for part in path:
         if isinstance(value, Mapping) and part in value:
-            out.append(list(value).index(part))
+            if id(value) not in places:
+                places[id(value)] = {key: i for i, key in enumerate(value)}
+            out.append(places[id(value)][part])
             value = value[part]
         elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
             out.append(part)
