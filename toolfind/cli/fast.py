@@ -67,12 +67,16 @@ def _answer(p: Params, lines: list[str]) -> int | None:
     ToolNotFound (said by the caller, after ``lines``) for a NAME no tool has."""
     from toolfind.errors import ToolfindError, ToolNotFound
 
+    # A search ranks: the recorded run answers it only when its signals' switches, flags
+    # over the run's config, leave every signal off (the warm path ranks by words alone).
+    given = vars(p)
+    switches = {s: given[s] for s in ("semantic", "rerank")} if "rerank" in given else None
     from_file = p.from_file()
     if from_file or p.NAMES_A_TOOL:
         # The index file answers search/show --json, and says that a NAME names no tool
         # whatever the output (the index itself is then never opened).
         warnings: list[str] = []
-        seg = open_recorded_segment(p.catalog or (), warnings.append)
+        seg = open_recorded_segment(p.catalog or (), warnings.append, switches)
         if seg is None:
             return None
         found = None
@@ -95,7 +99,7 @@ def _answer(p: Params, lines: list[str]) -> int | None:
 
             sys.stdout.write(dumps(document) + "\n")
             return int(count)
-    loaded = open_recorded(p.catalog or (), lines.append)
+    loaded = open_recorded(p.catalog or (), lines.append, switches)
     if loaded is None:
         return None
     try:

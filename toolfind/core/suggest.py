@@ -73,6 +73,12 @@ def suggestions(source: Names, wanted: str) -> list[str]:
     return close(wanted, _pool(source, docs))
 
 
+def by_ends(keys: Sequence[str]) -> list[int]:
+    """The positions of the sorted name ``keys`` in the order of their ends (their reversed
+    spellings): what an index keeps for ``Names.key_end_at``."""
+    return sorted(range(len(keys)), key=lambda i: keys[i][::-1])
+
+
 def _pool(source: Names, docs: set[int]) -> dict[str, str]:
     """The spellings of ``docs`` (case folded) and the name each offers, as when every tool
     is ranked: every tool sharing a name key with one of them is in too, so that a spelling
