@@ -8,11 +8,11 @@ resident memory (the child's ``ru_maxrss``, from ``os.wait4``), its wall time, i
 
 * the cold build (``search --json`` with an empty cache: parse, analyse, index, write);
 * warm ``list --json``, ``summaries --all`` (text and ``--json``) and ``search --json``;
-* warm ``show`` of a name no tool has (one edit from one), ``--json`` and the table: the
-  error and its "did you mean" (exit 1).
+* warm ``show`` of a tool's name, and of a name no tool has (one edit from it), ``--json``
+  and the table: the tool, and the error with its "did you mean" (exit 1).
 
 Targets: cold build <= 500 MiB, ``list --json`` and ``summaries`` <= 150 MiB, a ``show``
-miss <= 30 MiB.
+hit or miss <= 30 MiB.
 
 ``--base PATH`` also measures another checkout (e.g. a worktree of an older revision), run by
 run interleaved with this one so that the machine's drift hits both alike;
@@ -41,7 +41,7 @@ from perf import QUERIES, make_tool, typo  # noqa: E402 - the one synthetic tool
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"cold build": 500, "list --json": 150, "summaries --all": 150, "summaries --json": 150}
-TARGETS |= {"show miss": 30, "show miss --json": 30}
+TARGETS |= {"show": 30, "show --json": 30, "show miss": 30, "show miss --json": 30}
 
 #: (peak RSS in MiB, wall seconds, CPU seconds, bytes printed) of one run.
 Sample = tuple[float, float, float, int]
@@ -127,13 +127,16 @@ def measure(work: Path, trees: list[Tree], size: int, runs: int) -> list[tuple[s
     cat = ["-c", str(catalog)]
     # One edit from a tool's name (perf.py's tool 7 of the same seed: ``size`` tools).
     rng = random.Random(size)
-    miss = typo(str([make_tool(rng, i) for i in range(8)][7]["name"]))
+    hit = str([make_tool(rng, i) for i in range(8)][7]["name"])
+    miss = typo(hit)
     commands = [
         ("cold build", ["search", QUERIES[0], *cat, "--json"]),
         ("list --json", ["list", *cat, "--json"]),
         ("summaries --all", ["summaries", "--all", *cat]),
         ("summaries --json", ["summaries", "--all", *cat, "--json"]),
         ("search --json", ["search", QUERIES[0], *cat, "--json"]),
+        ("show", ["show", hit, *cat]),
+        ("show --json", ["show", hit, *cat, "--json"]),
         ("show miss", ["show", miss, *cat]),
         ("show miss --json", ["show", miss, *cat, "--json"]),
     ]
