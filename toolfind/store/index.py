@@ -44,6 +44,7 @@ from toolfind.models import (
 from toolfind.store import build as builder
 from toolfind.store.build import field_terms
 from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpack
+from toolfind.store.learned import learned_rows
 
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 
     from toolfind.core.search import Matched, TermPostings
     from toolfind.models import MatchKind
+    from toolfind.store.learned import Compiled, Learned
 
 
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
@@ -82,7 +84,7 @@ _COLUMNS = frozenset(
     "_rank_of _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_rerank", "_semantic", "_views", "_vocab")
+_TRANSIENT = ("_accelerated", "_learned", "_rerank", "_semantic", "_views", "_vocab")
 
 
 class SearchIndex:
@@ -124,6 +126,7 @@ class SearchIndex:
     _accelerated: bool
     _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
     _rerank: Any  # toolfind.store.rerank.Reranker, when the rerank stage is on
+    _learned: Learned | None  # the learned signal, when it is on
     _views: tuple[memoryview, memoryview, memoryview] | None
     _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
@@ -186,6 +189,7 @@ class SearchIndex:
         self._accelerated = False
         self._semantic = None
         self._rerank = None
+        self._learned = None
         self._vocab = None
         self._apply(params)
         return self
@@ -207,7 +211,7 @@ class SearchIndex:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._accelerated, self._views, self._semantic, self._vocab = False, None, None, None
-        self._rerank = None
+        self._rerank = self._learned = None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
@@ -433,6 +437,8 @@ class SearchIndex:
             if explain:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
+                if match != "exact":
+                    explanation += learned_rows(found.learned, doc)
                 if signal is not None:
                     explanation = _fused_explanation(explanation, scale, part, signal.weight)
                 if stage is not None:
@@ -504,6 +510,15 @@ class SearchIndex:
     def reranker(self) -> Any:
         """The attached rerank stage, or None."""
         return self._rerank
+
+    def use_learned(self, signal: Learned | None) -> None:
+        """Rank by the learned ``signal`` (:mod:`toolfind.store.learned`) too; None: not."""
+        self._learned = signal
+
+    @property
+    def learned(self) -> Compiled | None:
+        """The learned evidence now, for :func:`toolfind.core.search.run`, or None."""
+        return None if self._learned is None else self._learned.current(self)
 
     def postings(self, term: str) -> TermPostings | None:
         """The term's postings for :func:`toolfind.core.search.run` (views, not copies)."""
