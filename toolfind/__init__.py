@@ -30,6 +30,7 @@ def open_index(
     semantic: bool | None = None,
     semantic_weight: float | None = None,
     rerank: bool | None = None,
+    learn: bool = True,
 ) -> SearchIndex:
     """Load (from the cache) or build the index over ``catalogs``.
 
@@ -47,6 +48,9 @@ def open_index(
     installed (with the ``semantic`` extra that runs it), unless ``rerank = false`` in
     ``toolfind.toml``; True: on, or ModelUnavailable saying how to get it; False: off.
 
+    ``learn``: add what toolfind learned from use (the requests that led serve-mcp's host to
+    a tool, kept in the usage store: ``toolfind usage``) to the ranking; False: words only.
+
     Raises ToolfindError subclasses (CatalogError, ConfigError, SemanticUnavailable,
     ModelUnavailable) for bad input; entries that cannot be read are skipped.
     """
@@ -59,6 +63,7 @@ def open_index(
         semantic=semantic,
         semantic_weight=semantic_weight,
         rerank=rerank,
+        learn=learn,
         accelerate=True,  # an API user asks many queries: numpy (if installed) pays for itself
     )
     index: SearchIndex = loaded.index

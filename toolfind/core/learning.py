@@ -9,7 +9,7 @@ to than a short one). A term counts for a tool once its credits there reach
 out entirely. One session's records count at most :data:`SESSION_TOOL_CAP` times for a tool
 and :data:`SESSION_CAP` times in all, so that an agent in a loop cannot dominate.
 
-What a term adds to a tool is a BM25 weight over the tools with evidence, as a field of its
+What a term adds to a tool is a BM25 weight over the catalog's tools, as a field of its
 own would (Robertson and Zaragoza, 2009: ``idf(t) * (k1 + 1) * c / (k1 + c)`` with ``c`` the
 term's credit and no length normalisation, the credits being shares already); a request
 adds :data:`WEIGHT` times the sum over its distinct terms to the tool's score. Saturation
@@ -62,6 +62,10 @@ def decay(age_seconds: float) -> float:
     return float(0.5 ** (max(0.0, age_seconds) / (HALF_LIFE_DAYS * _DAY)))
 
 
+#: MIN_EVIDENCE as decayed weights: records of the last day count in full.
+_ENOUGH = MIN_EVIDENCE * decay(_DAY)
+
+
 def capped(sessions: Iterable[tuple[str, int]]) -> list[bool]:
     """Which records count, newest first, given each one's (session, tool): a session's first
     :data:`SESSION_TOOL_CAP` for a tool and :data:`SESSION_CAP` in all. The session ``""``
@@ -84,11 +88,12 @@ def capped(sessions: Iterable[tuple[str, int]]) -> list[bool]:
 
 
 def impacts(
-    evidence: Iterable[tuple[Sequence[str], int, float]],
+    evidence: Iterable[tuple[Sequence[str], int, float]], tools: int
 ) -> dict[str, tuple[list[int], list[float]]]:
     """Per term, the tools it counts for (ascending ids) and what it adds to each (before
     :data:`WEIGHT`), from ``evidence``: each record's distinct terms, its tool and its weight
-    (:func:`decay`, 0 for a record that does not count)."""
+    (:func:`decay`, 0 for a record that does not count). ``tools`` is how many tools the
+    catalog holds: a term's idf says how few of them requests holding it led to."""
     credit: dict[str, dict[int, float]] = {}
     seen: dict[str, dict[int, float]] = {}
     for terms, doc, weight in evidence:
@@ -99,15 +104,12 @@ def impacts(
             credit.setdefault(term, {})[doc] = credit.get(term, {}).get(doc, 0.0) + share
             seen.setdefault(term, {})[doc] = seen.get(term, {}).get(doc, 0.0) + weight
     kept: dict[str, dict[int, float]] = {}
-    tools: set[int] = set()
     for term, docs in credit.items():
         counted = seen[term]
-        # MIN_EVIDENCE in records; a hair below it still counts (decay of same-day records)
-        found = {d: c for d, c in docs.items() if counted[d] >= MIN_EVIDENCE - 1e-9}
+        found = {d: c for d, c in docs.items() if counted[d] >= _ENOUGH}
         if found:
             kept[term] = found
-            tools.update(found)
-    n = len(tools)
+    n = max(tools, len({d for docs in kept.values() for d in docs}))
     out: dict[str, tuple[list[int], list[float]]] = {}
     for term, docs in sorted(kept.items()):
         idf = math.log(1.0 + (n - len(docs) + 0.5) / (len(docs) + 0.5))

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from toolfind.models import TermContribution
     from toolfind.store.index import SearchIndex
+    from toolfind.store.segment import Segment
     from toolfind.store.usage import Store, Usage
 
     #: A tool of the index as compiling needs it: (namespace, name, description, enabled).
@@ -111,11 +112,12 @@ def compile_evidence(
     records: Sequence[Usage],
     named: Callable[[str], Sequence[int]],
     facts: Callable[[int], ToolFacts],
+    tools: int,
     now: float,
 ) -> Compiled:
-    """The evidence of ``records`` (oldest first) for an index whose tools named ``name``
-    (by ``analysis.name_key``) are ``named(name)`` and whose tool ``doc`` is ``facts(doc)``
-    (see the module docstring)."""
+    """The evidence of ``records`` (oldest first) for an index of ``tools`` tools whose tools
+    named ``name`` (by ``analysis.name_key``) are ``named(name)`` and whose tool ``doc`` is
+    ``facts(doc)`` (see the module docstring)."""
     from toolfind.core import learning
     from toolfind.core.analysis import query_terms
     from toolfind.store.usage import meaning, same_meaning
@@ -157,7 +159,7 @@ def compile_evidence(
         if request is None:
             request = terms[record.request] = [t for t, _ in query_terms(record.request)]
         evidence.append((request, doc, learning.decay(now - record.at)))
-    return Compiled.of(learning.impacts(evidence))  # type: ignore[arg-type]
+    return Compiled.of(learning.impacts(evidence, tools))  # type: ignore[arg-type]
 
 
 def file_key(stamp: Any, now: float) -> tuple[Any, ...]:
@@ -236,7 +238,7 @@ class Learned:
             return tool.namespace, tool.name, tool.description, tool.enabled
 
         compiled = evidence_for(
-            self.store, self.key, self.cache_dir, index.ids_with_key, facts, now
+            self.store, self.key, self.cache_dir, index.ids_with_key, facts, len(index.tools), now
         )
         self._made = (wanted, compiled)
         return compiled
@@ -248,6 +250,7 @@ def evidence_for(
     cache_dir: str | None,
     named: Callable[[str], Sequence[int]],
     facts: Callable[[int], ToolFacts],
+    tools: int,
     now: float,
 ) -> Compiled | None:
     """The compiled evidence of ``store`` for the index ``key``: read from the cache
@@ -268,7 +271,7 @@ def evidence_for(
         records = store.read()
     except UsageStoreError:
         return None
-    compiled = compile_evidence(records, named, facts, now)
+    compiled = compile_evidence(records, named, facts, tools, now)
     if path is not None and store.stamp() == stamp:  # unchanged while read
         save(path, wanted, compiled)
     return compiled if len(compiled) else None
@@ -284,3 +287,31 @@ def learned_rows(learned: Mapping[int, float], doc: int) -> tuple[TermContributi
     from toolfind.models import TermContribution
 
     return (TermContribution("(use)", "learned", 1.0, 0.0, 1.0, WEIGHT, learned[doc]),)
+
+
+def attach(index: SearchIndex, key: str, want: bool) -> bool:
+    """Rank ``index`` (cache key ``key``, "" for none) by what the usage store learned,
+    unless ``want`` is False (``learn = false``); returns whether it does. Cheap: the store
+    is read on the first search."""
+    if want is False:
+        index.use_learned(None)
+        return False
+    from toolfind.store.manifest import default_cache_dir
+    from toolfind.store.usage import Store
+
+    index.use_learned(Learned(Store(), key, default_cache_dir(os.environ)))
+    return True
+
+
+def for_segment(seg: Segment, root: str, key: str) -> Compiled | None:
+    """The learned evidence for the index file ``seg`` (cache key ``key`` in ``root``): the
+    warm path's, read from the compiled file when the store has not changed since."""
+    import time
+
+    from toolfind.store.usage import Store
+
+    def facts(doc: int) -> ToolFacts:
+        record = seg.record(doc)
+        return record.namespace, record.name, record.description, bool(record.enabled)
+
+    return evidence_for(Store(), key, root, seg.names_for, facts, seg.tool_count, time.time())

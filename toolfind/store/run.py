@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from toolfind.store import manifest, segment
+from toolfind.store import learned, manifest, segment
 from toolfind.userfiles import FileProblem, open_own
 
 TYPE_CHECKING = False
@@ -98,6 +98,7 @@ def open_run_index(
     rerank_weight: float | None = None,
     rerank_depth: int | None = None,
     accelerate: bool = False,
+    learn: bool = True,
     warn: Warn = _quiet,
     report_skipped: bool = True,
     building: Callable[[], AbstractContextManager[Progress | None]] | None = None,
@@ -116,7 +117,8 @@ def open_run_index(
     ``semantic=False`` and attaches it to each index it builds (:func:`attach_semantic`).
     The rerank stage follows the same rule for ``rerank`` (the command line's ``--rerank``,
     the API's ``rerank=``, ``rerank`` in ``toolfind.toml``), with ``rerank_weight`` and
-    ``rerank_depth`` (None: the config's, else the defaults).
+    ``rerank_depth`` (None: the config's, else the defaults). ``learn``: rank by what the
+    usage store learned from use (``store.learned``), in every front end.
 
     Each skipped catalog entry is said through ``warn`` (``segment.skipped_line``) unless
     ``report_skipped`` is false (serve-mcp logs them itself, and tells new problems from
@@ -161,6 +163,7 @@ def open_run_index(
         raise nothing_loaded(names)
     if accelerate:
         loaded.index.accelerate()  # many queries to come: numpy (if installed) pays for itself
+    learned.attach(loaded.index, loaded.key, learn)
     _attach_signals(
         loaded,
         cli=cli,
@@ -234,6 +237,7 @@ def open_recorded(catalogs: Sequence[str], warn: Warn) -> Loaded | None:
         return None
     for finding in loaded.findings:
         warn(segment.skipped_line(finding))
+    learned.attach(loaded.index, loaded.key, True)
     return loaded
 
 
@@ -295,4 +299,5 @@ def open_recorded_segment(catalogs: Sequence[str], warn: Warn) -> segment.Segmen
         return None
     for line in seg.warnings:
         warn(line)
+    seg.learned = learned.for_segment(seg, root, key)
     return seg
