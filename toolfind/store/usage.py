@@ -20,18 +20,16 @@ under :data:`MAX_BYTES`: past it, the oldest records go first (down to :data:`KE
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from contextlib import contextmanager
-from dataclasses import dataclass
 
 from toolfind.errors import UsageStoreError
 from toolfind.userfiles import FileProblem, open_own, replace_file, trust_problem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Mapping
+    from types import TracebackType
 
 #: The store's file and its lock, in the state directory.
 USAGE_NAME, LOCK_NAME = "usage.jsonl", "usage.lock"
@@ -52,17 +50,44 @@ _DEFAULTS = {"ns": "", "m": "", "r": 0, "s": ""}
 MEANING_BITS = 18
 
 
-@dataclass(frozen=True, slots=True)
 class Usage:
-    """One stored record: the request that led the host to the tool ``namespace/tool``."""
+    """One stored record: the request that led the host to the tool ``namespace/tool``.
+    (A plain class: the warm path imports this module, and dataclasses costs it.)"""
 
-    at: int
-    request: str
-    namespace: str
-    tool: str
-    meaning: str
-    rank: int
-    session: str
+    __slots__ = ("at", "meaning", "namespace", "rank", "request", "session", "tool")
+
+    def __init__(
+        self,
+        at: int,
+        request: str,
+        namespace: str,
+        tool: str,
+        meaning: str,
+        rank: int,
+        session: str,
+    ) -> None:
+        self.at, self.request, self.namespace, self.tool = at, request, namespace, tool
+        self.meaning, self.rank, self.session = meaning, rank, session
+
+    def _fields(self) -> tuple[object, ...]:
+        return (
+            self.at,
+            self.request,
+            self.namespace,
+            self.tool,
+            self.meaning,
+            self.rank,
+            self.session,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Usage) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return f"Usage{self._fields()!r}"
 
     @property
     def qualified(self) -> str:
@@ -77,11 +102,15 @@ class Usage:
             for key, value in zip(KEYS, (*values, self.session), strict=True)
             if key not in _DEFAULTS or value != _DEFAULTS[key]
         }
+        import json
+
         return b"\n" + json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def parse(line: bytes) -> Usage | None:
     """The record a stored line holds, or None for one that is not a whole record."""
+    import json
+
     try:
         data = json.loads(line)
     except (ValueError, RecursionError):
@@ -187,21 +216,9 @@ class Store:
             return None
         return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns, st.st_dev)
 
-    @contextmanager
-    def _locked(self, exclusive: bool) -> Iterator[None]:
-        """The store's advisory lock (none where ``fcntl`` is missing). Raises OSError."""
-        try:
-            import fcntl
-        except ImportError:  # Windows: appends are still whole lines
-            yield
-            return
-        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(os.path.join(self.directory, LOCK_NAME), flags, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            yield
-        finally:
-            os.close(fd)  # closing releases the lock
+    def _locked(self, exclusive: bool) -> _Lock:
+        """The store's advisory lock, as a context (none where ``fcntl`` is missing)."""
+        return _Lock(os.path.join(self.directory, LOCK_NAME), exclusive)
 
     def _ready(self) -> None:
         """Make the directory (0700) and check the store may be used. Raises UsageStoreError."""
@@ -321,6 +338,33 @@ class Store:
         except OSError as exc:
             raise UsageStoreError(f"cannot delete: {exc.strerror or exc}", file=self.path) from None
         return count
+
+
+class _Lock:
+    """An advisory lock on a file (``flock``): shared, or exclusive. Raises OSError."""
+
+    def __init__(self, path: str, exclusive: bool) -> None:
+        self.path, self.exclusive, self.fd = path, exclusive, -1
+
+    def __enter__(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # Windows: appends are still whole lines
+            return
+        flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        self.fd = os.open(self.path, flags, 0o600)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # closing releases the lock
+            self.fd = -1
 
 
 def _newest(records: list[Usage], budget: int) -> list[Usage]:
