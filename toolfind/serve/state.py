@@ -25,7 +25,7 @@ from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
 from toolfind.models import ScoringParams, Tool
 from toolfind.serve.options import tool_allowed
-from toolfind.store import manifest
+from toolfind.store import learned, manifest
 from toolfind.store.cache import Loaded
 from toolfind.store.run import attach_rerank, attach_semantic, open_run_index, semantic_wanted
 
@@ -219,6 +219,7 @@ class LiveIndex:
             allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
             index = SearchIndex.build(allowed, self.params)
         index.accelerate()  # a server answers many queries: numpy pays for its import
+        learned.attach(index, key, True)  # what the host chose after earlier searches
         want = semantic_wanted(self.semantic, None, cli=False)  # config's: in self.semantic
         attach_semantic(index, key, want, weight=self.semantic_weight, warn=logger.warning)
         # The rerank stage loads its model on the first query, which also starts the worker
