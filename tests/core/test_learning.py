@@ -26,6 +26,9 @@ class Evidence:
     def postings(self, term: str) -> tuple[Sequence[int], Sequence[float]] | None:
         return self.table.get(term)
 
+    def current(self) -> Evidence:
+        return self
+
 
 def test_a_record_weighs_half_after_the_half_life_and_a_future_one_counts_as_new() -> None:
     assert learning.decay(0) == 1.0

@@ -28,8 +28,10 @@ import math
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Protocol
+
+    from toolfind.models import TermContribution
 
     class Postings(Protocol):
         """What :func:`boosts` asks of compiled evidence."""
@@ -132,3 +134,14 @@ def boosts(source: Postings, terms: Iterable[str]) -> tuple[dict[int, float], li
         for doc, impact in zip(found[0], found[1], strict=True):
             out[doc] = out.get(doc, 0.0) + WEIGHT * impact
     return out, known
+
+
+def explained(added: Mapping[int, float], doc: int) -> tuple[TermContribution, ...]:
+    """``--explain``'s row of what the signal added to tool ``doc``'s score (``added``:
+    ``search.Found.learned``), if anything: field ``learned``, term ``(use)``, ``weight``
+    the signal's :data:`WEIGHT`."""
+    if doc not in added:
+        return ()
+    from toolfind.models import TermContribution
+
+    return (TermContribution("(use)", "learned", 1.0, 0.0, 1.0, WEIGHT, added[doc]),)

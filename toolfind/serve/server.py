@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
@@ -89,7 +90,7 @@ class Discovery:
         self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
         #: What serve-mcp learns from use: each search and the call it led to (serve.usage).
-        self.usage = usage.recorder(learn=True)
+        self.usage = usage.recorder(learn=options.signals.learn)
 
     def listing(self) -> Listing:
         snapshot = self.live.snapshot
@@ -225,7 +226,8 @@ class Discovery:
             return record_result(meta.categories(index, self._status()))
         if metatool.key == meta.SEARCH:
             connecting = sum(s.state == "connecting" for s in self.backends.status().values())
-            record = meta.search(index, args, self.backends.serves, connecting)
+            search = partial(meta.search, index, args, self.backends.serves, connecting)
+            record = await self.live.search(index, search)
             if self.usage is not None and (caller := CALLER.get()) is not None:
                 self.usage.searched(caller.client, args["query"], record)  # serve.usage
             return record_result(record)

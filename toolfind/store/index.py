@@ -27,9 +27,10 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
-from toolfind.core import analysis, bm25f, confidence, filters
+from toolfind.core import analysis, bm25f, confidence, filters, learning
 from toolfind.core import search as searching
-from toolfind.errors import AmbiguousName, ToolNotFound
+from toolfind.core.synonyms import Table as SynonymTable
+from toolfind.errors import AmbiguousName, ModelUnavailable, SemanticUnavailable, ToolNotFound
 from toolfind.models import (
     FIELDS,
     Category,
@@ -44,7 +45,6 @@ from toolfind.models import (
 from toolfind.store import build as builder
 from toolfind.store.build import field_terms
 from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpack
-from toolfind.store.learned import learned_rows
 
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
@@ -53,11 +53,13 @@ if TYPE_CHECKING:
 
     from toolfind.core.search import Matched, TermPostings
     from toolfind.models import MatchKind
-    from toolfind.store.learned import Compiled, Learned
+    from toolfind.store.learned import Learned
+    from toolfind.store.rerank import Reranker
+    from toolfind.store.vectors import SemanticSignal
 
 
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 
 #: A query over this many postings is scored with numpy even in a one-shot process, if numpy
 #: is installed: importing it costs about what adding up 300k postings in Python does.
@@ -65,26 +67,21 @@ _IMPORT_PAYS_BACK = 1_000_000
 
 
 #: ``similar`` searches with at most this many of the tool's terms, those that can add the
-#: most. Measured on the open sets' catalogs: the same 5 neighbours 95-100% of the time as
-#: with every term; at 100k synthetic tools, a third of the time (benchmarks/perf.py).
+#: most (docs/ARCHITECTURE.md, "The measurements behind the smaller tricks").
 SIMILAR_TERMS = 24
 
 #: ``similar`` reads at most this many postings: the strongest terms are taken in order while
 #: their postings fit (a term that would pass it is left out, a rarer one after it may still
-#: fit). Its weighted terms have no tiers to skip by and prune late, so every posting read is
-#: added up (about 0.3 us each in Python): at 100k synthetic tools, where every common word is
-#: in 40% of the tools, 24 terms meant 700-900k postings and 250-500 ms, and numpy's import
-#: alone costs a one-shot process 5-7x Python's start-up. On real catalogs (a few thousand
-#: tools) no term comes near it: the neighbours are those of every term kept.
+#: fit): its weighted terms have no tiers to skip by, so every posting read is added up.
 SIMILAR_POSTINGS = 32_768
 
 #: Slots holding one column each (an array when built, a memoryview when loaded).
 _COLUMNS = frozenset(
     "_docs _flags _idf _idocs _imp _ioffsets _max _ns_ids _offsets _pair_doc _pair_vec _pairs "
-    "_rank_of _tiers".split()
+    "_rank_of _text_keys _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_learned", "_rerank", "_semantic", "_views", "_vocab")
+_TRANSIENT = ("_accelerated", "learned", "_rerank", "_semantic", "_views", "_vocab")
 
 
 class SearchIndex:
@@ -122,11 +119,12 @@ class SearchIndex:
     _tiers: Sequence[int]
     _tier_of: dict[int, tuple[int, int, float]]
     _weights: tuple[float, ...]
-    _expansions: dict[str, tuple[str, ...]]
+    _expansions: SynonymTable
     _accelerated: bool
-    _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
-    _rerank: Any  # toolfind.store.rerank.Reranker, when the rerank stage is on
-    _learned: Learned | None  # the learned signal, when it is on
+    _text_keys: Sequence[int]  # each tool's 16-byte key in the vector store (zeros: disabled)
+    _semantic: SemanticSignal | None
+    _rerank: Reranker | None
+    learned: Learned | None  # what was learned from use (store.learned.attach), when on
     _views: tuple[memoryview, memoryview, memoryview] | None
     _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
@@ -171,6 +169,7 @@ class SearchIndex:
         self._avg = tuple(avg)
         self._n = meta.n_enabled
         self._flags = array("B", meta.flags)
+        self._text_keys = bytes(meta.text_keys)
         self._names = StringTable.of(meta.names)
         # Ties break by (name, namespace): a tool's position in that order, compared as an int.
         names, namespaces = meta.names, meta.namespaces
@@ -187,10 +186,7 @@ class SearchIndex:
         self._aliases = meta.aliases
         self._categories = meta.categories()
         self._accelerated = False
-        self._semantic = None
-        self._rerank = None
-        self._learned = None
-        self._vocab = None
+        self._semantic = self._rerank = self.learned = self._vocab = None
         self._apply(params)
         return self
 
@@ -202,6 +198,7 @@ class SearchIndex:
         state["_lengths"] = tuple(map(pack, self._lengths))
         if not isinstance(self.tools, ToolTable):
             state["tools"] = ToolTable.of(self.tools)
+        state["_expansions"] = self._expansions.plain()  # plain containers: no class to allow
         # Without zero weights the impact postings are the structural ones: store them once.
         if self._idocs is self._docs:
             state["_idocs"] = None
@@ -210,12 +207,13 @@ class SearchIndex:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._accelerated, self._views, self._semantic, self._vocab = False, None, None, None
-        self._rerank = self._learned = None
+        self._accelerated = False
+        self._views = self._semantic = self._vocab = self._rerank = self.learned = None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
         self._lengths = tuple(map(unpack, self._lengths))
+        self._expansions = SynonymTable.from_plain(self._expansions)
         if state["_idocs"] is None:
             self._idocs = self._docs
         if state["_ioffsets"] is None:
@@ -230,6 +228,7 @@ class SearchIndex:
             self.format != INDEX_FORMAT
             or any(len(c) != n for c in per_tool)
             or len(self._lengths) != len(FIELDS)
+            or len(self._text_keys) != 16 * n
             or len(self._offsets) != n_terms + 1
             or len(self._ioffsets) != n_terms + 1
             or len(self._idf) != n_terms
@@ -400,14 +399,14 @@ class SearchIndex:
         """
         keep = self._filter(namespace, tags)
         stage = self._rerank if rerank is not False else None
-        if rerank and stage is None:
-            from toolfind.errors import ModelUnavailable
+        if stage is not None and not stage.ready():  # said once; the first stage answers
+            stage = None
+        elif rerank and stage is None:
             from toolfind.semantic.models import fetch_hint
 
             raise ModelUnavailable(fetch_hint())
         signal = self._semantic if semantic is not False else None
         if semantic and signal is None:
-            from toolfind.errors import SemanticUnavailable
             from toolfind.semantic import INSTALL_HINT
 
             raise SemanticUnavailable(INSTALL_HINT)
@@ -437,8 +436,7 @@ class SearchIndex:
             if explain:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
-                if match != "exact":
-                    explanation += learned_rows(found.learned, doc)
+                explanation += learning.explained(found.learned, doc) if match != "exact" else ()
                 if signal is not None:
                     explanation = _fused_explanation(explanation, scale, part, signal.weight)
                 if stage is not None:
@@ -449,7 +447,9 @@ class SearchIndex:
         if min_confidence is not None:
             made = [h for h in made if h.confidence >= min_confidence]
         corrections = tuple(found.corrections.items())
-        return SearchResult(query, tuple(made), found.unmatched, corrections)
+        ran = {"semantic": staged.semantic is not None, "rerank": staged.cosines is not None}
+        stages = ("lexical", *(name for name, on in ran.items() if on))
+        return SearchResult(query, tuple(made), found.unmatched, corrections, stages)
 
     def ranking(
         self,
@@ -458,8 +458,8 @@ class SearchIndex:
         *,
         keep: Callable[[int], bool] | None = None,
         min_score: float | None = None,
-        signal: Any = None,
-        stage: Any = None,
+        signal: SemanticSignal | None = None,
+        stage: Reranker | None = None,
     ) -> confidence.Ranking:
         """What :meth:`search` ranks before it says how sure each hit is and cuts: at most
         ``limit`` hits of ``query``, by the first stage (BM25F with typos, synonyms and action
@@ -483,7 +483,10 @@ class SearchIndex:
             sims = dict(zip([e[0] for e in ranked], signal.similarities(ranked), strict=True))
         mix, cosines = (0.0, 0.0), None
         if stage is not None:
-            exact, ranked, mix = stage.run(self, query, exact, ranked, limit, min_score)
+            reranked = stage.run(self, query, exact, ranked, limit, min_score)
+            if reranked is None:  # the model failed: off now, the first stage answers
+                return self.ranking(query, limit, keep=keep, min_score=min_score, signal=signal)
+            exact, ranked, mix = reranked
             cosines = [0.0 if e[4] is None else e[4] for e in ranked]
         else:
             exact = [(*e, 0.0, None) for e in exact]
@@ -491,34 +494,26 @@ class SearchIndex:
         semantic = None if signal is None else [sims.get(e[0], 0.0) for e in ranked]
         return confidence.Ranking(found, exact, ranked, scale, mix, semantic, cosines)
 
-    def use_semantic(self, signal: Any) -> None:
-        """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over
-        this index's tools) into every search from now on; None turns it off."""
+    def use_semantic(self, signal: SemanticSignal | None) -> None:
+        """Fuse the semantic signal (over this index's tools) into every search from now on;
+        None turns it off."""
         self._semantic = signal
 
     @property
-    def semantic(self) -> Any:
-        """The attached semantic signal, or None."""
+    def semantic(self) -> SemanticSignal | None:
         return self._semantic
 
-    def use_reranker(self, stage: Any) -> None:
-        """Re-score every search's top candidates with ``stage`` (a
-        :class:`toolfind.store.rerank.Reranker`) from now on; None turns it off."""
+    def use_reranker(self, stage: Reranker | None) -> None:
+        """Re-score every search's top candidates with ``stage`` from now on; None: off."""
         self._rerank = stage
 
     @property
-    def reranker(self) -> Any:
-        """The attached rerank stage, or None."""
+    def reranker(self) -> Reranker | None:
         return self._rerank
 
-    def use_learned(self, signal: Learned | None) -> None:
-        """Rank by the learned ``signal`` (:mod:`toolfind.store.learned`) too; None: not."""
-        self._learned = signal
-
-    @property
-    def learned(self) -> Compiled | None:
-        """The learned evidence now, for :func:`toolfind.core.search.run`, or None."""
-        return None if self._learned is None else self._learned.current(self)
+    def text_key(self, doc: int) -> bytes:
+        """Tool ``doc``'s key in the vector store (``store.vectors``): its text's."""
+        return bytes(self._text_keys[16 * doc : 16 * doc + 16])
 
     def postings(self, term: str) -> TermPostings | None:
         """The term's postings for :func:`toolfind.core.search.run` (views, not copies)."""
@@ -556,10 +551,9 @@ class SearchIndex:
 
     named = exact_ids
 
-    def expansions(self, key: str) -> tuple[str, ...] | None:
-        """The terms a query's word (or phrase: terms joined by a space) also searches
-        (:func:`toolfind.core.synonyms.expansions`)."""
-        return self._expansions.get(key)
+    def synonym_table(self) -> SynonymTable:
+        """The synonym groups a query's words are looked up in (:mod:`toolfind.core.synonyms`)."""
+        return self._expansions
 
     def enabled(self, doc: int) -> bool:
         return bool(self._flags[doc] & builder.ENABLED)
@@ -662,12 +656,14 @@ class SearchIndex:
 
         The tool's own terms form the query, each weighted by its saturated pseudo term
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)`` (its own fields' weights count
-        there: a word of a parameter description weighs less than a word of the name), and
-        only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
+        there: a word of a parameter description weighs less than a word of the name), times
+        ``build.SIMILAR_NAME`` for a term of its name, leaving out the terms ``build.similar_term``
+        refuses; only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
         kept, their postings within :data:`SIMILAR_POSTINGS`: a tool with long parameter
         descriptions would otherwise search for every common word it holds; another tool scores the sum of weight x impact over the terms
         they share. ``shared_terms`` lists those terms as words written in the tool
-        (``directory``, not the stem ``directori``), most contributing first. Raises like
+        (``directory``, not the stem ``directori``), most contributing first, each adding at
+        least ``build.SHARED_SHARE`` of the score (the first always). Raises like
         :meth:`resolve`.
         """
         doc = self._resolve_id(name)
@@ -683,11 +679,13 @@ class SearchIndex:
         # come first, so that pruning can skip the long postings of common words.
         order: list[tuple[float, str, float, int]] = []
         for term in vecs:
+            if not builder.similar_term(term, vecs[term]):
+                continue
             t = self._terms.find(term)
             tf = bm25f.pseudo_tf(vecs[term], scales)
             if t is None or tf <= 0.0 or off[t + 1] <= off[t]:
                 continue
-            weight = bm25f.saturate(tf, k1, 0.0)
+            weight = bm25f.saturate(tf, k1, 0.0) * (builder.SIMILAR_NAME if vecs[term][0] else 1.0)
             order.append((-(weight * self._max[t]), term, weight, t))
         order.sort()
         chosen: list[tuple[float, str, float, int]] = []
@@ -713,6 +711,8 @@ class SearchIndex:
                 if j >= 0:
                     parts.append((weight * self._imp[j], term))
             parts.sort(key=lambda ct: (-ct[0], ct[1]))
+            # the terms that make the likeness, not the common words that add a trifle
+            parts = [part for part in parts if part[0] >= builder.SHARED_SHARE * score] or parts[:1]
             if words is None:
                 words = builder.field_words(self.tools[doc])
             shown = (words.get(term, term) for _, term in parts)

@@ -23,10 +23,9 @@ from toolfind.store.segment import find_string
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
-    from toolfind.models import TermContribution
     from toolfind.store.index import SearchIndex
     from toolfind.store.segment import Segment
     from toolfind.store.usage import Store, Usage
@@ -94,6 +93,10 @@ class Compiled:
                 self._impacts,
             )
         )
+
+    def current(self) -> Compiled:
+        """The evidence now (:class:`Learned`'s question; compiled evidence stays as it is)."""
+        return self
 
     def __len__(self) -> int:
         """How many terms count for some tool."""
@@ -209,17 +212,20 @@ def save(path: str, key: tuple[Any, ...], compiled: Compiled) -> None:
 
 
 class Learned:
-    """The learned signal of one in-memory index: its evidence compiled from ``store``,
+    """The learned signal of the in-memory ``index``: its evidence compiled from ``store``,
     again whenever the store's stamp (or the day) changes; ``key`` (the index's cache key,
     "" for none) names the compiled file kept in ``cache_dir``."""
 
-    def __init__(self, store: Store, key: str = "", cache_dir: str | None = None) -> None:
+    def __init__(
+        self, index: SearchIndex, store: Store, key: str = "", cache_dir: str | None = None
+    ) -> None:
+        self.index = index
         self.store = store
         self.key = key
         self.cache_dir = cache_dir
         self._made: tuple[tuple[Any, ...], Compiled | None] | None = None
 
-    def current(self, index: SearchIndex) -> Compiled | None:
+    def current(self) -> Compiled | None:
         """The evidence for ``index`` as the store holds it now; None when it holds none (or
         cannot be read: learning then stays off, as for a store another user could have
         written)."""
@@ -232,6 +238,7 @@ class Learned:
         wanted = file_key(stamp, now)
         if self._made is not None and self._made[0] == wanted:
             return self._made[1]
+        index = self.index
 
         def facts(doc: int) -> ToolFacts:
             tool = index.tools[doc]
@@ -277,29 +284,17 @@ def evidence_for(
     return compiled if len(compiled) else None
 
 
-def learned_rows(learned: Mapping[int, float], doc: int) -> tuple[TermContribution, ...]:
-    """``--explain``'s row of what the learned signal added to tool ``doc``'s score (field
-    ``learned``, term ``(use)``, ``weight`` the signal's), if anything: requests like this
-    one led there."""
-    if doc not in learned:
-        return ()
-    from toolfind.core.learning import WEIGHT
-    from toolfind.models import TermContribution
-
-    return (TermContribution("(use)", "learned", 1.0, 0.0, 1.0, WEIGHT, learned[doc]),)
-
-
 def attach(index: SearchIndex, key: str, want: bool) -> bool:
     """Rank ``index`` (cache key ``key``, "" for none) by what the usage store learned,
     unless ``want`` is False (``learn = false``); returns whether it does. Cheap: the store
     is read on the first search."""
     if want is False:
-        index.use_learned(None)
+        index.learned = None
         return False
     from toolfind.store.manifest import default_cache_dir
     from toolfind.store.usage import Store
 
-    index.use_learned(Learned(Store(), key, default_cache_dir(os.environ)))
+    index.learned = Learned(index, Store(), key, default_cache_dir(os.environ))
     return True
 
 
