@@ -130,15 +130,15 @@ def measure(
             groups[f"used, {kind}"] = [(i, t) for i, t in groups["used"] if judged[i].split == kind]
     wanted = {i for i, _ in pairs}
     t0 = time.perf_counter()
-    index.use_learned(None)
+    index.learned = None
     before = rankings(index, judged, wanted)
     with tempfile.TemporaryDirectory() as state:
         store = Store(state)
         store_usage(store, index, usage)
         size = os.path.getsize(store.path)
-        index.use_learned(Learned(store))
+        index.learned = Learned(index, store)
         after = rankings(index, judged, wanted)
-        index.use_learned(None)
+        index.learned = None
     log(
         f"  {name}: {len(usage)} usage records ({size / len(usage) * 10_000 / 1e6:.2f} MB per 10k)"
         f", {len(wanted)} requests judged twice in {time.perf_counter() - t0:.0f}s"

@@ -281,7 +281,7 @@ class Store:
             raise self._refuse(exc.message) from None
         except OSError as exc:
             raise UsageStoreError(f"cannot read: {exc.strerror or exc}", file=self.path) from None
-        problem = trust_problem(self.directory)
+        problem = trust_problem(self.path)  # its directory and every one above
         if problem is not None:
             fh.close()
             raise self._refuse(problem)
