@@ -126,3 +126,31 @@ def test_search_ranks_by_what_was_learned_unless_learn_is_off(catalog: str, tmp_
     bad.write_text('learn = "yes"\n', encoding="utf-8")
     code, _, err = invoke("search", query, "-c", catalog)
     assert code == 1 and err == f"Error: {bad}: learn: learn must be true or false\n"
+
+
+def test_a_warm_search_with_learned_evidence_imports_nothing_heavy(
+    catalog: str, tmp_path: Path
+) -> None:
+    """Once the evidence is compiled (the first search after the store changed), a warm
+    search reads the compiled file: no JSON, no typing, no catalog reader."""
+    import subprocess
+    import sys
+
+    learned = [{"query": f"mail {w} vacation pictures", "tool": "send_email"} for w in "ab"]
+    assert document("usage", "import", jsonl(tmp_path / "l.jsonl", learned), "-c", catalog)
+    script = "import sys; from toolfind.__main__ import main; sys.argv[0] = 'toolfind'; main()"
+    command = [sys.executable, "-X", "importtime", "-c", script, "search", "vacation pictures"]
+    command += ["-c", catalog, "--json"]
+    for _ in range(2):  # the first records the run, the second compiles the evidence
+        subprocess.run(command, capture_output=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert json.loads(done.stdout)["hits"][0]["name"] == "send_email"
+    modules = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "toolfind.cli.fast" in modules and "toolfind.store.learned" in modules
+    heavy = {"typer", "rich", "yaml", "jsonschema", "mcp", "toolfind.config", "json", "typing"}
+    heavy |= {"re", "pathlib", "dataclasses", "inspect", "pickle", "contextlib", "enum"}
+    assert not modules & heavy, sorted(modules & heavy)

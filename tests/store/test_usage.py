@@ -226,3 +226,25 @@ def test_forget_removes_one_tools_records_and_names_it() -> None:
     with pytest.raises(ToolNotFound):
         usage_ops.forget(store, "compress_file")
     assert store.clear() == 1 and store.read() == []
+
+
+def test_a_server_compiles_in_a_worker_thread_and_searches_with_the_last_evidence_meanwhile(
+    tmp_path: Path,
+) -> None:
+    from toolfind.store.index import SearchIndex
+
+    tool = Tool(name="forecast", namespace="weather", description="Get the weather forecast.")
+    index = SearchIndex.build([tool, Tool(name="send_email", description="Send an email.")])
+    store = Store(str(tmp_path / "state"))
+    sig = usage.meaning(tool.description)
+    store.append([record(f"rain in {c}", meaning=sig) for c in ("oslo", "bergen")])
+    signal = learned.Learned(index, store)
+    signal.in_background()
+    signal._compiling.join(timeout=60)  # the first compile, started at once
+    first = signal.current()
+    assert first is not None and first.postings("oslo") is None and first.postings("rain")
+    store.append([record(f"oslo {w}", meaning=sig) for w in ("snow", "wind")])
+    assert signal.current() is first  # the store changed: the last evidence answers ...
+    signal._compiling.join(timeout=60)  # ... while the worker compiles it anew
+    now = signal.current()
+    assert now is not first and now is not None and now.postings("oslo") is not None

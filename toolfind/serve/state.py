@@ -229,6 +229,8 @@ class LiveIndex:
         # The rerank stage loads its model on the first query; every tool's vector is
         # computed in the background after serve-mcp starts (embed_in_background).
         attach(index, self.signals, use_cache=self.use_cache, key=key, warn=logger.warning)
+        if index.learned is not None:
+            index.learned.in_background()  # never a compile on the event loop
         return Snapshot(
             index, tools, frozenset(map(str, errors)), generation, namespaces, given, connecting
         )

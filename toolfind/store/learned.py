@@ -117,15 +117,20 @@ def compile_evidence(
     facts: Callable[[int], ToolFacts],
     tools: int,
     now: float,
+    memo: Memo | None = None,
 ) -> Compiled:
     """The evidence of ``records`` (oldest first) for an index of ``tools`` tools whose tools
     named ``name`` (by ``analysis.name_key``) are ``named(name)`` and whose tool ``doc`` is
-    ``facts(doc)`` (see the module docstring)."""
+    ``facts(doc)`` (see the module docstring). ``memo`` keeps the analysed requests and the
+    tools' digests for the next compile of the same index (most requests are the same)."""
     from toolfind.core import learning
     from toolfind.core.analysis import query_terms
     from toolfind.store.usage import meaning, same_meaning
 
-    meanings: dict[int, str] = {}
+    memo = Memo() if memo is None else memo
+    meanings, terms = memo.meanings, memo.terms
+    if len(terms) > 4 * len(records) + 1000:  # requests long gone from the store
+        terms.clear()
     found: dict[tuple[str, str, str], int | None] = {}
 
     def tool_of(record: Usage) -> int | None:
@@ -153,7 +158,6 @@ def compile_evidence(
     newest = [(r, tool_of(r)) for r in reversed(records)]
     newest = [(r, d) for r, d in newest if d is not None]
     counts = learning.capped((r.session, d) for r, d in newest)  # type: ignore[misc]
-    terms: dict[str, list[str]] = {}
     evidence = []
     for (record, doc), counted in zip(newest, counts, strict=True):
         if not counted:
@@ -211,10 +215,24 @@ def save(path: str, key: tuple[Any, ...], compiled: Compiled) -> None:
         pass
 
 
+class Memo:
+    """What one compile of an index's evidence keeps for the next: each request's analysed
+    terms, each tool's digest (``usage.meaning``)."""
+
+    def __init__(self) -> None:
+        self.terms: dict[str, list[str]] = {}
+        self.meanings: dict[int, str] = {}
+
+
 class Learned:
     """The learned signal of the in-memory ``index``: its evidence compiled from ``store``,
     again whenever the store's stamp (or the day) changes; ``key`` (the index's cache key,
-    "" for none) names the compiled file kept in ``cache_dir``."""
+    "" for none) names the compiled file kept in ``cache_dir``.
+
+    A server (:meth:`in_background`) never compiles on the thread that searches: a compile
+    of 10,000 records takes most of a second, and serve-mcp's event loop answers every
+    client. Its searches use the evidence compiled last (none before the first compile
+    ends) while a worker thread compiles the store as it is now."""
 
     def __init__(
         self, index: SearchIndex, store: Store, key: str = "", cache_dir: str | None = None
@@ -224,6 +242,14 @@ class Learned:
         self.key = key
         self.cache_dir = cache_dir
         self._made: tuple[tuple[Any, ...], Compiled | None] | None = None
+        self._memo = Memo()
+        self._background = False
+        self._compiling: Any = None  # the worker thread, while it compiles
+
+    def in_background(self) -> None:
+        """Compile from now on in a worker thread (see the class docstring), starting now."""
+        self._background = True
+        self.current()
 
     def current(self) -> Compiled | None:
         """The evidence for ``index`` as the store holds it now; None when it holds none (or
@@ -236,8 +262,21 @@ class Learned:
             return None
         now = time.time()
         wanted = file_key(stamp, now)
-        if self._made is not None and self._made[0] == wanted:
-            return self._made[1]
+        made = self._made
+        if made is not None and made[0] == wanted:
+            return made[1]
+        if self._background:
+            if self._compiling is None or not self._compiling.is_alive():
+                import threading
+
+                self._compiling = threading.Thread(
+                    target=self._compile, args=(wanted, now), name="toolfind-learned", daemon=True
+                )
+                self._compiling.start()
+            return None if made is None else made[1]
+        return self._compile(wanted, now)
+
+    def _compile(self, wanted: tuple[Any, ...], now: float) -> Compiled | None:
         index = self.index
 
         def facts(doc: int) -> ToolFacts:
@@ -245,7 +284,14 @@ class Learned:
             return tool.namespace, tool.name, tool.description, tool.enabled
 
         compiled = evidence_for(
-            self.store, self.key, self.cache_dir, index.ids_with_key, facts, len(index.tools), now
+            self.store,
+            self.key,
+            self.cache_dir,
+            index.ids_with_key,
+            facts,
+            len(index.tools),
+            now,
+            self._memo,
         )
         self._made = (wanted, compiled)
         return compiled
@@ -259,6 +305,7 @@ def evidence_for(
     facts: Callable[[int], ToolFacts],
     tools: int,
     now: float,
+    memo: Memo | None = None,
 ) -> Compiled | None:
     """The compiled evidence of ``store`` for the index ``key``: read from the cache
     directory when it was made from the store as it is now, else compiled (and kept there);
@@ -278,7 +325,7 @@ def evidence_for(
         records = store.read()
     except UsageStoreError:
         return None
-    compiled = compile_evidence(records, named, facts, tools, now)
+    compiled = compile_evidence(records, named, facts, tools, now, memo)
     if path is not None and store.stamp() == stamp:  # unchanged while read
         save(path, wanted, compiled)
     return compiled if len(compiled) else None
