@@ -180,6 +180,7 @@ def _env(workdir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLFIND_")}
     env["PATH"] = f"{workdir.parent / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["TOOLFIND_CACHE_DIR"] = str(workdir.parent / "cache")
+    env["TOOLFIND_STATE_DIR"] = str(workdir.parent / "state")  # one usage store, as a shell's
     env["COLUMNS"] = "200"
     return env
 
