@@ -68,6 +68,11 @@ def main() -> int:
     try:
         base = {**os.environ, "TOOLFIND_CACHE_DIR": str(work / "cache"), "HOME": str(work)}
         base.pop("TOOLFIND_NO_FASTPATH", None)
+        # As installed: each module's bytecode written (a stale one is compiled on every run)
+        base.pop("PYTHONDONTWRITEBYTECODE", None)
+        import compileall
+
+        compileall.compile_dir(str(REPO / "toolfind"), quiet=1)
         none = {**base, "TOOLFIND_STATE_DIR": str(work / "none")}
         full = {**base, "TOOLFIND_STATE_DIR": str(work / "full")}
         os.environ.update(TOOLFIND_CACHE_DIR=base["TOOLFIND_CACHE_DIR"], HOME=str(work))

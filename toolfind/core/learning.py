@@ -49,9 +49,10 @@ CREDIT_WORDS = 3.0
 MIN_EVIDENCE = 2.0
 #: The saturation of a term's credit (BM25's k1).
 K1 = 1.2
-#: What the learned score weighs beside BM25F's (chosen on metatool and seal-tools dev:
-#: benchmarks/learning.py).
-WEIGHT = 0.4
+#: What the learned score weighs beside BM25F's: the largest weight at which the requests of
+#: tools nobody used lose nothing (seal-tools: -0.8 MRR@10 at 0.2, -1.0 at 0.25, -2.3 at
+#: 0.4), one value for every set (benchmarks/learning.py).
+WEIGHT = 0.2
 #: A session's records count at most this many times for one tool, and this many in all.
 SESSION_TOOL_CAP = 4
 SESSION_CAP = 64
