@@ -105,14 +105,15 @@ class Learning(FakeSource):
 
 def test_the_search_adds_the_learned_score_and_finds_tools_by_words_they_lack() -> None:
     lists = {"weather": [(0, 3.0), (1, 2.5)], "rain": []}
-    evidence = Evidence({"rain": ([1], [2.0])})
+    impact = 1.0 / learning.WEIGHT  # the learned signal adds 1.0 to tool 1
+    evidence = Evidence({"rain": ([1], [impact])})
     source = Learning(evidence, lists, ["forecast", "weather_now", "mail"])
     found = search.run(source, "weather rain", 3)
-    assert found.ranked == [(1, 2.5 + learning.WEIGHT * 2.0), (0, 3.0)]
-    assert found.learned == {1: learning.WEIGHT * 2.0}
+    assert found.ranked == [(1, 2.5 + learning.WEIGHT * impact), (0, 3.0)]
+    assert found.learned == {1: learning.WEIGHT * impact}
     assert found.unmatched == ()  # a word that led to a tool was not found nowhere
     only = search.run(source, "rain", 3)  # no catalog word at all: the evidence alone
-    assert only.ranked == [(1, learning.WEIGHT * 2.0)]
+    assert only.ranked == [(1, learning.WEIGHT * impact)]
     assert search.run(FakeSource(lists, source.names), "rain", 3).ranked == []
 
 
