@@ -100,10 +100,10 @@ def forget(store: Store, name: str) -> tuple[str, int]:
     if len(chosen) > 1:
         raise AmbiguousName(name, sorted(_qualified(*c) for c in chosen))
     if not chosen:
-        from toolfind.store.index import suggest
+        from toolfind.core.suggest import close
 
         names = {_qualified(*c).casefold(): _qualified(*c) for c in stored}
-        raise ToolNotFound(name, suggest(name, names)) from None
+        raise ToolNotFound(name, close(name, names)) from None
     target = chosen[0]
     before, after = store.rewrite(lambda rs: [r for r in rs if (r.namespace, r.tool) != target])
     return _qualified(*target), before - after
