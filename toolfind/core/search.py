@@ -156,8 +156,9 @@ def run(
     if learned is not None:
         from toolfind.core.learning import boosts
 
+        # Disabled and filtered tools too: _with_learned skips those it reaches (reading a
+        # tool's record from the index file costs; most boosted tools are never reached).
         boost, known = boosts(learned, [term for term, _ in pairs])
-        boost = {d: b for d, b in boost.items() if source.enabled(d) and (keep is None or keep(d))}
         found.update(known)  # a word that led to a tool is not a word found nowhere
     unmatched = unmatched_words(pairs, found)
     words = list(dict.fromkeys(word for _, word in pairs))
@@ -212,10 +213,10 @@ def _with_learned(
     heapq.heapify(best)
     left = set(skip)
     for b, d in sorted(((b, d) for d, b in boost.items() if d not in scores), reverse=True):
-        if d in left:
-            continue
         if len(best) == k and floor + b < best[0] * _MARGIN:
             break  # the rest add less: none can reach the top k
+        if d in left or not source.enabled(d) or (keep is not None and not keep(d)):
+            continue
         total = (score_of(d, terms) * agree(d) if terms else 0.0) + b
         scores[d] = total
         if len(best) < k:
