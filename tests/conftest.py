@@ -28,7 +28,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # No model unless a test asks for it (the ``model`` fixture): one installed for the user
     # would switch the reranker on in every API and serve-mcp test.
     monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(tmp_path / "_models"))
-    for name in ("TOOLFIND_CATALOGS", "TOOLFIND_CONFIG", "TOOLFIND_TOKEN", "TOOLFIND_NO_FASTPATH"):
+    names = ("TOOLFIND_CATALOGS", "TOOLFIND_CONFIG", "TOOLFIND_TOKEN", "TOOLFIND_NO_FASTPATH")
+    for name in (*names, "TOOLFIND_STATE_DIR", "XDG_STATE_HOME"):  # usage: under HOME below
         monkeypatch.delenv(name, raising=False)
     npm_cache = os.environ.get("npm_config_cache") or os.path.expanduser("~/.npm")
     if os.path.isdir(npm_cache):  # npx finds the packages it has already fetched

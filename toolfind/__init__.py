@@ -32,6 +32,7 @@ def open_index(
     semantic: bool | None = None,
     semantic_weight: float | None = None,
     rerank: bool | None = None,
+    learn: bool | None = None,
 ) -> SearchIndex:
     """Load (from the cache) or build the index over ``catalogs``.
 
@@ -40,10 +41,10 @@ def open_index(
     ``weights`` overrides some field weights (``{"name": 5}``).
 
     The signals beyond BM25F are set as everywhere else: these arguments, then
-    ``$TOOLFIND_SEMANTIC``/``$TOOLFIND_RERANK``, then ``toolfind.toml``, then the defaults.
+    ``$TOOLFIND_SEMANTIC``/``$TOOLFIND_RERANK``/``$TOOLFIND_LEARN``, then ``toolfind.toml``, then the defaults.
     ``signals`` (a :class:`toolfind.models.Signals`) gives every signal setting at once
-    (a switch None in it: as configured); ``semantic``, ``semantic_weight`` and ``rerank``
-    give one each, over it.
+    (a switch None in it: as configured); ``semantic``, ``semantic_weight``, ``rerank`` and
+    ``learn`` give one each, over it.
 
     ``semantic``: fuse the semantic signal into every search (``pip install
     "toolfind[semantic]"``). None (the default): on when the extra is installed, unless
@@ -55,13 +56,22 @@ def open_index(
     installed (with the ``semantic`` extra that runs it), unless ``rerank = false`` in
     ``toolfind.toml``; True: on, or ModelUnavailable saying how to get it; False: off.
 
+    ``learn``: add what toolfind learned from use (the requests that led serve-mcp's host to
+    a tool, kept in the usage store: ``toolfind usage``) to the ranking. None (the default):
+    on, unless ``learn = false`` in ``toolfind.toml``; False: words only.
+
     Raises ToolfindError subclasses (CatalogError, ConfigError, SemanticUnavailable,
     ModelUnavailable) for bad input; entries that cannot be read are skipped.
     """
     from toolfind.store.run import open_run_index
 
     asked = {} if signals is None else signals.settings()
-    given = {"semantic": semantic, "semantic_weight": semantic_weight, "rerank": rerank}
+    given = {
+        "semantic": semantic,
+        "semantic_weight": semantic_weight,
+        "rerank": rerank,
+        "learn": learn,
+    }
     asked |= {name: value for name, value in given.items() if value is not None}
     loaded = open_run_index(
         catalogs or (), weights=weights or {}, signals=asked, use_cache=use_cache

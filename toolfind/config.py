@@ -196,7 +196,7 @@ def for_run(
 # -- the signals beyond BM25F ----------------------------------------------------------------
 
 #: The environment variable of each switch: between the flags and the config files.
-SWITCH_VARIABLES = {"semantic": "TOOLFIND_SEMANTIC", "rerank": "TOOLFIND_RERANK"}
+SWITCH_VARIABLES = {s: f"TOOLFIND_{s.upper()}" for s in ("semantic", "rerank", "learn")}
 _SWITCH_WORDS = {"true": True, "1": True, "false": False, "0": False, "auto": None}
 
 
@@ -210,7 +210,8 @@ def configured_signals(config: Config, environ: Mapping[str, str]) -> dict[str, 
         if raw.lower() not in ("", *_SWITCH_WORDS):
             raise ConfigError(f"{variable}={raw!r}: use true, false or auto (or unset it)")
         if raw:
-            out[switch] = _SWITCH_WORDS[raw.lower()]
+            value = _SWITCH_WORDS[raw.lower()]
+            out[switch] = value is not False if switch == "learn" else value  # needs no install
     default = Signals().settings()
     return {k: v for k, v in out.items() if v != default[k]}
 
@@ -229,7 +230,7 @@ def signals_for(configured: Mapping[str, Any], asked: Mapping[str, Any]) -> Sign
 
 def _setting(raw: Any, key: str, file: str | None) -> Any:
     """A number or a switch of ``toolfind.toml`` (or the Python API's), checked."""
-    if key in models.SIGNAL_SWITCHES:
+    if key in (*models.SIGNAL_SWITCHES, "learn"):
         return _switch(raw, key, file)
     return (_depth if key == "rerank_depth" else _number)(raw, key, file)
 

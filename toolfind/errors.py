@@ -127,3 +127,10 @@ class ModelError(ToolfindError):
     one, a folder cannot be written)."""
 
     kind = "model"
+
+
+class UsageStoreError(ToolfindError):
+    """The usage store (what toolfind learned from use) cannot be used: another user owns or
+    can write it, or it cannot be read or written."""
+
+    kind = "usage_store"

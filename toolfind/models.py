@@ -389,13 +389,16 @@ class Signals:
     missing), False (off) or None (on where it is installed: see ``config.wanted``).
     ``semantic_weight`` is the fusion weight of the semantic signal (0..1); the reranker
     re-scores the first stage's top ``rerank_depth`` candidates (1..1000) at
-    ``rerank_weight`` (0..1). A new signal adds its switch and settings here."""
+    ``rerank_weight`` (0..1). ``learn`` adds what toolfind learned from use (``store.learned``):
+    it needs nothing installed, so it is on (True, the default) or off. A new signal adds its
+    switch and settings here."""
 
     semantic: bool | None
     semantic_weight: float
     rerank: bool | None
     rerank_weight: float
     rerank_depth: int
+    learn: bool
 
     def __init__(
         self,
@@ -404,12 +407,14 @@ class Signals:
         rerank: bool | None = None,
         rerank_weight: float = RERANK_WEIGHT,
         rerank_depth: int = RERANK_DEPTH,
+        learn: bool = True,
     ) -> None:
         _set(self, "semantic", semantic)
         _set(self, "semantic_weight", semantic_weight)
         _set(self, "rerank", rerank)
         _set(self, "rerank_weight", rerank_weight)
         _set(self, "rerank_depth", rerank_depth)
+        _set(self, "learn", learn)
 
     def settings(self) -> dict[str, Any]:
         """Every setting by name (the keys of ``toolfind.toml``)."""
@@ -424,8 +429,9 @@ class Signals:
 SIGNAL_SETTINGS: tuple[str, ...] = tuple(Signals.__annotations__)
 #: The switches among them.
 SIGNAL_SWITCHES = ("semantic", "rerank")
-#: Signals with every switch off: BM25F alone.
-LEXICAL = Signals(semantic=False, rerank=False)
+#: Signals with every switch off: BM25F alone (``eval`` and ``tune`` judge the words, never
+#: what was learned from the very requests they may be judging).
+LEXICAL = Signals(semantic=False, rerank=False, learn=False)
 
 
 @_frozen_dataclass

@@ -217,6 +217,7 @@ def server_env(tmp_path: Path) -> dict[str, str]:
     """A serve-mcp subprocess's environment: its own cache, this checkout's toolfind."""
     return {
         "TOOLFIND_CACHE_DIR": str(tmp_path / "cache"),
+        "TOOLFIND_STATE_DIR": str(tmp_path / "state"),  # what it learns: never the user's
         "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
         "PYTHONWARNINGS": "ignore",
     }

@@ -639,6 +639,12 @@ COMMANDS = {
     "model list": ["model", "list"],
     "model path": ["model", "path"],
     "model remove": ["model", "remove"],
+    "usage import": ["usage", "import", "queries.jsonl"],  # no "tool" key: problems, exit 1
+    "usage list": ["usage", "list"],
+    "usage stats": ["usage", "stats"],
+    "usage export": ["usage", "export"],
+    "usage forget": ["usage", "forget", "read_file"],
+    "usage clear": ["usage", "clear"],
 }
 #: The only commands allowed to write catalogs (atomically, with a backup), or that never end.
 EXEMPT = {"catalog pull", "tune", "serve-mcp"}

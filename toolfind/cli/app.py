@@ -23,6 +23,7 @@ from toolfind.cli import (  # noqa: F401 - importing them registers the commands
     quality,
     serving,
     settings,
+    usage,
 )
 from toolfind.cli.common import app
 from toolfind.version import __version__

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     #: correction; else the term).
     Matched = tuple[str, str, float, str, str]
 
+    from toolfind.core.learning import Postings
+
     class Source(Protocol):
         """What :func:`run` asks of an index."""
 
@@ -86,9 +88,19 @@ class Found:
     their postings (``postings``, in the same order), the query's words found nowhere
     (``unmatched``), the tools the query names (``exact``) and the ranked ones (``ranked``),
     each a (tool id, score); ``agree`` the action-agreement factor of a tool id (None when
-    nothing was searched); ``words`` the query's distinct content words, in order."""
+    nothing was searched); ``words`` the query's distinct content words, in order;
+    ``learned`` what the learned signal added to each tool's score (:mod:`.learning`)."""
 
-    __slots__ = ("agree", "exact", "matched", "postings", "ranked", "unmatched", "words")
+    __slots__ = (
+        "agree",
+        "exact",
+        "learned",
+        "matched",
+        "postings",
+        "ranked",
+        "unmatched",
+        "words",
+    )
 
     def __init__(
         self,
@@ -99,7 +111,9 @@ class Found:
         exact: Scored | None = None,
         ranked: Scored | None = None,
         agree: Callable[[int], float] | None = None,
+        learned: dict[int, float] | None = None,
     ) -> None:
+        self.learned = {} if learned is None else learned
         self.matched, self.postings, self.unmatched, self.words = (
             matched,
             postings,
@@ -128,17 +142,29 @@ def run(
 
     The tools the query names come first (by ``source.exact_key``), then the ranked ones by
     (-score, ``source.tie_key``), each score times its action-agreement factor
-    (:mod:`toolfind.core.actions`). ``keep`` (a filter on tool ids) applies to both kinds of
-    hit; ``min_score`` drops hits scoring less, exact ones too. When no query term (nor a
-    correction or synonym of one) occurs in any tool there are no hits at all.
+    (:mod:`toolfind.core.actions`), plus what the source's learned evidence adds to it
+    (``source.learned``, when it has any: :func:`toolfind.core.learning.boosts`). ``keep`` (a filter on tool ids) applies to both
+    kinds of hit; ``min_score`` drops hits scoring less, exact ones too. When no query term
+    (nor a correction or synonym of one) occurs in any tool, nor in learned evidence, there
+    are no hits at all.
     """
     pairs = query_terms(query)
     matched, terms, found = _match(source, pairs, capitalised(query))
+    boost: dict[int, float] = {}
+    signal = getattr(source, "learned", None)  # its ``current()`` evidence: a Postings
+    learned: Postings | None = None if signal is None else signal.current()
+    if learned is not None:
+        from toolfind.core.learning import boosts
+
+        # Disabled and filtered tools too: _with_learned skips those it reaches (reading a
+        # tool's record from the index file costs; most boosted tools are never reached).
+        boost, known = boosts(learned, [term for term, _ in pairs])
+        found.update(known)  # a word that led to a tool is not a word found nowhere
     unmatched = unmatched_words(pairs, found)
     words = list(dict.fromkeys(word for _, word in pairs))
     if terms:
         _stop_compounds(source, query, pairs, matched, terms)
-    if not terms:
+    if not terms and not boost:
         return Found(matched, terms, unmatched, words)
     from toolfind.core.actions import agreement
 
@@ -152,8 +178,52 @@ def run(
     named = [(d, score_of(d, terms)) for d in exact]
     if min_score is not None:
         named = [(d, s) for d, s in named if s >= min_score]
-    ranked = _agreeing(source, terms, limit - len(named), agree, keep, min_score, exact)
-    return Found(matched, terms, unmatched, words, named, ranked, agree)
+    k = limit - len(named)
+    if boost:
+        ranked = _with_learned(source, terms, k, agree, keep, min_score, exact, boost)
+    else:
+        ranked = _agreeing(source, terms, k, agree, keep, min_score, exact)
+    return Found(matched, terms, unmatched, words, named, ranked, agree, boost)
+
+
+def _with_learned(
+    source: Source,
+    terms: Sequence[TermPostings],
+    k: int,
+    agree: Callable[[int], float],
+    keep: Keep | None,
+    min_score: float | None,
+    skip: Collection[int],
+    boost: dict[int, float],
+) -> Scored:
+    """The k best tools by score times ``agree`` plus ``boost`` (what the learned signal adds).
+
+    The agreeing top k is the pool: a tool outside it scores at most its last score
+    (``floor``) before its boost. The boosted tools outside the pool are tried by their
+    boost, largest first, while ``floor`` plus the boost can still reach the k-th best so
+    far; each one tried gets its exact score (:func:`score_of`)."""
+    import heapq
+
+    if k <= 0:
+        return []
+    pool = _agreeing(source, terms, k, agree, keep, None, skip) if terms else []
+    scores = {d: s + boost.get(d, 0.0) for d, s in pool}
+    floor = pool[-1][1] if len(pool) == k else 0.0
+    best = sorted(scores.values())[-k:]  # a min-heap of the k best scores so far
+    heapq.heapify(best)
+    left = set(skip)
+    for b, d in sorted(((b, d) for d, b in boost.items() if d not in scores), reverse=True):
+        if len(best) == k and floor + b < best[0] * _MARGIN:
+            break  # the rest add less: none can reach the top k
+        if d in left or not source.enabled(d) or (keep is not None and not keep(d)):
+            continue
+        total = (score_of(d, terms) * agree(d) if terms else 0.0) + b
+        scores[d] = total
+        if len(best) < k:
+            heapq.heappush(best, total)
+        elif total > best[0]:
+            heapq.heapreplace(best, total)
+    return top(scores, k, source.tie_key, None, min_score)
 
 
 def _agreeing(

@@ -183,3 +183,43 @@ WHY_SCHEMA = _record(
         "corrections": {"type": "object", "additionalProperties": {"type": "string"}},
     }
 )
+
+# -- toolfind usage (what was learned from use: docs/learning.md) --------------------------------
+_OPTIONAL_INTEGER: dict[str, Any] = {"type": ["integer", "null"]}
+USAGE_RECORD_SCHEMA = _record(
+    {
+        "time": {"type": "string", "description": "ISO 8601, UTC"},
+        "request": _STRING,
+        "tool": {"type": "string", "description": "namespace/name"},
+        "rank": _OPTIONAL_INTEGER,
+        "session": _OPTIONAL_STRING,
+    }
+)
+USAGE_STATS_SCHEMA = _record(
+    {
+        "path": _STRING,
+        "bytes": _INTEGER,
+        "records": _INTEGER,
+        "tools": {
+            "type": "array",
+            "items": _record(
+                {
+                    "tool": _STRING,
+                    "records": _INTEGER,
+                    "sessions": _INTEGER,
+                    "last_used": _STRING,
+                    "words": STRINGS_SCHEMA,
+                }
+            ),
+        },
+    }
+)
+USAGE_IMPORT_SCHEMA = _record(
+    {
+        "imported": _INTEGER,
+        "already_stored": _INTEGER,
+        "problems": STRINGS_SCHEMA,
+        "more_problems": _INTEGER,
+    }
+)
+LABELLED_QUERY_SCHEMA = _record({"query": _STRING, "relevant": STRINGS_SCHEMA, "id": _STRING})

@@ -517,3 +517,73 @@ def model_embedded_record(name: str, tools: int, embedded: int) -> dict[str, Any
     """``toolfind model embed --json``: the model, the catalog's tools, how many were embedded
     now (the others were stored already)."""
     return {"model": name, "tools": tools, "embedded": embedded}
+
+
+# -- toolfind usage: what was learned from use -------------------------------------------------
+
+
+def _iso(at: int) -> str:
+    """Unix seconds as ISO 8601, UTC, to the second."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+def usage_record(usage: Any) -> dict[str, Any]:
+    """A stored record (``store.usage.Usage``) of ``toolfind usage list --json``."""
+    return {
+        "time": _iso(usage.at),
+        "request": clean_text(usage.request),
+        "tool": clean_text(usage.qualified),
+        "rank": usage.rank or None,
+        "session": usage.session or None,
+    }
+
+
+def usage_tool_record(learned: Any) -> dict[str, Any]:
+    """What was learned about one tool (``store.usage_ops.Learned``)."""
+    return {
+        "tool": clean_text(learned.qualified),
+        "records": learned.records,
+        "sessions": learned.sessions,
+        "last_used": _iso(learned.last_used),
+        "words": [clean_text(w) for w in learned.words],
+    }
+
+
+def usage_stats_record(path: str, size: int, records: int, tools: Sequence[Any]) -> dict[str, Any]:
+    """``toolfind usage stats --json``: the store, and what was learned per tool."""
+    return {
+        "path": render_path(path),
+        "bytes": size,
+        "records": records,
+        "tools": [usage_tool_record(t) for t in tools],
+    }
+
+
+def labelled_query_record(request: str, tool: str, number: int) -> dict[str, Any]:
+    """One labelled query of ``toolfind usage export`` (an entry ``eval`` and ``tune`` read)."""
+    return {"query": request, "relevant": [tool], "id": f"usage-{number}"}
+
+
+def usage_export_record(file: str, count: int) -> dict[str, Any]:
+    """``toolfind usage export FILE --json``: the file written and how many queries."""
+    return {"file": render_path(file), "count": count}
+
+
+def usage_import_record(done: Any) -> dict[str, Any]:
+    """``toolfind usage import --json``: records added, lines already stored, problems."""
+    return {
+        "imported": done.added,
+        "already_stored": done.already,
+        "problems": [clean_text(p) for p in done.problems],
+        "more_problems": done.more,
+    }
+
+
+def usage_removed_record(removed: int, tool: str | None = None) -> dict[str, Any]:
+    """``toolfind usage forget --json`` (with ``tool``) and ``clear --json``."""
+    record: dict[str, Any] = {"removed": removed}
+    if tool is not None:
+        record["tool"] = clean_text(tool)
+    return record

@@ -37,7 +37,7 @@ from toolfind.models import Tool
 from toolfind.output.encode import dumps
 from toolfind.output.text import clean_text, render_path
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.serve import meta
+from toolfind.serve import meta, usage
 from toolfind.serve.arguments import ArgumentChecker
 from toolfind.serve.guard import Guard
 from toolfind.serve.notifier import ChangeNotifier, ToolfindServer
@@ -89,6 +89,8 @@ class Discovery:
         self._settled = False
         self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
+        #: What serve-mcp learns from use: each search and the call it led to (serve.usage).
+        self.usage = usage.recorder(learn=options.signals.learn)
 
     def listing(self) -> Listing:
         snapshot = self.live.snapshot
@@ -225,7 +227,10 @@ class Discovery:
         if metatool.key == meta.SEARCH:
             connecting = sum(s.state == "connecting" for s in self.backends.status().values())
             search = partial(meta.search, index, args, self.backends.serves, connecting)
-            return record_result(await self.live.search(index, search))
+            record = await self.live.search(index, search)
+            if self.usage is not None and (caller := CALLER.get()) is not None:
+                self.usage.searched(caller.client, args["query"], record)  # serve.usage
+            return record_result(record)
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target = meta.text_argument(args, "name")
@@ -295,6 +300,8 @@ class Discovery:
                 f"No backend serves {tool.qualified_name!r}{where}: it is in a catalog only, so "
                 f"toolfind can find and describe it but not run it.{hint}"
             )
+        if self.usage is not None and (caller := CALLER.get()) is not None:
+            await self.usage.called(caller.client, tool)  # a call of a tool a search returned
         if self.checker is not None:
             problem = await self.checker.check(tool, arguments or {})
             if problem is not None:

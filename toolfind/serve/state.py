@@ -219,15 +219,18 @@ class LiveIndex:
         given = tuple(backend_tools)
         connecting = self._connecting()
         backend_tools, namespaces = self._apart(tools, given)
+        key = ""  # names the learned signal's compiled evidence kept beside the index file
         if isinstance(catalog, Loaded) and self.filters == Filters() and not backend_tools:
-            index = catalog.index  # the cached index already answers exactly this
+            index, key = catalog.index, catalog.key  # the cached index answers exactly this
         else:
             allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
             index = SearchIndex.build(allowed, self.params)
         index.accelerate()  # a server answers many queries: numpy pays for its import
         # The rerank stage loads its model on the first query; every tool's vector is
         # computed in the background after serve-mcp starts (embed_in_background).
-        attach(index, self.signals, use_cache=self.use_cache, warn=logger.warning)
+        attach(index, self.signals, use_cache=self.use_cache, key=key, warn=logger.warning)
+        if index.learned is not None:
+            index.learned.in_background()  # never a compile on the event loop
         return Snapshot(
             index, tools, frozenset(map(str, errors)), generation, namespaces, given, connecting
         )

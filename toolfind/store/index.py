@@ -27,7 +27,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 
-from toolfind.core import analysis, bm25f, confidence, filters, suggest
+from toolfind.core import analysis, bm25f, confidence, filters, learning, suggest
 from toolfind.core import search as searching
 from toolfind.core.synonyms import Table as SynonymTable
 from toolfind.errors import AmbiguousName, ModelUnavailable, SemanticUnavailable, ToolNotFound
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
     from toolfind.core.search import Matched, TermPostings
     from toolfind.models import MatchKind
+    from toolfind.store.learned import Learned
     from toolfind.store.rerank import Reranker
     from toolfind.store.vectors import SemanticSignal
 
@@ -79,7 +80,7 @@ _COLUMNS = frozenset(
     "_rank_of _text_keys _tiers _key_ends".split()
 )
 #: Slots that are a choice of this process, not part of the index.
-_TRANSIENT = ("_accelerated", "_rerank", "_semantic", "_views", "_vocab")
+_TRANSIENT = ("_accelerated", "learned", "_rerank", "_semantic", "_views", "_vocab")
 
 
 class SearchIndex:
@@ -123,6 +124,7 @@ class SearchIndex:
     _text_keys: Sequence[int]  # each tool's 16-byte key in the vector store (zeros: disabled)
     _semantic: SemanticSignal | None
     _rerank: Reranker | None
+    learned: Learned | None  # what was learned from use (store.learned.attach), when on
     _views: tuple[memoryview, memoryview, memoryview] | None
     _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
@@ -185,9 +187,7 @@ class SearchIndex:
         self._aliases = meta.aliases
         self._categories = meta.categories()
         self._accelerated = False
-        self._semantic = None
-        self._rerank = None
-        self._vocab = None
+        self._semantic = self._rerank = self.learned = self._vocab = None
         self._apply(params)
         return self
 
@@ -208,8 +208,8 @@ class SearchIndex:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._accelerated, self._views, self._semantic, self._vocab = False, None, None, None
-        self._rerank = None
+        self._accelerated = False
+        self._views = self._semantic = self._vocab = self._rerank = self.learned = None
         for slot in self.__slots__:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
@@ -446,6 +446,7 @@ class SearchIndex:
             if explain:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
+                explanation += learning.explained(found.learned, doc) if match != "exact" else ()
                 if signal is not None:
                     explanation = signal.explained(explanation, scale, part)
                 if stage is not None:

@@ -483,6 +483,7 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
         environ.get("TOOLFIND_CONFIG", ""),
         environ.get("TOOLFIND_SEMANTIC", ""),
         environ.get("TOOLFIND_RERANK", ""),
+        environ.get("TOOLFIND_LEARN", ""),
         "\0".join(weight_args),
         *configs,
     )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from toolfind.store import manifest, segment
+from toolfind.store import learned, manifest, segment
 from toolfind.userfiles import FileProblem, open_own
 
 TYPE_CHECKING = False
@@ -56,15 +56,19 @@ def attach(
     *,
     use_cache: bool = True,
     background: bool = False,
+    key: str = "",
     warn: Warn = _quiet,
 ) -> None:
     """Attach to ``index`` the signals ``signals`` turns on: a switch False leaves its signal
     off, None turns it on where it is installed, True turns it on or raises
     (SemanticUnavailable, ModelUnavailable: one line saying how to get what is missing).
+    The learned signal (``store.learned``) is on unless ``signals.learn`` is False; its
+    compiled evidence is kept beside the index file ``key`` ("" for none).
     The semantic signal's vectors are read (or computed) now; the reranker's model loads on
     the first query that reranks, which with ``background`` also starts embedding every
     tool (``rerank.embed_in_background``). Vectors are kept in the cache directory unless
     ``use_cache`` is false."""
+    learned.attach(index, key if use_cache else "", signals.learn)
     if signals.semantic is not False:
         from toolfind.store import vectors  # numpy and the model: only when the signal is used
 
@@ -162,7 +166,14 @@ def open_run_index(
     # A process answering many queries embeds every tool in the background from its first
     # reranked search; a one-shot command embeds only its candidates.
     background = not one_shot
-    attach(loaded.index, loaded.signals, use_cache=use_cache, background=background, warn=warn)
+    attach(
+        loaded.index,
+        loaded.signals,
+        use_cache=use_cache,
+        background=background,
+        key=loaded.key,
+        warn=warn,
+    )
     return loaded
 
 
@@ -182,6 +193,7 @@ def open_recorded(
         return None
     for finding in loaded.findings:
         warn(segment.skipped_line(finding))
+    learned.attach(loaded.index, loaded.key, loaded.configured.get("learn") is not False)
     return loaded
 
 
@@ -268,4 +280,6 @@ def open_recorded_segment(
         return None
     for line in seg.warnings:
         warn(line)
+    if found[1].get("learn") is not False:
+        seg.learned = learned.for_segment(seg, root, key)
     return seg

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolfind.core.search import TermPostings
+    from toolfind.store.learned import Compiled
 
 #: First bytes of an index file. Its last-but-two byte is the layout's version.
 MAGIC = b"TFIDX\x03\n\x00"
@@ -374,6 +375,8 @@ class Segment:
         self._records: dict[int, ToolRecord] = {}
         self._tables: dict[str, tuple[_Column, ...]] = {}
         self._vocab: tuple[Any, ...] | None = None
+        #: The learned evidence (``store.learned.for_segment``), when learning is on.
+        self.learned: Compiled | None = None
 
     def _bytes(self, name: str, i: int, j: int) -> bytes:
         """Items ``i`` to ``j`` of a column, as bytes."""
