@@ -34,6 +34,9 @@ table.
   maximises the mean of seal-tools ``dev`` NDCG@10, metatool MRR@10 and mcp-open MRR@10 (one
   weight for all: tuned for the kind of query, not the examples). seal-tools test splits never
   influence it.
+- After the table, the grouped cross-validation of ``benchmarks/crossval.py`` (``--no-cv``
+  skips it): each set's number at the default rerank settings, at the settings chosen
+  without the request's servers, and at the settings chosen on the other sets.
 - "toolfind+rerank" (when the model is installed, ``toolfind model fetch``; ``--no-rerank``
   skips it) re-scores toolfind's lexical top 50 with the all-MiniLM-L6-v2 reranker at the
   default weight (``toolfind.core.fusion.RERANK_WEIGHT``) and depth
@@ -783,6 +786,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="rerank only this many metatool queries (a fixed, evenly spaced sample)",
     )
+    parser.add_argument(
+        "--no-cv", action="store_true", help="skip the grouped cross-validation (crossval.py)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="coordinate-ascent rounds")
     parser.add_argument("--metric", default="ndcg@10", help="metric tune maximises")
     parser.add_argument(
@@ -809,6 +815,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(analysis_experiments(data, params, progress))
         return 0
     print(run(args, progress))
+    if not args.no_cv and not args.no_rerank and not args.no_semantic:
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        import crossval
+        import open_eval
+
+        sets = open_eval.load_sets(data)
+        for s in sets:
+            s.build()
+        print("\nGrouped cross-validation (benchmarks/crossval.py):\n")
+        print(crossval.run(sets, progress))
     return 0
 
 

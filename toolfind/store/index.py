@@ -42,6 +42,7 @@ from toolfind.models import (
     qualified_name,
 )
 from toolfind.store import build as builder
+from toolfind.store import ranking as stages
 from toolfind.store.build import field_terms
 from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpack
 
@@ -407,16 +408,12 @@ class SearchIndex:
             from toolfind.semantic import INSTALL_HINT
 
             raise SemanticUnavailable(INSTALL_HINT)
-        probe = limit + 1 if limit > 0 else 0  # the last hit's lead is part of its confidence
         staged = self.ranking(
-            query, probe, keep=keep, min_score=min_score, signal=signal, stage=stage
+            query, max(0, limit), keep=keep, min_score=min_score, signal=signal, stage=stage
         )
         found, scale, mix = staged.found, staged.scale, staged.mix
         sure = staged.confidences()
         exact, ranked = staged.exact, staged.ranked
-        # The hits, as many as asked for.
-        exact, ranked = confidence.cut(exact, ranked, limit)
-        del sure[limit:]
         term_ids = []
         if explain:
             term_ids = [(m, t) for m in found.matched if (t := self._terms.find(m[0])) is not None]
@@ -434,8 +431,9 @@ class SearchIndex:
             if explain:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
-                if signal is not None:
-                    explanation = _fused_explanation(explanation, scale, part, signal.weight)
+                if signal is not None or stage is not None:
+                    weight = None if signal is None else signal.weight
+                    explanation = stages.explained(explanation, scale, part, weight)
                 if stage is not None:
                     explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, sure, similarity)
@@ -461,35 +459,27 @@ class SearchIndex:
         signal: Any = None,
         stage: Any = None,
     ) -> confidence.Ranking:
-        """What :meth:`search` ranks before it says how sure each hit is and cuts: at most
-        ``limit`` hits of ``query``, by the first stage (BM25F with typos, synonyms and action
-        agreement, or fused with the semantic ``signal``), then re-scored by the rerank
-        ``stage`` when given (which takes its candidates from the first stage and cuts
-        itself). ``benchmarks/calibrate.py`` fits the confidence models on it."""
-        first_limit, first_min = (
-            (limit, min_score) if stage is None else (max(limit, stage.depth), None)
-        )
-        exact: Sequence[tuple[Any, ...]]
-        ranked: Sequence[tuple[Any, ...]]
-        if signal is None:
-            found = searching.run(self, query, first_limit, keep=keep, min_score=first_min)
-            exact = [(d, score, 0.0) for d, score in found.exact]
-            ranked = [(d, score, 0.0) for d, score in found.ranked]
-            scale = 1.0
-        else:
-            found, exact, ranked, scale = signal.run(self, query, first_limit, keep, first_min)
-        sims: dict[int, float] = {}
-        if signal is not None:  # each first-stage hit's similarity, before a reranker reorders
-            sims = dict(zip([e[0] for e in ranked], signal.similarities(ranked), strict=True))
-        mix, cosines = (0.0, 0.0), None
-        if stage is not None:
-            exact, ranked, mix = stage.run(self, query, exact, ranked, limit, min_score)
-            cosines = [0.0 if e[4] is None else e[4] for e in ranked]
-        else:
-            exact = [(*e, 0.0, None) for e in exact]
-            ranked = [(*e, 0.0, None) for e in ranked]
-        semantic = None if signal is None else [sims.get(e[0], 0.0) for e in ranked]
-        return confidence.Ranking(found, exact, ranked, scale, mix, semantic, cosines)
+        """What :meth:`search` ranks before it says how sure each hit is: at most ``limit``
+        hits of ``query`` by the first stage (BM25F, or fused with the semantic ``signal``)
+        and the rerank ``stage`` (:func:`toolfind.store.ranking.rank`).
+        ``benchmarks/calibrate.py`` fits the confidence models on it."""
+        return stages.rank(self, query, limit, keep, min_score, signal, stage)
+
+    def rerank_pool(
+        self,
+        query: str,
+        limit: int,
+        *,
+        keep: Callable[[int], bool] | None = None,
+        min_score: float | None = None,
+        signal: Any = None,
+        stage: Any = None,
+        known: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """The first stage of :meth:`ranking` and, with the rerank ``stage``, its candidates
+        (:func:`toolfind.store.ranking.first_stage`): ``eval``/``tune`` try the stage's
+        settings on them."""
+        return stages.first_stage(self, query, limit, keep, min_score, signal, stage, known)
 
     def use_semantic(self, signal: Any) -> None:
         """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over
@@ -757,23 +747,6 @@ class SearchIndex:
         """Enabled tools in catalog order: only deferred ones (True), all (None), or only
         the ones not deferred (False)."""
         return self.listed(deferred=deferred)
-
-
-def _fused_explanation(
-    lexical: tuple[TermContribution, ...], scale: float, semantic: float, weight: float
-) -> tuple[TermContribution, ...]:
-    """A fused hit's explanation: each BM25F contribution scaled to its share of the fused
-    score, then one ``semantic`` row (field ``semantic``, term ``(meaning)``, ``weight`` the
-    fusion weight, ``tf`` the normalised similarity) holding the semantic share."""
-    rows = [
-        TermContribution(
-            c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale, c.query_word
-        )
-        for c in lexical
-    ]
-    similarity = semantic / weight if weight > 0.0 else 0.0
-    rows.append(TermContribution("(meaning)", "semantic", similarity, 0.0, 1.0, weight, semantic))
-    return tuple(rows)
 
 
 def _unknown(kind: str, value: str, close: Sequence[str]) -> str:

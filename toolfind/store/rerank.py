@@ -35,7 +35,7 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import util as _util
 
 from toolfind.core import fusion
@@ -308,13 +308,68 @@ def encoder_for(name: str) -> Encoder:
 # -- the stage ---------------------------------------------------------------------------------
 
 
+class Pool:
+    """One request's candidates for the rerank stage (:meth:`Reranker.pool`): the tools it
+    names (``exact``), the first stage's ranked ones (``ranked``, best first) and the tools
+    closest in meaning over the catalog (``near``, closest first, those of the other two
+    left out), each ``(tool id, first-stage score on the fused scale, semantic part,
+    cosine)``; the first stage's ranked entries past the stage's depth (``tail``, ``(tool
+    id, score, semantic part)``, not embedded); ``best`` the greatest cosine among the
+    candidates, and ``nearest`` the catalog's two tools closest to the request ``(tool id,
+    cosine)`` (the confidence's ``cosgap``)."""
+
+    __slots__ = ("best", "exact", "near", "nearest", "query", "ranked", "tail")
+
+    def __init__(
+        self,
+        query: str,
+        exact: list[tuple[int, float, float, float]],
+        ranked: list[tuple[int, float, float, float]],
+        near: list[tuple[int, float, float, float]],
+        nearest: list[tuple[int, float]],
+        tail: Sequence[tuple[int, float, float]] = (),
+    ) -> None:
+        self.query, self.exact, self.ranked, self.near = query, exact, ranked, near
+        self.nearest, self.tail = nearest, list(tail)
+        self.best = max((e[3] for e in (*exact, *ranked, *near)), default=0.0)
+
+
+def order(
+    pool: Pool, weight: float, depth: int, tie_key: Callable[[int], Any]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[float, float]]:
+    """The stage's answer for ``pool`` at ``weight`` and ``depth`` (what a search returns,
+    and what ``eval``/``tune`` measure): the exact hits first in their order, then the first
+    ``depth`` ranked candidates and the tools closest in meaning by
+    :func:`toolfind.core.fusion.blend` (ties by ``tie_key``), then the ranked ones past the
+    depth in their order, below them. Each entry ``(doc, score, first-stage semantic part,
+    meaning part, cosine or None)``; and the mix (the factor that turns a first-stage score into its share
+    of the final one, the weight used for this request: :func:`fusion.rerank_weight`)."""
+    w = fusion.rerank_weight(weight, pool.query)
+    head = pool.ranked[:depth]
+    taken = {e[0] for e in head}
+    near = [e for e in pool.near if e[0] not in taken]
+    scored = [*pool.exact, *head, *near]
+    mixed = fusion.blend([e[1] for e in scored], [e[3] for e in scored], pool.best, w)
+    factor = 1.0 - w
+    entries = [
+        (e[0], final, e[2], part, e[3]) for e, (final, part) in zip(scored, mixed, strict=True)
+    ]
+    exact = entries[: len(pool.exact)]
+    rest = entries[len(pool.exact) :]
+    rest.sort(key=lambda e: (-e[1], tie_key(e[0])))
+    past = [*pool.ranked[depth:], *pool.tail]
+    tail = [(e[0], e[1] * factor, e[2], 0.0, None) for e in past]
+    return exact, rest + tail, (factor, w)
+
+
 class Reranker:
     """The rerank stage of one index: its model, weight and depth, and which stored vector
-    each of its tools has (found on first use). ``SearchIndex.search`` calls :meth:`run`.
-    ``warm_on_first_query`` (serve-mcp): the first query that reranks starts
-    :func:`warm_in_background` for the index."""
+    each of its tools has (found on first use). ``SearchIndex.ranking`` calls :meth:`pool`
+    and :func:`order`. ``warm_on_first_query`` (serve-mcp): the first query that reranks
+    starts :func:`warm_in_background` for the index."""
 
     __slots__ = (
+        "_catalog",
         "_doc_rows",
         "_doc_keys",
         "depth",
@@ -344,6 +399,7 @@ class Reranker:
         self.depth = depth
         self._doc_rows: dict[int, int] = {}
         self._doc_keys: dict[int, bytes] = {}
+        self._catalog: list[Any] = []  # (stored count, tool ids, their rows), once looked up
         self.warm_on_first_query = False
 
     def with_settings(self, weight: float | None = None, depth: int | None = None) -> Reranker:
@@ -355,62 +411,112 @@ class Reranker:
             depth=self.depth if depth is None else depth,
         )
         other._doc_rows, other._doc_keys = self._doc_rows, self._doc_keys
+        other._catalog = self._catalog
         return other
 
-    def run(
+    def pool(
         self,
         index: Any,
         query: str,
+        corrections: Mapping[str, str],
         exact: Sequence[Sequence[Any]],
         ranked: Sequence[Sequence[Any]],
-        limit: int,
-        min_score: float | None,
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[float, float]]:
-        """Re-score the first stage's ``exact`` and ``ranked`` entries (``(doc, score)`` or
-        ``(doc, score, semantic part)``): the exact ones and the first ``depth`` ranked ones
-        get the mix; ranked ones past the depth (a search asking for more hits than the
-        depth) keep their order below them, as if their similarity were the lowest. Returns
-        (exact, ranked, factor), each entry ``(doc, score, semantic part, rerank part,
-        cosine or None)``, exact hits first in their order, the ranked by (-score, name), at
-        most ``limit`` in all, those below ``min_score`` dropped; and the mix: (the factor that
-        turns a first-stage score's part into its share of the final score, the weight used
-        for this query: :func:`toolfind.core.fusion.rerank_weight`), for ``--explain``."""
+        first_score: Callable[[int], tuple[float, float]],
+        keep: Callable[[int], bool] | None = None,
+        known: Mapping[str, Any] | None = None,
+    ) -> Pool:
+        """The request's candidates (:class:`Pool`): the first stage's ``exact`` and first
+        ``depth`` ``ranked`` entries (``(doc, score on the fused scale, semantic part)``), and the
+        :data:`toolfind.core.fusion.NEAREST` tools closest in meaning among those ``keep``
+        accepts (``first_score`` gives their (score, semantic part)), each with its cosine to
+        the request: the greater of the request's as written and as the search read it (its
+        typos' ``corrections``), embedded in one batch (but those ``known``: text to vector). Tools closest in meaning join only when the request holds a word the model
+        knows: a request of unknown strings finds nothing by meaning."""
         if self.warm_on_first_query:
             self.warm_on_first_query = False
             warm_in_background(index)
-        head = list(exact) + list(ranked[: self.depth])
-        docs = [int(e[0]) for e in head]
-        if not docs or limit <= 0:
-            return [], [], (0.0, self.weight)
-        cosines = self.cosines(index, query, docs)
-        weight = fusion.rerank_weight(self.weight, query)
-        mixed, factor = fusion.rerank([float(e[1]) for e in head], cosines, weight)
-        entries: list[tuple[Any, ...]] = [
-            (doc, final, _part(e) * factor, context, cos)
-            for doc, e, (final, context), cos in zip(docs, head, mixed, cosines, strict=True)
-        ]
-        entries += [
-            (int(e[0]), max(0.0, float(e[1])) * factor, _part(e) * factor, 0.0, None)
-            for e in ranked[self.depth :]
-        ]
-        out_exact = entries[: len(exact)][:limit]
-        rest = [e for e in entries[len(exact) :] if min_score is None or e[1] >= min_score]
-        rest.sort(key=lambda e: (-e[1], index.tie_key(e[0])))
-        return out_exact, rest[: max(0, limit - len(out_exact))], (factor, weight)
+        encoder = encoder_for(self.model.name)
+        np = encoder._np
+        query_vectors = self.embed_forms(query, corrections, known)
+        head = [*exact, *ranked[: self.depth]]
+        cos = self._cosines(index, [int(e[0]) for e in head], query_vectors)
+        entries = [(int(e[0]), float(e[1]), _part(e), c) for e, c in zip(head, cos, strict=True)]
+        tail = [(int(e[0]), float(e[1]), _part(e)) for e in ranked[self.depth :]]
+        near: list[tuple[int, float, float, float]] = []
+        nearest: list[tuple[int, float]] = []
+        docs, rows = self._catalog_rows(index)
+        if len(docs):
+            every = np.einsum("ij,kj->ik", self.store.matrix[rows], query_vectors).max(axis=1)
+            top = np.argsort(-every, kind="stable")
+            nearest = [(int(docs[i]), float(every[i])) for i in top[:2]]
+            from toolfind.semantic import knows_a_word
+
+            if knows_a_word(encoder, query):
+                taken = {e[0] for e in entries}
+                for i in top:
+                    d = int(docs[i])
+                    if d in taken or (keep is not None and not keep(d)):
+                        continue
+                    score, part = first_score(d)
+                    near.append((d, score, part, float(every[i])))
+                    if len(near) == fusion.NEAREST:
+                        break
+        return Pool(query, entries[: len(exact)], entries[len(exact) :], near, nearest, tail)
+
+    def embed_forms(
+        self, query: str, corrections: Mapping[str, str], known: Mapping[str, Any] | None = None
+    ) -> Any:
+        """The request's vectors, as written and (when a typo was read as another word) as
+        read, one row each: those not ``known`` already (``eval`` embeds its queries
+        beforehand) embedded in one batch."""
+        read = fusion.as_read(query, corrections)
+        forms = [query] if read == query else [query, read]
+        encoder = encoder_for(self.model.name)
+        np = encoder._np
+        have = known or {}
+        todo = [f for f in forms if f not in have]
+        fresh = dict(zip(todo, encoder.embed(todo), strict=True)) if todo else {}
+        return np.stack([have[f] if f in have else fresh[f] for f in forms])
+
+    def _catalog_rows(self, index: Any) -> tuple[Any, Any]:
+        """The enabled tools of ``index`` whose vectors are stored, and their rows: looked up
+        again only when the store has grown (the background worker adds to it)."""
+        np = encoder_for(self.model.name)._np
+        self.store.refresh()
+        count = len(self.store)
+        if self._catalog and self._catalog[0] == count:
+            return self._catalog[1], self._catalog[2]
+        enabled = [d for d in range(len(index.tools)) if index.enabled(d)]
+        rows = self.store.rows_of([self._key(index, d) for d in enabled])
+        have = [(d, r) for d, r in zip(enabled, rows, strict=True) if r >= 0]
+        docs = np.array([d for d, _ in have], dtype=np.int64)
+        where = np.array([r for _, r in have], dtype=np.int64)
+        self._catalog[:] = [count, docs, where]
+        for d, r in have:
+            self._doc_rows[d] = r
+        return docs, where
+
+    def _cosines(self, index: Any, docs: Sequence[int], query_vectors: Any) -> list[float]:
+        """Each tool's cosine to the request: the greatest over the request's forms."""
+        if not docs:
+            return []
+        encoder = encoder_for(self.model.name)
+        rows = self._rows(index, docs, encoder)
+        # einsum, not ``@``: OpenBLAS's threads cost a busy machine tens of milliseconds for
+        # a product this small (docs/SEMANTIC.md).
+        sims = encoder._np.einsum("ij,kj->ik", self.store.matrix[rows], query_vectors)
+        result: list[float] = sims.max(axis=1).tolist()
+        return result
 
     def cosines(
         self, index: Any, query: str, docs: Sequence[int], query_vector: Any = None
     ) -> list[float]:
         """The cosine similarity of ``query`` to each of ``docs`` (tools of ``index``): the
-        query embedded once (unless its vector is given: :meth:`embed_queries`), the tools'
-        vectors from the store (the missing ones embedded in one batch and stored)."""
+        query embedded once (unless its vector is given), the tools' vectors from the store
+        (the missing ones embedded in one batch and stored)."""
         encoder = encoder_for(self.model.name)
         qv = encoder.embed_one(query) if query_vector is None else query_vector
-        rows = self._rows(index, docs, encoder)
-        # einsum, not ``@``: OpenBLAS's threads cost a busy machine tens of milliseconds for
-        # a product this small (docs/SEMANTIC.md).
-        result: list[float] = encoder._np.einsum("ij,j->i", self.store.matrix[rows], qv).tolist()
-        return result
+        return self._cosines(index, docs, encoder._np.asarray(qv).reshape(1, -1))
 
     def embed_queries(self, queries: Sequence[str]) -> dict[str, Any]:
         """The vectors of many queries, embedded in batches of similar length (much faster
@@ -452,17 +558,24 @@ class Reranker:
         cosine: float,
     ) -> tuple[TermContribution, ...]:
         """A reranked hit's explanation: the first stage's rows, each scaled to its share of
-        the final score, then one ``rerank`` row (term ``(context)``, ``tf`` the normalised
-        similarity, ``idf`` the cosine, ``weight`` the rerank weight used for the query)
-        holding the reranker's share. The rows add up to the hit's score. ``mix`` is what
-        :meth:`run` returned with the hits."""
+        the final score, then one ``rerank`` row (term ``(context)``, ``tf`` the meaning
+        part over the weight, ``idf`` the cosine, ``weight`` the rerank weight used for the
+        query) holding the meaning's share. The rows add up to the hit's score. ``mix`` is
+        what :func:`order` returned with the hits."""
         from toolfind.models import TermContribution
 
         factor, weight = mix
 
         rows = [
             TermContribution(
-                c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * factor
+                c.term,
+                c.field,
+                c.tf,
+                c.idf,
+                c.length_norm,
+                c.weight,
+                c.score * factor,
+                c.query_word,
             )
             for c in explanation
         ]
