@@ -18,6 +18,7 @@ from operator import contains
 from typing import Any, Final
 
 from toolfind.catalog.metaschema import MAX_SCHEMA_DEPTH, too_deep
+from toolfind.catalog.parse import kind_of
 from toolfind.catalog.paths import EntryError, Fail, PathPart, json_path, json_pointer, short_repr
 from toolfind.catalog.rules import (
     MAX_DESCRIPTION_LENGTH,
@@ -73,7 +74,7 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
         return _list_items(doc, prefix, no_defaults)
     if not isinstance(doc, Mapping):
         raise CatalogError(
-            f"expected a tool, a list of tools or an object with a 'tools' list, got {_kind(doc)}",
+            f"expected a tool, a list of tools or an object with a 'tools' list, got {kind_of(doc)}",
             path=json_path(prefix),
         )
     if "jsonrpc" in doc and ("result" in doc or "error" in doc):
@@ -152,18 +153,6 @@ def _file_value(
     if key not in doc:
         return default
     return check(doc[key], lambda m, p: CatalogError(m, path=json_path((*prefix, key, *p))))
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return f"a {type(value).__name__}"
 
 
 # --- reading -----------------------------------------------------------------------------

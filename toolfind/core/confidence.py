@@ -40,14 +40,16 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 
+from toolfind.core.search import hits
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, TypeVar
 
     from toolfind.core.search import Found
 
-    _Entry = TypeVar("_Entry")
+    _Hit = TypeVar("_Hit")
 
 #: Conversational fillers: a request made of them and one real word is about that word.
 WEAK_WORDS = frozenset(
@@ -288,11 +290,30 @@ def of_hits(
     return out
 
 
-def cut(
-    exact: Sequence[_Entry], ranked: Sequence[_Entry], limit: int
-) -> tuple[Sequence[_Entry], Sequence[_Entry]]:
-    """The first ``limit`` hits of a search: the exact ones, then the ranked."""
-    return exact[:limit], ranked[: max(0, limit - len(exact))]
+def probe(limit: int) -> int:
+    """How many hits a search showing ``limit`` ranks: as many (a hit's confidence needs no
+    hit below it)."""
+    return max(0, limit)
+
+
+def finish(
+    exact: Sequence[Sequence[Any]],
+    ranked: Sequence[Sequence[Any]],
+    sure: Sequence[float],
+    limit: int,
+    make: Callable[..., _Hit],
+) -> list[_Hit]:
+    """The one finish of every search: the first ``limit`` of the :func:`probe` hits it
+    ranked, the ``exact`` ones then the ``ranked`` ones (entries ``(doc, score, *rest)``),
+    each ``make(match, doc, score, *rest, confidence)`` (``core.search.hits``), its
+    confidence from ``sure`` (:func:`of_hits`: exact hits first)."""
+    exact, ranked = exact[:limit], ranked[: max(0, limit - len(exact))]
+    n = len(exact)
+    return hits(
+        [(*e, c) for e, c in zip(exact, sure[:n], strict=True)],
+        [(*r, c) for r, c in zip(ranked, sure[n : n + len(ranked)], strict=True)],
+        make,
+    )
 
 
 class Ranking:

@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolfind.catalog.parse import kind_of
 from toolfind.core import confidence, filters
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
-from toolfind.output import wire
+from toolfind.output import schemas, wire
 from toolfind.output.tool_formats import tool_to_format
 from toolfind.store.index import suggest
 
@@ -53,7 +54,7 @@ class MetaTool:
     read_only: bool = True
 
 
-_STRINGS = wire.STRINGS_SCHEMA
+_STRINGS = schemas.STRINGS_SCHEMA
 GET_OUTPUT = {
     "type": "object",
     "description": "The tool's MCP definition.",
@@ -132,7 +133,7 @@ def meta_tools(
                 },
                 "query",
             ),
-            wire.SEARCH_SCHEMA,
+            schemas.SEARCH_SCHEMA,
         ),
         (
             SIMILAR,
@@ -146,14 +147,14 @@ def meta_tools(
                 },
                 "name",
             ),
-            wire.SIMILAR_TOOLS_SCHEMA,
+            schemas.SIMILAR_TOOLS_SCHEMA,
         ),
         (
             CATEGORIES,
             "Tool categories",
             "List the namespaces with their tool counts, deferred counts and commonest tags.",
             _arguments({}),
-            wire.CATEGORIES_SCHEMA,
+            schemas.CATEGORIES_SCHEMA,
         ),
         (
             GET,
@@ -199,21 +200,10 @@ def check_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict
     return args
 
 
-_JSON_TYPES = {
-    type(None): "null",
-    bool: "a boolean",
-    int: "a number",
-    float: "a number",
-    list: "an array",
-    dict: "an object",
-}
-
-
 def text_argument(args: Mapping[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str):
-        kind = _JSON_TYPES.get(type(value), type(value).__name__)
-        raise ToolCallError(f"{key!r} must be a string, not {kind}.")
+        raise ToolCallError(f"{key!r} must be a string, not {kind_of(value)}.")
     return value
 
 
