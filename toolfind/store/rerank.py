@@ -399,7 +399,7 @@ class Reranker:
         self.depth = depth
         self._doc_rows: dict[int, int] = {}
         self._doc_keys: dict[int, bytes] = {}
-        self._catalog: list[Any] = []  # (stored count, tool ids, their rows), once looked up
+        self._catalog: list[Any] = []  # (stored count, tool ids, their vectors), once looked up
         self.warm_on_first_query = False
 
     def with_settings(self, weight: float | None = None, depth: int | None = None) -> Reranker:
@@ -430,38 +430,56 @@ class Reranker:
         :data:`toolfind.core.fusion.NEAREST` tools closest in meaning among those ``keep``
         accepts (``first_score`` gives their (score, semantic part)), each with its cosine to
         the request: the greater of the request's as written and as the search read it (its
-        typos' ``corrections``), embedded in one batch (but those ``known``: text to vector). Tools closest in meaning join only when the request holds a word the model
+        typos' ``corrections``), embedded in one batch (but those ``known``: text to
+        vector). Tools closest in meaning join only when the request holds a word the model
         knows: a request of unknown strings finds nothing by meaning."""
         if self.warm_on_first_query:
             self.warm_on_first_query = False
             warm_in_background(index)
         encoder = encoder_for(self.model.name)
-        np = encoder._np
         query_vectors = self.embed_forms(query, corrections, known)
         head = [*exact, *ranked[: self.depth]]
         cos = self._cosines(index, [int(e[0]) for e in head], query_vectors)
         entries = [(int(e[0]), float(e[1]), _part(e), c) for e, c in zip(head, cos, strict=True)]
         tail = [(int(e[0]), float(e[1]), _part(e)) for e in ranked[self.depth :]]
-        near: list[tuple[int, float, float, float]] = []
-        nearest: list[tuple[int, float]] = []
-        docs, rows = self._catalog_rows(index)
-        if len(docs):
-            every = np.einsum("ij,kj->ik", self.store.matrix[rows], query_vectors).max(axis=1)
-            top = np.argsort(-every, kind="stable")
-            nearest = [(int(docs[i]), float(every[i])) for i in top[:2]]
-            from toolfind.semantic import knows_a_word
+        from toolfind.semantic import knows_a_word
 
-            if knows_a_word(encoder, query):
-                taken = {e[0] for e in entries}
-                for i in top:
-                    d = int(docs[i])
-                    if d in taken or (keep is not None and not keep(d)):
-                        continue
-                    score, part = first_score(d)
-                    near.append((d, score, part, float(every[i])))
-                    if len(near) == fusion.NEAREST:
-                        break
+        taken = {e[0] for e in entries}
+        wanted = fusion.NEAREST if knows_a_word(encoder, query) else 0
+        near, nearest = self._near(index, query_vectors, wanted, taken, first_score, keep)
         return Pool(query, entries[: len(exact)], entries[len(exact) :], near, nearest, tail)
+
+    def _near(
+        self,
+        index: Any,
+        query_vectors: Any,
+        wanted: int,
+        taken: set[int],
+        first_score: Callable[[int], tuple[float, float]],
+        keep: Callable[[int], bool] | None,
+    ) -> tuple[list[tuple[int, float, float, float]], list[tuple[int, float]]]:
+        """The ``wanted`` tools closest to the request among the catalog's stored vectors,
+        leaving out those ``taken`` and those ``keep`` refuses, each ``(doc, first-stage
+        score, semantic part, cosine)``; and the catalog's two closest ``(doc, cosine)``."""
+        docs, vectors = self._catalog_rows(index)
+        if not len(docs):
+            return [], []
+        np = encoder_for(self.model.name)._np
+        every = np.einsum("ij,kj->ik", vectors, query_vectors).max(axis=1)
+        look = max(2, wanted + len(taken))
+        while True:
+            top = _closest(np, every, look)
+            near: list[tuple[int, float, float, float]] = []
+            for i in top:
+                d = int(docs[i])
+                if len(near) == wanted:
+                    break
+                if d in taken or (keep is not None and not keep(d)):
+                    continue
+                near.append((d, *first_score(d), float(every[i])))
+            if len(near) == wanted or look >= len(every):
+                return near, [(int(docs[i]), float(every[i])) for i in top[:2]]
+            look *= 8  # a filter left too few: look further
 
     def embed_forms(
         self, query: str, corrections: Mapping[str, str], known: Mapping[str, Any] | None = None
@@ -479,8 +497,10 @@ class Reranker:
         return np.stack([have[f] if f in have else fresh[f] for f in forms])
 
     def _catalog_rows(self, index: Any) -> tuple[Any, Any]:
-        """The enabled tools of ``index`` whose vectors are stored, and their rows: looked up
-        again only when the store has grown (the background worker adds to it)."""
+        """The enabled tools of ``index`` whose vectors are stored, and those vectors (one
+        contiguous matrix: a product over it costs a query a millisecond or two, where
+        gathering 10,000 rows from the store's matrix each time cost ten): looked up again
+        only when the store has grown (the background worker adds to it)."""
         np = encoder_for(self.model.name)._np
         self.store.refresh()
         count = len(self.store)
@@ -491,10 +511,11 @@ class Reranker:
         have = [(d, r) for d, r in zip(enabled, rows, strict=True) if r >= 0]
         docs = np.array([d for d, _ in have], dtype=np.int64)
         where = np.array([r for _, r in have], dtype=np.int64)
-        self._catalog[:] = [count, docs, where]
+        matrix = np.ascontiguousarray(self.store.matrix[where])
+        self._catalog[:] = [count, docs, matrix]
         for d, r in have:
             self._doc_rows[d] = r
-        return docs, where
+        return docs, matrix
 
     def _cosines(self, index: Any, docs: Sequence[int], query_vectors: Any) -> list[float]:
         """Each tool's cosine to the request: the greatest over the request's forms."""
@@ -584,6 +605,14 @@ class Reranker:
             TermContribution("(context)", "rerank", similarity, cosine, 1.0, weight, context)
         )
         return tuple(rows)
+
+
+def _closest(np: Any, cosines: Any, k: int) -> Any:
+    """The positions of the ``k`` greatest ``cosines``, greatest first (ties by position)."""
+    if k < len(cosines):
+        part = np.argpartition(-cosines, k - 1)[:k]
+        return part[np.lexsort((part, -cosines[part]))]
+    return np.argsort(-cosines, kind="stable")
 
 
 def _part(entry: Sequence[Any]) -> float:
