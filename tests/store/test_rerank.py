@@ -115,11 +115,23 @@ def test_rerank_true_without_a_stage_says_how_to_get_the_model() -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["", "   ", "😀🎉", "日本語で検索", "zzzz qqqq", "compress " * 120_000]
+    "query",
+    [
+        "",
+        "   ",
+        "😀🎉",
+        "日本語で検索",
+        "zzzz qqqq",
+        "comprss \udcff\udcfe fiel",
+        "compress " * 120_000,
+    ],
 )
 def test_bad_queries_never_crash_the_stage(model: Path, query: str) -> None:
     index = _index(None)
-    result = index.search(query, 5)
+    stage = index.reranker
+    stage._rows(index, range(len(TOOLS)), rerank.encoder_for(stage.model.name))
+    result = index.search(query, 5, explain=True)
+    assert all(a.confidence >= b.confidence for a, b in pairwise(result.hits))
     assert all(h.similarity is not None and np.isfinite(h.similarity) for h in result.hits)
 
 
