@@ -10,7 +10,7 @@ One home for the order of the stages: ``SearchIndex.search``, ``eval``/``tune``
 
 from __future__ import annotations
 
-from toolfind.core import confidence, fusion
+from toolfind.core import confidence
 from toolfind.core import search as searching
 
 TYPE_CHECKING = False
@@ -105,6 +105,8 @@ def first_stage(
     staged = FirstStage(found, exact, ranked, scale, sims)
     if stage is None:
         return staged
+    from toolfind.core import fusion  # only with the stage: the warm path never imports it
+
     best = max((score for _, score in (*found.exact, *found.ranked)), default=0.0)
     covered = fusion.term_coverage(found.matched, found.words)
     agree = found.agree
@@ -163,6 +165,8 @@ class Similarity:
         """Tool ``doc``'s fused first-stage (score, semantic part), as the signal scores its
         candidates (:func:`toolfind.core.fusion.mix`): ``lexical`` its BM25F score (agreed),
         ``best`` the best one, ``agree`` its action-agreement factor."""
+        from toolfind.core import fusion
+
         sim = self[doc]
         lo, hi = self._range
         fused, part = fusion.mix(lexical, best, sim, lo, hi, self._signal.weight, coverage)
