@@ -311,8 +311,8 @@ def encoder_for(name: str) -> Encoder:
 class Pool:
     """One request's candidates for the rerank stage (:meth:`Reranker.pool`): the tools it
     names (``exact``), the first stage's ranked ones (``ranked``, best first) and the tools
-    closest in meaning over the catalog (``near``, closest first, those of the other two
-    left out), each ``(tool id, first-stage score on the fused scale, semantic part,
+    closest in meaning over the catalog (``near``, closest first, the named ones left out),
+    each ``(tool id, first-stage score on the fused scale, semantic part,
     cosine)``; the first stage's ranked entries past the stage's depth (``tail``, ``(tool
     id, score, semantic part)``, not embedded); ``best`` the greatest cosine among the
     candidates, and ``nearest`` the catalog's two tools closest to the request ``(tool id,
@@ -347,7 +347,8 @@ def order(
     w = fusion.rerank_weight(weight, pool.query)
     head = pool.ranked[:depth]
     taken = {e[0] for e in head}
-    near = [e for e in pool.near if e[0] not in taken]
+    near = [e for e in pool.near if e[0] not in taken][: fusion.NEAREST]
+    scored_near = {e[0] for e in near}
     scored = [*pool.exact, *head, *near]
     mixed = fusion.blend([e[1] for e in scored], [e[3] for e in scored], pool.best, w)
     factor = 1.0 - w
@@ -357,7 +358,7 @@ def order(
     exact = entries[: len(pool.exact)]
     rest = entries[len(pool.exact) :]
     rest.sort(key=lambda e: (-e[1], tie_key(e[0])))
-    past = [*pool.ranked[depth:], *pool.tail]
+    past = [e for e in (*pool.ranked[depth:], *pool.tail) if e[0] not in scored_near]
     tail = [(e[0], e[1] * factor, e[2], 0.0, None) for e in past]
     return exact, rest + tail, (factor, w)
 
@@ -444,9 +445,12 @@ class Reranker:
         tail = [(int(e[0]), float(e[1]), _part(e)) for e in ranked[self.depth :]]
         from toolfind.semantic import knows_a_word
 
-        taken = {e[0] for e in entries}
-        wanted = fusion.NEAREST if knows_a_word(encoder, query) else 0
-        near, nearest = self._near(index, query_vectors, wanted, taken, first_score, keep)
+        # Closest tools enough that :data:`NEAREST` are left beside the candidates at any depth
+        # up to this one (``order`` leaves out those among them): eval's grid over depths
+        # ranks as a search at each depth would.
+        named = {e[0] for e in entries[: len(exact)]}
+        wanted = fusion.NEAREST + len(entries) - len(named) if knows_a_word(encoder, query) else 0
+        near, nearest = self._near(index, query_vectors, wanted, named, first_score, keep)
         return Pool(query, entries[: len(exact)], entries[len(exact) :], near, nearest, tail)
 
     def _near(
