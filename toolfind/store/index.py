@@ -42,7 +42,6 @@ from toolfind.models import (
     qualified_name,
 )
 from toolfind.store import build as builder
-from toolfind.store import ranking as stages
 from toolfind.store.build import field_terms
 from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpack
 
@@ -435,8 +434,10 @@ class SearchIndex:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
                 if signal is not None or stage is not None:
+                    from toolfind.store.ranking import explained
+
                     weight = None if signal is None else signal.weight
-                    explanation = stages.explained(explanation, scale, part, weight)
+                    explanation = explained(explanation, scale, part, weight)
                 if stage is not None:
                     explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, sure, similarity)
@@ -461,6 +462,8 @@ class SearchIndex:
         hits of ``query`` by the first stage (BM25F, or fused with the semantic ``signal``)
         and the rerank ``stage`` (:func:`toolfind.store.ranking.rank`).
         ``benchmarks/calibrate.py`` fits the confidence models on it."""
+        from toolfind.store import ranking as stages  # not on the warm path's import list
+
         return stages.rank(self, query, limit, keep, min_score, signal, stage)
 
     def rerank_pool(
@@ -477,6 +480,8 @@ class SearchIndex:
         """The first stage of :meth:`ranking` and, with the rerank ``stage``, its candidates
         (:func:`toolfind.store.ranking.first_stage`): ``eval``/``tune`` try the stage's
         settings on them."""
+        from toolfind.store import ranking as stages
+
         return stages.first_stage(self, query, limit, keep, min_score, signal, stage, known)
 
     def use_semantic(self, signal: Any) -> None:
