@@ -174,6 +174,29 @@ def test_the_tools_closest_in_meaning_join_once_the_catalogs_vectors_are_stored(
     assert index.search("zzzz qqqq", 5).hits == ()
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "play some jazz",
+        "list mongo collections",
+        "eslint src/index.ts",
+        "how much disk space is left",
+    ],
+)
+def test_a_request_nothing_fits_gets_no_confident_hit_even_from_the_closest_tool(
+    model: Path, query: str
+) -> None:
+    from toolfind.core import confidence
+
+    index = _index(None)
+    stage = index.reranker
+    stage._rows(index, range(len(TOOLS)), rerank.encoder_for(stage.model.name))
+    found = index.search(query, 3)
+    assert found.hits  # the closest tools in meaning are there ...
+    assert all(h.confidence < confidence.CONFIDENT for h in found.hits)  # ... but not sure
+    assert confidence.no_confident_match(found.hits[0].confidence)
+
+
 def test_a_misspelt_request_is_read_by_the_model_as_the_words_read_it(model: Path) -> None:
     index = _index(None)
     stage = index.reranker
