@@ -80,13 +80,13 @@ class Loaded:
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
-    from toolfind.core import analysis, synonyms
+    from toolfind.core import actions, analysis, synonyms
     from toolfind.store import index
     from toolfind.version import __version__
 
     return (
         f"toolfind {__version__} format {CACHE_FORMAT}/{index.INDEX_FORMAT}/"
-        f"{segment.FORMAT} analysis {analysis.SETTINGS} {synonyms.VERSION} "
+        f"{segment.FORMAT} analysis {analysis.SETTINGS} {synonyms.VERSION} {actions.VERSION} "
         f"{params.fingerprint()} max_file_size {max_file_size}"
     )
 
