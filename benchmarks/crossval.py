@@ -111,7 +111,7 @@ def choose(rows: Sequence[Any], names: Sequence[str]) -> tuple[float, int]:
 def run(sets: Sequence[open_eval.OpenSet], progress: Callable[[str], None]) -> str:
     """The markdown table of default, grouped-CV and leave-one-set-out numbers per set."""
     from toolfind.core.fusion import RERANK_WEIGHT
-    from toolfind.store.rerank import DEFAULT_DEPTH
+    from toolfind.models import RERANK_DEPTH as DEFAULT_DEPTH
 
     rows = per_query(sets, progress)
     names = [s.name for s in sets]

@@ -11,7 +11,8 @@ and a few natural requests, each query timed ``--runs`` times, interleaved:
   model (semantic first stage + rerank);
 * lexical + rerank re-scoring the first stage's candidates only (no closest tools: the
   stage as it was), the same queries interleaved: what the lookup adds;
-* the closest-tools lookup alone (the product over every stored vector and the top 32).
+* the closest-tools lookup alone (``ToolVectors.nearest``: the product over every stored
+  vector and the top 32).
 
 Needs the semantic extra and the reranker's model (``toolfind model fetch``; or
 ``$TOOLFIND_MODEL_DIR``). Usage: python benchmarks/meaning_perf.py [--size 10000] [--runs 7]
@@ -46,29 +47,30 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         catalog = write_catalog(Path(tmp), args.size)
         index = toolfind.open_index([catalog], semantic=True, rerank=False)
-        if not rerank.enable(index, True, cache_root=str(CACHE)):
+        if not rerank.enable(index, True, root=str(CACHE)):
             print("meaning_perf.py: the reranker's model is not installed", file=sys.stderr)
             return 1
         index.accelerate()
         stage = index.reranker
-        encoder = rerank.encoder_for(stage.model.name)
+        assert stage is not None
         t0 = time.perf_counter()
-        stage._rows(index, [d for d in range(len(index.tools)) if index.enabled(d)], encoder)
+        stage.vectors.of([d for d in range(len(index.tools)) if index.enabled(d)])
         print(f"catalog's vectors ready in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         queries = [*QUERIES, *NATURAL]
         for q in queries:  # untimed: the model loads, the catalog's rows are looked up
             index.search(q, 10)
-        np = encoder._np
 
         class FirstOnly(rerank.Reranker):
             def _near(self, *args: object) -> tuple[list[object], list[object]]:
                 return [], []
 
         first_only = index.with_params(index.params)
-        first_only.use_reranker(FirstOnly(stage.model, stage.store, depth=stage.depth))
+        first_only.use_reranker(
+            FirstOnly(first_only, stage.model, stage.vectors.store, depth=stage.depth)
+        )
         for q in queries:
             first_only.search(q, 10, semantic=False)
-        docs, vectors = stage._catalog_rows(index)
+        _, have = stage.vectors.stored()
         qvs = {q: stage.embed_forms(q, {}) for q in queries}
         samples: dict[str, list[float]] = {
             "lexical+rerank": [],
@@ -90,10 +92,9 @@ def main() -> int:
                     time.perf_counter() - t
                 )
                 t = time.perf_counter()
-                every = np.einsum("ij,kj->ik", vectors, qvs[q]).max(axis=1)
-                rerank._closest(np, every, 32)
+                stage.vectors.nearest(qvs[q], 32)
                 samples["lookup"].append(time.perf_counter() - t)
-        print(f"| measure ({args.size:,} tools, {len(docs):,} vectors) | median |")
+        print(f"| measure ({args.size:,} tools, {int(have.sum()):,} vectors) | median |")
         print("| --- | --- |")
         for name, values in samples.items():
             print(f"| {name} | {1000 * statistics.median(values):.1f} ms |")

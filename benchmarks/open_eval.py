@@ -10,7 +10,8 @@ One process builds each set's index once and runs every query in it; ``--semanti
 fused ranking, ``--rerank`` the reranker (``toolfind model fetch``; ``--semantic --rerank``
 is the Python API's default with the model). Vectors are cached under ``benchmarks/_work``
 (tools' and queries'), query vectors memoised. metatool is sampled (every 4th query) unless ``--full``. It prints, per set and
-per kind, MRR@10 and NDCG@10; ``--save NAME`` keeps the numbers in that cache directory and
+per kind, MRR@10 and NDCG@10, and in how many requests a hit's confidence rose above the one
+before it (never, if confidence is honest); ``--save NAME`` keeps the numbers in that cache directory and
 ``--against NAME`` prints the change from numbers kept earlier (e.g. today's defaults).
 
 The sets: seal-tools (``dev``, and the test splits, reported only), metatool, mcp-open (by
@@ -118,22 +119,12 @@ def embedder() -> Any:
 
 
 def attach_semantic(s: OpenSet, weight: float | None = None) -> None:
-    """Fuse the semantic signal into ``s.index`` (tool vectors cached on disk)."""
-    import numpy as np
-
+    """Fuse the semantic signal into ``s.index`` (tool vectors kept in CACHE's store)."""
     from toolfind.core.fusion import DEFAULT_WEIGHT
     from toolfind.store import vectors
 
     emb = embedder()
-    texts = vectors.tool_texts(s.index)
-    digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()[:16]
-    path = CACHE / f"{s.name}-{digest}.npy"
-    if path.is_file():
-        matrix = np.load(path)
-    else:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        matrix = vectors.compute(s.index, emb)
-        np.save(path, matrix)
+    matrix = vectors.semantic_matrix(s.index, emb, str(CACHE))
     weight = DEFAULT_WEIGHT if weight is None else weight
     s.index.use_semantic(vectors.SemanticSignal(emb, matrix, weight))
 
@@ -205,7 +196,7 @@ def attach_reranker_to(index: Any) -> None:
     :data:`RERANK_CACHE` (by model and text, as in the product)."""
     from toolfind.store import rerank
 
-    rerank.enable(index, True, cache_root=str(RERANK_CACHE))
+    rerank.enable(index, True, root=str(RERANK_CACHE))
 
 
 def measure(
@@ -248,6 +239,28 @@ def measure(
         report = evaluate(index, s.judged, worst=0, depth=10)
         out[s.name] = {"all": report.overall, **report.splits}
     return out
+
+
+class RisingCheck:
+    """An index whose every search is checked: does a hit's confidence ever rise above the
+    one before it (docs/ranking.md, "Confidence")? ``requests`` counts the searches,
+    ``rising`` those where it did."""
+
+    requests = 0
+    rising = 0
+
+    def __init__(self, index: Any) -> None:
+        self._index = index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._index.search(*args, **kwargs)
+        sure = [h.confidence for h in result.hits]
+        RisingCheck.requests += 1
+        RisingCheck.rising += any(b > a for a, b in zip(sure, sure[1:]))
+        return result
 
 
 def headline(name: str, metric: str, results: dict[str, dict[str, Metrics]]) -> float:
@@ -308,8 +321,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     for s in sets:
         s.build(params)
     t0 = time.perf_counter()
-    results = measure(sets, semantic=args.semantic, rerank=args.rerank, weight=args.weight)
+    results = measure(
+        sets, semantic=args.semantic, rerank=args.rerank, weight=args.weight, transform=RisingCheck
+    )
     log(f"measured in {time.perf_counter() - t0:.1f}s")
+    log(
+        f"confidence rose down the list in {RisingCheck.rising} of {RisingCheck.requests}"
+        " requests"
+    )
     against = None
     if args.against:
         against = json.loads((CACHE / f"{args.against}.json").read_text())

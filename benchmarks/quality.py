@@ -40,7 +40,7 @@ table.
 - "toolfind+rerank" (when the model is installed, ``toolfind model fetch``; ``--no-rerank``
   skips it) re-scores toolfind's lexical top 50 with the all-MiniLM-L6-v2 reranker at the
   default weight (``toolfind.core.fusion.RERANK_WEIGHT``) and depth
-  (``toolfind.store.rerank.DEFAULT_DEPTH``); "toolfind+semantic+rerank" re-scores the default
+  (``toolfind.models.RERANK_DEPTH``); "toolfind+semantic+rerank" re-scores the default
   ranking with the semantic extra (the API's and serve-mcp's default). Their deltas are against
   the first stage they re-score. The weight and depth curves (seal-tools dev NDCG@10, metatool
   MRR@10, mcp-open MRR@10) are printed on stderr (``--no-rerank-tune`` skips them; ``--no-tune``
@@ -424,9 +424,8 @@ def semantic_rows(
     embedder = semantic.load()
     t0 = time.perf_counter()
     for index, _, _ in (seal, meta, mcp, words):
-        index.use_semantic(
-            vectors.SemanticSignal(embedder, vectors.compute(index, embedder), DEFAULT_WEIGHT)
-        )
+        matrix = vectors.semantic_matrix(index, embedder, str(SEMANTIC_CACHE))
+        index.use_semantic(vectors.SemanticSignal(embedder, matrix, DEFAULT_WEIGHT))
     progress(f"tool vectors in {time.perf_counter() - t0:.1f}s ({semantic.model_id()})")
     weights: list[tuple[str, float]] = [("toolfind+semantic", DEFAULT_WEIGHT)]
     if not args.no_tune:
@@ -465,6 +464,7 @@ def semantic_rows(
 #: Where the rerank rows keep the tools' vectors between runs (``benchmarks/_work`` is not
 #: committed).
 RERANK_CACHE = REPO / "benchmarks" / "_work" / "rerank-vectors"
+SEMANTIC_CACHE = REPO / "benchmarks" / "_work" / "semantic-vectors"
 
 
 def rerank_rows(
@@ -479,6 +479,7 @@ def rerank_rows(
     and at the best ones (see the module docstring)."""
     from toolfind.core.fusion import RERANK_WEIGHT
     from toolfind.eval import reranking
+    from toolfind.models import RERANK_DEPTH
     from toolfind.semantic import models
     from toolfind.store import rerank
 
@@ -501,7 +502,7 @@ def rerank_rows(
             stage_index = index.with_params(index.params)
             stage_index.use_semantic(index.semantic if semantic_on else None)
             # Tool vectors are kept between runs (keyed by model and text, as in the product).
-            rerank.enable(stage_index, True, cache_root=str(RERANK_CACHE))
+            rerank.enable(stage_index, True, root=RERANK_CACHE)
             t0 = time.perf_counter()
             if n not in vectors:
                 vectors[n] = stage_index.reranker.embed_queries([q.query for q in queries])
@@ -513,7 +514,7 @@ def rerank_rows(
         first = {  # the first stage's metrics, from the same candidates (weight 0)
             n: _split_metrics(cands, 0.0, depth) for n, (_, _, cands) in enumerate(found)
         }
-        settings = [(label, RERANK_WEIGHT, rerank.DEFAULT_DEPTH)]
+        settings = [(label, RERANK_WEIGHT, RERANK_DEPTH)]
         if not args.no_rerank_tune:
             curves = [
                 reranking.grid(
@@ -535,7 +536,7 @@ def rerank_rows(
                     f"  metatool MRR {pct(b)}  mcp-open MRR {pct(c)}"
                 )
             progress(f"{label}: best weight {best_w:g}, depth {best_d}")
-            if (best_w, best_d) != (RERANK_WEIGHT, rerank.DEFAULT_DEPTH):
+            if (best_w, best_d) != (RERANK_WEIGHT, RERANK_DEPTH):
                 settings.append((f"{label} w={best_w:g} d={best_d}", best_w, best_d))
         for row_label, weight, d in settings:
             seal_m, meta_m, mcp_m = (_split_metrics(cands, weight, d) for _, _, cands in found)

@@ -11,8 +11,7 @@ from tests.helpers import invoke
 from tests.store.test_rerank import _catalog, _index
 from toolfind.eval import reranking
 from toolfind.eval.queries import JudgedQuery, LabelledQuery
-from toolfind.store import rerank
-from toolfind.store.rerank import Pool
+from toolfind.store.ranking import Pool
 
 
 def _judged(query: str, relevant: int) -> JudgedQuery:
@@ -55,13 +54,14 @@ def test_settings_that_score_worse_held_out_are_not_to_be_written() -> None:
 def test_candidates_and_search_agree(model: Path) -> None:
     index = _index(None)
     stage = index.reranker
-    stage._rows(index, range(len(index.tools)), rerank.encoder_for(stage.model.name))
+    assert stage is not None
+    stage.vectors.of(range(len(index.tools)))
     queries = [_judged("make a folder", 5), _judged("post to slack", 7)]
     found = reranking.candidates(index, queries, 50)
     doc_of = {id(t): i for i, t in enumerate(index.tools)}
     for c in found:
         searched = [doc_of[id(h.tool)] for h in index.search(c.query.query, 10).hits]
-        assert reranking.ranked(c, index.reranker.weight, index.reranker.depth) == searched
+        assert reranking.ranked(c, stage.weight, stage.depth) == searched
 
 
 def test_tune_rerank_learns_and_writes_the_weight_and_depth(model: Path, tmp_path: Path) -> None:

@@ -4,7 +4,7 @@
 and ``benchmarks/quality.py`` reports the curves. Each query's candidates (the first stage's
 at the deepest depth tried, and the tools closest in meaning) and their cosines to the query
 are computed once (:meth:`toolfind.store.index.SearchIndex.rerank_pool`); every (weight,
-depth) is then :func:`toolfind.store.rerank.order` of those numbers, exactly what a search
+depth) is then :func:`toolfind.store.ranking.order` of those numbers, exactly what a search
 with those settings returns: the grid costs one query embedding per query, not one per
 setting.
 """
@@ -15,11 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolfind.errors import ModelError
 from toolfind.eval.evaluate import CUTOFF, METRICS, Metrics, metric_name, query_metrics
 from toolfind.eval.queries import JudgedQuery
 
 if TYPE_CHECKING:
     from toolfind.store.index import SearchIndex
+    from toolfind.store.ranking import Pool
 
 #: Weights and depths ``tune --rerank`` tries.
 WEIGHTS: tuple[float, ...] = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -28,11 +30,11 @@ DEPTHS: tuple[int, ...] = (10, 20, 30, 50, 100)
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """One query's candidates for the stage (a :class:`toolfind.store.rerank.Pool`) and the
+    """One query's candidates for the stage (a :class:`toolfind.store.ranking.Pool`) and the
     index's order of ties."""
 
     query: JudgedQuery
-    pool: Any
+    pool: Pool
     tie_key: Callable[[int], Any]
 
 
@@ -46,7 +48,9 @@ def candidates(
     semantic signal when one is attached, and the tools closest in meaning) and their
     cosines, by the stage attached to ``index`` (the queries embedded in batches first,
     unless their ``vectors`` are given)."""
-    stage = index.reranker.with_settings(depth=depth)
+    attached = index.reranker
+    assert attached is not None, "the rerank stage must be attached"
+    stage = attached.with_settings(depth=depth)
     if vectors is None:
         vectors = stage.embed_queries([q.query for q in queries])
     out = []
@@ -54,15 +58,17 @@ def candidates(
         staged = index.rerank_pool(
             q.query, max(CUTOFF, depth), signal=index.semantic, stage=stage, known=vectors
         )
+        if staged.pool is None:  # the model failed (said once): there is nothing to measure
+            raise ModelError(f"the reranker's model {stage.model.name} failed")
         out.append(Candidates(q, staged.pool, index.tie_key))
     return out
 
 
 def ranked(found: Candidates, weight: float, depth: int) -> list[int]:
     """The doc ids a search would return (top 10) with the stage at ``weight`` and ``depth``
-    (:func:`toolfind.store.rerank.order`). ``found`` must hold the first stage's top
+    (:func:`toolfind.store.ranking.order`). ``found`` must hold the first stage's top
     ``max(10, depth)`` where it has them."""
-    from toolfind.store.rerank import order
+    from toolfind.store.ranking import order
 
     exact, rest, _ = order(found.pool, weight, depth, found.tie_key)
     return [e[0] for e in (*exact, *rest)][:CUTOFF]

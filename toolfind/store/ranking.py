@@ -1,8 +1,9 @@
 """The stages of one search over a :class:`~toolfind.store.index.SearchIndex`, before it says
 how sure each hit is: the first stage (BM25F with typos, synonyms and action agreement, or
 fused with the semantic signal), then, with the rerank stage, its candidates and the tools
-closest in meaning over the whole catalog, re-scored by the reranker's model
-(:meth:`toolfind.store.rerank.Reranker.pool`, :func:`toolfind.store.rerank.order`).
+closest in meaning over the whole catalog (:meth:`toolfind.store.rerank.Reranker.pool`:
+``ToolVectors.nearest`` over the stored vectors), re-scored by the reranker's model
+(:func:`order`).
 
 One home for the order of the stages: ``SearchIndex.search``, ``eval``/``tune``
 (:mod:`toolfind.eval.reranking`) and ``benchmarks/calibrate.py`` all rank through here.
@@ -10,15 +11,19 @@ One home for the order of the stages: ``SearchIndex.search``, ``eval``/``tune``
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
 from toolfind.core import confidence
 from toolfind.core import search as searching
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
     from typing import Any
 
     from toolfind.models import TermContribution
+    from toolfind.store.index import SearchIndex
+    from toolfind.store.rerank import Reranker
+    from toolfind.store.vectors import SemanticSignal
 
     Keep = Callable[[int], bool] | None
 
@@ -41,52 +46,113 @@ class FirstStage:
     ) -> None:
         self.found, self.exact, self.ranked, self.scale = found, exact, ranked, scale
         self.sims = sims
-        self.pool: Any = None
+        self.pool: Pool | None = None
+
+
+class Pool:
+    """One request's candidates for the rerank stage (:meth:`Reranker.pool`): the tools it
+    names (``exact``), the first stage's ranked ones (``ranked``, best first) and the tools
+    closest in meaning over the catalog (``near``, closest first, the named ones left out),
+    each ``(tool id, first-stage score on the fused scale, semantic part, cosine)``; the
+    first stage's ranked entries past the stage's depth (``tail``, ``(tool id, score,
+    semantic part)``, not embedded); ``best`` the greatest cosine among the candidates, and
+    ``nearest`` the catalog's two tools closest to the request ``(tool id, cosine)`` (the
+    confidence's ``cosgap``)."""
+
+    __slots__ = ("best", "exact", "near", "nearest", "query", "ranked", "tail")
+
+    def __init__(
+        self,
+        query: str,
+        exact: list[tuple[int, float, float, float]],
+        ranked: list[tuple[int, float, float, float]],
+        near: list[tuple[int, float, float, float]],
+        nearest: list[tuple[int, float]],
+        tail: Sequence[tuple[int, float, float]] = (),
+    ) -> None:
+        self.query, self.exact, self.ranked, self.near = query, exact, ranked, near
+        self.nearest, self.tail = nearest, list(tail)
+        self.best = max((e[3] for e in (*exact, *ranked, *near)), default=0.0)
+
+
+def order(
+    pool: Pool, weight: float, depth: int, tie_key: Callable[[int], Any]
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[float, float]]:
+    """The stage's answer for ``pool`` at ``weight`` and ``depth`` (what a search returns,
+    and what ``eval``/``tune`` measure): the exact hits first in their order, then the first
+    ``depth`` ranked candidates and the tools closest in meaning by
+    :func:`toolfind.core.fusion.blend` (ties by ``tie_key``), then the ranked ones past the
+    depth in their order, below them. Each entry ``(doc, score, first-stage semantic part,
+    meaning part, cosine or None)``; and the mix (the factor that turns a first-stage score
+    into its share of the final one, the weight used for this request:
+    :func:`toolfind.core.fusion.rerank_weight`)."""
+    from toolfind.core import fusion
+
+    w = fusion.rerank_weight(weight, pool.query)
+    head = pool.ranked[:depth]
+    taken = {e[0] for e in head}
+    near = [e for e in pool.near if e[0] not in taken][: fusion.NEAREST]
+    scored_near = {e[0] for e in near}
+    scored = [*pool.exact, *head, *near]
+    mixed = fusion.blend([e[1] for e in scored], [e[3] for e in scored], pool.best, w)
+    factor = 1.0 - w
+    entries = [
+        (e[0], final, e[2], part, e[3]) for e, (final, part) in zip(scored, mixed, strict=True)
+    ]
+    exact = entries[: len(pool.exact)]
+    rest = entries[len(pool.exact) :]
+    rest.sort(key=lambda e: (-e[1], tie_key(e[0])))
+    past = [e for e in (*pool.ranked[depth:], *pool.tail) if e[0] not in scored_near]
+    tail = [(e[0], e[1] * factor, e[2], 0.0, None) for e in past]
+    return exact, rest + tail, (factor, w)
 
 
 def rank(
-    index: Any,
+    index: SearchIndex,
     query: str,
     limit: int,
     keep: Keep = None,
     min_score: float | None = None,
-    signal: Any = None,
-    stage: Any = None,
+    signal: SemanticSignal | None = None,
+    stage: Reranker | None = None,
 ) -> confidence.Ranking:
     """At most ``limit`` hits of ``query``: the first stage (fused with the semantic
-    ``signal`` when given), then the rerank ``stage`` when given; each hit ``(doc, score,
-    semantic part, meaning part, cosine or None)``, with what its confidence needs."""
+    ``signal`` when given), then the rerank ``stage`` when given (when its model fails
+    meanwhile, the stage turns itself off and the first stage answers); each hit ``(doc,
+    score, semantic part, meaning part, cosine or None)``, with what its confidence needs."""
     first = first_stage(index, query, limit, keep, min_score, signal, stage)
-    found, scale = first.found, first.scale
-    if stage is None:
+    found, scale, pool = first.found, first.scale, first.pool
+    if stage is not None and pool is None:
+        return rank(index, query, limit, keep, min_score, signal)
+    if stage is None or pool is None:
         exact = [(*e, 0.0, None) for e in first.exact]
         ranked = [(*e, 0.0, None) for e in first.ranked]
         sims = None if first.sims is None else [first.sims[e[0]] for e in ranked]
         return confidence.Ranking(found, exact, ranked, scale, (0.0, 0.0), sims, None)
-    from toolfind.store.rerank import order
-
-    exact, ranked, mix = order(first.pool, stage.weight, stage.depth, index.tie_key)
+    exact, ranked, mix = order(pool, stage.weight, stage.depth, index.tie_key)
     if min_score is not None:
         ranked = [e for e in ranked if e[1] >= min_score]
     exact = exact[:limit]
     ranked = ranked[: max(0, limit - len(exact))]
     cosines = [0.0 if e[4] is None else e[4] for e in ranked]
-    return confidence.Ranking(found, exact, ranked, scale, mix, None, cosines, first.pool.nearest)
+    sims = None if first.sims is None else [first.sims[e[0]] for e in ranked]
+    return confidence.Ranking(found, exact, ranked, scale, mix, sims, cosines, pool.nearest)
 
 
 def first_stage(
-    index: Any,
+    index: SearchIndex,
     query: str,
     limit: int,
     keep: Keep = None,
     min_score: float | None = None,
-    signal: Any = None,
-    stage: Any = None,
+    signal: SemanticSignal | None = None,
+    stage: Reranker | None = None,
     known: Mapping[str, Any] | None = None,
 ) -> FirstStage:
     """The first stage's hits (at least the rerank ``stage``'s depth of them when it runs,
     ``min_score`` then left to the end) and, with the stage, its pool of candidates
-    (``known``: request vectors embedded beforehand, by text). Before the stage, BM25F
+    (``known``: request vectors embedded beforehand, by text; None when the stage's model
+    failed: the stage is then off). Before the stage, BM25F
     scores are put on the fused scale (:func:`toolfind.core.fusion.lexical_share`), so that a
     request whose words the catalog mostly lacks leans on meaning."""
     first_limit, first_min = (
@@ -131,7 +197,7 @@ def first_stage(
             factor = agree(doc) if agree is not None else 1.0
             return similarity.first(lexical(doc), best, doc, covered, factor)
 
-    staged.pool = stage.pool(index, query, found.corrections, exact, ranked, first, keep, known)
+    staged.pool = stage.pool(query, found.corrections, exact, ranked, first, keep, known)
     return staged
 
 
@@ -141,7 +207,7 @@ class Similarity:
 
     __slots__ = ("_query", "_range", "_signal", "_sims")
 
-    def __init__(self, signal: Any, query: str) -> None:
+    def __init__(self, signal: SemanticSignal, query: str) -> None:
         self._signal, self._query = signal, query
         self._sims: Any = None
         self._range = (0.0, 0.0)
