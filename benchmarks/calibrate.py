@@ -26,7 +26,8 @@ fitted by the rule :func:`shift` states; the models printed (to paste into ``MOD
 fitted on every row, by the same rule.
 
 ``--check`` fits nothing: it reports the models in ``core/confidence.py`` as they are.
-``--rows PATH`` keeps the collected rows (``PATH.<kind>``) and reuses them.
+``--rows PATH`` keeps the collected rows (``PATH.<kind>``) and reuses them; ``--sets
+mcp-open`` (with ``--check``) reports those sets only.
 
 Kinds: ``lexical`` (BM25F), ``semantic`` (fused with the semantic signal), ``meaning`` (the
 Python API's and serve-mcp's default with the model: the semantic first stage and the rerank
@@ -344,6 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="report the shipped models only")
     parser.add_argument("--kinds", default=",".join(KINDS), help="which rankings, by comma")
     parser.add_argument("--rows", default=None, help="keep the rows in PATH.<kind> and reuse them")
+    parser.add_argument("--sets", default=None, help="only these sets, by comma (with --check)")
     args = parser.parse_args(argv)
     data = Path(args.data) if Path(args.data).is_absolute() else (REPO / args.data).resolve()
     problem = quality.missing_requirements(data, quality.DATA_SETS, need_bm25s=False)
@@ -357,6 +359,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         kinds = [k for k in kinds if MODEL_OF[k] != "meaning"]
     sets = open_eval.load_sets(data)
+    if args.sets:
+        if not args.check:
+            parser.error("--sets reports the shipped models: fitting needs every set")
+        sets = [s for s in sets if s.name in args.sets.split(",")]
     for kind in kinds:
         cached = Path(f"{args.rows}.{kind}") if args.rows else None
         if cached is not None and cached.is_file():

@@ -30,6 +30,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -193,10 +194,19 @@ def attach_reranker(s: OpenSet) -> None:
 
 def attach_reranker_to(index: Any) -> None:
     """The rerank stage at its defaults on ``index``, its tools' vectors kept in
-    :data:`RERANK_CACHE` (by model and text, as in the product)."""
+    :data:`RERANK_CACHE` (by model and text, as in the product), every tool's embedded first
+    (``rerank.embed_all``): the steady state of serve-mcp and the Python API, whose
+    background embedding gives each tool its vector, and what the closest tools in meaning
+    are looked up among."""
     from toolfind.store import rerank
 
     rerank.enable(index, True, root=str(RERANK_CACHE))
+    stage = index.reranker
+    assert stage is not None
+    t0 = time.perf_counter()
+    _, embedded = rerank.embed_all(stage)
+    if embedded:
+        log(f"  embedded {embedded} tools in {time.perf_counter() - t0:.1f}s")
 
 
 def measure(
@@ -259,7 +269,7 @@ class RisingCheck:
         result = self._index.search(*args, **kwargs)
         sure = [h.confidence for h in result.hits]
         RisingCheck.requests += 1
-        RisingCheck.rising += any(b > a for a, b in zip(sure, sure[1:]))
+        RisingCheck.rising += any(b > a for a, b in pairwise(sure))
         return result
 
 
@@ -325,10 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sets, semantic=args.semantic, rerank=args.rerank, weight=args.weight, transform=RisingCheck
     )
     log(f"measured in {time.perf_counter() - t0:.1f}s")
-    log(
-        f"confidence rose down the list in {RisingCheck.rising} of {RisingCheck.requests}"
-        " requests"
-    )
+    log(f"confidence rose down the list in {RisingCheck.rising} of {RisingCheck.requests} requests")
     against = None
     if args.against:
         against = json.loads((CACHE / f"{args.against}.json").read_text())
