@@ -2,9 +2,10 @@
 join the candidates (docs/ranking.md, "Candidates from meaning").
 
 Uses benchmarks/perf.py's synthetic catalog (fixed seed) of --size tools (default 10k), every
-tool's vector stored first (kept in ``benchmarks/_work/rerank-vectors`` between runs, keyed by
-model and text as in the product: the first run embeds the catalog, minutes on a busy
-machine), and reports the in-process median of ``SearchIndex.search`` over perf.py's queries
+tool's vector stored first (random unit vectors under the tools' text keys, as
+``semantic_perf.py`` does: the values do not change the cost; ``--embed`` embeds the catalog
+with the model instead, kept in ``benchmarks/_work/rerank-vectors`` between runs, minutes on
+a busy machine), and reports the in-process median of ``SearchIndex.search`` over perf.py's queries
 and a few natural requests, each query timed ``--runs`` times, interleaved:
 
 * lexical + rerank (the command line's ``--rerank``), and the Python API's default with the
@@ -31,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 from perf import QUERIES, write_catalog  # noqa: E402
-from semantic_perf import NATURAL  # noqa: E402
+from semantic_perf import NATURAL, _fill  # noqa: E402
 
 CACHE = REPO / "benchmarks" / "_work" / "rerank-vectors"
 
@@ -40,6 +41,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--embed", action="store_true", help="the model's vectors, not random")
     args = parser.parse_args()
     import toolfind
     from toolfind.store import rerank
@@ -47,14 +49,19 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         catalog = write_catalog(Path(tmp), args.size)
         index = toolfind.open_index([catalog], semantic=True, rerank=False)
-        if not rerank.enable(index, True, root=str(CACHE)):
+        root = str(CACHE) if args.embed else str(Path(tmp) / "vectors")
+        if not rerank.enable(index, True, root=root):
             print("meaning_perf.py: the reranker's model is not installed", file=sys.stderr)
             return 1
         index.accelerate()
         stage = index.reranker
         assert stage is not None
         t0 = time.perf_counter()
-        stage.vectors.of([d for d in range(len(index.tools)) if index.enabled(d)])
+        enabled = [d for d in range(len(index.tools)) if index.enabled(d)]
+        if args.embed:
+            stage.vectors.of(enabled)
+        else:
+            _fill(stage.vectors.store, [index.text_key(d) for d in enabled], 1)
         print(f"catalog's vectors ready in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
         queries = [*QUERIES, *NATURAL]
         for q in queries:  # untimed: the model loads, the catalog's rows are looked up
