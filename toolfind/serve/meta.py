@@ -13,11 +13,11 @@ from typing import Any
 
 from toolfind.catalog.parse import kind_of
 from toolfind.core import confidence, filters
+from toolfind.core.suggest import close as suggest
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 from toolfind.output import schemas, wire
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.store.index import suggest
 
 MAX_LIMIT = 100
 #: Longer queries are refused, not searched: analysing megabytes of text (CJK bigrams above
