@@ -48,6 +48,7 @@ from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpac
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from toolfind.core.search import Matched, TermPostings
