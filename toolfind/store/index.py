@@ -451,8 +451,7 @@ class SearchIndex:
                 if signal is not None or stage is not None:
                     from toolfind.store.ranking import explained
 
-                    weight = None if signal is None else signal.weight
-                    explanation = explained(explanation, scale, part, weight)
+                    explanation = explained(explanation, scale, part, signal)
                 if stage is not None:
                     explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, sure, similarity)
@@ -464,6 +463,13 @@ class SearchIndex:
         ran = {"semantic": staged.semantic is not None, "rerank": staged.cosines is not None}
         stages = ("lexical", *(name for name, on in ran.items() if on))
         return SearchResult(query, tuple(made), found.unmatched, corrections, stages)
+
+    def why(self, query: str, name: str) -> tuple[Tool, list[str], tuple[TermContribution, ...]]:
+        """``search --why``: :meth:`resolve`'s tool, the query's words, its BM25F explain rows."""
+        doc, found = self._resolve_id(name), searching.run(self, query, 0)
+        terms = [(m, t) for m in found.matched if (t := self._terms.find(m[0])) is not None]
+        share = found.agree(doc) if found.agree else 1.0
+        return self.tools[doc], list(found.words), self._explain(doc, terms, share)
 
     def ranking(
         self,

@@ -240,23 +240,22 @@ class Similarity:
 
 
 def explained(
-    lexical: tuple[TermContribution, ...], scale: float, semantic: float, weight: float | None
+    lexical: tuple[TermContribution, ...],
+    scale: float,
+    semantic: float,
+    signal: SemanticSignal | None,
 ) -> tuple[TermContribution, ...]:
-    """A hit's first-stage explanation on the fused scale: each BM25F contribution times
-    ``scale`` (its share of the fused score), then, with the semantic signal (its fusion
-    ``weight``), one row (field ``semantic``, term ``(meaning)``, ``tf`` the normalised
-    similarity) holding the ``semantic`` share."""
+    """A hit's first-stage explanation on the fused scale: with the semantic ``signal``, its
+    own (:meth:`~toolfind.store.vectors.SemanticSignal.explained`: the rows scaled, its
+    ``(meaning)`` row holding the ``semantic`` share); without it (the rerank stage over
+    BM25F), each BM25F contribution times ``scale``, its share of the first-stage score."""
+    if signal is not None:
+        return signal.explained(lexical, scale, semantic)
     from toolfind.models import TermContribution
 
-    rows = [
+    return tuple(
         TermContribution(
             c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale, c.query_word
         )
         for c in lexical
-    ]
-    if weight is not None:
-        similarity = semantic / weight if weight > 0.0 else 0.0
-        rows.append(
-            TermContribution("(meaning)", "semantic", similarity, 0.0, 1.0, weight, semantic)
-        )
-    return tuple(rows)
+    )
