@@ -1,29 +1,38 @@
 """Calibrate toolfind's confidence (``toolfind.core.confidence``) on the open sets.
 
 Usage (from the repository root; needs the ``bench`` extra, the labelled sets of
-``benchmarks/quality.py``, and the ``semantic`` extra for the fused model)::
+``benchmarks/quality.py``, the ``semantic`` extra for the semantic model and the reranker's
+model, ``toolfind model fetch``, for the meaning model)::
 
-    .venv/bin/python benchmarks/calibrate.py [--data DIR] [--no-semantic] [--no-rerank] [--check]
+    .venv/bin/python benchmarks/calibrate.py [--data DIR] [--check] [--kinds lexical,...]
 
-For every query of seal-tools ``dev``, metatool (every 4th), mcp-open and toolwords it runs the
-first stage as ``SearchIndex.search`` does and takes the features of each of the top 10 hits,
-labelled by whether the hit is relevant. Requests that have no answer are added the honest way:
-each mcp-open and toolwords query against its catalog *without* the namespaces that answer it
-(every hit then is wrong). A logistic regression (each set weighing the same, L2 1e-3) fits the
-weights; then the bias is raised until hits at 0.5 or more are right at least ``--precision``
-(default 0.82, a margin over the 80% promised) of the time over the sets pooled. It prints the
-models to paste into ``toolfind/core/confidence.py`` (``MODELS``) and, per set, the share of
-hits at >= 0.5 that are right, the share of answerable requests with such a hit, and the share
-of requests without an answer that get one (they should not).
+The requests: seal-tools ``dev``, metatool (every 4th), mcp-open and toolwords, each against
+its whole catalog, and the same requests "where nothing fits", the way the issue that asked
+for it measures it: each set's servers (its namespaces; for seal-tools and metatool, whose
+tools have none, each tool) are split in two by a seeded shuffle, each half is indexed on its
+own, and every request is asked of both halves: the half holding its tools answers it, the
+other has no right answer. For each request the best ranked hit of
+``SearchIndex.ranking`` (what ``search`` returns) is a row: its features
+(:func:`toolfind.core.confidence.features`) and whether it is right. A tool the request names
+is confidence 1 and not a row.
+
+A logistic regression (each set weighing the same, L2 1e-3) is fitted under 5-fold
+cross-validation grouped by set and server (a server's requests are never both fitted and
+judged), and the table printed is the held-out one: per set, of the requests with an answer,
+the share whose best hit is confident (>= 0.5) and right among the confident ones ("right")
+and the share with a confident best hit ("covered"); of the requests with no answer, the
+share with a confident best hit (they should not have one). Each fold moves the bias it
+fitted by the rule :func:`shift` states; the models printed (to paste into ``MODELS``) are
+fitted on every row, by the same rule.
 
 ``--check`` fits nothing: it reports the models in ``core/confidence.py`` as they are.
+``--rows PATH`` keeps the collected rows (``PATH.<kind>``) and reuses them; ``--sets
+mcp-open`` (with ``--check``) reports those sets only.
 
-The "rerank" model (when the reranker's model is installed: ``toolfind model fetch``) is
-fitted on the ranking the Python API and serve-mcp give by default: the semantic first stage
-(the lexical one with ``--no-semantic``) re-scored by the rerank stage at its defaults, each
-hit's cosine to the request a feature. It leaves out the ``semantic`` feature, so the one
-model serves a reranked lexical search too. The tools' vectors are kept where
-``benchmarks/quality.py`` keeps them.
+Kinds: ``lexical`` (BM25F), ``semantic`` (fused with the semantic signal), ``meaning`` (the
+Python API's and serve-mcp's default with the model: the semantic first stage and the rerank
+stage with the tools closest in meaning), and, reported with the meaning model,
+``lexical+meaning`` (the command line's ``--rerank``).
 """
 
 from __future__ import annotations
@@ -32,7 +41,10 @@ import argparse
 import math
 import os
 import pickle
+import random
 import sys
+import time
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,103 +60,135 @@ from toolfind.core import confidence  # noqa: E402
 from toolfind.eval.queries import JudgedQuery  # noqa: E402
 from toolfind.store.index import SearchIndex  # noqa: E402
 
-DEPTH = 10
-#: The features each model weighs (``a*b``: the product of two), chosen on these sets: the
-#: products let the first hit's lead and coverage count more than a later hit's.
-_COMMON = (
-    "coverage", "share", "gap", "found", "words", "relcov", "lead", "first", "topgap", "rare",
-    "coverage*share", "share*gap", "first*gap", "relcov*first", "relcov*share", "lead*first",
-    "rare*first",
-)  # fmt: skip
+#: The features each model weighs.
 USED = {
-    "lexical": _COMMON,
-    "semantic": (*_COMMON, "semantic", "semantic*first"),
-    "rerank": (*_COMMON, "rerank", "rerank*first"),
+    "lexical": confidence.LEXICAL_FEATURES,
+    "semantic": (*confidence.LEXICAL_FEATURES, *confidence.SEMANTIC_FEATURES),
+    "meaning": (*confidence.LEXICAL_FEATURES, *confidence.MEANING_FEATURES),
 }
+#: The model each kind of ranking is judged by.
+MODEL_OF = {"lexical": "lexical", "semantic": "semantic", "meaning": "meaning"}
+MODEL_OF["lexical+meaning"] = "meaning"
+KINDS = ("lexical", "semantic", "meaning", "lexical+meaning")
+#: Sets whose halves are halves of real servers (the "nothing fits" targets are theirs).
+SERVER_SETS = ("mcp-open", "toolwords")
+FOLDS = 5
+#: What :func:`shift` holds the bias to: on every set, confident best hits right at least
+#: this often (a margin over the 85% promised) ...
+PRECISION = 0.86
+#: ... and requests about servers not in the index confident at most this often (against 8%).
+NO_ANSWER = 0.07
 
 
 class Row:
-    __slots__ = ("answerable", "features", "label", "query", "rank", "set")
+    """One request's best ranked hit: its features and whether it is right; ``kind``
+    ``full`` (the whole catalog) or ``half``; ``answerable`` False when the index holds
+    none of the request's tools."""
+
+    __slots__ = ("answerable", "features", "group", "kind", "label", "query", "set")
 
     def __init__(
-        self, set_: str, query: str, rank: int, features: dict[str, float], label: bool, ans: bool
+        self,
+        set_: str,
+        kind: str,
+        group: str,
+        query: str,
+        features: dict[str, float] | None,
+        label: bool,
+        answerable: bool,
     ) -> None:
-        self.set, self.query, self.rank, self.features = set_, query, rank, features
-        self.label, self.answerable = label, ans
+        self.set, self.kind, self.group, self.query = set_, kind, group, query
+        self.features, self.label, self.answerable = features, label, answerable
 
 
-def rows_of(
-    name: str, index: SearchIndex, judged: Sequence[JudgedQuery], semantic: bool, answerable: bool
-) -> list[Row]:
-    """Each query's top ``DEPTH`` hits as ``SearchIndex.search`` ranks them (one hit more
-    asked for, as search does: ``SearchIndex.ranking``), with their features, labelled."""
-    signal = index.semantic if semantic else None
-    out = []
-    for q in judged:
-        staged = index.ranking(q.query, DEPTH + 1, signal=signal, stage=index.reranker)
-        relevant = set(q.relevant_ids)
-        ranked = staged.ranked
-        feats = confidence.features(
-            staged.found, [(e[0], e[1]) for e in ranked], staged.semantic, staged.cosines
-        )
-        shown = max(0, DEPTH - len(staged.exact))
-        pairs = list(zip(ranked, feats, strict=True))[:shown]
-        for rank, (entry, row) in enumerate(pairs, len(staged.exact) + 1):
-            out.append(Row(name, q.query, rank, row, entry[0] in relevant, answerable))
-        if not ranked:  # asked, and nothing to be sure of: it counts among the requests
-            out.append(Row(name, q.query, 0, {}, False, answerable))
-    return out
+def group_of(set_name: str, tool: Any) -> str:
+    """A tool's server: its namespace, or the tool itself in a set without namespaces."""
+    return tool.namespace if set_name in SERVER_SETS else tool.name
 
 
-def without_answers(s: open_eval.OpenSet, semantic: bool) -> list[Row]:
-    """Each query of ``s`` against its tools without the namespaces of its relevant tools."""
-    groups: dict[tuple[str, ...], list[JudgedQuery]] = {}
-    for q in s.judged:
-        spaces = tuple(sorted({s.index.tools[d].namespace for d in q.relevant_ids}))
-        groups.setdefault(spaces, []).append(q)
-    out: list[Row] = []
-    matrix = s.index.semantic.matrix if semantic and s.index.semantic is not None else None
-    for spaces, queries in groups.items():
-        kept = [i for i, t in enumerate(s.tools) if t.namespace not in spaces]
-        sub = SearchIndex.build([s.tools[i] for i in kept])
-        if s.index.reranker is not None:
-            attach_reranker(sub)
-        if matrix is not None:
-            from toolfind.store import vectors
-
-            sub.use_semantic(
-                vectors.SemanticSignal(
-                    s.index.semantic.embedder, matrix[kept], s.index.semantic.weight
-                )
-            )
-        labelled = [q.labelled for q in queries]
-        judged = [JudgedQuery(lab, ()) for lab in labelled]
-        out += rows_of(f"{s.name} (no answer)", sub, judged, semantic, False)
-    return out
-
-
-def attach_reranker(index: SearchIndex) -> None:
-    """The rerank stage at its defaults, its tool vectors kept where quality.py keeps them."""
-    from toolfind.store import rerank
-
-    rerank.enable(index, True, root=quality.RERANK_CACHE)
-
-
-def reranker_installed() -> bool:
-    from toolfind.semantic import models
-    from toolfind.store import rerank
-
-    return rerank.runnable() and models.status(models.DEFAULT_MODEL).installed
+def row_of(
+    set_name: str,
+    kind: str,
+    index: SearchIndex,
+    q: JudgedQuery,
+    group: str,
+    semantic: bool,
+    stage: bool,
+    answerable: bool,
+) -> Row | None:
+    """The best ranked hit of ``q`` as ``search`` ranks it; None when the request names a
+    tool (confidence 1)."""
+    staged = index.ranking(
+        q.query,
+        1,
+        signal=index.semantic if semantic else None,
+        stage=index.reranker if stage else None,
+    )
+    if staged.exact:
+        return None
+    if not staged.ranked:  # asked, and nothing to be sure of: it counts among the requests
+        return Row(set_name, kind, group, q.query, None, False, answerable)
+    doc = staged.ranked[0][0]
+    feats = confidence.features(
+        staged.found,
+        [doc],
+        cosines=staged.cosines,
+        nearest=staged.nearest,
+        sims=staged.sims if staged.cosines is None else None,
+    )[0]
+    return Row(set_name, kind, group, q.query, feats, doc in q.relevant_ids, answerable)
 
 
-def collect(sets: Sequence[open_eval.OpenSet], semantic: bool) -> list[Row]:
+def collect(sets: Sequence[open_eval.OpenSet], ranking: str, seed: int = 0) -> list[Row]:
+    """Every row of ``ranking`` (a :data:`KINDS` entry) over the sets, whole and halved."""
+    semantic = ranking in ("semantic", "meaning")
+    stage = ranking in ("meaning", "lexical+meaning")
     rows: list[Row] = []
     for s in sets:
+        t0 = time.perf_counter()
         judged = [q for q in s.judged if s.name != "seal-tools" or q.split == "dev"]
-        rows += rows_of(s.name, s.index, judged, semantic, True)
-        if s.name in ("mcp-open", "toolwords"):
-            rows += without_answers(s, semantic)
+
+        def group(q: JudgedQuery, s: open_eval.OpenSet = s) -> str:
+            return min(group_of(s.name, s.index.tools[d]) for d in q.relevant_ids)
+
+        for q in judged:
+            row = row_of(s.name, "full", s.index, q, group(q), semantic, stage, True)
+            if row is not None:
+                rows.append(row)
+        servers = sorted({group_of(s.name, t) for t in s.tools})
+        random.Random(seed).shuffle(servers)
+        half = {g: i % 2 for i, g in enumerate(servers)}
+        for h in (0, 1):
+            kept = [i for i, t in enumerate(s.tools) if half[group_of(s.name, t)] == h]
+            sub = half_index(s, kept, semantic, stage)
+            new_id = {d: i for i, d in enumerate(kept)}
+            for q in judged:
+                sides = {half[group_of(s.name, s.tools[d])] for d in q.relevant_ids}
+                if len(sides) != 1:  # its tools on both sides: neither question is clean
+                    continue
+                answerable = sides == {h}
+                relevant = tuple(new_id[d] for d in q.relevant_ids) if answerable else ()
+                asked = JudgedQuery(q.labelled, relevant)
+                row = row_of(s.name, "half", sub, asked, group(q), semantic, stage, answerable)
+                if row is not None:
+                    rows.append(row)
+        open_eval.log(f"  {ranking} {s.name}: rows in {time.perf_counter() - t0:.1f}s")
     return rows
+
+
+def half_index(s: open_eval.OpenSet, kept: list[int], semantic: bool, stage: bool) -> SearchIndex:
+    """An index of ``kept`` tools of ``s``, with the signals the ranking needs."""
+    sub = SearchIndex.build([s.tools[i] for i in kept])
+    if semantic:
+        from toolfind.store import vectors
+
+        signal = s.index.semantic
+        sub.use_semantic(
+            vectors.SemanticSignal(signal.embedder, signal.matrix[kept], signal.weight)
+        )
+    if stage:
+        open_eval.attach_reranker_to(sub)
+    return sub
 
 
 def value(row: dict[str, float], name: str) -> float:
@@ -155,7 +199,7 @@ def value(row: dict[str, float], name: str) -> float:
 def matrix(rows: Sequence[Row], used: Sequence[str]) -> Any:
     import numpy as np
 
-    return np.array([[1.0, *(value(r.features, f) for f in used)] for r in rows])
+    return np.array([[1.0, *(value(r.features or {}, f) for f in used)] for r in rows])
 
 
 def fit(
@@ -164,7 +208,7 @@ def fit(
     """Weighted logistic regression by Newton's method (IRLS): each set weighs the same."""
     import numpy as np
 
-    rows = [r for r in rows if r.rank > 0]
+    rows = [r for r in rows if r.features is not None]
     x = matrix(rows, used)
     y = np.array([1.0 if r.label else 0.0 for r in rows])
     counts: dict[str, int] = {}
@@ -185,88 +229,112 @@ def fit(
     return float(beta[0]), {f: float(b) for f, b in zip(used, beta[1:], strict=True)}
 
 
-class Measured:
-    """Per set: its hits' logits under a model, labels, and query ids (numpy arrays)."""
-
-    def __init__(self, rows: Sequence[Row], model: tuple[float, dict[str, float]]) -> None:
-        import numpy as np
-
-        used = list(model[1])
-        self.z = matrix(rows, used) @ np.r_[model[0], [model[1][f] for f in used]]
-        self.y = np.array([r.label for r in rows], dtype=bool)
-        self.sets = sorted({r.set for r in rows})
-        self.set_of = np.array([self.sets.index(r.set) for r in rows])
-        ids: dict[tuple[str, str], int] = {}
-        self.query = np.array([ids.setdefault((r.set, r.query), len(ids)) for r in rows])
-        self.queries = {name: {ids[k] for k in ids if k[0] == name} for name in self.sets}
-        self.hit = np.array([r.rank > 0 for r in rows], dtype=bool)  # rank 0: no hit at all
-
-    def at(self, shift: float = 0.0) -> dict[str, dict[str, float]]:
-        """Per set and pooled: hits at >= 0.5, the share right, the share of (answerable)
-        requests with one, for a set without answers the share of its requests with one."""
-        sure = (self.z + shift >= 0.0) & self.hit
-        out: dict[str, dict[str, float]] = {}
-        for k, name in enumerate([*self.sets, "pooled"]):
-            mask = (self.set_of == k) if name != "pooled" else (self.set_of >= 0)
-            hits = sure & mask
-            asked = (
-                set().union(*(self.queries[n] for n in self.sets if "no answer" not in n))
-                if name == "pooled"
-                else self.queries[name]
-            )
-            with_one = set(self.query[hits].tolist()) & asked
-            out[name] = {
-                "hits>=0.5": float(hits.sum()),
-                "right": float(self.y[hits].mean()) if hits.any() else math.nan,
-                "share": len(with_one) / len(asked) if asked else math.nan,
-            }
-        return out
+def logits(rows: Sequence[Row], model: tuple[float, dict[str, float]]) -> list[float]:
+    """Each row's logit under ``model`` (-inf for a request with no hit)."""
+    used = list(model[1])
+    weights = [model[1][f] for f in used]
+    out = []
+    for r in rows:
+        if r.features is None:
+            out.append(-math.inf)
+            continue
+        out.append(
+            model[0] + sum(w * value(r.features, f) for w, f in zip(weights, used, strict=True))
+        )
+    return out
 
 
-def balanced(m: dict[str, dict[str, float]]) -> tuple[float, float]:
-    """(right, answered) with each answerable set weighing the same: the mean over the sets of
-    the share of their hits at >= 0.5 that are right, and of their requests with one."""
-    sets = [k for k in m if k != "pooled" and "no answer" not in k]
-    right = [m[k]["right"] for k in sets if not math.isnan(m[k]["right"])]
-    answered = [m[k]["share"] for k in sets]
-    return sum(right) / len(right) if right else 0.0, sum(answered) / len(answered)
+def measure(
+    rows: Sequence[Row], z: Sequence[float], shift: float = 0.0
+) -> dict[str, dict[str, float]]:
+    """Per set and kind: right (the share of confident best hits that are right, requests
+    with an answer), covered (the share of requests with an answer whose best hit is
+    confident), and for the halves no_answer (the share of requests without one whose best
+    hit is confident)."""
+    acc: dict[tuple[str, str], list[int]] = {}
+    for r, zi in zip(rows, z, strict=True):
+        sure = zi + shift >= 0.0
+        a = acc.setdefault((r.set, r.kind), [0, 0, 0, 0, 0])
+        if r.answerable:
+            a[0] += 1
+            a[1] += sure
+            a[2] += sure and r.label
+        else:
+            a[3] += 1
+            a[4] += sure
+    out: dict[str, dict[str, float]] = {}
+    for (name, kind), (n, sure, right, unans, unsure) in acc.items():
+        out[f"{name} {kind}"] = {
+            "right": right / sure if sure else math.nan,
+            "covered": sure / n if n else math.nan,
+            "no_answer": unsure / unans if unans else math.nan,
+        }
+    return out
 
 
-def shifted(
-    rows: Sequence[Row], model: tuple[float, dict[str, float]], precision: float
-) -> tuple[float, dict[str, float]]:
-    """The model with the bias (moved by 0.05 steps) that answers the most requests (each
-    set weighing the same) while the hits at >= 0.5 stay right ``precision`` of the time,
-    each set weighing the same, and 80% of the time pooled."""
-    measured = Measured(rows, model)
+def _mean(values: Sequence[float]) -> float:
+    kept = [v for v in values if not math.isnan(v)]
+    return sum(kept) / len(kept) if kept else math.nan
+
+
+def shift(rows: Sequence[Row], z: Sequence[float]) -> float:
+    """The bias shift (0.05 steps) that covers the most requests with an answer (each set
+    weighing the same, whole catalogs) while, on every set, whole or halved, confident best
+    hits are right at least :data:`PRECISION` of the time and, on each of
+    :data:`SERVER_SETS`' halves, requests about servers not in the index get a confident hit
+    at most :data:`NO_ANSWER` of the time: a floor for each kind of request, not an average
+    that one easy set can carry."""
     best: tuple[float, float] | None = None
-    for step in range(-160, 161):
-        m = measured.at(0.05 * step)
-        right, answered = balanced(m)
-        if right >= precision and m["pooled"]["right"] >= 0.8:
-            if best is None or answered > best[0]:
-                best = (answered, 0.05 * step)
-    shift = 0.0 if best is None else best[1]
-    return model[0] + shift, model[1]
+    for step in range(-80, 81):
+        at = 0.05 * step
+        m = measure(rows, z, at)
+        worst = min((v["right"] for v in m.values() if not math.isnan(v["right"])), default=0.0)
+        no_answer = max(
+            (m[f"{n} half"]["no_answer"] for n in SERVER_SETS if f"{n} half" in m), default=0.0
+        )
+        covered = _mean([v["covered"] for k, v in m.items() if k.endswith(" full")])
+        if worst >= PRECISION and no_answer <= NO_ANSWER and (best is None or covered > best[0]):
+            best = (covered, at)
+    return 0.0 if best is None else best[1]
 
 
-def report(name: str, rows: Sequence[Row], model: tuple[float, dict[str, float]]) -> None:
-    m = Measured(rows, model).at()
-    right, answered = balanced(m)
+def fold_of(r: Row) -> int:
+    return zlib.crc32(f"{r.set}|{r.group}".encode()) % FOLDS
+
+
+def cross_validated(rows: Sequence[Row], used: Sequence[str]) -> list[float]:
+    """Each row's logit from a model fitted (and shifted) without its server's rows."""
+    z = [0.0] * len(rows)
+    for k in range(FOLDS):
+        train = [r for r in rows if fold_of(r) != k]
+        model = fit(train, used)
+        model = (model[0] + shift(train, logits(train, model)), model[1])
+        for i, (r, zi) in enumerate(zip(rows, logits(rows, model), strict=True)):
+            if fold_of(r) == k:
+                z[i] = zi
+    return z
+
+
+def report(title: str, rows: Sequence[Row], z: Sequence[float]) -> None:
+    m = measure(rows, z)
+    print(f"\n{title}")
     print(
-        f"\n{name}: each answerable set weighing the same, hits at >= 0.5 right"
-        f" {100 * right:.1f}%, requests with one {100 * answered:.1f}%"
+        "| set | requests with an answer: confident best hit right | covered | no answer: confident |"
     )
-    print("| set | hits >= 0.5 | right | requests with one |")
     print("| --- | --- | --- | --- |")
 
     def pct(x: float) -> str:
         return "" if math.isnan(x) else f"{100 * x:.1f}%"
 
-    for set_name, row in m.items():
-        print(
-            f"| {set_name} | {int(row['hits>=0.5'])} | {pct(row['right'])} | {pct(row['share'])} |"
-        )
+    for name in sorted(m):
+        v = m[name]
+        print(f"| {name} | {pct(v['right'])} | {pct(v['covered'])} | {pct(v['no_answer'])} |")
+    right = _mean([v["right"] for v in m.values()])
+    covered = _mean([v["covered"] for k, v in m.items() if k.endswith(" full")])
+    no_answer = _mean([m[f"{n} half"]["no_answer"] for n in SERVER_SETS if f"{n} half" in m])
+    print(
+        f"| **each set the same** | **{pct(right)}** | **{pct(covered)}** (whole catalogs) | **{pct(no_answer)}** (server halves) |"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -274,55 +342,65 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--data", default=os.environ.get("TOOLFIND_BENCH_DATA") or quality.DEFAULT_DATA
     )
-    parser.add_argument("--no-semantic", action="store_true")
-    parser.add_argument("--no-rerank", action="store_true", help="leave the rerank model out")
     parser.add_argument("--check", action="store_true", help="report the shipped models only")
-    parser.add_argument("--precision", type=float, default=0.82)
-    parser.add_argument(
-        "--rows", default=None, help="keep the collected hits in PATH.<model> and reuse them"
-    )
+    parser.add_argument("--kinds", default=",".join(KINDS), help="which rankings, by comma")
+    parser.add_argument("--rows", default=None, help="keep the rows in PATH.<kind> and reuse them")
+    parser.add_argument("--sets", default=None, help="only these sets, by comma (with --check)")
     args = parser.parse_args(argv)
     data = Path(args.data) if Path(args.data).is_absolute() else (REPO / args.data).resolve()
     problem = quality.missing_requirements(data, quality.DATA_SETS, need_bm25s=False)
     if problem:
         print(f"calibrate.py: {problem}", file=sys.stderr)
         return 1
-    open_eval.log = lambda message: None
+    kinds = [k for k in args.kinds.split(",") if k]
+    if any(MODEL_OF[k] == "meaning" for k in kinds) and not reranker_installed():
+        open_eval.log(
+            "the reranker's model is not installed (toolfind model fetch): no meaning model"
+        )
+        kinds = [k for k in kinds if MODEL_OF[k] != "meaning"]
     sets = open_eval.load_sets(data)
-    if not args.rows:
-        for s in sets:
-            s.build()
-    kinds = ["lexical"] if args.no_semantic else ["lexical", "semantic"]
-    if not args.no_rerank and reranker_installed():
-        kinds.append("rerank")
+    if args.sets:
+        if not args.check:
+            parser.error("--sets reports the shipped models: fitting needs every set")
+        sets = [s for s in sets if s.name in args.sets.split(",")]
     for kind in kinds:
-        semantic = kind != "lexical" and not args.no_semantic
-        cached = args.rows and Path(f"{args.rows}.{kind}")
-        if not (cached and cached.is_file()):
+        cached = Path(f"{args.rows}.{kind}") if args.rows else None
+        if cached is not None and cached.is_file():
+            rows = pickle.loads(cached.read_bytes())
+        else:
             for s in sets:
                 if s.index is None:
                     s.build()
-                if semantic and s.index.semantic is None:
+                if kind in ("semantic", "meaning") and s.index.semantic is None:
                     open_eval.attach_semantic(s)
-                if kind == "rerank":
-                    attach_reranker(s.index)
-        if cached and cached.is_file():
-            rows = pickle.loads(cached.read_bytes())
-        else:
-            rows = collect(sets, semantic)
-            if cached:
+                if "meaning" in kind and s.index.reranker is None:
+                    open_eval.attach_reranker(s)
+            rows = collect(sets, kind)
+            if cached is not None:
                 cached.write_bytes(pickle.dumps(rows))
-        if args.check:
-            if kind in confidence.MODELS:
-                report(f"{kind} (shipped)", rows, confidence.MODELS[kind])
+        name = MODEL_OF[kind]
+        if args.check or kind == "lexical+meaning":
+            report(
+                f"{kind}: the shipped {name!r} model", rows, logits(rows, confidence.MODELS[name])
+            )
             continue
-        model = fit(rows, USED[kind])
-        report(f"{kind} (fitted)", rows, model)
-        model = shifted(rows, model, args.precision)
-        report(f"{kind} (shifted to {args.precision:.0%} right at >= 0.5)", rows, model)
+        report(
+            f"{kind}: held out (5 folds grouped by server)", rows, cross_validated(rows, USED[name])
+        )
+        model = fit(rows, USED[name])
+        model = (model[0] + shift(rows, logits(rows, model)), model[1])
         weights = "".join(f'            "{k}": {v:.4f},\n' for k, v in model[1].items())
-        print(f'    "{kind}": (\n        {model[0]:.4f},\n        {{\n{weights}        }},\n    ),')
+        print(
+            f'\n    "{name}": (\n        {model[0]:.4f},\n        {{\n{weights}        }},\n    ),'
+        )
     return 0
+
+
+def reranker_installed() -> bool:
+    from toolfind.semantic import models
+    from toolfind.store import rerank
+
+    return rerank.runnable() and models.status(models.DEFAULT_MODEL).installed
 
 
 if __name__ == "__main__":

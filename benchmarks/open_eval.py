@@ -3,13 +3,15 @@
 Usage (from the repository root; needs the ``bench`` extra and the labelled sets, see
 ``benchmarks/quality.py``)::
 
-    .venv/bin/python benchmarks/open_eval.py [--semantic] [--params JSON] [--full]
+    .venv/bin/python benchmarks/open_eval.py [--semantic] [--rerank] [--params JSON] [--full]
         [--save NAME] [--against NAME]
 
 One process builds each set's index once and runs every query in it; ``--semantic`` adds the
-fused ranking (tool vectors cached under ``$TMPDIR/toolfind-open-eval``, query vectors
-memoised). metatool is sampled (every 4th query) unless ``--full``. It prints, per set and
-per kind, MRR@10 and NDCG@10; ``--save NAME`` keeps the numbers in that cache directory and
+fused ranking, ``--rerank`` the reranker (``toolfind model fetch``; ``--semantic --rerank``
+is the Python API's default with the model). Vectors are cached under ``benchmarks/_work``
+(tools' and queries'), query vectors memoised. metatool is sampled (every 4th query) unless ``--full``. It prints, per set and
+per kind, MRR@10 and NDCG@10, and in how many requests a hit's confidence rose above the one
+before it (never, if confidence is honest); ``--save NAME`` keeps the numbers in that cache directory and
 ``--against NAME`` prints the change from numbers kept earlier (e.g. today's defaults).
 
 The sets: seal-tools (``dev``, and the test splits, reported only), metatool, mcp-open (by
@@ -21,13 +23,14 @@ written). ``benchmarks/quality.py`` is the full report beside bm25s; this is the
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +44,11 @@ from toolfind.eval.evaluate import Metrics, evaluate  # noqa: E402
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, load_queries, resolve_queries  # noqa: E402
 from toolfind.models import ScoringParams, Tool  # noqa: E402
 
-CACHE = Path(tempfile.gettempdir()) / "toolfind-open-eval"
+CACHE = REPO / "benchmarks" / "_work" / "open-eval"
+#: The reranker's tool vectors (the product's store, keyed by model and text) and the
+#: queries' vectors (one file per set and model).
+RERANK_CACHE = REPO / "benchmarks" / "_work" / "rerank-vectors"
+QUERY_CACHE = REPO / "benchmarks" / "_work" / "query-vectors"
 
 
 @dataclass
@@ -123,11 +130,91 @@ def attach_semantic(s: OpenSet, weight: float | None = None) -> None:
     s.index.use_semantic(vectors.SemanticSignal(emb, matrix, weight))
 
 
+class MemoEncoder:
+    """The reranker's encoder, each query's vector looked up in those embedded beforehand
+    (:func:`attach_reranker`), the rest embedded as they come."""
+
+    def __init__(self, inner: Any, vectors: dict[str, Any]) -> None:
+        self._inner, self._vectors = inner, vectors
+        self._np = inner._np
+        self.dim = inner.dim
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        todo = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if todo:
+            self._vectors.update(zip(todo, self._inner.embed(todo), strict=True))
+        return np.stack([self._vectors[t] for t in texts]) if texts else self._inner.embed([])
+
+    def embed_one(self, text: str) -> Any:
+        found = self._vectors.get(text)
+        if found is None:
+            found = self._vectors[text] = self._inner.embed_one(text)
+        return found
+
+
+def query_vectors(name: str, queries: Sequence[str]) -> dict[str, Any]:
+    """The reranker's vectors of ``queries`` (cached on disk by set and query text)."""
+    import numpy as np
+
+    from toolfind.semantic import models
+    from toolfind.store import rerank
+
+    unique = list(dict.fromkeys(queries))
+    digest = hashlib.sha256("\0".join(unique).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    path = QUERY_CACHE / f"{name}-{models.spec(models.DEFAULT_MODEL).ident}-{digest}.npy"
+    if path.is_file():
+        matrix = np.load(path)
+    else:
+        t0 = time.perf_counter()
+        matrix = rerank.encoder_for(models.DEFAULT_MODEL).embed(unique)
+        QUERY_CACHE.mkdir(parents=True, exist_ok=True)
+        np.save(path, matrix)
+        log(f"  embedded {len(unique)} {name} queries in {time.perf_counter() - t0:.1f}s")
+    return dict(zip(unique, matrix, strict=True))
+
+
+def attach_reranker(s: OpenSet) -> None:
+    """The rerank stage at its defaults on ``s.index``, the queries' vectors embedded once."""
+    from toolfind.semantic import models
+    from toolfind.store import rerank
+
+    encoder = rerank.encoder_for(models.DEFAULT_MODEL)
+    vectors = query_vectors(s.name, [q.query for q in s.judged])
+    if isinstance(encoder, MemoEncoder):
+        encoder._vectors.update(vectors)
+    else:
+        rerank._ENCODERS[models.DEFAULT_MODEL] = MemoEncoder(encoder, vectors)  # type: ignore[assignment]
+    attach_reranker_to(s.index)
+
+
+def attach_reranker_to(index: Any) -> None:
+    """The rerank stage at its defaults on ``index``, its tools' vectors kept in
+    :data:`RERANK_CACHE` (by model and text, as in the product), every tool's embedded first
+    (``rerank.embed_all``): the steady state of serve-mcp and the Python API, whose
+    background embedding gives each tool its vector, and what the closest tools in meaning
+    are looked up among."""
+    from toolfind.store import rerank
+
+    rerank.enable(index, True, root=str(RERANK_CACHE))
+    stage = index.reranker
+    assert stage is not None
+    t0 = time.perf_counter()
+    _, embedded = rerank.embed_all(stage)
+    if embedded:
+        log(f"  embedded {embedded} tools in {time.perf_counter() - t0:.1f}s")
+
+
 def measure(
     sets: Sequence[OpenSet],
     *,
     params: ScoringParams | None = None,
     semantic: bool = False,
+    rerank: bool = False,
     weight: float | None = None,
     transform: Callable[[Any], Any] | None = None,
 ) -> dict[str, dict[str, Metrics]]:
@@ -148,11 +235,42 @@ def measure(
         elif index.semantic is not None:
             index = index.with_params(index.params)
             index.use_semantic(None)
+        if rerank:
+            if s.index.reranker is None:
+                attach_reranker(s)
+            if index.reranker is None:
+                index.use_reranker(s.index.reranker)
+        elif index.reranker is not None:
+            index = index.with_params(index.params)
+            index.use_semantic(s.index.semantic if semantic else None)
+            index.use_reranker(None)
         if transform is not None:
             index = transform(index)
         report = evaluate(index, s.judged, worst=0, depth=10)
         out[s.name] = {"all": report.overall, **report.splits}
     return out
+
+
+class RisingCheck:
+    """An index whose every search is checked: does a hit's confidence ever rise above the
+    one before it (docs/ranking.md, "Confidence")? ``requests`` counts the searches,
+    ``rising`` those where it did."""
+
+    requests = 0
+    rising = 0
+
+    def __init__(self, index: Any) -> None:
+        self._index = index
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        result = self._index.search(*args, **kwargs)
+        sure = [h.confidence for h in result.hits]
+        RisingCheck.requests += 1
+        RisingCheck.rising += any(b > a for a, b in pairwise(sure))
+        return result
 
 
 def headline(name: str, metric: str, results: dict[str, dict[str, Metrics]]) -> float:
@@ -200,6 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--data", default=os.environ.get("TOOLFIND_BENCH_DATA") or quality.DEFAULT_DATA
     )
     parser.add_argument("--semantic", action="store_true", help="the fused ranking")
+    parser.add_argument("--rerank", action="store_true", help="the reranker (its model fetched)")
     parser.add_argument("--weight", type=float, default=None, help="fusion weight")
     parser.add_argument("--params", default=None, help="scoring settings as JSON")
     parser.add_argument("--full", action="store_true", help="every metatool query")
@@ -212,8 +331,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for s in sets:
         s.build(params)
     t0 = time.perf_counter()
-    results = measure(sets, semantic=args.semantic, weight=args.weight)
+    results = measure(
+        sets, semantic=args.semantic, rerank=args.rerank, weight=args.weight, transform=RisingCheck
+    )
     log(f"measured in {time.perf_counter() - t0:.1f}s")
+    log(f"confidence rose down the list in {RisingCheck.rising} of {RisingCheck.requests} requests")
     against = None
     if args.against:
         against = json.loads((CACHE / f"{args.against}.json").read_text())

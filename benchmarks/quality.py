@@ -34,10 +34,13 @@ table.
   maximises the mean of seal-tools ``dev`` NDCG@10, metatool MRR@10 and mcp-open MRR@10 (one
   weight for all: tuned for the kind of query, not the examples). seal-tools test splits never
   influence it.
+- After the table, the grouped cross-validation of ``benchmarks/crossval.py`` (``--no-cv``
+  skips it): each set's number at the default rerank settings, at the settings chosen
+  without the request's servers, and at the settings chosen on the other sets.
 - "toolfind+rerank" (when the model is installed, ``toolfind model fetch``; ``--no-rerank``
   skips it) re-scores toolfind's lexical top 50 with the all-MiniLM-L6-v2 reranker at the
   default weight (``toolfind.core.fusion.RERANK_WEIGHT``) and depth
-  (``toolfind.store.rerank.DEFAULT_DEPTH``); "toolfind+semantic+rerank" re-scores the default
+  (``toolfind.models.RERANK_DEPTH``); "toolfind+semantic+rerank" re-scores the default
   ranking with the semantic extra (the API's and serve-mcp's default). Their deltas are against
   the first stage they re-score. The weight and depth curves (seal-tools dev NDCG@10, metatool
   MRR@10, mcp-open MRR@10) are printed on stderr (``--no-rerank-tune`` skips them; ``--no-tune``
@@ -476,6 +479,7 @@ def rerank_rows(
     and at the best ones (see the module docstring)."""
     from toolfind.core.fusion import RERANK_WEIGHT
     from toolfind.eval import reranking
+    from toolfind.models import RERANK_DEPTH
     from toolfind.semantic import models
     from toolfind.store import rerank
 
@@ -510,7 +514,7 @@ def rerank_rows(
         first = {  # the first stage's metrics, from the same candidates (weight 0)
             n: _split_metrics(cands, 0.0, depth) for n, (_, _, cands) in enumerate(found)
         }
-        settings = [(label, RERANK_WEIGHT, rerank.DEFAULT_DEPTH)]
+        settings = [(label, RERANK_WEIGHT, RERANK_DEPTH)]
         if not args.no_rerank_tune:
             curves = [
                 reranking.grid(
@@ -532,7 +536,7 @@ def rerank_rows(
                     f"  metatool MRR {pct(b)}  mcp-open MRR {pct(c)}"
                 )
             progress(f"{label}: best weight {best_w:g}, depth {best_d}")
-            if (best_w, best_d) != (RERANK_WEIGHT, rerank.DEFAULT_DEPTH):
+            if (best_w, best_d) != (RERANK_WEIGHT, RERANK_DEPTH):
                 settings.append((f"{label} w={best_w:g} d={best_d}", best_w, best_d))
         for row_label, weight, d in settings:
             seal_m, meta_m, mcp_m = (_split_metrics(cands, weight, d) for _, _, cands in found)
@@ -783,6 +787,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="rerank only this many metatool queries (a fixed, evenly spaced sample)",
     )
+    parser.add_argument(
+        "--no-cv", action="store_true", help="skip the grouped cross-validation (crossval.py)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="coordinate-ascent rounds")
     parser.add_argument("--metric", default="ndcg@10", help="metric tune maximises")
     parser.add_argument(
@@ -809,6 +816,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(analysis_experiments(data, params, progress))
         return 0
     print(run(args, progress))
+    if not args.no_cv and not args.no_rerank and not args.no_semantic:
+        sys.path.insert(0, str(REPO / "benchmarks"))
+        import crossval
+        import open_eval
+
+        sets = open_eval.load_sets(data)
+        for s in sets:
+            s.build()
+        print("\nGrouped cross-validation (benchmarks/crossval.py):\n")
+        print(crossval.run(sets, progress))
     return 0
 
 

@@ -373,7 +373,7 @@ class ScoringParams:
 #: The default weights and depth of the signals beyond BM25F (:class:`Signals`), chosen on the
 #: open labelled sets (docs/SEMANTIC.md).
 SEMANTIC_WEIGHT = 0.3
-RERANK_WEIGHT = 0.5
+RERANK_WEIGHT = 0.4
 RERANK_DEPTH = 50
 #: The largest ``rerank_depth``: each candidate is embedded once, so a deeper stage costs
 #: more only while vectors are missing.

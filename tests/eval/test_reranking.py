@@ -11,6 +11,7 @@ from tests.helpers import invoke
 from tests.store.test_rerank import _catalog, _index
 from toolfind.eval import reranking
 from toolfind.eval.queries import JudgedQuery, LabelledQuery
+from toolfind.store.ranking import Pool
 
 
 def _judged(query: str, relevant: int) -> JudgedQuery:
@@ -19,15 +20,15 @@ def _judged(query: str, relevant: int) -> JudgedQuery:
 
 def _candidates(exact: int = 0) -> reranking.Candidates:
     # First stage: 10 > 11 > 12 by score; the reranker likes 12 best.
-    return reranking.Candidates(
-        _judged("q", 12), (10, 11, 12), (3.0, 2.0, 1.0), exact, (0.1, 0.2, 0.9)
-    )
+    entries = [(10, 0.9, 0.0, 0.1), (11, 0.6, 0.0, 0.2), (12, 0.3, 0.0, 0.9)]
+    pool = Pool("q", entries[:exact], entries[exact:], [], [(12, 0.9), (11, 0.2)])
+    return reranking.Candidates(_judged("q", 12), pool, int)
 
 
 def test_ranked_is_the_search_order_at_each_weight_and_depth() -> None:
     found = _candidates()
     assert reranking.ranked(found, 0.0, 50) == [10, 11, 12]
-    assert reranking.ranked(found, 0.7, 50) == [12, 10, 11]  # 0.8, 0.3, 0.2875
+    assert reranking.ranked(found, 0.7, 50) == [12, 10, 11]  # 0.79, 0.348, 0.336
     assert reranking.ranked(_candidates(exact=1), 0.7, 50) == [10, 12, 11]  # named stays first
 
 
@@ -52,12 +53,15 @@ def test_settings_that_score_worse_held_out_are_not_to_be_written() -> None:
 
 def test_candidates_and_search_agree(model: Path) -> None:
     index = _index(None)
+    stage = index.reranker
+    assert stage is not None
+    stage.vectors.of(range(len(index.tools)))
     queries = [_judged("make a folder", 5), _judged("post to slack", 7)]
     found = reranking.candidates(index, queries, 50)
     doc_of = {id(t): i for i, t in enumerate(index.tools)}
     for c in found:
         searched = [doc_of[id(h.tool)] for h in index.search(c.query.query, 10).hits]
-        assert reranking.ranked(c, index.reranker.weight, index.reranker.depth) == searched
+        assert reranking.ranked(c, stage.weight, stage.depth) == searched
 
 
 def test_tune_rerank_learns_and_writes_the_weight_and_depth(model: Path, tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_a_request_nothing_answers_is_not_a_confident_match() -> None:
     assert all(h.confidence < confidence.CONFIDENT for h in rain.hits)
     assert confidence.no_confident_match(max(h.confidence for h in rain.hits))
     # Where a tool does it, it is.
-    fetch = captures().search("fetch the contents of https://example.com as markdown")
+    fetch = captures().search("fetch this web page as markdown")
     assert fetch.hits[0].tool.name == "fetch"
     assert fetch.hits[0].confidence >= confidence.CONFIDENT
     assert confidence.no_confident_match(fetch.hits[0].confidence) == ""

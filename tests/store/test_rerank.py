@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -71,53 +72,20 @@ def _keys(tools: list[Tool]) -> list[bytes]:
     return [text_key(vectors.tool_text(t)) for t in tools]
 
 
-# -- the mix ------------------------------------------------------------------------------------
-
-
-def test_the_mix_is_convex_over_the_candidates() -> None:
-    mixed, factor = fusion.rerank([8.0, 4.0, 2.0], [0.1, 0.5, 0.3], 0.5)
-    assert factor == pytest.approx(0.5 / 8.0)
-    # (1 - w) * score / best + w * (cos - lo) / (hi - lo)
-    assert [m for m, _ in mixed] == pytest.approx([0.5 + 0.0, 0.25 + 0.5, 0.125 + 0.25])
-    assert [c for _, c in mixed] == pytest.approx([0.0, 0.5, 0.25])
-    assert fusion.rerank([3.0], [0.2], 0.5)[0] == [(1.0, 0.5)]  # one candidate: the closest
-    assert fusion.rerank([3.0, 1.0], [0.2, 0.9], 0.0)[0] == [
-        (1.0, 0.0),
-        (pytest.approx(1 / 3), 0.0),
-    ]
-    with pytest.raises(ValueError):
-        fusion.rerank([1.0], [0.1], 1.5)
-
-
-def test_long_requests_get_a_smaller_rerank_weight() -> None:
-    assert fusion.rerank_weight(0.5, "make a folder") == 0.5
-    assert fusion.rerank_weight(0.5, " ".join(["word"] * 12)) == 0.5
-    assert fusion.rerank_weight(0.5, " ".join(["word"] * 24)) == pytest.approx(0.25)
-    assert fusion.rerank_weight(0.5, "") == 0.5
-
-
 # -- search ---------------------------------------------------------------------------------------
 
 
-def test_a_reranked_search_is_as_sure_as_its_calibrated_model_and_the_cosine_counts(
-    model: Path,
-) -> None:
+def test_a_reranked_search_is_as_sure_as_its_calibrated_model(model: Path) -> None:
     from toolfind.core import confidence
 
     index = _index(None)
-    sure = index.search("remember that Ana likes tea", 3)
+    sure = index.search("store an observation about Ana in memory", 3)
     assert [h.name for h in sure.hits][0] == "add_observations"
-    assert sure.hits[0].confidence >= confidence.CONFIDENT  # the reranker agrees
-    lexical = index.search("remember that Ana likes tea", 3, rerank=False)
+    assert sure.hits[0].confidence >= confidence.CONFIDENT  # the model agrees
+    lexical = index.search("store an observation about Ana in memory", 3, rerank=False)
     assert lexical.hits[0].confidence < confidence.CONFIDENT  # words alone are not enough
     assert all(h.confidence < confidence.CONFIDENT for h in sure.hits[1:])
-    # The rerank model weighs the cosine: the same hit, a closer meaning, more sure.
-    row = {"coverage": 0.5, "share": 1.0, "gap": 0.2, "found": 1.0, "words": 1.0, "first": 1.0}
-    far, near = ({**row, "rerank": cosine} for cosine in (0.1, 0.8))
-    rerank_model = confidence.MODELS["rerank"]
-    assert confidence.probability(near, rerank_model) > confidence.probability(far, rerank_model)
-    assert confidence.model_for(semantic=False, rerank=True) is rerank_model
-    assert confidence.model_for(semantic=True, rerank=True) is rerank_model
+    assert all(a.confidence >= b.confidence for a, b in pairwise(sure.hits))
 
 
 def test_reranked_search_puts_the_meaning_first_and_explains_each_share(model: Path) -> None:
@@ -151,26 +119,97 @@ def test_rerank_true_without_a_stage_says_how_to_get_the_model() -> None:
 
 
 @pytest.mark.parametrize(
-    "query", ["", "   ", "😀🎉", "日本語で検索", "zzzz qqqq", "compress " * 120_000]
+    "query",
+    [
+        "",
+        "   ",
+        "😀🎉",
+        "日本語で検索",
+        "zzzz qqqq",
+        "comprss \udcff\udcfe fiel",
+        "compress " * 120_000,
+    ],
 )
 def test_bad_queries_never_crash_the_stage(model: Path, query: str) -> None:
     index = _index(None)
-    result = index.search(query, 5)
+    stage = index.reranker
+    stage.vectors.of(range(len(TOOLS)))
+    result = index.search(query, 5, explain=True)
+    assert all(a.confidence >= b.confidence for a, b in pairwise(result.hits))
     assert all(h.similarity is not None and np.isfinite(h.similarity) for h in result.hits)
 
 
+def _fresh(depth: int) -> SearchIndex:
+    """An index whose stage has a store of its own, empty: only what a query embeds is in it."""
+    index = _index(None, depth=depth)
+    stage = index.reranker
+    assert stage is not None
+    store = vectors.VectorStore(None, stage.model.ident, 384)
+    index.use_reranker(rerank.Reranker(index, stage.model, store, depth=depth))
+    return index
+
+
 def test_the_depth_bounds_what_is_re_scored(model: Path) -> None:
-    shallow = _index(None, depth=1)
-    # One candidate: it is the closest, and nothing below it can overtake it.
-    first = shallow.search("directory", 5, rerank=False).hits[0].tool.name
-    assert shallow.search("directory", 5).hits[0].tool.name == first
-    # Past the depth, hits keep the first stage's order below the re-scored ones, unscored.
-    two = _index(None, depth=2)
+    # No tool's vector is stored yet: the stage re-scores the first stage's top two only
+    # (nothing else is near in meaning yet), the rest keep their order below, unscored.
+    two = _fresh(2)
     first_stage = [h.tool.name for h in two.search("file directory", 5, rerank=False).hits]
     hits = two.search("file directory", 5).hits
     assert sorted(h.tool.name for h in hits[:2]) == sorted(first_stage[:2])
     assert [h.tool.name for h in hits[2:]] == first_stage[2:]
     assert [h.similarity is None for h in hits] == [False, False] + [True] * (len(hits) - 2)
+
+
+def test_the_tools_closest_in_meaning_join_once_the_catalogs_vectors_are_stored(
+    model: Path,
+) -> None:
+    index = _fresh(5)
+    query = "is it going to be wet outside tomorrow"  # no word of the weather tool's
+    assert "get_forecast" not in [h.name for h in index.search(query, 10, rerank=False).hits]
+    before = [h.name for h in index.search(query, 3).hits]
+    assert "get_forecast" not in before  # its vector is not stored: it cannot be found by it
+    stage = index.reranker
+    stage.vectors.of(range(len(TOOLS)))
+    after = index.search(query, 3, explain=True).hits
+    assert after[0].name == "get_forecast"
+    assert sum(r.score for r in after[0].explanation) == pytest.approx(after[0].score)
+    # A request of unknown strings finds nothing by meaning, every vector stored or not.
+    assert index.search("zzzz qqqq", 5).hits == ()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "play some jazz",
+        "list mongo collections",
+        "eslint src/index.ts",
+        "how much disk space is left",
+    ],
+)
+def test_a_request_nothing_fits_gets_no_confident_hit_even_from_the_closest_tool(
+    model: Path, query: str
+) -> None:
+    from toolfind.core import confidence
+
+    index = _index(None)
+    stage = index.reranker
+    stage.vectors.of(range(len(TOOLS)))
+    found = index.search(query, 3)
+    assert found.hits  # the closest tools in meaning are there ...
+    assert all(h.confidence < confidence.CONFIDENT for h in found.hits)  # ... but not sure
+    assert confidence.no_confident_match(found.hits[0].confidence)
+
+
+def test_a_misspelt_request_is_read_by_the_model_as_the_words_read_it(model: Path) -> None:
+    index = _index(None)
+    stage = index.reranker
+    stage.vectors.of(range(len(TOOLS)))
+    found = index.search("comprss this fiel", 3)
+    assert dict(found.corrections) == {"comprss": "compress", "fiel": "file"}
+    assert found.hits[0].name == "compress_file"
+    forms = stage.embed_forms("comprss this fiel", dict(found.corrections))
+    assert forms.shape == (2, 384)  # as written, and as read: the closer of the two counts
+    assert stage.embed_forms("compress this file", {}).shape == (1, 384)
 
 
 # -- stored vectors -----------------------------------------------------------------------------
@@ -261,6 +300,25 @@ def test_search_rerank_on_the_command_line(model: Path, tmp_path: Path) -> None:
     assert hits[0]["name"] == "make_directory" and hits[0]["score"] <= 1.0
     code, out, _ = invoke("search", "make a folder", "-c", catalog, "--rerank", "--explain")
     assert code == 0 and "(context)" in out and "rerank" in out
+
+
+def test_explain_titles_each_hit_with_each_signals_share_of_its_score(
+    model: Path, tmp_path: Path
+) -> None:
+    import re
+
+    catalog = str(_catalog(tmp_path))
+    args = ("search", "make a folder", "-c", catalog, "--explain", "-k", "3")
+    code, out, err = invoke(*args, "--semantic", "--rerank")
+    assert code == 0, err
+    titles = re.findall(
+        r"(\w+): ([\d.]+) = lexical ([\d.]+) \+ semantic ([\d.]+) \+ rerank ([\d.]+)", out
+    )
+    assert len(titles) == 3 and titles[0][0] == "make_directory"
+    for _, score, *shares in titles:
+        assert sum(map(float, shares)) == pytest.approx(float(score), abs=2e-4)
+    code, out, _ = invoke(*args, "--lexical")
+    assert code == 0 and " = lexical" not in out  # one signal: its rows are the score
 
 
 def test_search_rerank_without_the_model_is_one_line_exit_1(tmp_path: Path) -> None:
@@ -407,7 +465,7 @@ def test_a_damaged_model_turns_reranking_off_with_one_warning_and_search_answers
     assert code == 0 and "Traceback" not in err
     assert json.loads(out)["stages"] == ["lexical"]
     assert json.loads(out)["hits"][0]["name"] == "make_directory"
-    (line,) = err.splitlines()
+    (line,) = [said for said in err.splitlines() if said.startswith("Warning")]  # said once
     assert line.startswith(f"Warning: reranking is off: {spoilt} cannot be read (")
     assert line.endswith(
         "(run `toolfind model fetch` to install the model again); results come from the first stage"

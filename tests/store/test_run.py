@@ -93,18 +93,18 @@ def test_signals_resolve_flags_then_environment_then_project_then_user_then_defa
 ) -> None:
     assert for_run().signals == Signals()
     _user_config("rerank = false\nrerank_weight = 0.2\nrerank_depth = 30\nsemantic_weight = 0.1\n")
-    write(Path("toolfind.toml"), "rerank_weight = 0.4\nsemantic = false\n")
-    assert for_run().signals == Signals(False, 0.1, False, 0.4, 30)
+    write(Path("toolfind.toml"), "rerank_weight = 0.6\nsemantic = false\n")
+    assert for_run().signals == Signals(False, 0.1, False, 0.6, 30)
     monkeypatch.setenv("TOOLFIND_RERANK", "true")
     monkeypatch.setenv("TOOLFIND_SEMANTIC", "auto")  # back to the front end's default
-    assert for_run().signals == Signals(None, 0.1, True, 0.4, 30)
+    assert for_run().signals == Signals(None, 0.1, True, 0.6, 30)
     asked = {"rerank": False, "rerank_depth": 7, "semantic_weight": None}
-    assert for_run(signals=asked).signals == Signals(None, 0.1, False, 0.4, 7)
+    assert for_run(signals=asked).signals == Signals(None, 0.1, False, 0.6, 7)
     # What the manifest keeps: the environment's and the files' settings, not the flags'.
     assert for_run(signals=asked).configured == {
         "semantic_weight": 0.1,
         "rerank": True,
-        "rerank_weight": 0.4,
+        "rerank_weight": 0.6,
         "rerank_depth": 30,
     }
 

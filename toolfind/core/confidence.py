@@ -1,31 +1,36 @@
 """Confidence: how sure toolfind is that a hit is what the request asks for, 0..1.
 
 An agent reading the results needs to know when nothing fits ("is it going to rain in Oslo"
-against servers with no weather tool) so that it asks the user instead of calling junk. Each
-hit's confidence is a logistic model of features of the hit and the query (:func:`features`):
+against servers with no weather tool, "play some jazz" against a time server) so that it asks
+the user instead of calling junk. A hit's confidence is a logistic model of what the search
+knows about that hit and the request in absolute terms (:func:`features`):
 
-* ``coverage``: the share of the query's words the hit holds (a typo's correction or a
-  synonym counting by its factor), each word weighted by :func:`word_weight` (a conversational
-  filler such as "going" or "want" counts a quarter: matching only it is no evidence);
-  ``relcov`` the same over the words some tool holds; ``rare`` the same with each word
-  weighted by its rarity (a word few tools hold says more);
-* ``share``: its score over the best score of the query; ``first``: 1 for the best hit;
-* ``gap``: how far it is ahead of the next hit, over the best score (ties are not sure);
-  ``lead`` the log of its score over the next one's; ``topgap`` the best hit's ``gap``;
-* ``found``: the share of the query's words that occur in the catalog at all;
-* ``words``: how many words the query holds (log; long requests cover less of themselves);
-* ``semantic``: with the semantic signal, the hit's normalised similarity (0 without);
-* ``rerank``: the reranker's cosine of the request and the tool, when the rerank stage ran
-  (:data:`MODELS` ``"rerank"``);
+* ``coverage``: the share of the request's words the hit holds (a typo's correction or a
+  synonym counting by its factor), each word by :func:`word_weight` (a conversational filler
+  such as "going" or "want" counts a quarter); ``rare`` the same with each word weighted by
+  its rarity (a word few tools hold says more, a word no tool holds the most);
+* ``found``: the share of the request's words found in the catalog at all; ``missing`` the
+  rarity-weighted share found nowhere (an app or product name no tool mentions: "list mongo
+  collections" against servers without MongoDB);
+* ``words``: how many words the request holds (log);
+* with the reranker's model (:data:`MODELS` ``"meaning"``): ``cos``, the model's cosine of
+  the request and the tool, and ``cosgap``, how far it is above the closest *other* tool of
+  the catalog (the whole catalog's vectors, not the other candidates);
+* with the semantic signal alone (``"semantic"``): ``sim``, its cosine of the two.
 
-and products of two of them (``a*b``), which let the best hit's lead and coverage count more
-than a later hit's.
+None of them is a scale relative to the other candidates (a score over the best one, a lead
+over the next hit): a lone candidate is judged on what it holds, not on being alone. The
+model is fitted on each request's best hit, so it reads as "the chance this hit is right if
+it were the one called"; down a result list, a hit's confidence is at most the one above it
+(:func:`of_hits`): the list is ranked by the fused score, which ranks better than the
+confidence model does (docs/ranking.md, "Confidence"), and confidence never rises down it.
 
 The weights are fitted by ``benchmarks/calibrate.py`` on the open sets (seal-tools dev,
-metatool, mcp-open, toolwords) together with requests that have no answer (mcp-open's queries
-against the catalog without the servers that answer them), and then shifted so that hits at
-0.5 or more are right at least 80% of the time: docs/ranking.md ("Confidence") has the
-numbers and how to re-run it. A tool the query names (an exact hit) has confidence 1.
+metatool, mcp-open, toolwords), each weighing the same, with requests that have no answer
+made the honest way (half of a set's servers indexed, the requests about the other half
+asked), under cross-validation grouped by server; the bias is then moved so that confident
+hits stay right and requests without an answer rarely get one: docs/ranking.md
+("Confidence calibration") has the numbers. A tool the query names has confidence 1.
 
 Pure and cheap: the warm path computes it for the hits it prints (only :mod:`math`).
 """
@@ -55,85 +60,53 @@ WEAK_WORDS = frozenset(
 #: What a filler counts for in ``coverage``, against 1 for any other word.
 WEAK_WEIGHT = 0.25
 
+#: The features :func:`features` gives, by the signals they need.
+LEXICAL_FEATURES = ("coverage", "rare", "found", "missing", "words")
+MEANING_FEATURES = ("cos", "cosgap")
+SEMANTIC_FEATURES = ("sim",)
+
 #: Per model: the bias, then a weight per feature (a missing one is 0). "lexical" ranks by
-#: words, "semantic" fuses the semantic signal; "rerank" is chosen whenever the rerank stage
-#: re-scored the hits (over either first stage: it does not weigh ``semantic``). Fitted by
+#: words, "semantic" with the semantic signal, "meaning" whenever the reranker's model scored
+#: the hits (with or without the semantic signal: it does not weigh ``sim``). Fitted by
 #: benchmarks/calibrate.py.
 MODELS: dict[str, tuple[float, Mapping[str, float]]] = {
     "lexical": (
-        -10.9338,
+        -7.0103,
         {
-            "coverage": 0.7616,
-            "share": 2.5630,
-            "gap": 1.1895,
-            "found": 0.7823,
-            "words": 1.8084,
-            "relcov": 0.4983,
-            "lead": -0.5714,
-            "first": 0.7065,
-            "topgap": 0.4579,
-            "rare": 0.6681,
-            "coverage*share": 1.2931,
-            "share*gap": 1.2124,
-            "first*gap": 0.5089,
-            "relcov*first": 0.3575,
-            "relcov*share": 1.0238,
-            "lead*first": 0.2823,
-            "rare*first": 0.7321,
+            "coverage": 3.5203,
+            "rare": 3.2026,
+            "found": 0.2587,
+            "missing": -0.2006,
+            "words": 1.4549,
         },
     ),
     "semantic": (
-        -11.7968,
+        -6.8431,
         {
-            "coverage": 0.7015,
-            "share": 2.3591,
-            "gap": 1.0654,
-            "found": 0.5232,
-            "words": 1.7243,
-            "relcov": 0.5364,
-            "lead": -0.5853,
-            "first": 0.1918,
-            "topgap": 0.4093,
-            "rare": 0.6869,
-            "coverage*share": 1.1931,
-            "share*gap": 1.1636,
-            "first*gap": 0.6093,
-            "relcov*first": 0.2971,
-            "relcov*share": 1.0997,
-            "lead*first": 0.8567,
-            "rare*first": 0.4093,
-            "semantic": 1.7068,
-            "semantic*first": 0.8500,
+            "coverage": 2.6302,
+            "rare": 2.4955,
+            "found": -0.4552,
+            "missing": 0.0876,
+            "words": 1.1220,
+            "sim": 4.9347,
         },
     ),
-    "rerank": (
-        -10.8944,
+    "meaning": (
+        -5.9976,
         {
-            "coverage": 0.5341,
-            "share": 2.6727,
-            "gap": 1.1423,
-            "found": 0.2038,
-            "words": 1.6879,
-            "relcov": 0.4754,
-            "lead": 1.0551,
-            "first": 0.7198,
-            "topgap": 0.1125,
-            "rare": 0.4866,
-            "coverage*share": 1.1084,
-            "share*gap": 1.1258,
-            "first*gap": 0.4399,
-            "relcov*first": 0.3195,
-            "relcov*share": 1.1284,
-            "lead*first": 0.5422,
-            "rare*first": 0.3478,
-            "rerank": 1.6846,
-            "rerank*first": 1.1762,
+            "coverage": 2.6181,
+            "rare": 2.3498,
+            "found": -0.2479,
+            "missing": -0.1990,
+            "words": 1.1463,
+            "cos": 3.3461,
+            "cosgap": 2.6062,
         },
     ),
 }
 #: Confidence of a tool the query names.
 EXACT = 1.0
-#: A hit at this confidence or more is a confident match (calibrated: right 4 times in 5).
+#: A hit at this confidence or more is a confident match (calibrated: docs/ranking.md).
 CONFIDENT = 0.5
 
 
@@ -176,55 +149,70 @@ def found_share(found: Found) -> float:
 
 def features(
     found: Found,
-    hits: Sequence[tuple[int, float]],
-    semantic: Sequence[float] | None = None,
-    rerank: Sequence[float] | None = None,
+    docs: Sequence[int],
+    *,
+    cosines: Sequence[float] | None = None,
+    nearest: Sequence[tuple[int, float]] = (),
+    sims: Sequence[float] | None = None,
 ) -> list[dict[str, float]]:
-    """The features of each ranked hit ``(doc, score)`` (best first) of a search; ``semantic``
-    each hit's normalised similarity and ``rerank`` a reranker's cosine, when there are."""
-    if not hits:
+    """The features of each hit ``docs`` (tool ids) of a search: the request's words each
+    holds, and with the reranker's model each one's ``cosines`` (and ``nearest``, the
+    catalog's two tools closest to the request, ``(tool id, cosine)``, for ``cosgap``), with
+    the semantic signal alone its ``sims``."""
+    if not docs:
         return []
     words = _words(found)
     weights = {w: word_weight(w) for w in words}
     total = sum(weights.values())
     rarity = _rarity(found, words)
     rare_total = sum(rarity.values())
-    known = found_share(found)
-    top = hits[0][1] or 1.0
-    shared = {"found": known, "words": math.log1p(total)}
+    anywhere = _found_factors(found)
+    shared = {
+        "found": found_share(found),
+        "missing": (
+            1.0 - sum(rarity[w] * anywhere.get(w, 0.0) for w in words) / rare_total
+            if rare_total
+            else 0.0
+        ),
+        "words": math.log1p(total),
+    }
     out = []
-    for i, (doc, score) in enumerate(hits):
+    for i, doc in enumerate(docs):
         held = _held(found, doc)
-        covered = sum(weights[w] * held.get(w, 0.0) for w in words) / total if total else 0.0
-        following = hits[i + 1][1] if i + 1 < len(hits) else 0.0
-        share = score / top
         row = {
-            "coverage": covered,
-            "share": share,
-            "gap": max(0.0, score - following) / top,
-            **shared,
-            "semantic": semantic[i] if semantic is not None else 0.0,
-            "rerank": rerank[i] if rerank is not None else 0.0,
-            "relcov": covered / known if known else 0.0,
-            "lead": min(MAX_LEAD, math.log(score / following)) if following > 0 else MAX_LEAD,
-            "first": 1.0 if i == 0 else 0.0,
+            "coverage": (
+                sum(weights[w] * held.get(w, 0.0) for w in words) / total if total else 0.0
+            ),
             "rare": (
                 sum(rarity[w] * held.get(w, 0.0) for w in words) / rare_total if rare_total else 0.0
             ),
+            **shared,
         }
+        if cosines is not None:
+            cos = cosines[i]
+            other = next((c for d, c in nearest if d != doc), None)
+            row["cos"] = cos
+            row["cosgap"] = cos - other if other is not None else 0.0
+        if sims is not None:
+            row["sim"] = sims[i]
         out.append(row)
-    top_gap = out[0]["gap"]
-    for row in out:
-        row["topgap"] = top_gap
     return out
 
 
-#: ``lead`` (the log of a hit's score over the next one's) is capped here.
-MAX_LEAD = 3.0
 #: ``rare`` weighs a word by ``log(1 + RARITY_SCALE / (tools holding it + 0.5))``: a word
 #: few tools hold says more (a fixed scale: the weight depends on the word, not on the size
 #: of the catalog).
 RARITY_SCALE = 5000.0
+
+
+def _found_factors(found: Found) -> dict[str, float]:
+    """Each query word found in some tool, by its best factor (1 as written, less for a
+    typo's correction or a synonym)."""
+    best: dict[str, float] = {}
+    for _, matched, factor, *_ in found.matched:
+        for word in matched.split(" "):  # a synonym of a phrase answers each of its words
+            best[word] = max(best.get(word, 0.0), factor)
+    return best
 
 
 def _held(found: Found, doc: int) -> dict[str, float]:
@@ -235,7 +223,7 @@ def _held(found: Found, doc: int) -> dict[str, float]:
         docs = postings[0]
         i = bisect_left(docs, doc)
         if i < len(docs) and docs[i] == doc:
-            for word in words.split(" "):  # a synonym of a phrase answers each of its words
+            for word in words.split(" "):
                 if factor > best.get(word, 0.0):
                     best[word] = factor
     return best
@@ -251,11 +239,12 @@ def _rarity(found: Found, words: Sequence[str]) -> dict[str, float]:
     return {w: word_weight(w) * math.log1p(RARITY_SCALE / (fewest.get(w, 0) + 0.5)) for w in words}
 
 
-def model_for(semantic: bool, rerank: bool) -> tuple[float, Mapping[str, float]]:
-    """The calibrated model for the signals a search has: a reranker's when one is given and
-    calibrated, else the semantic one with the semantic signal, else the lexical one."""
-    if rerank and "rerank" in MODELS:
-        return MODELS["rerank"]
+def model_for(semantic: bool, meaning: bool) -> tuple[float, Mapping[str, float]]:
+    """The calibrated model for the signals a search has: the meaning one when the
+    reranker's model scored the hits, else the semantic one with the semantic signal, else
+    the lexical one."""
+    if meaning:
+        return MODELS["meaning"]
     return MODELS["semantic" if semantic else "lexical"]
 
 
@@ -272,29 +261,39 @@ def probability(row: Mapping[str, float], model: tuple[float, Mapping[str, float
             z += w * row.get(name, 0.0)
     if z < -40.0:
         return 0.0
+    if z > 40.0:
+        return 1.0
     return 1.0 / (1.0 + math.exp(-z))
 
 
 def of_hits(
     found: Found,
-    ranked: Sequence[tuple[int, float]],
+    ranked: Sequence[Sequence[Any]],
     *,
     exact: int = 0,
-    semantic: Sequence[float] | None = None,
-    rerank: Sequence[float] | None = None,
+    cosines: Sequence[float] | None = None,
+    nearest: Sequence[tuple[int, float]] = (),
+    sims: Sequence[float] | None = None,
 ) -> list[float]:
     """The confidence of each hit of a search: ``exact`` tools the query names first (each
-    :data:`EXACT`), then the ``ranked`` ones ``(doc, score)``, best first, as the search
-    returns them (``semantic`` and ``rerank``: their signals, when there are)."""
-    model = model_for(semantic is not None, rerank is not None)
-    rows = features(found, ranked, semantic, rerank)
-    return [EXACT] * exact + [round(probability(row, model), 4) for row in rows]
+    :data:`EXACT`), then the ``ranked`` ones (entries whose first item is the tool id), best
+    first, as the search returns them (``cosines``, ``nearest``, ``sims``: the signals that ran, as :func:`features`
+    takes them). A hit's confidence is at most the one above it: it never rises down a list."""
+    model = model_for(sims is not None, cosines is not None)
+    docs = [int(entry[0]) for entry in ranked]
+    rows = features(found, docs, cosines=cosines, nearest=nearest, sims=sims)
+    out = [EXACT] * exact
+    ceiling = EXACT
+    for row in rows:
+        ceiling = min(ceiling, round(probability(row, model), 4))
+        out.append(ceiling)
+    return out
 
 
 def probe(limit: int) -> int:
-    """How many hits a search showing ``limit`` ranks: one more, as the last shown hit's
-    lead over the next is part of its confidence."""
-    return limit + 1 if limit > 0 else 0
+    """How many hits a search showing ``limit`` ranks: as many (a hit's confidence needs no
+    hit below it)."""
+    return max(0, limit)
 
 
 def finish(
@@ -318,13 +317,14 @@ def finish(
 
 
 class Ranking:
-    """:meth:`toolfind.store.index.SearchIndex.ranking`'s answer: the first stage's ``found`` (terms, typos,
-    agreement), the ``exact`` and ``ranked`` hits, each ``(tool id, score, semantic part,
-    rerank part, cosine or None)``, the fused scores' ``scale`` and the rerank ``mix`` (for
-    ``--explain``), and each ranked hit's ``semantic`` similarity and rerank ``cosines`` when
-    those signals ran."""
+    """:meth:`toolfind.store.index.SearchIndex.ranking`'s answer: the first stage's ``found``
+    (terms, typos, agreement), the ``exact`` and ``ranked`` hits, each ``(tool id, score,
+    semantic part, rerank part, cosine or None)``, the lexical contributions' ``scale`` and the
+    rerank ``mix`` (for ``--explain``), and the raw signals of the ranked hits for their
+    confidence: the semantic signal's cosines ``sims`` (when it ran), the reranker's
+    ``cosines`` and the catalog's ``nearest`` tools to the request (when it ran)."""
 
-    __slots__ = ("cosines", "exact", "found", "mix", "ranked", "scale", "semantic")
+    __slots__ = ("cosines", "exact", "found", "mix", "nearest", "ranked", "scale", "sims")
 
     def __init__(
         self,
@@ -333,19 +333,27 @@ class Ranking:
         ranked: Sequence[tuple[Any, ...]],
         scale: float,
         mix: tuple[float, float],
-        semantic: list[float] | None,
+        sims: list[float] | None,
         cosines: list[float] | None,
+        nearest: Sequence[tuple[int, float]] = (),
     ) -> None:
         self.found, self.exact, self.ranked = found, exact, ranked
-        self.scale, self.mix, self.semantic, self.cosines = scale, mix, semantic, cosines
+        self.scale, self.mix, self.sims, self.cosines = scale, mix, sims, cosines
+        self.nearest = nearest
+
+    @property
+    def semantic(self) -> list[float] | None:
+        """The semantic signal's cosine of each ranked hit, when it ran."""
+        return self.sims
 
     def confidences(self) -> list[float]:
-        """Each hit's confidence, exact hits first (:func:`toolfind.core.confidence.of_hits`,
-        from every signal that ran)."""
+        """Each hit's confidence, exact hits first (:func:`of_hits`, from every signal that
+        ran; with the reranker's model, the semantic signal's cosine is not weighed)."""
         return of_hits(
             self.found,
-            [(e[0], e[1]) for e in self.ranked],
+            self.ranked,
             exact=len(self.exact),
-            semantic=self.semantic,
-            rerank=self.cosines,
+            cosines=self.cosines,
+            nearest=self.nearest,
+            sims=self.sims if self.cosines is None else None,
         )

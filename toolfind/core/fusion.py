@@ -28,7 +28,7 @@ return noise instead of an honest empty result.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from toolfind.models import RERANK_WEIGHT as RERANK_WEIGHT
@@ -137,6 +137,9 @@ def fuse(
 #: Requests of up to this many words get the reranker's full weight; a longer one gets
 #: ``weight * RERANK_FULL_WORDS / words`` (:func:`rerank_weight`).
 RERANK_FULL_WORDS = 12
+#: The tools closest in meaning to a request (by the reranker's cosine over the whole
+#: catalog) that join the first stage's candidates.
+NEAREST = 30
 
 
 def rerank_weight(weight: float, query: str) -> float:
@@ -152,25 +155,56 @@ def rerank_weight(weight: float, query: str) -> float:
     return weight if words <= RERANK_FULL_WORDS else weight * RERANK_FULL_WORDS / words
 
 
-def rerank(
-    scores: Sequence[float], cosines: Sequence[float], weight: float
-) -> tuple[list[tuple[float, float]], float]:
-    """The rerank stage's mix of the first stage's ``scores`` of its candidates with the
-    reranker's ``cosines`` (query and tool vectors), a convex mix over the candidates:
+def lexical_share(score: float, best: float, coverage: float) -> float:
+    """A BM25F score on the scale of a fused one: ``score / best * coverage**2`` (the
+    lexical part of :func:`mix` at weight 0), so that a request whose words the catalog
+    mostly lacks leaves the decision to meaning."""
+    return score / best * coverage**COVERAGE_POWER if best > 0.0 else 0.0
 
-        final = (1 - w) * score / best  +  w * (cos - lo) / (hi - lo)
 
-    ``best`` the best first-stage score of the candidates, ``lo``/``hi`` their least and
-    greatest cosine (min-max over the candidates: the closest gets 1; when all are equal,
-    each gets 1). Returns each candidate's (final score, its reranker part) and the factor
-    ``(1 - w) / best`` that turns a first-stage score into its share of the final one."""
+def blend(
+    first: Sequence[float], cosines: Sequence[float], best_cosine: float, weight: float
+) -> list[tuple[float, float]]:
+    """The rerank stage's score of each candidate: its first-stage score on the fused scale
+    (``first``: :func:`mix`'s, or :func:`lexical_share`'s without the semantic signal, in
+    [0, 1]) mixed with the reranker's cosine of the request and the tool:
+
+        final = (1 - w) * first  +  w * max(0, cos) / best_cosine
+
+    ``best_cosine`` is the greatest cosine over the catalog (the closest tool gets the whole
+    weight). Neither part is stretched over the candidates: a request whose words match
+    little keeps a small lexical part (coverage), so the closest tools in meaning, which the
+    stage adds to the candidates (:data:`NEAREST`), can pass the lexical ones. Returns each
+    candidate's (final score, its meaning part)."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"rerank weight must be in [0, 1], not {weight}")
-    best = max(scores, default=0.0)
-    lo, hi = min(cosines, default=0.0), max(cosines, default=0.0)
-    factor = (1.0 - weight) / best if best > 0.0 else 0.0
     out = []
-    for score, cos in zip(scores, cosines, strict=True):
-        context = weight * ((cos - lo) / (hi - lo) if hi > lo else 1.0)
-        out.append((max(0.0, score) * factor + context, context))
-    return out, factor
+    for score, cos in zip(first, cosines, strict=True):
+        meaning = weight * min(1.0, max(0.0, cos) / best_cosine) if best_cosine > 0.0 else 0.0
+        out.append(((1.0 - weight) * max(0.0, score) + meaning, meaning))
+    return out
+
+
+def as_read(query: str, corrections: Mapping[str, str]) -> str:
+    """``query`` with each word the search read as another (a typo: ``corrections`` maps the
+    word, case-folded, to what it was read as) replaced by it, for the reranker's model to
+    read the request as the words did ("lsit my gitea repos" -> "list my gitea repos")."""
+    if not corrections:
+        return query
+    out = []
+    word: list[str] = []
+
+    def flush() -> None:
+        if word:
+            text = "".join(word)
+            out.append(corrections.get(text.casefold(), text))
+            word.clear()
+
+    for ch in query:
+        if ch.isalnum() or ch == "_":
+            word.append(ch)
+        else:
+            flush()
+            out.append(ch)
+    flush()
+    return "".join(out)

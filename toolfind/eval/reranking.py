@@ -1,25 +1,27 @@
 """The rerank stage's settings measured on labelled queries: its weight and depth.
 
 ``toolfind eval`` reports the settings in use, ``toolfind tune --rerank`` learns them here,
-and ``benchmarks/quality.py`` reports the curves. Each query's first-stage candidates (at the
-deepest depth tried) and their cosines to the query are computed once
-(:meth:`toolfind.store.rerank.Reranker.cosines`); every (weight, depth) is then a re-sort of
-those numbers by :func:`toolfind.core.fusion.rerank`, exactly what a search with those
-settings returns: the grid costs one query embedding per query, not one per setting.
+and ``benchmarks/quality.py`` reports the curves. Each query's candidates (the first stage's
+at the deepest depth tried, and the tools closest in meaning) and their cosines to the query
+are computed once (:meth:`toolfind.store.index.SearchIndex.rerank_pool`); every (weight,
+depth) is then :func:`toolfind.store.ranking.order` of those numbers, exactly what a search
+with those settings returns: the grid costs one query embedding per query, not one per
+setting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolfind.core import fusion
+from toolfind.errors import ModelError
 from toolfind.eval.evaluate import CUTOFF, METRICS, Metrics, metric_name, query_metrics
 from toolfind.eval.queries import JudgedQuery
 
 if TYPE_CHECKING:
     from toolfind.store.index import SearchIndex
+    from toolfind.store.ranking import Pool
 
 #: Weights and depths ``tune --rerank`` tries.
 WEIGHTS: tuple[float, ...] = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -28,14 +30,12 @@ DEPTHS: tuple[int, ...] = (10, 20, 30, 50, 100)
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """One query's first-stage candidates: (doc, score, exact) best first, and each one's
-    cosine to the query."""
+    """One query's candidates for the stage (a :class:`toolfind.store.ranking.Pool`) and the
+    index's order of ties."""
 
     query: JudgedQuery
-    docs: tuple[int, ...]
-    scores: tuple[float, ...]
-    exact: int  # how many of the first are exact-name hits
-    cosines: tuple[float, ...]
+    pool: Pool
+    tie_key: Callable[[int], Any]
 
 
 def candidates(
@@ -44,45 +44,34 @@ def candidates(
     depth: int,
     vectors: Mapping[str, Any] | None = None,
 ) -> list[Candidates]:
-    """Each query's first ``depth`` first-stage candidates (``index``'s ranking without the
-    rerank stage) and their cosines, by the stage attached to ``index`` (the queries
-    embedded in batches first, unless their ``vectors`` are given)."""
-    stage = index.reranker
-    assert stage is not None, "the rerank stage must be attached"
-    doc_of = {id(tool): i for i, tool in enumerate(index.tools)}
+    """Each query's candidates at ``depth`` (the first stage of ``index``, with the
+    semantic signal when one is attached, and the tools closest in meaning) and their
+    cosines, by the stage attached to ``index`` (the queries embedded in batches first,
+    unless their ``vectors`` are given)."""
+    attached = index.reranker
+    assert attached is not None, "the rerank stage must be attached"
+    stage = attached.with_settings(depth=depth)
     if vectors is None:
         vectors = stage.embed_queries([q.query for q in queries])
     out = []
     for q in queries:
-        hits = index.search(q.query, depth, rerank=False).hits
-        docs = tuple(doc_of[id(h.tool)] for h in hits)
-        cosines = tuple(stage.cosines(q.query, docs, vectors[q.query])) if docs else ()
-        out.append(
-            Candidates(
-                q,
-                docs,
-                tuple(h.score for h in hits),
-                sum(1 for h in hits if h.match == "exact"),
-                cosines,
-            )
+        staged = index.rerank_pool(
+            q.query, max(CUTOFF, depth), signal=index.semantic, stage=stage, known=vectors
         )
+        if staged.pool is None:  # the model failed (said once): there is nothing to measure
+            raise ModelError(f"the reranker's model {stage.model.name} failed")
+        out.append(Candidates(q, staged.pool, index.tie_key))
     return out
 
 
 def ranked(found: Candidates, weight: float, depth: int) -> list[int]:
-    """The doc ids a search would return (top 10) with the stage at ``weight`` and ``depth``:
-    exact hits first in their order, then the first ``depth`` others by the mixed score,
-    then the rest in the first stage's order (``Reranker.run``). ``found`` must hold the
-    first stage's top ``max(10, depth)`` where it has them."""
-    n = min(found.exact + depth, len(found.docs))
-    if n == 0:
-        return []
-    weight = fusion.rerank_weight(weight, found.query.query)
-    mixed, _ = fusion.rerank(found.scores[:n], found.cosines[:n], weight)
-    head = list(found.docs[: found.exact])
-    reranked = sorted(range(found.exact, n), key=lambda i: -mixed[i][0])
-    tail = list(found.docs[n:])
-    return (head + [found.docs[i] for i in reranked] + tail)[:CUTOFF]
+    """The doc ids a search would return (top 10) with the stage at ``weight`` and ``depth``
+    (:func:`toolfind.store.ranking.order`). ``found`` must hold the first stage's top
+    ``max(10, depth)`` where it has them."""
+    from toolfind.store.ranking import order
+
+    exact, rest, _ = order(found.pool, weight, depth, found.tie_key)
+    return [e[0] for e in (*exact, *rest)][:CUTOFF]
 
 
 def metrics(found: Sequence[Candidates], weight: float, depth: int) -> Metrics:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Any, TypeAlias
 
-    from toolfind.models import Category, Finding, SearchResult, Similar, Tool
+    from toolfind.models import Category, Finding, SearchResult, Similar, TermContribution, Tool
 
     #: A table cell or a line: text, or pieces of text some of which are styled.
     Cell: TypeAlias = str | Sequence[str | "Styled"]
@@ -117,8 +117,22 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
             for c in hit.explanation
         ]
         headers = ("term", "field", "tf", "idf", "length norm", "weight", "score")
-        title = f"{hit.tool.qualified_name}: {hit.score:.4f}, confidence {hit.confidence:.2f}"
+        title = f"{hit.tool.qualified_name}: {hit.score:.4f}{_shares(hit.explanation)}"
+        title += f", confidence {hit.confidence:.2f}"
         out.table(headers, rows, title=title, key=0, drop=(4, 3, 2, 5))
+
+
+def _shares(rows: Sequence[TermContribution]) -> str:
+    """Each signal's share of a hit's score, when more than the words' ran: `` = lexical
+    0.3100 + semantic 0.1000 + rerank 0.4000`` (the stages' names, as ``stages`` says them;
+    a row's field names its signal, every other row is a word's)."""
+    shares = {"lexical": 0.0}
+    for c in rows:
+        signal = c.field if c.field in ("semantic", "rerank") else "lexical"
+        shares[signal] = shares.get(signal, 0.0) + c.score
+    if len(shares) == 1:
+        return ""
+    return " = " + " + ".join(f"{name} {share:.4f}" for name, share in shares.items())
 
 
 def records(keys: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from toolfind.semantic.minilm import Encoder
+
 #: The model: name, and the version of the package whose wheel carries its files. Both are part
 #: of the cache key of stored tool vectors (a different model or version is a different file).
 MODEL_NAME = "wordllama-l2_supercat-256"
@@ -206,8 +208,9 @@ def _word_known(tokenizer: Any, word: str) -> bool:
     return False
 
 
-def knows_a_word(embedder: Embedder, query: str) -> bool:
-    """Whether ``query`` holds a content word the model knows (:func:`_word_known`; not a
+def knows_a_word(embedder: Embedder | Encoder, query: str) -> bool:
+    """Whether ``query`` holds a content word the model (either: its tokenizer) knows
+    (:func:`_word_known`; not a
     stop word, three letters or more). The rule that keeps a query of unknown
     words (``zzzz qqqq``) from returning the nearest tools as if they matched."""
     from toolfind.core.analysis import STOP_WORDS

@@ -48,11 +48,13 @@ from toolfind.store.columns import KeyedIds, StringTable, ToolTable, pack, unpac
 # typing costs a warm command a good part of its start-up: only the type checker reads it.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
     from toolfind.core.search import Matched, TermPostings
     from toolfind.models import MatchKind
     from toolfind.store.learned import Learned
+    from toolfind.store.ranking import FirstStage
     from toolfind.store.rerank import Reranker
     from toolfind.store.vectors import SemanticSignal
 
@@ -447,8 +449,10 @@ class SearchIndex:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
                 explanation += learning.explained(found.learned, doc) if match != "exact" else ()
-                if signal is not None:
-                    explanation = signal.explained(explanation, scale, part)
+                if signal is not None or stage is not None:
+                    from toolfind.store.ranking import explained
+
+                    explanation = explained(explanation, scale, part, signal)
                 if stage is not None:
                     explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, sure, similarity)
@@ -478,38 +482,31 @@ class SearchIndex:
         signal: SemanticSignal | None = None,
         stage: Reranker | None = None,
     ) -> confidence.Ranking:
-        """What :meth:`search` ranks before it says how sure each hit is and cuts: at most
-        ``limit`` hits of ``query``, by the first stage (BM25F with typos, synonyms and action
-        agreement, or fused with the semantic ``signal``), then re-scored by the rerank
-        ``stage`` when given (which takes its candidates from the first stage and cuts
-        itself). ``benchmarks/calibrate.py`` fits the confidence models on it."""
-        first_limit, first_min = (
-            (limit, min_score) if stage is None else (max(limit, stage.depth), None)
-        )
-        exact: Sequence[tuple[Any, ...]]
-        ranked: Sequence[tuple[Any, ...]]
-        if signal is None:
-            found = searching.run(self, query, first_limit, keep=keep, min_score=first_min)
-            exact = [(d, score, 0.0) for d, score in found.exact]
-            ranked = [(d, score, 0.0) for d, score in found.ranked]
-            scale = 1.0
-        else:
-            found, exact, ranked, scale = signal.run(self, query, first_limit, keep, first_min)
-        sims: dict[int, float] = {}
-        if signal is not None:  # each first-stage hit's similarity, before a reranker reorders
-            sims = dict(zip([e[0] for e in ranked], signal.similarities(ranked), strict=True))
-        mix, cosines = (0.0, 0.0), None
-        if stage is not None:
-            reranked = stage.run(self, query, exact, ranked, limit, min_score)
-            if reranked is None:  # the model failed: off now, the first stage answers
-                return self.ranking(query, limit, keep=keep, min_score=min_score, signal=signal)
-            exact, ranked, mix = reranked
-            cosines = [0.0 if e[4] is None else e[4] for e in ranked]
-        else:
-            exact = [(*e, 0.0, None) for e in exact]
-            ranked = [(*e, 0.0, None) for e in ranked]
-        semantic = None if signal is None else [sims.get(e[0], 0.0) for e in ranked]
-        return confidence.Ranking(found, exact, ranked, scale, mix, semantic, cosines)
+        """What :meth:`search` ranks before it says how sure each hit is: at most ``limit``
+        hits of ``query`` by the first stage (BM25F, or fused with the semantic ``signal``)
+        and the rerank ``stage`` (:func:`toolfind.store.ranking.rank`).
+        ``benchmarks/calibrate.py`` fits the confidence models on it."""
+        from toolfind.store import ranking as stages  # not on the warm path's import list
+
+        return stages.rank(self, query, limit, keep, min_score, signal, stage)
+
+    def rerank_pool(
+        self,
+        query: str,
+        limit: int,
+        *,
+        keep: Callable[[int], bool] | None = None,
+        min_score: float | None = None,
+        signal: SemanticSignal | None = None,
+        stage: Reranker | None = None,
+        known: Mapping[str, Any] | None = None,
+    ) -> FirstStage:
+        """The first stage of :meth:`ranking` and, with the rerank ``stage``, its candidates
+        (:func:`toolfind.store.ranking.first_stage`): ``eval``/``tune`` try the stage's
+        settings on them."""
+        from toolfind.store import ranking as stages
+
+        return stages.first_stage(self, query, limit, keep, min_score, signal, stage, known)
 
     def use_semantic(self, signal: SemanticSignal | None) -> None:
         """Fuse the semantic signal (over this index's tools) into every search from now on;

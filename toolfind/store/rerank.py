@@ -1,10 +1,12 @@
 """The rerank stage: the first stage's top candidates re-scored by a sentence transformer.
 
 After the first stage (BM25F, or BM25F fused with the semantic signal) has ranked the
-catalog, :class:`Reranker` takes its top ``depth`` candidates (50 by default), embeds the
-query once with all-MiniLM-L6-v2 (:mod:`toolfind.semantic.minilm`), and mixes each
-candidate's first-stage score with its cosine similarity to the query
-(:func:`toolfind.core.fusion.rerank`). A candidate's vector comes from the one vector store
+catalog, :class:`Reranker` takes its top ``depth`` candidates (50 by default) and the tools
+closest in meaning over the whole catalog (:meth:`Reranker.pool`: ``ToolVectors.nearest``
+over the stored vectors), embeds the request once with all-MiniLM-L6-v2
+(:mod:`toolfind.semantic.minilm`), and mixes each candidate's first-stage score with its
+cosine similarity to the request (:func:`toolfind.store.ranking.order`,
+:func:`toolfind.core.fusion.blend`). A candidate's vector comes from the one vector store
 (:mod:`toolfind.store.vectors`: by model and tool text, shared by every index holding the
 tool); one not stored yet is embedded then (a query's missing candidates in one batch) and
 stored.
@@ -30,7 +32,7 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import util as _util
 
 from toolfind.core import fusion
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
 
     from toolfind.models import TermContribution
     from toolfind.semantic.minilm import Encoder
+    from toolfind.store.ranking import Pool
     from toolfind.store.vectors import Catalog
 
     Warn = Callable[[str], None]
@@ -172,51 +175,116 @@ class Reranker:
         """The query's unit vector by the stage's model (raises as :func:`encoder_for`)."""
         return encoder_for(self.model.name).embed_one(query)
 
-    def run(
+    def with_settings(self, weight: float | None = None, depth: int | None = None) -> Reranker:
+        """The same stage (its vectors shared) at another weight or depth: ``eval`` and
+        ``tune`` try several."""
+        other = Reranker.__new__(Reranker)
+        other.model, other.vectors, other.embedding = self.model, self.vectors, None
+        other.weight = self.weight if weight is None else weight
+        other.depth = self.depth if depth is None else depth
+        other.background, other._warn, other._off = False, self._warn, self._off
+        other._lock = self._lock
+        return other
+
+    def pool(
         self,
-        index: Catalog,
         query: str,
+        corrections: Mapping[str, str],
         exact: Sequence[Sequence[Any]],
         ranked: Sequence[Sequence[Any]],
-        limit: int,
-        min_score: float | None,
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[float, float]] | None:
-        """Re-score the first stage's ``exact`` and ``ranked`` entries (``(doc, score)`` or
-        ``(doc, score, semantic part)``): the exact ones and the first ``depth`` ranked ones
-        get the mix; ranked ones past the depth (a search asking for more hits than the
-        depth) keep their order below them, as if their similarity were the lowest. Returns
-        (exact, ranked, factor), each entry ``(doc, score, semantic part, rerank part,
-        cosine or None)``, exact hits first in their order, the ranked by (-score, name), at
-        most ``limit`` in all, those below ``min_score`` dropped; and the mix: (the factor that
-        turns a first-stage score's part into its share of the final score, the weight used
-        for this query: :func:`toolfind.core.fusion.rerank_weight`), for ``--explain``.
-        None when the model failed meanwhile (the stage is then off: :meth:`turn_off`)."""
+        first_score: Callable[[int], tuple[float, float]],
+        keep: Callable[[int], bool] | None = None,
+        known: Mapping[str, Any] | None = None,
+    ) -> Pool | None:
+        """The request's candidates (:class:`toolfind.store.ranking.Pool`): the first stage's
+        ``exact`` and first ``depth`` ``ranked`` entries (``(doc, score on the fused scale,
+        semantic part)``), and the :data:`toolfind.core.fusion.NEAREST` tools closest in
+        meaning among those ``keep`` accepts (``first_score`` gives their (score, semantic
+        part)), each with its cosine to the request: the greater of the request's as written
+        and as the search read it (its typos' ``corrections``), embedded in one batch (but
+        those ``known``: text to vector). The closest tools are the catalog's stored vectors'
+        (``ToolVectors.nearest``); they join only when the request holds a word the model
+        knows: a request of unknown strings finds nothing by meaning. None when the model
+        failed meanwhile (the stage is then off: :meth:`turn_off`)."""
+        from toolfind.semantic import knows_a_word
+        from toolfind.store.ranking import Pool
+
         if self.background:
             self.background = False
             embed_in_background(self)
-        head = list(exact) + list(ranked[: self.depth])
-        docs = [int(e[0]) for e in head]
-        if not docs or limit <= 0:
-            return [], [], (0.0, self.weight)
+        head = [*exact, *ranked[: self.depth]]
         try:
-            cosines = self.cosines(query, docs)
+            forms = self.embed_forms(query, corrections, known)
+            cos = self._cosines([int(e[0]) for e in head], forms)
+            knows = knows_a_word(encoder_for(self.model.name), query)
         except (ModelError, ModelUnavailable, ValueError) as exc:
             self.turn_off(str(exc))
             return None
-        weight = fusion.rerank_weight(self.weight, query)
-        mixed, factor = fusion.rerank([float(e[1]) for e in head], cosines, weight)
-        entries: list[tuple[Any, ...]] = [
-            (doc, final, _part(e) * factor, context, cos)
-            for doc, e, (final, context), cos in zip(docs, head, mixed, cosines, strict=True)
-        ]
-        entries += [
-            (int(e[0]), max(0.0, float(e[1])) * factor, _part(e) * factor, 0.0, None)
-            for e in ranked[self.depth :]
-        ]
-        out_exact = entries[: len(exact)][:limit]
-        rest = [e for e in entries[len(exact) :] if min_score is None or e[1] >= min_score]
-        rest.sort(key=lambda e: (-e[1], index.tie_key(e[0])))
-        return out_exact, rest[: max(0, limit - len(out_exact))], (factor, weight)
+        entries = [(int(e[0]), float(e[1]), _part(e), c) for e, c in zip(head, cos, strict=True)]
+        tail = [(int(e[0]), float(e[1]), _part(e)) for e in ranked[self.depth :]]
+        # Closest tools enough that NEAREST are left beside the candidates at any depth up to
+        # this one (``order`` leaves out those among them): eval's grid over depths ranks as
+        # a search at each depth would.
+        named = {e[0] for e in entries[: len(exact)]}
+        wanted = fusion.NEAREST + len(entries) - len(named) if knows else 0
+        near, nearest = self._near(forms, wanted, named, first_score, keep)
+        return Pool(query, entries[: len(exact)], entries[len(exact) :], near, nearest, tail)
+
+    def _near(
+        self,
+        forms: Any,
+        wanted: int,
+        taken: set[int],
+        first_score: Callable[[int], tuple[float, float]],
+        keep: Callable[[int], bool] | None,
+    ) -> tuple[list[tuple[int, float, float, float]], list[tuple[int, float]]]:
+        """The ``wanted`` tools closest to the request (``forms``: its vectors, one a row)
+        among the catalog's stored vectors, leaving out those ``taken`` and those ``keep``
+        refuses, each ``(doc, first-stage score, semantic part, cosine)``; and the catalog's
+        two closest ``(doc, cosine)`` (the confidence's margin: the whole catalog's, not the
+        filtered one's)."""
+        vectors = self.vectors
+        closest = vectors.nearest(forms, max(2, wanted + len(taken)))
+        nearest = closest[:2]
+        chosen = [(d, c) for d, c in closest if d not in taken and (keep is None or keep(d))]
+        if len(chosen) < wanted and len(closest) > len(chosen):  # a filter left too few
+            chosen = vectors.nearest(
+                forms, wanted, lambda d: d not in taken and (keep is None or keep(d))
+            )
+        near = [(d, *first_score(d), c) for d, c in chosen[:wanted]]
+        return near, nearest
+
+    def embed_forms(
+        self, query: str, corrections: Mapping[str, str], known: Mapping[str, Any] | None = None
+    ) -> Any:
+        """The request's vectors, as written and (when a typo was read as another word) as
+        read, one row each: those not ``known`` already (``eval`` embeds its queries
+        beforehand) embedded in one batch. Raises ValueError when the model gives a vector
+        that is not finite."""
+        import numpy as np
+
+        read = fusion.as_read(query, corrections)
+        forms = [query] if read == query else [query, read]
+        have = known or {}
+        todo = [f for f in forms if f not in have]
+        fresh = dict(zip(todo, encoder_for(self.model.name).embed(todo), strict=True))
+        out = np.stack([have[f] if f in have else fresh[f] for f in forms]).astype(np.float32)
+        if not stored.sound(out).all():
+            raise ValueError(f"the model {self.model.name} gives vectors that are not finite")
+        return out
+
+    def _cosines(self, docs: Sequence[int], forms: Any) -> list[float]:
+        """Each tool's cosine to the request: the greatest over the request's ``forms``; the
+        tools' vectors from the store (the missing ones embedded in one batch and stored)."""
+        if not docs:
+            return []
+        import numpy as np
+
+        # einsum, not ``@``: OpenBLAS's threads cost a busy machine tens of milliseconds for
+        # a product this small (docs/SEMANTIC.md).
+        sims = np.einsum("ij,kj->ik", self.vectors.of(docs), forms)
+        result: list[float] = sims.max(axis=1).tolist()
+        return result
 
     def cosines(self, query: str, docs: Sequence[int], query_vector: Any = None) -> list[float]:
         """The cosine similarity of ``query`` to each of ``docs``: the query embedded once
@@ -226,12 +294,10 @@ class Reranker:
         import numpy as np
 
         qv = self.embed_query(query) if query_vector is None else query_vector
-        if not stored.sound(np.asarray(qv, dtype=np.float32)[None, :]).all():
+        form = np.asarray(qv, dtype=np.float32).reshape(1, -1)
+        if not stored.sound(form).all():
             raise ValueError(f"the model {self.model.name} gives vectors that are not finite")
-        # einsum, not ``@``: OpenBLAS's threads cost a busy machine tens of milliseconds for
-        # a product this small (docs/SEMANTIC.md).
-        result: list[float] = np.einsum("ij,j->i", self.vectors.of(docs), qv).tolist()
-        return result
+        return self._cosines(docs, form)
 
     def embed_queries(self, queries: Sequence[str]) -> dict[str, Any]:
         """The vectors of many queries, embedded in batches of similar length (much faster
@@ -247,10 +313,10 @@ class Reranker:
         cosine: float,
     ) -> tuple[TermContribution, ...]:
         """A reranked hit's explanation: the first stage's rows, each scaled to its share of
-        the final score, then one ``rerank`` row (term ``(context)``, ``tf`` the normalised
-        similarity, ``idf`` the cosine, ``weight`` the rerank weight used for the query)
-        holding the reranker's share. The rows add up to the hit's score. ``mix`` is what
-        :meth:`run` returned with the hits."""
+        the final score, then one ``rerank`` row (term ``(context)``, ``tf`` the meaning
+        part over the weight, ``idf`` the cosine, ``weight`` the rerank weight used for the
+        query) holding the meaning's share. The rows add up to the hit's score. ``mix`` is
+        what :func:`toolfind.store.ranking.order` returned with the hits."""
         from toolfind.models import TermContribution
 
         factor, weight = mix

@@ -572,13 +572,18 @@ class ToolVectors:
         self, vector: Any, k: int, keep: Callable[[int], bool] | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` tools whose stored vectors are closest to ``vector`` (a unit vector of
-        the model), by cosine, closest first (ties by tool id), among the enabled tools
-        ``keep`` keeps: one matrix product over the catalog (einsum: OpenBLAS's threads cost
-        a busy machine more than the product)."""
+        the model, or several, one a row: a tool's cosine is then its greatest), by cosine,
+        closest first (ties by tool id), among the enabled tools ``keep`` keeps: one matrix
+        product over the catalog (einsum: OpenBLAS's threads cost a busy machine more than
+        the product)."""
         matrix, have = self.stored()
         if k <= 0 or not have.any():
             return []
-        sims = np.einsum("ij,j->i", matrix, np.asarray(vector, dtype=np.float32))
+        query = np.asarray(vector, dtype=np.float32)
+        if query.ndim == 1:
+            sims = np.einsum("ij,j->i", matrix, query)
+        else:
+            sims = np.einsum("ij,kj->ik", matrix, query).max(axis=1)
         if not have.all():
             sims[~have] = -np.inf
         n, want = len(sims), min(len(sims), k * 4)
