@@ -114,6 +114,37 @@ class ListChanged:
             await self._event.wait()
 
 
+class Seen:
+    """Records notifications, log messages or anything else a client is handed; ``wait``
+    returns the first that matches, once it has arrived (within ``timeout``)."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._changed = anyio.Event()
+
+    async def __call__(self, item: Any) -> None:
+        self.items.append(item)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait(self, predicate: Any, timeout: float = 60.0) -> Any:
+        with anyio.fail_after(timeout):
+            while True:
+                for item in self.items:
+                    if predicate(item):
+                        return item
+                await self._changed.wait()
+
+    def count(self, predicate: Any) -> int:
+        return sum(1 for item in self.items if predicate(item))
+
+    async def wait_count(self, predicate: Any, count: int, timeout: float = 60.0) -> None:
+        """Return once ``count`` matching items have arrived."""
+        with anyio.fail_after(timeout):
+            while self.count(predicate) < count:
+                await self._changed.wait()
+
+
 class Records(logging.Handler):
     """Log lines, with a way to wait for one."""
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -20,7 +19,7 @@ import pytest
 from mcp import Client
 
 from tests.serve.support import structured
-from toolfind.backends.seam import NOT_STARTED, BackendStatus
+from toolfind.backends.seam import NOT_STARTED, BackendStatus, NoBackends
 from toolfind.models import Source, Tool
 from toolfind.serve.options import ServeOptions
 from toolfind.serve.server import Discovery
@@ -38,21 +37,13 @@ PING = Tool(
 )
 
 
-class Arriving:
+class Arriving(NoBackends):
     """Backends in memory: one server, ``late``, connecting until `connect` is called."""
 
     def __init__(self) -> None:
         self.up = anyio.Event()
         self.listener: Callable[[], None] | None = None
         self._tools: list[Tool] = []
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        return None
 
     def connect(self) -> None:
         self._tools = [PING]
@@ -69,7 +60,9 @@ class Arriving:
     def route(self, name: str) -> tuple[str, str] | None:
         return ("late", "ping") if self.serves(name) else None
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], progress: Any = None, *, lane: Any = None
+    ) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(text="pong")])
 
     def status(self) -> Mapping[str, BackendStatus]:
@@ -79,9 +72,6 @@ class Arriving:
 
     async def wait_settled(self) -> None:
         await self.up.wait()
-
-    def release(self) -> None:
-        return None
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         self.listener = listener

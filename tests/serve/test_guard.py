@@ -28,7 +28,9 @@ class OddBackends(FakeBackends):
     """``weather__forecast`` answers a text holding a lone surrogate; ``weather__alerts``
     fails with an exception no layer expects, naming a secret."""
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], progress: Any = None, *, lane: Any = None
+    ) -> types.CallToolResult:
         self.calls.append((name, dict(arguments)))
         if name == "weather__alerts":
             raise RuntimeError("GET http://u:guard-S3cret@h.example/x?token=guard-S3cret failed")

@@ -279,6 +279,17 @@ def environment(work: Path) -> dict[str, str]:
     return {**server_env(work), "PATH": os.environ.get("PATH", ""), "LEAKY_TOKEN": OWN_TOKEN}
 
 
+async def failed_call(client: Client, name: str, arguments: dict[str, Any] | None = None) -> str:
+    """What a call that fails says: a tool error's text, or the backend's JSON-RPC error
+    (passed on whole)."""
+    try:
+        result = await client.call_tool(name, arguments or {})
+    except MCPError as exc:
+        return f"{exc.error.code} {exc.error.message} {json.dumps(exc.error.data)}"
+    assert result.is_error, name
+    return text_of(result)
+
+
 async def everything_serve_mcp_says(work: Path, servers_file: Path) -> tuple[list[str], str]:
     """Every result and error of a session that lists, asks for the categories and calls every
     tool (each fails), and serve-mcp's whole stderr at debug level."""
@@ -320,12 +331,11 @@ async def everything_serve_mcp_says(work: Path, servers_file: Path) -> tuple[lis
                 ("http_ok", ("refuse", "hang")),
             ):
                 for tool in tools:
-                    result = await client.call_tool(f"{name}__{tool}", {})
-                    said.append(text_of(result))
-                    assert result.is_error, (name, tool)
+                    said.append(await failed_call(client, f"{name}__{tool}"))
             for name in details:
-                result = await client.call_tool("proxy_call_tool", {"name": f"{name}__refuse"})
-                said.append(text_of(result))
+                said.append(
+                    await failed_call(client, "proxy_call_tool", {"name": f"{name}__refuse"})
+                )
             said.append((await client.list_resources()).model_dump_json())
             said.append((await client.list_prompts()).model_dump_json())
             try:

@@ -8,8 +8,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -31,7 +30,7 @@ from toolfind.serve.state import LiveIndex
 pytestmark = pytest.mark.anyio
 
 
-class FakeBackends:
+class FakeBackends(NoBackends):
     """A backend layer in memory: one server 'weather' with two tools."""
 
     def __init__(self, *, hang: bool = False, fail: bool = False) -> None:
@@ -58,17 +57,6 @@ class FakeBackends:
             ),
         ]
 
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
-
     def tools(self) -> Sequence[Tool]:
         return tuple(self._tools)
 
@@ -79,7 +67,9 @@ class FakeBackends:
         found = next((t for t in self._tools if t.name == name), None)
         return None if found is None else ("weather", found.aliases[0] if found.aliases else name)
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], progress: Any = None, *, lane: Any = None
+    ) -> types.CallToolResult:
         self.calls.append((name, dict(arguments)))
         if self.hang:
             await anyio.sleep_forever()
@@ -94,12 +84,6 @@ class FakeBackends:
 
     def set_listener(self, listener: Callable[[], None]) -> None:
         self.listener = listener
-
-    async def wait_settled(self) -> None:
-        return None
-
-    def release(self) -> None:
-        return None
 
 
 def make_server(
@@ -242,17 +226,18 @@ async def test_search_tools_says_plainly_when_no_hit_is_a_confident_match(
     ("arguments", "expected"),
     [
         ({"query": "   "}, "'query' is empty"),
-        ({}, "the argument 'query' is required"),
-        ({"query": 5}, "'query' must be a string"),
-        ({"query": "x", "limit": 0}, "'limit' must be a whole number from 1 to 100"),
-        ({"query": "x", "limit": "ten"}, "'limit' must be a whole number"),
+        ({}, "at $: 'query' is a required property"),
+        ({"query": 5}, "at $.query: 5 is not of type 'string'"),
+        ({"query": "x", "limit": 0}, "at $.limit: 0 is less than the minimum of 1"),
+        ({"query": "x", "limit": 101}, "at $.limit: 101 is greater than the maximum of 100"),
+        ({"query": "x", "limit": "ten"}, "at $.limit: 'ten' is not of type 'integer'"),
         (
             {"query": "x", "namespace": "nope"},
             "Unknown namespace 'nope'. Valid namespaces: files, git.",
         ),
-        ({"query": "x", "tags": 3}, "'tags' must be an array of strings"),
-        ({"query": "x", "include_schema": "yes"}, "'include_schema' must be true or false"),
-        ({"q": "x"}, "unknown argument 'q'. Valid arguments: query, limit, namespace, tags"),
+        ({"query": "x", "tags": 3}, "at $.tags: 3 is not of type 'array'"),
+        ({"query": "x", "include_schema": "yes"}, "'yes' is not of type 'boolean'"),
+        ({"query": "x", "q": "x"}, "Additional properties are not allowed ('q' was unexpected)"),
     ],
 )
 async def test_search_tools_bad_arguments_are_tool_errors_that_say_how_to_fix_them(
@@ -499,7 +484,7 @@ async def test_call_tool_refuses_non_object_arguments_and_meta_tools(client: Cli
     text = error_text(
         await client.call_tool("proxy_call_tool", {"name": "read_file", "arguments": []})
     )
-    assert "'arguments' must be an object" in text
+    assert "at $.arguments: [] is not of type 'object'" in text
     text = error_text(await client.call_tool("proxy_call_tool", {"name": "proxy_search_tools"}))
     assert "is a meta-tool" in text
 

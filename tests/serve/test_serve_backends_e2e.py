@@ -27,6 +27,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.backends.support import wait_for_state
 from tests.helpers import BACKENDS
 from tests.serve.support import (
     ListChanged,
@@ -311,13 +312,13 @@ async def test_a_backend_that_keeps_failing_is_given_up_then_restarted_by_an_edi
         async with BackendPool(
             [spec], backoff_initial=0.01, backoff_max=0.02, max_attempts=3, errlog=errlog
         ) as pool:
-            await pool.wait_for_state("flaky", "failed")
+            await wait_for_state(pool, "flaky", "failed")
             status = pool.status()["flaky"]
             assert not status.available and status.detail == "exited with status 3"
             assert not pool.serves("flaky__echo")  # never listed: it never started
             fixed.write_text("", encoding="utf-8")
             pool.update([replace(spec, args=(*spec.args[:-1], f"{spec.args[-1]} --banner"))])
-            await pool.wait_for_state("flaky", "ready")
+            await wait_for_state(pool, "flaky", "ready")
             assert pool.serves("flaky__echo")
 
 
@@ -333,19 +334,28 @@ async def test_a_broken_servers_file_edit_keeps_the_servers_running(tmp_path: Pa
             with anyio.fail_after(WAIT):
                 async with pool, anyio.create_task_group() as tg:
                     tg.start_soon(pool.watch_servers, 0.05)
-                    await pool.wait_for_state("one", "ready")
+                    await wait_for_state(pool, "one", "ready")
+                    # An entry broken by an edit: skipped, and its server keeps running.
                     servers.write_text('{"mcpServers": {"one": {}}}', encoding="utf-8")
+                    await records.wait_for("server 'one' skipped")
+                    assert pool.status()["one"].state == "ready"
+                    # A file broken as a whole: the change is ignored.
+                    servers.write_text('{"mcpServers": ', encoding="utf-8")
                     await records.wait_for("servers file change ignored")
                     assert pool.status()["one"].state == "ready"
                     write_servers(servers, {"two": server()})
                     await records.wait_for("server 'one' removed; stopping it")
                     assert set(pool.status()) == {"two"}
-                    await pool.wait_for_state("two", "ready")
+                    await wait_for_state(pool, "two", "ready")
                     tg.cancel_scope.cancel()
     finally:
         log.removeHandler(records)
-    (message,) = [m for m in records.messages if "servers file change ignored" in m]
-    assert message.endswith("mcpServers.one: needs a command (stdio server) or a url (HTTP server)")
+    (skipped,) = [m for m in records.messages if "server 'one' skipped" in m]
+    assert skipped.endswith(
+        "mcpServers.one: server 'one' skipped: needs a command (stdio server) or a url (HTTP server)"
+    )
+    (ignored,) = [m for m in records.messages if "servers file change ignored" in m]
+    assert "invalid JSON" in ignored
 
 
 async def test_an_answer_over_the_limits_is_a_clear_error_and_the_backend_keeps_serving(
@@ -356,7 +366,7 @@ async def test_an_answer_over_the_limits_is_a_clear_error_and_the_backend_keeps_
         async with BackendPool(
             [spec], max_result_bytes=1024, max_message_bytes=64 * 1024, errlog=errlog
         ) as pool:
-            await pool.wait_for_state("b", "ready")
+            await wait_for_state(pool, "b", "ready")
             with pytest.raises(
                 BackendError, match=r"^server 'b' answered 'big' with more than 1 KiB; "
             ):

@@ -21,6 +21,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from toolfind.backends.defaults import GATEWAY_ENV
+
 __all__ = ["Launch", "LineSplitter", "MessageTooLarge", "bounded_stdio_client", "environment"]
 
 logger = logging.getLogger("toolfind.backends")
@@ -90,9 +92,10 @@ INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 
 def environment(declared: Mapping[str, str]) -> dict[str, str]:
-    """A POSIX backend's whole environment: `INHERITED` from toolfind's, then ``declared``."""
+    """A POSIX backend's whole environment: `INHERITED` from toolfind's, then ``declared``,
+    then the marker that tells a serve-mcp it would be its own backend (`defaults.GATEWAY_ENV`)."""
     inherited = {k: v for k in INHERITED if (v := os.environ.get(k)) and not v.startswith("()")}
-    return inherited | dict(declared)
+    return inherited | dict(declared) | {GATEWAY_ENV: str(os.getpid())}
 
 
 @asynccontextmanager
@@ -212,7 +215,7 @@ async def _start(launch: Launch, errlog: TextIO | None, groups: Any) -> Any:
         return await spawn(
             command=await executable(launch.command),
             args=list(launch.args),
-            env=sdk.get_default_environment() | dict(launch.env),
+            env=sdk.get_default_environment() | dict(launch.env) | {GATEWAY_ENV: str(os.getpid())},
             errlog=errlog or sys.stderr,
             cwd=launch.cwd,
         )
@@ -235,7 +238,10 @@ async def _sdk_client(
     if process is not None:
         await _stop_group(process, groups)
     params = sdk.StdioServerParameters(
-        command=launch.command, args=list(launch.args), env=dict(launch.env), cwd=launch.cwd
+        command=launch.command,
+        args=list(launch.args),
+        env=dict(launch.env) | {GATEWAY_ENV: str(os.getpid())},
+        cwd=launch.cwd,
     )
     async with sdk.stdio_client(params, errlog=errlog or sys.stderr) as streams:
         yield streams

@@ -7,8 +7,10 @@ errors that name no secret. A middleware, outermost in the SDK server's chain.
   (``caf\\xe9.json``); anything else that makes the result unusable becomes a JSON-RPC
   error for that request alone.
 * A JSON-RPC error's message (the SDK's, a backend's passed on, an exception's text) goes
-  through `toolfind.backends.redact`. An unexpected exception is logged (the log filter
-  redacts its traceback) and answered as an internal error with its redacted first line.
+  through `toolfind.backends.redact`; its data loses every secret the servers files declare
+  but keeps its shape (a backend's -32042 names the URL its user must open, query and all).
+  An unexpected exception is logged (the log filter redacts its traceback) and answered as an
+  internal error with its redacted first line.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 
-from toolfind.backends.redact import redact
+from toolfind.backends.redact import redact, redact_values
 from toolfind.output.text import encodable, render_text
 
 __all__ = ["Guard", "encodable_result"]
@@ -67,9 +69,9 @@ class Guard:
 
 
 def _redacted(value: Any) -> Any:
-    """A JSON value with each string `redact`-ed (and encodable)."""
+    """A JSON value with each string's secrets masked (`redact_values`; encodable)."""
     if isinstance(value, str):
-        return redact(render_text(value))
+        return redact_values(render_text(value))
     if isinstance(value, list):
         return [_redacted(item) for item in value]
     if isinstance(value, dict):
