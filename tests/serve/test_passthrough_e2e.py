@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from tests.helpers import BACKENDS
-from tests.serve.support import Seen, http_server, server_env
+from tests.serve.support import ACCEPT, INITIALIZE, Seen, http_server, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
@@ -240,21 +240,8 @@ async def test_a_lan_client_is_accepted_by_an_allowed_host_name_and_others_refus
     async with http_server(tmp_path, *args, bind="0.0.0.0:0") as url:
         port = url.rsplit(":", 1)[1].removesuffix("/mcp")
         local = f"http://127.0.0.1:{port}/mcp"
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-            "Authorization": "Bearer s3cret",
-        }
+        body = INITIALIZE
+        headers = {**ACCEPT, "Authorization": "Bearer s3cret"}
         async with httpx2.AsyncClient() as http:
             allowed = await http.post(
                 local, json=body, headers={**headers, "Host": f"mybox.lan:{port}"}

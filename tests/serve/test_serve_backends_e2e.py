@@ -30,6 +30,7 @@ from mcp.client.stdio import stdio_client
 from tests.backends.support import wait_for_state
 from tests.helpers import BACKENDS
 from tests.serve.support import (
+    INITIALIZE,
     ListChanged,
     Log,
     Records,
@@ -448,9 +449,8 @@ async def test_sigterm_stops_every_backend_even_one_that_ignores_its_closed_stdi
     async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
         assert process.stdin is not None and process.stdout is not None
         out = BufferedByteReceiveStream(process.stdout)
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
         requests = [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            INITIALIZE,
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         ]

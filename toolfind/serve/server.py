@@ -93,6 +93,8 @@ class Discovery:
         #: backends connecting for the first time: ``--backend-wait`` from the first request.
         self.first_contact_until: float | None = None
         self._settled = False
+        #: The SDK server `build_server` made.
+        self.server: ToolfindServer | None = None
         self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
 
@@ -179,14 +181,23 @@ class Discovery:
 
     async def _first_contact(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
         """Server middleware: start the first-contact clock at the first request, and hold a
-        first ``initialize`` until the backends are settled (their instructions join
-        toolfind's), having noted what the host can answer (their handshakes declare it)."""
+        first ``initialize`` until the backends are settled, having noted what the host can
+        answer (their handshakes declare it); every ``initialize`` answers with the
+        instructions of the backends connected by then (a transport may have built its
+        answer's options before)."""
         if self.first_contact_until is None:
             self.first_contact_until = time.monotonic() + self.options.backend_wait
-        if ctx.method == "initialize" and not self._settled and self.passthrough.gateway.active:
+        if ctx.method != "initialize":
+            return await call_next(ctx)
+        if not self._settled and self.passthrough.gateway.active:
             self.passthrough.host.capabilities.saw_initialize(ctx.params)
             await self.settle()
-        return await call_next(ctx)
+        result = await call_next(ctx)
+        if isinstance(result, dict) and self.server is not None:
+            result = {k: v for k, v in result.items() if k != "instructions"}
+            if self.server.instructions:
+                result["instructions"] = self.server.instructions
+        return result
 
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -371,6 +382,7 @@ class Discovery:
         )
         server.middleware.append(self.notifier)
         server.middleware.insert(0, self._first_contact)
+        self.server = server
         server.middleware.insert(0, Guard())  # outermost: it sees every answer and error
         return server
 

@@ -198,8 +198,9 @@ class Gateway:
 
     def __init__(self, backends: Backends, *, single_client: bool) -> None:
         self.upstream = backends
-        #: Whether there are backends at all (not a catalog-only server).
-        self.active = not isinstance(backends, NoBackends)
+        #: Whether there are backends at all: anything but `NoBackends` itself (a subclass
+        #: serves something).
+        self.active = type(backends) is not NoBackends
         #: Under stdio: one client, the host, which every shared session serves.
         self.single_client = single_client
         #: Awaited before a list (serve-mcp's --backend-wait; set by `server.Discovery`).

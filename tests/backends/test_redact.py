@@ -1,4 +1,4 @@
-"""No backend's secret reaches a log line, a JSON error or an MCP result (issue 24).
+"""No backend's secret reaches a log line, a JSON error or an MCP result (`backends.redact`).
 
 The end-to-end test feeds secrets through every backend kind (stdio with env and arguments,
 streamable HTTP and SSE with URL credentials, query values and headers) and every failure
