@@ -447,3 +447,27 @@ def make_server(
     live.load()
     discovery = Discovery(live, options, active)
     return discovery.build_server(), live, discovery
+
+
+class Subscribable(FakeBackends):
+    """'weather' also serves resources one can subscribe to; its requests are recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, Any]] = []
+
+    def capabilities(self) -> Mapping[str, Any]:
+        caps = types.ResourcesCapability(subscribe=True)
+        return {"weather": types.ServerCapabilities(resources=caps)}
+
+    async def request(
+        self,
+        server: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        progress: Any = None,
+        *,
+        lane: Any = None,
+    ) -> dict[str, Any]:
+        self.requests.append((method, dict(params or {})))
+        return {}

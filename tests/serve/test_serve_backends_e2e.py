@@ -37,6 +37,7 @@ from tests.serve.support import (
     gone_within,
     http_server,
     server_env,
+    stdio_serving,
     structured,
     text_of,
 )
@@ -464,3 +465,92 @@ async def test_sigterm_stops_every_backend_even_one_that_ignores_its_closed_stdi
         with anyio.fail_after(WAIT):
             await process.wait()
     assert await anyio.to_thread.run_sync(gone_within, backend, WAIT), "backend outlived toolfind"
+
+
+def nested_gateways(work: Path) -> list[int]:
+    """The serve-mcp processes running in ``work`` that a serve-mcp started (its backends
+    carry the marker in their environment)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            command = (proc / "cmdline").read_bytes()
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        marked = any(item.startswith(b"TOOLFIND_SERVE_MCP=") for item in environ)
+        if marked and b"serve-mcp" in command and cwd == str(work):
+            found.append(int(proc.name))
+    return found
+
+
+async def test_a_host_config_listing_toolfind_itself_is_served_without_recursion(
+    tmp_path: Path,
+) -> None:
+    """toolfind's own entry, directly (its command) and through a script (the environment
+    marker stops it): each skipped with a warning, the other server served, and no second
+    serve-mcp left running."""
+    servers = tmp_path / "claude_desktop_config.json"
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(
+        "import os, sys\n"
+        f"os.execv(sys.executable, [sys.executable, '-m', 'toolfind', 'serve-mcp', "
+        f"'--servers', {str(servers)!r}])\n",
+        encoding="utf-8",
+    )
+    rogue = [str(BACKENDS / "rogue_server.py"), "notes", "notes"]
+    itself = ["-m", "toolfind", "serve-mcp", "--servers", str(servers)]
+    write_servers(
+        servers,
+        {
+            "toolfind": {"command": sys.executable, "args": itself},
+            "wrapped": {"command": "sh", "args": ["-c", f"exec {sys.executable} {wrapper}"]},
+            "notes": {"command": sys.executable, "args": rogue},
+        },
+    )
+    args = ("--servers", str(servers), "--backend-wait", "60")
+    async with stdio_serving(tmp_path, *args) as (client, log):
+        with anyio.fail_after(START):
+            assert text_of(await client.call_tool("notes__pid", {})).isdigit()
+            await log.wait("server 'wrapped' skipped: it starts toolfind serve-mcp itself")
+            categories = structured(await client.call_tool("proxy_tool_categories", {}))
+            states = {c["name"]: c.get("state") for c in categories["categories"]}
+            assert states["wrapped"] == "failed" and "toolfind" not in states
+            for nested in nested_gateways(tmp_path):
+                assert await anyio.to_thread.run_sync(gone_within, nested, WAIT)
+    assert log.count("mcpServers.toolfind: server 'toolfind' skipped: it starts toolfind") == 1
+    assert log.count("does not run as a backend of toolfind serve-mcp") == 1
+
+
+async def test_a_vscode_config_with_an_input_variable_starts_and_skips_that_entry(
+    tmp_path: Path,
+) -> None:
+    servers = tmp_path / ".vscode" / "mcp.json"
+    servers.parent.mkdir()
+    rogue = [str(BACKENDS / "rogue_server.py"), "notes", "notes"]
+    servers.write_text(
+        json.dumps(
+            {
+                "inputs": [{"type": "promptString", "id": "gh-token", "password": True}],
+                "servers": {
+                    "needs-token": {
+                        "type": "stdio",
+                        "command": "gh-mcp",
+                        "env": {"TOKEN": "${input:gh-token}"},
+                    },
+                    "notes": {"type": "stdio", "command": sys.executable, "args": rogue},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    async with stdio_serving(tmp_path, "--servers", str(servers), "--backend-wait", "60") as (
+        client,
+        log,
+    ):
+        with anyio.fail_after(START):
+            assert text_of(await client.call_tool("notes__pid", {})).isdigit()
+    (line,) = [line for line in log.lines if "needs-token" in line]
+    assert "'needs-token' skipped: " in line  # (the log's redaction masks what follows "token:")

@@ -570,3 +570,18 @@ async def test_backend_wait_0_never_waits(tmp_path: Path) -> None:
             listed = await client.list_tools()
         assert "late__ping" not in [t.name for t in listed.tools]
         assert "still connecting" in described(listed)
+
+
+async def test_after_first_contact_a_search_never_waits_for_a_rebuild(catalog_dir: Path) -> None:
+    server, live, _ = make_server([catalog_dir], FakeBackends())
+    async with Client(server, mode="legacy") as client:
+        await client.list_tools()  # first contact is over
+        generation = live.snapshot.generation
+        async with live._lock:  # a rebuild is under way...
+            live.backends_changed()  # ...and more backend changes are announced
+            with anyio.fail_after(WAIT):
+                found = structured(
+                    await client.call_tool("proxy_search_tools", {"query": "weather forecast"})
+                )
+        assert found["hits"][0]["name"] == "weather__forecast"
+        assert live.snapshot.generation == generation  # answered from the index there is

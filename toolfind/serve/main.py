@@ -91,7 +91,7 @@ def refuse_as_backend(stdio: bool) -> None:
     Raises:
         ConfigError: always, saying so (the CLI's one error line, exit status 1).
     """
-    if stdio:
+    if stdio:  # until the other serve-mcp closes the pipe, having read the answer
         for line in sys.stdin.buffer:
             try:
                 message = json.loads(line)
@@ -102,7 +102,6 @@ def refuse_as_backend(stdio: bool) -> None:
                 answer = {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
                 sys.stdout.write(json.dumps(answer) + "\n")
                 sys.stdout.flush()
-                break
     parent = os.environ.get(GATEWAY_ENV)
     raise ConfigError(
         f"{RECURSION}: this one was started by toolfind serve-mcp (process {parent}) through "

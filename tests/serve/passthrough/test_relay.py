@@ -12,7 +12,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from typer.testing import CliRunner
 
-from tests.serve.support import FakeBackends, make_server
+from tests.serve.support import FakeBackends, Subscribable, make_server
 from toolfind.cli.app import app
 from toolfind.models import Source, Tool
 from toolfind.serve.passthrough.common import PAGE_SIZE
@@ -134,3 +134,16 @@ async def test_set_level_is_answered(client: Client) -> None:
 
 
 # -- HTTP limits -------------------------------------------------------------------------------
+
+
+async def test_a_backends_json_rpc_error_passes_on_whole_its_uris_as_clients_see_them(
+    catalog_dir: Path,
+) -> None:
+    _, _, discovery = make_server([catalog_dir], Subscribable())
+    error = MCPError(-32002, "Resource not found", {"uri": "note://gone", "more": [{"uri": "a:b"}]})
+    passed = discovery.passthrough.passed_on("weather", None, error)
+    assert (passed.error.code, passed.error.message) == (-32002, "Resource not found")
+    assert passed.error.data == {
+        "uri": "toolfind://weather/note://gone",
+        "more": [{"uri": "toolfind://weather/a:b"}],
+    }
