@@ -51,6 +51,7 @@ _KNOWN_KEYS = frozenset(
         "rerank",
         "rerank_weight",
         "rerank_depth",
+        "defer_namespaces",
     }
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
@@ -264,6 +265,7 @@ def explain(
     rows.append(row("rerank_depth", config.rerank_depth))
     for name in sorted(_FILTER_KEYS):
         rows.append(row(f"filters.{name}", list(getattr(config.filters, name))))
+    rows.append(row("defer_namespaces", list(params.deferred)))
     rows.append(row("validate.ignore", list(config.ignore_rules)))
     for name in sorted(_SERVE_KEYS):
         rows.append(row(f"serve.{name}", list(config.serve.get(name, []))))
@@ -474,6 +476,7 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "rerank": ("rerank", lambda raw, file: _switch(raw, "rerank", file)),
         "rerank_depth": ("rerank_depth", _depth),
         "safe_directories": ("safe_directories", _safe_directories),
+        "defer_namespaces": ("defer_namespaces", _namespaces),
     }
     for key, (name, reader) in readers.items():
         if key in data:
@@ -501,6 +504,8 @@ def _config(flat: Mapping[str, Any]) -> Config:
     groups = tuple(v for k, v in sorted(flat.items()) if k.startswith("synonyms."))
     if groups:
         params = replace(params, synonyms=groups)
+    if flat.get("defer_namespaces"):
+        params = replace(params, deferred=flat["defer_namespaces"])
     return Config(
         catalogs=flat.get("catalogs", ()),
         params=params,
@@ -549,6 +554,10 @@ def _safe_directories(raw: Any, file: str) -> tuple[str, ...]:
                 path="safe_directories",
             )
     return tuple(entries)
+
+
+def _namespaces(raw: Any, file: str) -> tuple[str, ...]:
+    return tuple(_string_list(raw, "defer_namespaces", file))
 
 
 def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 
 from toolfind.backends.seam import Backends
+from toolfind.catalog import defer_namespaces
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
@@ -208,7 +209,7 @@ class LiveIndex:
         from toolfind.store.index import SearchIndex
 
         tools = tuple(catalog.index.tools if isinstance(catalog, Loaded) else catalog)
-        given = tuple(backend_tools)
+        given = tuple(defer_namespaces(backend_tools, self.params.deferred))
         connecting = self._connecting()
         backend_tools, namespaces = self._apart(tools, given)
         key = ""  # the cache key of the index, when the cached index is served as it is
