@@ -154,6 +154,7 @@ class BackendPool:
         self._routes: dict[str, tuple[Backend, str]] = {}
         #: The exposed names of the tools that must run as MCP tasks (not relayed).
         self._tasks: frozenset[str] = frozenset()
+        self._counts: Counter[str] = Counter()  # tools by server
         self._key: list[tuple[str, str]] = []
         self._tg: Any = None
         self._started = False
@@ -247,7 +248,7 @@ class BackendPool:
         return (found[0].name, found[1]) if found else None
 
     def status(self) -> Mapping[str, BackendStatus]:
-        counts = Counter(tool.namespace for tool in self._tools)
+        counts = self._counts
         return {
             b.name: BackendStatus(
                 name=b.name,
@@ -763,6 +764,7 @@ class BackendPool:
         )
         self._routes = {name: (backend, item.name) for name, backend, item in exposed}
         self._tasks = frozenset(t.name for t in self._tools if needs_task(t))
+        self._counts = Counter(t.namespace for t in self._tools)
         key = [(t.name, json.dumps(t.original, sort_keys=True, default=str)) for t in self._tools]
         # What the clients see also depends on which backends failed for good (their tools
         # are not callable) and how many are still connecting (the search tool says it).

@@ -15,6 +15,7 @@ errors that name no secret. A middleware, outermost in the SDK server's chain.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -81,9 +82,18 @@ def _redacted(value: Any) -> Any:
 
 def encodable_result(value: Any) -> Any:
     """``value`` (a result as JSON values) with every string, keys included, `encodable`:
-    fixed in place (the SDK hands each request its own copy), the value returned."""
+    fixed in place (the SDK hands each request its own copy), the value returned. Nearly
+    every result is encodable already: one pass of the C encoder says so."""
     if isinstance(value, str):
         return encodable(value)
+    try:
+        json.dumps(value, ensure_ascii=False, check_circular=False).encode("utf-8")
+    except UnicodeEncodeError:
+        pass  # a lone surrogate somewhere: fixed below
+    except (TypeError, ValueError, RecursionError):
+        pass  # not plain JSON values: each string is looked at below
+    else:
+        return value
     stack = [value]
     while stack:
         node = stack.pop()

@@ -206,7 +206,9 @@ class Discovery:
         wants_progress = "progress_token" in meta_ or "progressToken" in meta_
         PROGRESS.set(self._progress_of(ctx) if wants_progress else None)
         caller = CALLER.get()
-        if caller is not None and caller.modern and self.passthrough.gateway.upstream is not None:
+        metatool = self.listing().meta.get(params.name)
+        forwarded = metatool is None or metatool.key == meta.CALL  # what a backend may ask in
+        if caller is not None and caller.modern and self.passthrough.gateway.active and forwarded:
             # A 2026-07-28 client: a backend's requests for input come back as input_required.
             return await self.passthrough.rounds.call(  # type: ignore[return-value]
                 caller,
