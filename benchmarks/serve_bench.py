@@ -204,6 +204,50 @@ def rss_mib(pids: list[int]) -> float:
     return total / 1024
 
 
+class Hosts:
+    """What the many clients of `many_clients` share: the server, the clock, the results."""
+
+    def __init__(self, url: str, pid: int, clients: int, every: float, seconds: float) -> None:
+        self.url, self.pid, self.clients = url, pid, clients
+        self.every, self.seconds = every, seconds
+        self.latencies: list[float] = []
+        self.connected = anyio.Event()
+        self.ready = self.done = 0
+        self.measured: dict[str, Any] = {}
+
+    async def host(self, i: int, everything: bool) -> None:
+        """Client ``i``: connect (and, with ``everything``, open its own backend session),
+        wait for the others, then search once every ``every`` seconds, spread over the
+        period; client 0 notes the processes and memory before leaving."""
+        async with Client(self.url, mode="legacy") as client:
+            await client.list_tools()
+            if everything:
+                await client.call_tool("everything__echo", {"message": f"client {i}"})
+            self.ready += 1
+            if self.ready == self.clients:
+                self.measured["cpu"] = cpu_seconds(self.pid)
+                self.connected.set()
+            await self.connected.wait()
+            start = time.perf_counter()
+            offset = self.every * i / self.clients
+            n = 0
+            while time.perf_counter() - start < self.seconds:
+                await anyio.sleep(max(0.0, start + offset + self.every * n - time.perf_counter()))
+                t0 = time.perf_counter()
+                query = QUERIES[(i + n) % len(QUERIES)]
+                result = await client.call_tool("proxy_search_tools", {"query": query})
+                self.latencies.append(time.perf_counter() - t0)
+                assert not result.is_error
+                n += 1
+            if i == 0:
+                pids = tree(self.pid)
+                self.measured["processes"] = len(pids)
+                self.measured["rss_mib"] = rss_mib(pids)
+            self.done += 1
+            if self.done == self.clients:
+                self.measured["cpu"] = cpu_seconds(self.pid) - self.measured["cpu"]
+
+
 async def many_clients(
     catalogs: list[Path],
     backend_tools: int,
@@ -228,46 +272,10 @@ async def many_clients(
                 line = (await stderr.receive_until(b"\n", 65536)).decode()
                 if "listening on " in line:
                     url = line.split("listening on ", 1)[1].strip()
-            latencies: list[float] = []
-            connected = anyio.Event()
-            ready, done = [0], [0]
-            measured: dict[str, Any] = {}
-
-            async def host(i: int) -> None:
-                async with Client(url, mode="legacy") as client:
-                    await client.list_tools()
-                    if everything:
-                        await client.call_tool("everything__echo", {"message": f"client {i}"})
-                    ready[0] += 1
-                    if ready[0] == clients:
-                        measured["cpu"] = cpu_seconds(process.pid)
-                        connected.set()
-                    await connected.wait()
-                    start = time.perf_counter()
-                    await anyio.sleep(every * i / clients)  # spread the clients over a period
-                    n = 0
-                    while time.perf_counter() - start < seconds:
-                        t0 = time.perf_counter()
-                        result = await client.call_tool(
-                            "proxy_search_tools", {"query": QUERIES[(i + n) % len(QUERIES)]}
-                        )
-                        latencies.append(time.perf_counter() - t0)
-                        assert not result.is_error
-                        n += 1
-                        await anyio.sleep(
-                            max(0.0, start + every * (n + i / clients) - time.perf_counter())
-                        )
-                    if i == 0:
-                        pids = tree(process.pid)
-                        measured["processes"] = len(pids)
-                        measured["rss_mib"] = rss_mib(pids)
-                    done[0] += 1
-                    if done[0] == clients:
-                        measured["cpu"] = cpu_seconds(process.pid) - measured["cpu"]
-
+            hosts = Hosts(url, process.pid, clients, every, seconds)
             async with anyio.create_task_group() as tg:
                 for i in range(clients):
-                    tg.start_soon(host, i)
+                    tg.start_soon(hosts.host, i, everything)
             left = 0
             if everything:  # the clients have gone: their sessions go (the shared one stays)
                 with anyio.move_on_after(30):
@@ -275,6 +283,7 @@ async def many_clients(
                         await anyio.sleep(0.2)
             process.terminate()
             await process.wait()
+    latencies, measured = hosts.latencies, hosts.measured
     return {
         "transport": "http",
         "clients": clients,

@@ -88,18 +88,7 @@ def meta_tools(
 ) -> list[MetaTool]:
     """The five meta-tools, named ``<prefix><key>``; search's description names the catalog,
     and how many backend servers are still connecting (their tools join later)."""
-    shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
-    if len(namespaces) > NAMESPACES_IN_DESCRIPTION:
-        shown += f", and {len(namespaces) - NAMESPACES_IN_DESCRIPTION} more"
-    scope = f"{total_tools} tools in {len(namespaces)} namespaces" + (
-        f" ({shown})" if shown else ""
-    )
-    if backends_connecting:
-        servers = "server is" if backends_connecting == 1 else "servers are"
-        scope += (
-            f"; {backends_connecting} more MCP {servers} still connecting (their tools join "
-            "when they are up)"
-        )
+    scope = _scope(namespaces, total_tools, backends_connecting)
     p = prefix
     table = (
         (
@@ -111,29 +100,7 @@ def meta_tools(
             f"Each hit has a confidence from 0 to 1: below 0.5 the result says there is no "
             f"confident match, and you should ask the user rather than call a hit. "
             f"Call a hit with {p}{CALL}, or fetch its full schema with {p}{GET}.",
-            _arguments(
-                {
-                    "query": {"type": "string", "description": "What the tool should do."},
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_LIMIT,
-                        "default": 10,
-                        "description": "How many hits to return.",
-                    },
-                    "namespace": {
-                        "type": "string",
-                        "description": f"Only tools in this namespace (see {p}{CATEGORIES}).",
-                    },
-                    "tags": {**_STRINGS, "description": "Only tools carrying all of these tags."},
-                    "include_schema": {
-                        "type": "boolean",
-                        "default": False,
-                        "description": "Include every hit's input schema.",
-                    },
-                },
-                "query",
-            ),
+            _search_arguments(p),
             wire.SEARCH_SCHEMA,
         ),
         (
@@ -183,6 +150,50 @@ def meta_tools(
         MetaTool(key, p + key, title, description, inputs, outputs, read_only=key != CALL)
         for key, title, description, inputs, outputs in table
     ]
+
+
+def _scope(namespaces: Sequence[str], total_tools: int, backends_connecting: int) -> str:
+    """What search searches, as its description says it."""
+    shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
+    if len(namespaces) > NAMESPACES_IN_DESCRIPTION:
+        shown += f", and {len(namespaces) - NAMESPACES_IN_DESCRIPTION} more"
+    scope = f"{total_tools} tools in {len(namespaces)} namespaces" + (
+        f" ({shown})" if shown else ""
+    )
+    if backends_connecting:
+        servers = "server is" if backends_connecting == 1 else "servers are"
+        scope += (
+            f"; {backends_connecting} more MCP {servers} still connecting (their tools join "
+            "when they are up)"
+        )
+    return scope
+
+
+def _search_arguments(p: str) -> dict[str, Any]:
+    """search_tools' input schema (``p``: the meta-tools' prefix)."""
+    return _arguments(
+        {
+            "query": {"type": "string", "description": "What the tool should do."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "default": 10,
+                "description": "How many hits to return.",
+            },
+            "namespace": {
+                "type": "string",
+                "description": f"Only tools in this namespace (see {p}{CATEGORIES}).",
+            },
+            "tags": {**_STRINGS, "description": "Only tools carrying all of these tags."},
+            "include_schema": {
+                "type": "boolean",
+                "default": False,
+                "description": "Include every hit's input schema.",
+            },
+        },
+        "query",
+    )
 
 
 def checked_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
