@@ -81,9 +81,9 @@ def _degrade_unencodable_output(argv: list[str]) -> None:
     """What stdout and stderr cannot encode is written safely (``output.text.guard_streams``:
     a file name's byte that is not UTF-8 as ``\\xNN``, a character a Latin-1 or ASCII
     terminal lacks as ``?``), and when stdout's encoding is not UTF-8, JSON documents escape
-    every non-ASCII character (``output.wire.ASCII_ONLY``). serve-mcp's stdout is the MCP
+    every non-ASCII character (``output.encode.ASCII_ONLY``). serve-mcp's stdout is the MCP
     protocol's (the SDK writes UTF-8 itself): only its stderr is guarded."""
-    from toolfind.output import wire
+    from toolfind.output import encode
     from toolfind.output.text import guard_streams
 
     stdout = sys.stdout
@@ -93,7 +93,7 @@ def _degrade_unencodable_output(argv: list[str]) -> None:
     guard_streams(stdout, sys.stderr)
     encoding = (getattr(stdout, "encoding", None) or "utf-8").lower().replace("-", "")
     if encoding not in ("utf8", "utf_8", "utf8sig"):
-        wire.ASCII_ONLY = True
+        encode.ASCII_ONLY = True
 
 
 def _output_error(exc: OSError) -> bool:

@@ -291,12 +291,12 @@ def test_loading_well_formed_catalogs_never_imports_jsonschema() -> None:
 def reference_load(paths: list[Path]) -> Any:
     """``catalog.load`` without the one-pass proof: every JSON document parsed looking for
     repeated keys, every entry checked the general way."""
-    parse = loader._parse_json
+    parse = loader.parse_json
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loader, "read_tool", lambda *args: -1)
         patch.setattr(
             loader,
-            "_parse_json",
+            "parse_json",
             lambda text, jsonl_index=None, find_duplicates=True: parse(text, jsonl_index),
         )
         return catalog.load(paths)

@@ -223,13 +223,13 @@ def test_a_schema_the_walk_accepts_passes_the_meta_schema_and_depth_checks(
     if count >= 0:
         assert validate._meta_problem(schema) is None
         assert not metaschema.too_deep(schema)
-        assert count == parse._strings_in(schema)
+        assert count == parse.strings_in(schema)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(schema=object_schemas)
 def test_the_one_walk_decides_common_schemas(schema: dict[str, Any]) -> None:
-    assert metaschema.schema_strings(schema) == parse._strings_in(schema)
+    assert metaschema.schema_strings(schema) == parse.strings_in(schema)
 
 
 def _nested(depth: int, leaf: Any) -> dict[str, Any]:

@@ -229,7 +229,7 @@ def test_the_quotes_counted_in_json_text_are_twice_its_strings(
     value: Any, ensure_ascii: bool, indent: int | None
 ) -> None:
     text = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent)
-    assert parse._string_quotes(text) == 2 * parse._strings_in(json.loads(text))
+    assert parse._string_quotes(text) == 2 * parse.strings_in(json.loads(text))
 
 
 def test_without_libyaml_an_unprintable_character_is_one_finding_not_a_traceback(

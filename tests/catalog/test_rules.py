@@ -221,7 +221,7 @@ def test_an_entry_the_rules_vouch_for_has_no_finding_and_its_strings_are_counted
     count = vouched(entry, defaults) if type(entry) is dict else -1
     if count >= 0:
         general(entry, defaults, "stem", Source("f.json", "/0", None))  # must not raise
-        assert count == parse._strings_in(entry)
+        assert count == parse.strings_in(entry)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -297,7 +297,7 @@ def test_the_rules_vouch_for_no_value_the_general_checks_refuse(shape: str) -> N
                 if count >= 0:
                     accepted += 1
                     general(entry, defaults, "stem", Source("f"))  # no finding
-                    assert count == parse._strings_in(entry), entry
+                    assert count == parse.strings_in(entry), entry
     assert accepted > 150
 
 

@@ -29,7 +29,7 @@ from tests.helpers import REPO, SHIPPED, invoke, run_main, write
 from toolfind.cli import common
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app, app_for
-from toolfind.output import render, wire
+from toolfind.output import render, schemas, wire
 
 runner = CliRunner()
 
@@ -78,7 +78,7 @@ def test_search_json_has_the_documented_shape(small: str) -> None:
     code, out, _ = invoke("search", "compress a file", "-c", small, "--json")
     assert code == 0
     document = json.loads(out)
-    assert tuple(document) == wire.SEARCH_KEYS
+    assert list(document) == schemas.SEARCH_SCHEMA["required"]
     first = document["hits"][0]
     assert first["name"] == "compress_file"
     assert tuple(first)[: len(wire.HIT_KEYS)] == wire.HIT_KEYS
@@ -231,7 +231,7 @@ def test_categories_json_counts(small: str) -> None:
     code, out, _ = invoke("categories", "-c", small, "--json")
     assert code == 0
     document = json.loads(out)
-    assert tuple(document) == wire.CATEGORIES_KEYS
+    assert list(document) == schemas.CATEGORIES_SCHEMA["required"]
     files = next(c for c in document["categories"] if c["name"] == "files")
     assert files == {"name": "files", "tool_count": 2, "deferred_count": 1, "tags": ["filesystem"]}
     assert document["total_tools"] == 3
@@ -436,7 +436,7 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> FakeSpinners:
     """stderr is a terminal, and the renderer (Rich) is a fake."""
     fake = FakeSpinners()
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
-    monkeypatch.setattr(common, "_render", lambda: fake)
+    monkeypatch.setattr(common, "renderer", lambda: fake)
     return fake
 
 

@@ -256,7 +256,7 @@ def test_with_json_a_usage_error_is_one_json_object_on_stderr(
     assert (code, out) == (2, "")
     error = json.loads(err)
     assert error == wire.error_record(error["error"]["message"], "usage")
-    assert tuple(error["error"]) == wire.ERROR_KEYS and error["error"]["message"]
+    assert tuple(error["error"]) == ("message", "kind") and error["error"]["message"]
 
 
 def test_with_json_a_toolfind_error_is_one_json_object_with_its_kind(small: str) -> None:
@@ -326,6 +326,37 @@ def test_batch_search_echoes_ids_skips_comments_and_reports_a_bad_line_in_place(
         f"Error: {records[2]['error']['message']}",
         f"Error: {records[3]['error']['message']}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"query": NaN}', "invalid JSON: NaN is not allowed (use null or a string)"),
+        ('{"query": "a", "query": "b"}', "duplicate key 'query'"),
+        ('{"query": "a",}', "invalid JSON: Expecting property name enclosed in double quotes"),
+    ],
+)
+def test_a_batch_line_is_read_as_a_json_lines_catalog_record(
+    small: str, line: str, message: str
+) -> None:
+    code, out, err = invoke("search", "--queries", "-", "-c", small, input=f"web\n{line}\n")
+    assert code == 1
+    [good, bad] = [json.loads(record) for record in out.splitlines()]
+    assert good["query"] == "web" and bad["line"] == 2
+    assert bad["error"]["message"].startswith(f"<stdin>:2: {message}")
+    assert err == f"Error: {bad['error']['message']}\n"
+
+
+def test_a_batch_file_that_is_not_utf8_is_one_error_naming_the_byte(
+    small: str, tmp_path: Path
+) -> None:
+    queries = write(tmp_path / "q.txt", b"web\n\xff\n")
+    code, out, err = invoke("search", "--queries", str(queries), "-c", small)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"Error: {queries}:2: cannot read queries: invalid UTF-8 at byte 4 (0xff);"
+        " save the file as UTF-8\n"
+    )
 
 
 def test_batch_search_with_every_line_good_exits_0(small: str) -> None:

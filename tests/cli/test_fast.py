@@ -20,6 +20,7 @@ from toolfind.cli import commands
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app
 from toolfind.cli.common import typer_command
+from toolfind.cli.grammar import Params
 
 runner = CliRunner()
 CATALOG = str(SHIPPED)
@@ -418,19 +419,19 @@ def test_warm_index_commands_import_no_heavy_standard_modules(
     assert not modules & STDLIB_HEAVY, sorted(modules & STDLIB_HEAVY)
 
 
-# -- the grammar: one table, two parsers that read argv alike -----------------------------------
+# -- the grammar: one per command, two parsers that read argv alike -----------------------------
 
 WARM = sorted(name for name, spec in commands.COMMANDS.items() if spec.warm)
 
 
-def _recording_app() -> tuple[typer.Typer, list[commands.Params]]:
-    """A Typer app of the warm commands, made from the table as the real app's are, whose
+def _recording_app() -> tuple[typer.Typer, list[Params]]:
+    """A Typer app of the warm commands, made from their grammar as the real app's are, whose
     bodies only record the arguments they receive."""
-    received: list[commands.Params] = []
+    received: list[Params] = []
     recorder = typer.Typer()
     for name in WARM:
 
-        def body(p: commands.Params) -> int:
+        def body(p: Params) -> int:
             received.append(p)
             return 0
 
@@ -486,7 +487,7 @@ def test_whatever_the_fast_parser_accepts_the_typer_command_receives_alike(
     RECEIVED.clear()
     result = runner.invoke(RECORDER, argv)
     assert result.exit_code == 0, (argv, result.output)
-    assert parsed == (argv[0], RECEIVED[0])
+    assert parsed == RECEIVED[0] and parsed.spec.name == argv[0]
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """File names that are not UTF-8, or hold controls, through the real entry point: every output
 (JSON, JSON Lines, CSV, TSV, tables, findings, errors, warnings; cold and warm) is valid
-UTF-8, acts on no terminal, and shows the name as ``output.text.render_path`` writes it (issue 24)."""
+UTF-8, acts on no terminal, and shows the name as ``output.text.render_path`` writes it."""
 
 from __future__ import annotations
 

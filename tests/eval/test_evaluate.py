@@ -437,7 +437,7 @@ def test_findability_findings_reject_an_unknown_relevant_name() -> None:
         '[{"query": "x", "relevant": ["sendmail"]}]', file="q.json", fmt="json"
     )
     with pytest.raises(
-        ToolfindError, match=r"^q.json: entry 1: relevant\[0\]: No tool named 'sendmail'"
+        ToolfindError, match=r"^q.json:1: entry 1: relevant\[0\]: No tool named 'sendmail'"
     ):
         findability_findings(SearchIndex.build([Tool("send_email", "Send mail.")]), labelled)
 

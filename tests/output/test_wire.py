@@ -1,24 +1,27 @@
 """toolfind.output.wire: the JSON shapes (keys pinned here, so changing one is a deliberate
-CHANGELOG change), the encoder (checked against json itself) and the text sanitiser."""
+CHANGELOG change), and the text sanitiser."""
 
 from __future__ import annotations
 
 import io
-import json
-import marshal
-import math
 import unicodedata
-from collections import OrderedDict
 from dataclasses import dataclass
-from enum import IntEnum
-from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolfind.models import Category, Finding, Hit, SearchResult, Source, TermContribution, Tool
-from toolfind.output import wire
+from toolfind.models import (
+    Category,
+    Finding,
+    Hit,
+    SearchResult,
+    Similar,
+    Source,
+    TermContribution,
+    Tool,
+)
+from toolfind.output import schemas, wire
 from toolfind.output.text import HIDDEN, clean_text, guard_streams, render_path, render_text
 
 
@@ -67,7 +70,7 @@ def test_search_records_keys_and_an_explained_hit() -> None:
     term = TermContribution("t", "name", 1, 2.0, 0.5, 4.0, 1.0)
     result = SearchResult("q", (Hit(tool, 2.0, "exact", (term,)),), ("zz",))
     record = wire.search_record(result, include_schema=True)
-    assert tuple(record) == wire.SEARCH_KEYS and record["unmatched_terms"] == ["zz"]
+    assert list(record) == schemas.SEARCH_SCHEMA["required"] and record["unmatched_terms"] == ["zz"]
     hit = record["hits"][0]
     assert tuple(hit) == (*wire.HIT_KEYS, "schema", "explain")
     assert hit["tags"] == ["x", "read-only"] and hit["match"] == "exact"
@@ -77,129 +80,34 @@ def test_search_records_keys_and_an_explained_hit() -> None:
 
 def test_cache_info_counts_indexes_and_bytes() -> None:
     record = wire.cache_info_record("/c", True, [("a.pickle", 10), ("manifest.marshal", 5)])
-    assert tuple(record) == wire.CACHE_INFO_KEYS
+    assert tuple(record) == ("path", "exists", "indexes", "bytes", "files")
     assert record["indexes"] == 1 and record["bytes"] == 15
-    assert [tuple(f) for f in record["files"]] == [wire.CACHE_FILE_KEYS] * 2
+    assert [tuple(f) for f in record["files"]] == [("file", "bytes")] * 2
 
 
-def test_the_record_schemas_require_the_record_keys() -> None:
-    assert wire.SEARCH_SCHEMA["required"] == list(wire.SEARCH_KEYS)
-    hit_schema = wire.SEARCH_SCHEMA["properties"]["hits"]["items"]
-    assert list(hit_schema["properties"])[: len(wire.HIT_KEYS)] == list(wire.HIT_KEYS)
-    assert wire.CATEGORIES_SCHEMA["required"] == list(wire.CATEGORIES_KEYS)
-    assert wire.SIMILAR_TOOLS_SCHEMA["required"] == list(wire.SIMILAR_TOOLS_KEYS)
-
-
-# -- encoding --------------------------------------------------------------------------------
-
-
-@given(st.text())
-def test_json_str_equals_json_dumps(text: str) -> None:
-    assert wire.json_str(text) == json.dumps(text, ensure_ascii=False)
-
-
-@given(st.text(alphabet=st.sampled_from(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "a"])))
-def test_json_str_escapes_every_special_character_once(text: str) -> None:
-    assert wire.json_str(text) == json.dumps(text, ensure_ascii=False)
-
-
-SCALARS = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats()  # NaN and infinities too: json writes NaN, Infinity, -Infinity; dumps null
-    | st.text()
-)
-
-
-def finite(document: Any) -> Any:
-    """``document`` with each non-finite number as None: what ``dumps`` writes for it (JSON
-    has no NaN or Infinity), so that json.dumps of it is the oracle. Keys stay: json writes
-    a non-finite key as the text ``"NaN"``/``"Infinity"``, which is JSON."""
-    if isinstance(document, float) and not math.isfinite(document):
-        return None
-    if isinstance(document, dict):
-        return {key: finite(value) for key, value in document.items()}
-    if isinstance(document, list | tuple):
-        return [finite(item) for item in document]
-    return document
-
-
-KEYS = st.text() | st.integers() | st.floats() | st.booleans() | st.none()
-JSON = st.recursive(
-    SCALARS,
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.lists(inner, max_size=4).map(tuple)
-        | st.dictionaries(KEYS, inner, max_size=4)
-    ),
-    max_leaves=25,
-)
-
-
-@given(JSON)
-def test_dumps_equals_json_dumps_indent_2(document: object) -> None:
-    assert wire.dumps(document) == json.dumps(finite(document), indent=2, ensure_ascii=False)
-
-
-@given(JSON)
-def test_dumps_of_a_marshal_round_trip_equals_json_dumps(document: object) -> None:
-    """The fast path renders what marshal gives back from the segment."""
-    expected = json.dumps(finite(document), indent=2, ensure_ascii=False)
-    assert wire.dumps(marshal.loads(marshal.dumps(document))) == expected
-
-
-@given(JSON)
-def test_compact_dumps_equals_json_dumps_on_one_line(document: object) -> None:
-    assert wire.dumps(document, compact=True) == json.dumps(finite(document), ensure_ascii=False)
-
-
-@given(st.lists(JSON, max_size=6), st.integers(1, 3))
-def test_dumps_array_pieces_join_to_dumps_of_the_list(records: list[object], pieces: int) -> None:
-    """list/summaries --json are written a few hundred records at a time: same bytes."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(wire, "_PIECES", pieces)  # a piece every record or so
-        streamed = list(wire.dumps_array(iter(records)))
-    assert "".join(streamed) == wire.dumps(records)
-    assert "".join(streamed) == json.dumps(finite(records), indent=2, ensure_ascii=False)
-    assert len(streamed) >= min(len(records), 2) or not records
-
-
-def test_dumps_array_leaves_a_record_it_cannot_write_to_json_as_dumps_does() -> None:
-    records = [{"a": 1}, {"d": OrderedDict(a={}), "e": IntEnum("E", "A").A}, [1]]
-    assert "".join(wire.dumps_array(records)) == json.dumps(records, indent=2)
-    with pytest.raises(TypeError, match="not JSON serializable"):
-        "".join(wire.dumps_array([{"x": {1, 2}}]))
-
-
-@pytest.mark.parametrize("compact", [False, True])
-def test_dumps_leaves_other_data_to_json_and_refuses_what_json_refuses(compact: bool) -> None:
-    indent = None if compact else 2
-    other = {"d": OrderedDict(a={}), "e": IntEnum("E", "A").A}
-    assert wire.dumps(other, compact=compact) == json.dumps(other, indent=indent)
-    with pytest.raises(TypeError, match="not JSON serializable"):  # what json says of a set
-        wire.dumps({"x": {1, 2}}, compact=compact)
-    with pytest.raises(TypeError):
-        wire.dumps({(1, 2): 0}, compact=compact)
-    looped: list[object] = []
-    looped.append(looped)
-    with pytest.raises(ValueError, match="Circular reference"):  # json's check, not a crash
-        wire.dumps(looped, compact=compact)
-
-
-def test_no_output_ever_holds_a_non_finite_number() -> None:
-    """NaN and the infinities have no JSON spelling: a record holding one (a score gone
-    wrong) is written with null, by dumps and dumps_array alike."""
-    nan, inf = float("nan"), float("inf")
-    document = {"score": inf, "hits": [nan, -inf, 1.5], "other": OrderedDict(x=1)}
-    for text in (wire.dumps(document), wire.dumps(document, compact=True)):
-        assert json.loads(text, parse_constant=pytest.fail) == {
-            "score": None,
-            "hits": [None, None, 1.5],
-            "other": {"x": 1},
-        }
-    streamed = "".join(wire.dumps_array([{"score": nan}, {"score": inf}]))
-    assert json.loads(streamed, parse_constant=pytest.fail) == [{"score": None}, {"score": None}]
+def test_every_record_with_a_schema_has_its_required_keys_first_and_no_other() -> None:
+    tool = Tool(name="t", description="Does t.")
+    hits = (Hit(tool, 1.0, "exact"), Hit(Tool(name="u", defer=True), 0.5))
+    result = SearchResult("t", hits, ("zz",), (("tt", "t"),))
+    status = {"git": Status(False, "exited")}
+    records = [
+        (wire.search_record(result, callable_=lambda _: True), schemas.SEARCH_SCHEMA),
+        (
+            wire.similar_tools_record(tool, [Similar(tool, 1.0, ("t",))]),
+            schemas.SIMILAR_TOOLS_SCHEMA,
+        ),
+        (wire.categories_record([Category("files", 1, 0, ())], status), schemas.CATEGORIES_SCHEMA),
+    ]
+    for record, schema in records:
+        required = schema["required"]
+        assert list(record)[: len(required)] == required and set(record) <= set(
+            schema["properties"]
+        )
+        for key, value in record.items():
+            items = schema["properties"][key].get("items", {})
+            for item in value if isinstance(value, list) and "required" in items else ():
+                assert list(item)[: len(items["required"])] == items["required"]
+                assert set(item) <= set(items["properties"]), item
 
 
 # -- text ------------------------------------------------------------------------------------
@@ -261,38 +169,6 @@ def test_render_path_escapes_what_an_output_cannot_carry_or_a_reader_cannot_see(
 
 def test_render_text_keeps_newlines_and_tabs() -> None:
     assert render_text("a\tb\nc\udcff\x07") == "a\tb\nc\\xff\\x07"
-
-
-SURROGATE_TEXT = st.text(
-    st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF) | st.characters(), max_size=12
-)
-
-
-def _rendered(value: object) -> object:
-    """``value`` with each lone surrogate of its strings as render_path shows it."""
-    if isinstance(value, str):
-        return "".join(render_path(c) if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
-    if isinstance(value, list):
-        return [_rendered(v) for v in value]
-    return value
-
-
-@given(st.recursive(SURROGATE_TEXT, lambda inner: st.lists(inner, max_size=3), max_leaves=6))
-def test_dumps_always_writes_utf_8_json(document: object) -> None:
-    for compact in (False, True):
-        text = wire.dumps(document, compact=compact)
-        assert json.loads(text.encode("utf-8")) == _rendered(document)
-    streamed = "".join(wire.dumps_array([document]))
-    assert streamed == wire.dumps([document])
-
-
-def test_a_file_name_that_is_not_utf_8_is_written_as_its_bytes_in_json() -> None:
-    document = {"file": "d/caf\udce9.json", "ok": "café"}
-    assert json.loads(wire.dumps(document)) == {"file": "d/caf\\xe9.json", "ok": "café"}
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(wire, "ASCII_ONLY", True)
-        ascii_text = wire.dumps(document, compact=True)
-    assert ascii_text == '{"file": "d/caf\\\\xe9.json", "ok": "caf\\u00e9"}'
 
 
 def test_records_render_the_paths_they_name() -> None:

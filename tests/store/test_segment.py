@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.output.test_wire import JSON
+from tests.output.test_encode import JSON
 from toolfind.models import Finding, Source, Tool
 from toolfind.output import wire
 from toolfind.output.tool_formats import tool_to_format

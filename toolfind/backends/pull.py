@@ -24,7 +24,7 @@ from toolfind.backends.redact import redact
 from toolfind.backends.seam import BackendStatus
 from toolfind.errors import CatalogError
 from toolfind.models import Tool
-from toolfind.output.wire import dumps
+from toolfind.output.encode import dumps
 from toolfind.userfiles import FileProblem, read_capped, rewrite
 
 __all__ = ["PullReport", "ServerPull", "pull"]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Iterable
 from typing import Any
@@ -306,6 +307,26 @@ def install(*handlers: logging.Handler) -> None:
         log = logging.getLogger(name)
         if not any(isinstance(f, RedactingFilter) for f in log.filters):
             log.addFilter(RedactingFilter(flatten=False))
+
+
+def log_to_stderr(
+    fmt: str, level: str | int, *filters: logging.Filter, keep_handlers: bool = False
+) -> None:
+    """The one logging set-up of serve-mcp and ``catalog pull``: every record to stderr as
+    ``fmt`` writes it, through ``filters``, then redacted (:func:`install`): no line names
+    a secret. The root logger's handlers are replaced, or with ``keep_handlers`` kept when
+    it has some (as ``logging.basicConfig`` does: an embedding program's logging stands)."""
+    install()
+    root = logging.getLogger()
+    if keep_handlers and root.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    for extra in filters:
+        handler.addFilter(extra)
+    install(handler)
+    handler.setFormatter(logging.Formatter(fmt))
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper() if isinstance(level, str) else level)
 
 
 install()

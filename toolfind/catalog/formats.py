@@ -18,6 +18,7 @@ from operator import contains
 from typing import Any, Final
 
 from toolfind.catalog.metaschema import MAX_SCHEMA_DEPTH, too_deep
+from toolfind.catalog.parse import kind_of
 from toolfind.catalog.paths import EntryError, Fail, PathPart, json_path, json_pointer, short_repr
 from toolfind.catalog.rules import (
     MAX_DESCRIPTION_LENGTH,
@@ -74,7 +75,7 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
         return _list_items(doc, prefix, no_defaults)
     if not isinstance(doc, Mapping):
         raise CatalogError(
-            f"expected a tool, a list of tools or an object with a 'tools' list, got {_kind(doc)}",
+            f"expected a tool, a list of tools or an object with a 'tools' list, got {kind_of(doc)}",
             path=json_path(prefix),
         )
     if "jsonrpc" in doc and ("result" in doc or "error" in doc):
@@ -160,18 +161,6 @@ def _check_flag(value: Any, fail: Fail) -> bool:
     if not isinstance(value, bool):
         raise fail(f"{short_repr(value)} is not of type 'boolean'", ())
     return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return f"a {type(value).__name__}"
 
 
 # --- reading -----------------------------------------------------------------------------

@@ -65,14 +65,12 @@ Locate = Callable[[Sequence[PathPart]], "int | None"]
 def _locator(file: str, locators: dict[str, Locate | None]) -> Locate | None:
     """How to find a JSON path's line in ``file`` (None when it cannot be read again)."""
     if file not in locators:
-        from pathlib import Path
-
-        from toolfind.catalog.parse import _decode, _parse_json, _Problem, _read
+        from toolfind.catalog.parse import Problem, parse_json, read_text
 
         try:
-            text = _decode(_read(Path(file), 1 << 40))
-            locators[file] = _parse_json(text, find_duplicates=False).locate
-        except (_Problem, OSError, ValueError):
+            text = read_text(file, 1 << 40)
+            locators[file] = parse_json(text, find_duplicates=False).locate
+        except (Problem, OSError, ValueError):
             locators[file] = None
     return locators[file]
 

@@ -21,14 +21,13 @@ from toolfind.catalog import DEFAULT_MAX_BYTES, formats
 from toolfind.catalog.discovery import Discovery, discover
 from toolfind.catalog.formats import read_tool
 from toolfind.catalog.parse import (
-    _decode,
-    _Doc,
-    _parse_json,
-    _parse_yaml,
-    _Problem,
-    _read,
-    _strings_in,
-    _TooBig,
+    Document,
+    Problem,
+    TooBig,
+    parse_json,
+    parse_yaml,
+    read_text,
+    strings_in,
 )
 from toolfind.catalog.paths import EntryError, PathPart, pointer_parts, short_repr
 from toolfind.catalog.paths import finding as _finding
@@ -74,9 +73,9 @@ class _FileLoader:
 
     def load(self, max_bytes: int) -> None:
         try:
-            text = _decode(_read(self.path, max_bytes))
-        except _Problem as problem:
-            self.too_big = isinstance(problem, _TooBig)
+            text = read_text(self.path, max_bytes)
+        except Problem as problem:
+            self.too_big = isinstance(problem, TooBig)
             self.error(problem.message, problem.line)
             return
         if self.path.suffix.lower() == ".jsonl":
@@ -89,19 +88,19 @@ class _FileLoader:
     def load_text(self, text: str, jsonl_index: int | None) -> None:
         try:
             if self.yaml:  # never JSON Lines
-                doc = _parse_yaml(text)
+                doc = parse_yaml(text)
             else:
-                doc = _parse_json(text, jsonl_index, find_duplicates=False)
+                doc = parse_json(text, jsonl_index, find_duplicates=False)
             if doc.reparse is not None and not self.load_unchecked(doc, jsonl_index):
                 doc = doc.reparse()
-        except _Problem as problem:
+        except Problem as problem:
             line = problem.line if jsonl_index is None else jsonl_index + 1
             self.error(problem.message, line)
             return
         if doc.reparse is None:
             self.load_doc(doc, jsonl_index)
 
-    def load_unchecked(self, doc: _Doc, jsonl_index: int | None) -> bool:
+    def load_unchecked(self, doc: Document, jsonl_index: int | None) -> bool:
         """Load a document parsed without looking for repeated keys; False (with nothing
         loaded) when it may hold some, or its structure is in doubt: then parse it again.
 
@@ -126,7 +125,7 @@ class _FileLoader:
             # instead, their keys go uncounted, and too few strings only cost a second parse).
             strings = 0
         else:
-            strings = _strings_in(value, set(map(id, map(itemgetter(1), entries))))
+            strings = strings_in(value, set(map(id, map(itemgetter(1), entries))))
         line = None if jsonl_index is None else jsonl_index + 1
         file, namespace, loaded, quick_shape = self.file, self.namespace, self.tools, _quick_shape
         for pointer, entry, defaults in entries:
@@ -142,14 +141,14 @@ class _FileLoader:
             if count < 0:
                 self.load_general(entry, defaults, source, doc)
                 # An entry that is no object was counted with the rest of the document.
-                count = _strings_in(entry) if type(entry) is dict else 0
+                count = strings_in(entry) if type(entry) is dict else 0
             strings = -1 if count < 0 else strings + count
         if strings >= 0 and 2 * strings == doc.quotes:
             return True
         del self.tools[tools:], self.findings[findings:]
         return False
 
-    def load_doc(self, doc: _Doc, jsonl_index: int | None) -> None:
+    def load_doc(self, doc: Document, jsonl_index: int | None) -> None:
         try:
             entries = formats.list_entries(doc.value)
         except CatalogError as exc:
@@ -188,7 +187,7 @@ class _FileLoader:
             self.load_general(entry, defaults, source, doc)
 
     def load_general(
-        self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: _Doc
+        self, entry: Any, defaults: Mapping[str, Any], source: Source, doc: Document
     ) -> None:
         """Load one entry the general way, which decides and words every finding."""
         shape = defaults.get("shape") or (

@@ -1,32 +1,36 @@
-"""Parse catalog files safely: bytes to text to a JSON value, with line numbers and duplicate keys.
+"""Parse the files a user gives safely: bytes to text to a JSON value, with line numbers and
+duplicate keys. Catalogs are read here, and so is every other file of JSON, JSON Lines or YAML
+a user gives (:func:`read_document`, :func:`read_lines`: labelled queries, ``search
+--queries``), with the same limits and the same one-line messages.
 
 Files over the size limit are not read and only regular files are opened; text is UTF-8
 (with or without a BOM) or UTF-16 with a BOM. JSON refuses NaN, infinities and lone
 surrogates; YAML is loaded by ``safe_yaml``, imported only to parse YAML.
 
 A JSON document can be parsed by ``json.loads`` alone (``find_duplicates=False``), which is
-much faster; its repeated keys are then found by counting its strings (``_Doc.quotes``)
-against those the loader meets, and ``_Doc.reparse`` parses it again looking for them.
+much faster; its repeated keys are then found by counting its strings (``Document.quotes``)
+against those the loader meets, and ``Document.reparse`` parses it again looking for them.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Collection, Iterable, Sequence
+import sys
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, Final
 
-from toolfind.catalog.paths import PathPart, json_path, printable
-from toolfind.userfiles import FileProblem, read_capped
+from toolfind.catalog.paths import PathPart, json_path, printable, short_repr
+from toolfind.userfiles import MAX_INPUT_BYTES, FileProblem, read_capped, read_stream
 
 Locate = Callable[[Sequence[PathPart]], int | None]
 _scanstring: Callable[[str, int], tuple[str, int]] = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
-class _Problem(Exception):
+class Problem(Exception):
     """A file-level problem: the whole file (or JSON Lines record) is skipped."""
 
     def __init__(self, message: str, line: int | None = None) -> None:
@@ -36,37 +40,66 @@ class _Problem(Exception):
 
 
 @dataclass
-class _Doc:
+class Document:
     """A parsed document: its value, how to find a path's line, and its duplicate keys."""
 
     value: Any
     locate: Locate
     # (path of the object, the repeated key, line) for every duplicate key.
     duplicates: list[tuple[tuple[PathPart, ...], str, int | None]] = field(default_factory=list)
-    # Set when the parser did not look for duplicate keys (see ``_parse_json``): parses the
+    # Set when the parser did not look for duplicate keys (see ``parse_json``): parses the
     # text again, looking for them. ``quotes`` is then twice the number of strings (keys
     # included) in the text, which the loader compares with the strings it meets.
-    reparse: Callable[[], _Doc] | None = None
+    reparse: Callable[[], Document] | None = None
     quotes: int = 0
+    # A whole JSON document's text: its items' lines are found in one pass over it.
+    text: str | None = None
+
+    def item_lines(self, parts: Sequence[PathPart] = ()) -> list[int | None]:
+        """The line of each item of the array at ``parts`` (none when it is no array)."""
+        if self.text is not None:
+            return _json_item_lines(self.text, parts)
+        items = self.value
+        for part in parts:
+            items = items[part]
+        return [self.locate((*parts, i)) for i in range(len(items))]
+
+
+def kind_of(value: Any) -> str:
+    """What kind of JSON (or YAML) value ``value`` is, as a message says it: ``null``, ``a
+    boolean``, ``a number``, ``a string`` (``a blank string``), ``an array`` (``an empty
+    array``) or ``an object``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string" if value.strip() else "a blank string"
+    if isinstance(value, list | tuple):
+        return "an array" if value else "an empty array"
+    return "an object" if isinstance(value, Mapping) else f"a {type(value).__name__}"
 
 
 # --- reading and decoding ----------------------------------------------------------------
 
 
-def _read(path: Path, limit: int) -> bytes:
+def read(path: str | Path, limit: int, *, catalog: bool = True) -> bytes:
     """The file's bytes (``userfiles.read_capped``: a FIFO or device that replaced a
-    discovered file is refused before any read, never more than ``limit`` bytes)."""
+    discovered file is refused before any read, never more than ``limit`` bytes). For a
+    ``catalog``, a message also says that the file is skipped, or how to raise the limit."""
     try:
         return read_capped(path, limit)
     except FileProblem as exc:
         if exc.too_big:
-            raise _TooBig(_too_big(exc)) from None
-        if exc.message.startswith("not a regular file"):
-            raise _Problem(f"{exc.message}; skipped") from None
-        raise _Problem(exc.message) from None
+            raise TooBig(_too_big(exc) if catalog else exc.message) from None
+        if catalog and exc.message.startswith("not a regular file"):
+            raise Problem(f"{exc.message}; skipped") from None
+        raise Problem(exc.message) from None
 
 
-class _TooBig(_Problem):
+class TooBig(Problem):
     """A file over the size limit (the loader lists these: see ``LoadResult.oversized``)."""
 
 
@@ -76,25 +109,98 @@ def _too_big(exc: FileProblem) -> str:
     return f'{exc.message}; raise it with max_file_size = "{mib}MiB" in toolfind.toml'
 
 
-def _decode(data: bytes) -> str:
-    """Text of a catalog file: UTF-8 (a BOM is skipped), or UTF-16 when it starts with a BOM."""
+def read_text(path: str | Path, limit: int, *, catalog: bool = True) -> str:
+    """The text of the file ``path`` (:func:`read`, :func:`decode`). Raises Problem, for an
+    empty file too."""
+    text = decode(read(path, limit, catalog=catalog))
+    if not text.strip():
+        raise Problem("file is empty")
+    return text
+
+
+def decode(data: bytes) -> str:
+    """Text of a user's file: UTF-8 (a BOM is skipped), or UTF-16 when it starts with a BOM."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
         codec, skip = "utf-16", 0  # the utf-16 codec reads and drops the BOM itself
     else:
         codec, skip = "utf-8", 3 if data.startswith(b"\xef\xbb\xbf") else 0
     try:
-        text = data[skip:].decode(codec, errors="strict")
+        return data[skip:].decode(codec, errors="strict")
     except UnicodeDecodeError as exc:
         offset = exc.start + skip
         line = data.count(b"\n", 0, offset) + 1 if codec == "utf-8" else None
-        raise _Problem(
+        raise Problem(
             f"invalid {codec.upper()} at byte {offset} (0x{data[offset]:02x}); "
             "save the file as UTF-8",
             line,
         ) from None
-    if not text.strip():
-        raise _Problem("file is empty")
-    return text
+
+
+# --- a user's other files ----------------------------------------------------------------
+
+#: The format of a user's file by its suffix; any other is told from its first character.
+FORMATS: Final = {
+    ".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json"
+}  # fmt: skip
+
+
+def read_document(path: str | Path, limit: int) -> Document:
+    """A user's JSON, JSON Lines or YAML file (:data:`FORMATS`) read and parsed by the
+    catalogs' rules (:func:`read_text`, :func:`parse_document`). Raises Problem."""
+    text = read_text(path, limit, catalog=False)
+    return parse_document(text, FORMATS.get(Path(path).suffix.lower()))
+
+
+def parse_document(text: str, fmt: str | None = None) -> Document:
+    """``text`` as ``fmt`` (``json``, ``jsonl``, ``yaml``; None: JSON when it starts with
+    ``[`` or ``{``, else YAML; JSON Lines saved under a JSON name is read as JSON Lines). A
+    JSON Lines text is the array of its records. Raises Problem, for a repeated key too."""
+    if fmt is None:
+        fmt = "json" if text.lstrip()[:1] in ("[", "{") else "yaml"
+    if fmt == "json":
+        try:
+            return _single(parse_json(text))
+        except Problem as problem:
+            if not (text.lstrip().startswith("{") and "Extra data" in problem.message):
+                raise
+    if fmt == "yaml":
+        return _single(parse_yaml(text))
+    values: list[Any] = []
+    lines: list[int] = []
+    for index, line in enumerate(text.split("\n")):
+        if line.strip():
+            values.append(parse_line(line, index))
+            lines.append(index + 1)
+    return Document(values, partial(_record_line, lines))
+
+
+def _record_line(lines: list[int], parts: Sequence[PathPart]) -> int | None:
+    return lines[parts[0]] if parts and isinstance(parts[0], int) else None
+
+
+def parse_line(text: str, index: int) -> Any:
+    """The value of the JSON Lines record ``text`` on the 0-based line ``index``. Raises
+    Problem, for a repeated key too."""
+    return _single(parse_json(text, index)).value
+
+
+def _single(doc: Document) -> Document:
+    """``doc``, unless a key is repeated in it: then Problem, naming the first."""
+    for parts, key, line in doc.duplicates:
+        where = f"{json_path(parts)}: " if parts else ""
+        raise Problem(f"{where}duplicate key {short_repr(key)}", line)
+    return doc
+
+
+def read_lines(source: str, limit: int = MAX_INPUT_BYTES) -> list[str]:
+    """The lines of the text file ``source``, or of stdin (``-``), read and decoded as a
+    catalog is. Raises Problem."""
+    if source != "-":
+        return decode(read(source, limit, catalog=False)).splitlines()
+    try:
+        return decode(read_stream(sys.stdin.buffer, limit)).splitlines()
+    except FileProblem as exc:
+        raise Problem(exc.message) from None
 
 
 # --- JSON --------------------------------------------------------------------------------
@@ -117,11 +223,13 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _parse_json(text: str, jsonl_index: int | None = None, *, find_duplicates: bool = True) -> _Doc:
+def parse_json(
+    text: str, jsonl_index: int | None = None, *, find_duplicates: bool = True
+) -> Document:
     """Parse JSON text; ``jsonl_index`` is the 0-based line of a JSON Lines record.
 
     Without ``find_duplicates``, ``json.loads`` keeps the last of repeated keys without a word
-    (see ``_Doc.reparse``); the value, and every problem raised, are the same either way.
+    (see ``Document.reparse``); the value, and every problem raised, are the same either way.
     """
     line_offset = jsonl_index or 0
     repeated: list[tuple[dict[str, Any], str]] = []
@@ -145,21 +253,21 @@ def _parse_json(text: str, jsonl_index: int | None = None, *, find_duplicates: b
             parse_float=_finite_float,
         )
     except json.JSONDecodeError as exc:
-        raise _Problem(
+        raise Problem(
             f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno + line_offset
         ) from None
     except _Constant as exc:
         what = token = exc.args[0]
         if token.lstrip("-") not in ("NaN", "Infinity"):
             what = f"{token} overflows to infinity, which"
-        raise _Problem(
+        raise Problem(
             f"invalid JSON: {what} is not allowed (use null or a string)",
             at(_offset_outside_strings(text, token.lstrip("-"))),
         ) from None
     except RecursionError:
-        raise _Problem("invalid JSON: nesting is too deep to read") from None
+        raise Problem("invalid JSON: nesting is too deep to read") from None
     except ValueError:  # int() over sys.get_int_max_str_digits()
-        raise _Problem("invalid JSON: a number has too many digits") from None
+        raise Problem("invalid JSON: a number has too many digits") from None
 
     def locate(parts: Sequence[PathPart]) -> int | None:
         if jsonl_index is not None:  # a JSON Lines record: every path is on the record's line
@@ -167,9 +275,9 @@ def _parse_json(text: str, jsonl_index: int | None = None, *, find_duplicates: b
         return at(_json_offset(text, parts))
 
     _refuse_lone_surrogates(text, value, locate)
-    doc = _Doc(value, locate)
+    doc = Document(value, locate, text=text if jsonl_index is None else None)
     if not find_duplicates:
-        doc.reparse = lambda: _parse_json(text, jsonl_index)
+        doc.reparse = lambda: parse_json(text, jsonl_index)
         doc.quotes = _string_quotes(text)
     if repeated:
         where = _paths_of(value, {id(obj) for obj, _ in repeated}, _json_children)
@@ -192,7 +300,7 @@ def _string_quotes(text: str) -> int:
     return text.count('"') - text.count('\\"')
 
 
-def _strings_in(value: Any, skip: Collection[int] = ()) -> int:
+def strings_in(value: Any, skip: Collection[int] = ()) -> int:
     """The number of strings (object keys included) in a parsed JSON value; -1 when it nests
     deeper than ``_DEEP_DOCUMENT`` levels. Objects whose ``id`` is in ``skip`` are not counted.
     """
@@ -245,7 +353,7 @@ def _refuse_lone_surrogates(text: str, value: Any, locate: Locate) -> None:
         for at, string in strings:  # a dict's keys before its values: document order
             bad = next((c for c in string if "\ud800" <= c <= "\udfff"), None)
             if bad is not None:
-                raise _Problem(
+                raise Problem(
                     f"invalid JSON: the string at {json_path(at) or '$'} has the unpaired "
                     f"surrogate \\u{ord(bad):04x}; strings must be valid Unicode",
                     locate(at),
@@ -263,44 +371,64 @@ def _offset_outside_strings(text: str, token: str) -> int | None:
         i = _scanstring(text, quote + 1)[1]
 
 
-def _json_offset(text: str, parts: Sequence[PathPart]) -> int | None:
-    """Offset of the deepest value along ``parts`` in JSON ``text``; only run for findings."""
+def _ws(text: str, i: int) -> int:
+    """The offset of the first character at or after ``i`` that is not JSON whitespace."""
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _json_offset(text: str, parts: Sequence[PathPart], *, value: bool = False) -> int | None:
+    """Offset of the deepest value along ``parts`` in JSON ``text`` (a key's when its value
+    is the deepest: its line is the finding's); only run for findings. With ``value``, the
+    offset of the value at ``parts`` itself, None when there is none."""
     decoder = json.JSONDecoder()
-
-    def ws(i: int) -> int:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        return i
-
-    i = ws(0)
+    i = _ws(text, 0)
     best = i
     try:
         for part in parts:
             if text[i] == "{" and isinstance(part, str):
-                i = ws(i + 1)
+                i = _ws(text, i + 1)
                 value_at = None
                 while text[i] == '"':
                     key_at = i
                     key, i = _scanstring(text, i + 1)
-                    i = ws(ws(i) + 1)  # skip ':'
+                    i = _ws(text, _ws(text, i) + 1)  # skip ':'
                     if key == part:  # the last one wins, as in the parsed object
                         best, value_at = key_at, i
-                    i = ws(decoder.raw_decode(text, i)[1])
-                    i = ws(i + 1) if text[i] == "," else i
+                    i = _ws(text, decoder.raw_decode(text, i)[1])
+                    i = _ws(text, i + 1) if text[i] == "," else i
                 if value_at is None:
-                    return best
+                    return None if value else best
                 i = value_at
             elif text[i] == "[" and isinstance(part, int):
-                i = ws(i + 1)
+                i = _ws(text, i + 1)
                 for _ in range(part):
-                    i = ws(decoder.raw_decode(text, i)[1])
-                    i = ws(i + 1) if text[i] == "," else i
+                    i = _ws(text, decoder.raw_decode(text, i)[1])
+                    i = _ws(text, i + 1) if text[i] == "," else i
                 best = i
             else:
-                return best
+                return None if value else best
     except (ValueError, IndexError):
-        return best
-    return best
+        return None if value else best
+    return i if value else best
+
+
+def _json_item_lines(text: str, parts: Sequence[PathPart]) -> list[int | None]:
+    """The line of each item of the array at ``parts`` in valid JSON ``text``, in one pass."""
+    decoder = json.JSONDecoder()
+    i = _json_offset(text, parts, value=True)
+    if i is None or text[i : i + 1] != "[":
+        return []
+    found: list[int | None] = []
+    line, at = text.count("\n", 0, i) + 1, i
+    i = _ws(text, i + 1)
+    while text[i] != "]":
+        line += text.count("\n", at, i)
+        found.append(line)
+        at, i = i, _ws(text, decoder.raw_decode(text, i)[1])
+        i = _ws(text, i + 1) if text[i] == "," else i
+    return found
 
 
 def _paths_of(
@@ -330,7 +458,7 @@ def _json_children(value: Any) -> Iterable[tuple[PathPart, Any]]:
 # --- YAML --------------------------------------------------------------------------------
 
 
-def _parse_yaml(text: str) -> _Doc:
+def parse_yaml(text: str) -> Document:
     import yaml
 
     from toolfind.catalog.safe_yaml import Loader, node_children, node_line
@@ -345,22 +473,22 @@ def _parse_yaml(text: str) -> _Doc:
         problem = exc.problem or exc.context or "invalid YAML"
         if exc.problem and exc.context:
             problem = f"{exc.problem} ({exc.context})"
-        raise _Problem(
+        raise Problem(
             f"invalid YAML: {printable(problem)}", mark.line + 1 if mark else None
         ) from None
     except yaml.YAMLError as exc:  # reader errors carry no mark
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise _Problem(f"invalid YAML: {printable(first)}") from None
+        raise Problem(f"invalid YAML: {printable(first)}") from None
     except RecursionError:
-        raise _Problem("invalid YAML: nesting is too deep to read") from None
+        raise Problem("invalid YAML: nesting is too deep to read") from None
     except ValueError:  # int() over sys.get_int_max_str_digits()
-        raise _Problem("invalid YAML: a number has too many digits") from None
+        raise Problem("invalid YAML: a number has too many digits") from None
     finally:
         if loader is not None:
             loader.dispose()
     if value is None:
-        raise _Problem("file is empty")
-    doc = _Doc(value, partial(node_line, root))
+        raise Problem("file is empty")
+    doc = Document(value, partial(node_line, root))
     if loader.duplicates:
         where = _paths_of(root, {id(node) for node, _ in loader.duplicates}, node_children)
         for node, key_node in loader.duplicates:

@@ -1,54 +1,39 @@
 """The Typer commands that read the index: search, show, list, schemas, similar, categories,
-summaries. One parser of the table in ``cli.commands`` (the warm path is the other): each
-command's signature is made from it, and it runs the body written there.
+summaries. One parser of the grammar in ``cli.commands`` (the warm path is the other): each
+command's signature is made from its class, and it runs the methods written there.
 """
 
 # No ``from __future__ import annotations``: Typer would evaluate string annotations each run.
 
-from toolfind.cli import commands
+from toolfind.cli.commands import COMMANDS
 from toolfind.cli.common import (
-    _echo_error,
-    _json_errors,
-    _open,
-    _warn,
     app,
+    echo_error,
+    json_errors,
+    open_index,
     reports_errors,
     typer_command,
+    warn,
 )
+from toolfind.cli.grammar import Params
 from toolfind.errors import UsageError
 
 
-def _run(name: str, p: commands.Params) -> int:
-    """Command ``name`` with arguments ``p``: usage checked, the index opened (from the
-    cache, else built), the body run. Returns the exit code."""
-    problem = commands.problem(name, p)
+def _run(p: Params) -> int:
+    """The command of arguments ``p``: usage checked, the index opened (from the cache, else
+    built), the body run. Returns the exit code."""
+    problem = p.problem()
     if problem:
         raise UsageError(problem)
-    for note in commands.prepare(name, p):
-        _warn(note)
-    index = _open(
-        p.catalog,
-        p.no_cache,
-        getattr(p, "weight", None),
-        getattr(p, "semantic", None),
-        getattr(p, "rerank", None),
-    )
-    if name == "search" and p.queries is not None:
-        return commands.search_batch(index, p, _batch_error)
-    return commands.run(name, index, p, _warn)
+    for note in p.prepare():
+        warn(note)
+    index = open_index(p.catalog, p.no_cache, p.weight, p.semantic, p.rerank)
+    return p.run(index, warn, _batch_error)
 
 
 def _batch_error(message: str, kind: str) -> None:
-    _echo_error(message, kind, as_json=_json_errors())
+    echo_error(message, kind, as_json=json_errors())
 
 
-def _register() -> None:
-    for spec in commands.COMMANDS.values():
-
-        def body(p: commands.Params, name: str = spec.name) -> int:
-            return _run(name, p)
-
-        app.command(spec.name)(reports_errors(typer_command(spec, body)))
-
-
-_register()
+for _spec in COMMANDS.values():
+    app.command(_spec.name)(reports_errors(typer_command(_spec, _run)))

@@ -13,13 +13,18 @@ import inspect
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from toolfind.cli import commands
+from toolfind.cli import grammar
+from toolfind.cli.commands import shipped_note
+from toolfind.cli.printing import renderer
 from toolfind.errors import ToolfindError
+
+if TYPE_CHECKING:
+    from toolfind.store.index import SearchIndex
 
 #: The click Typer runs on: Typer 0.28 carries its own copy (``typer._click``), earlier ones
 #: use the click package. Its exceptions and current context are the ones the app sees.
@@ -43,7 +48,7 @@ class _JsonClickError(_click_errors.ClickException):  # type: ignore[misc]
         self.kind = "usage" if isinstance(error, _click_errors.UsageError) else "error"
 
     def show(self, file: Any = None) -> None:
-        _echo_error(self.message, self.kind, as_json=True)
+        echo_error(self.message, self.kind, as_json=True)
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -124,7 +129,7 @@ class Group(TyperGroup):
                 _say_shipped_note()
             raise
         except _click_errors.UsageError as error:  # no arguments: the help, on stderr
-            note = commands.shipped_note(None) if _no_args_help(error) else ""
+            note = shipped_note(None) if _no_args_help(error) else ""
             if note:
                 error.message = f"{error.message}\n\n{note}"
             raise
@@ -168,7 +173,7 @@ def _as_json(error: Any) -> Any:
 
 
 def _say_shipped_note() -> None:
-    note = commands.shipped_note(None)
+    note = shipped_note(None)
     if note:
         typer.echo(note, err=True)
 
@@ -190,19 +195,19 @@ app = App(
 )
 
 
-def annotated(opt: commands.Opt) -> Any:
-    """The Typer annotation of an option or argument of the one table (cli.commands)."""
+def annotated(opt: grammar.Opt) -> Any:
+    """The Typer annotation of an option or argument of the one grammar (``cli.grammar``)."""
     kind = opt.kind
     choice: Any = Literal[opt.choices] if opt.choices else str
     types: dict[str, Any] = {
-        commands.FLAG: bool,
-        commands.SWITCH: bool if opt.default is not None else bool | None,
-        commands.TEXT: choice if opt.default is not None else choice | None,
-        commands.NUMBER: float | None,
-        commands.COUNT: int if opt.default is not None else int | None,
-        commands.MANY: list[str] | None,
-        commands.WORDS: list[str] | None,
-        commands.NAME: str,
+        grammar.FLAG: bool,
+        grammar.SWITCH: bool if opt.default is not None else bool | None,
+        grammar.TEXT: choice if opt.default is not None else choice | None,
+        grammar.NUMBER: float | None,
+        grammar.COUNT: int if opt.default is not None else int | None,
+        grammar.MANY: list[str] | None,
+        grammar.WORDS: list[str] | None,
+        grammar.NAME: str,
     }
     extra: dict[str, Any] = {}
     if opt.metavar:
@@ -211,20 +216,20 @@ def annotated(opt: commands.Opt) -> Any:
         from toolfind.cli.completion import completer
 
         extra["autocompletion"] = completer(opt.complete)
-    if kind in (commands.WORDS, commands.NAME):
+    if kind in (grammar.WORDS, grammar.NAME):
         return Annotated[types[kind], typer.Argument(help=opt.help, **extra)]
-    decls = ("/".join(opt.decls),) if kind == commands.SWITCH else opt.decls
-    if kind == commands.COUNT:
+    decls = ("/".join(opt.decls),) if kind == grammar.SWITCH else opt.decls
+    if kind == grammar.COUNT:
         extra["min"] = 1
     return Annotated[types[kind], typer.Option(*decls, help=opt.help, hidden=opt.hidden, **extra)]
 
 
-def typer_command(spec: commands.Command, body: Callable[[commands.Params], int]) -> Any:
-    """A Typer command of the table's ``spec``: its signature is the table's options, and it
-    runs ``body`` with them (exiting with its code when not 0)."""
+def typer_command(spec: grammar.Command, body: Callable[[grammar.Params], int]) -> Any:
+    """A Typer command of the grammar's ``spec``: its signature is the command's options, and
+    it runs ``body`` with its arguments (exiting with its code when not 0)."""
 
     def command(**values: Any) -> None:
-        code = body(commands.Params(values))
+        code = body(spec.cls(values))
         if code:
             raise typer.Exit(code)
 
@@ -234,7 +239,7 @@ def typer_command(spec: commands.Command, body: Callable[[commands.Params], int]
             inspect.Parameter(
                 opt.dest,
                 keyword,
-                default=inspect.Parameter.empty if opt.kind == commands.NAME else opt.default,
+                default=inspect.Parameter.empty if opt.kind == grammar.NAME else opt.default,
                 annotation=annotated(opt),
             )
             for opt in spec.params
@@ -245,33 +250,35 @@ def typer_command(spec: commands.Command, body: Callable[[commands.Params], int]
     return command
 
 
-_shipped_note = commands.shipped_note  # for cli.serving
-
-# Options the other commands share with the table's, declared there once.
-CatalogOpt = annotated(commands.CATALOG)
-JsonOpt = annotated(commands.JSON)
-NoCacheOpt = annotated(commands.NO_CACHE)
-WeightOpt = annotated(commands.WEIGHT)
-SemanticOpt = annotated(commands.SEMANTIC)
-ColorOpt = annotated(commands.COLOR)
-RerankOpt = annotated(commands.RERANK)
+# Options the other commands share with the index commands, declared once in the grammar.
+CatalogOpt = annotated(grammar.CATALOG)
+JsonOpt = annotated(grammar.JSON)
+NoCacheOpt = annotated(grammar.NO_CACHE)
+WeightOpt = annotated(grammar.WEIGHT)
+SemanticOpt = annotated(grammar.SEMANTIC)
+ColorOpt = annotated(grammar.COLOR)
+RerankOpt = annotated(grammar.RERANK)
 
 
-def _warn(message: str) -> None:
+def warn(message: str) -> None:
+    """Say ``message`` on stderr (a warning, a note, progress), its unprintable characters
+    escaped."""
     from toolfind.output.text import render_line
 
     typer.echo(render_line(message), err=True)
 
 
-def _json_errors() -> bool:
+def json_errors() -> bool:
     """Whether this run's errors are JSON objects (``--json`` is among its arguments)."""
     ctx = _click_globals.get_current_context(silent=True)
     return bool(ctx is not None and ctx.meta.get(_JSON_ERRORS))
 
 
-def _echo_error(message: str, kind: str, *, as_json: bool) -> None:
+def echo_error(message: str, kind: str, *, as_json: bool) -> None:
+    """Say an error on stderr: one ``Error:`` line, or ``as_json`` one JSON object."""
     if as_json:
-        from toolfind.output.wire import dumps, error_record
+        from toolfind.output.encode import dumps
+        from toolfind.output.wire import error_record
 
         typer.echo(dumps(error_record(message, kind), compact=True), err=True)
     else:
@@ -280,18 +287,18 @@ def _echo_error(message: str, kind: str, *, as_json: bool) -> None:
         typer.echo(f"Error: {render_line(message)}", err=True)
 
 
-def _fail(message: str, code: int = 1, kind: str | None = None) -> NoReturn:
+def fail(message: str, code: int = 1, kind: str | None = None) -> NoReturn:
     """Report an error (one ``Error:`` line, or a JSON object under ``--json``) and exit
     ``code``: 2 for a usage error, else 1."""
-    _echo_error(message, kind or ("usage" if code == 2 else "error"), as_json=_json_errors())
+    echo_error(message, kind or ("usage" if code == 2 else "error"), as_json=json_errors())
     raise typer.Exit(code)
 
 
 def print_error(message: str, argv: Sequence[str], kind: str = "error") -> None:
-    """The one way an error reaches the user outside :func:`_fail`: ``toolfind.__main__``'s
+    """The one way an error reaches the user outside :func:`fail`: ``toolfind.__main__``'s
     guard for what escapes a command, after it (or the fast path) ran with ``argv``: a JSON
     object when ``--json`` is among the arguments (before a ``--``), as :class:`Group` decides."""
-    _echo_error(message, kind, as_json=wants_json(argv) or _json_errors())
+    echo_error(message, kind, as_json=wants_json(argv) or json_errors())
 
 
 def reports_errors(func: F) -> F:
@@ -303,7 +310,7 @@ def reports_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except ToolfindError as exc:
-            _fail(str(exc), exc.exit_code, exc.kind)
+            fail(str(exc), exc.exit_code, exc.kind)
         except KeyboardInterrupt:
             typer.echo("Interrupted.", err=True)
             raise typer.Exit(130) from None
@@ -315,28 +322,20 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def _render(color: str = "auto") -> Any:
-    """The renderer, imported only when a command prints for a human, styled as ``--color``
-    says."""
-    from toolfind.output import render
-
-    render.COLOR = color
-    return render
-
-
-def _emit(document: Any) -> None:
-    from toolfind.output.wire import dumps
+def emit(document: Any) -> None:
+    """Print ``document`` as the one JSON document of a command (``--json``)."""
+    from toolfind.output.encode import dumps
 
     typer.echo(dumps(document))
 
 
-def _open(
-    catalogs: list[str] | None,
+def open_index(
+    catalogs: Sequence[str] | None,
     no_cache: bool,
     weights: list[str] | None = None,
     semantic: bool | None = None,
     rerank: bool | None = None,
-) -> Any:
+) -> "SearchIndex":
     """The index of a command (``store.run.open_run_index`` by the command line's rules),
     its warnings on stderr and a spinner on a terminal while it is built."""
     from toolfind.store.run import open_run_index
@@ -348,10 +347,11 @@ def _open(
         cli=True,
         semantic=semantic,
         rerank=rerank,
-        warn=_warn,
+        warn=warn,
         building=_building,
     )
-    return loaded.index
+    index: SearchIndex = loaded.index
+    return index
 
 
 @contextmanager
@@ -396,7 +396,7 @@ def _progress(message: str, after: float = 1.0) -> Iterator[Callable[[str], None
         for spinner in spinners:
             spinner.update(text)
 
-    timer = threading.Timer(after, lambda: spinners.append(_render().spinner(shown[0])))
+    timer = threading.Timer(after, lambda: spinners.append(renderer().spinner(shown[0])))
     timer.daemon = True
     timer.start()
     try:

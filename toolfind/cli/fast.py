@@ -1,13 +1,13 @@
 """The warm path: the index commands without Typer (whose import, with Rich's, json's and
 typing's, costs several times Python's start-up).
 
-The other parser of the one table (``cli.commands.COMMANDS``): it reads argv as the Typer
-command would, and runs the same bodies (``commands.answer`` and ``commands.emit``) on the
-index an earlier identical run recorded (``store.run.open_recorded``). It answers only when
-that index is there and current and the arguments are ones it reads as click would; anything
-else (a cold cache, an option it leaves to Typer, a usage error, a miss) makes ``run`` return
-None before anything is printed, and Typer answers. ``search``/``show --json`` without
-filters read only what they print from the index file (``commands.answer_from_file``).
+The other parser of the one grammar (``cli.commands.COMMANDS``): it reads argv as the Typer
+command would, and runs the same methods (``answer`` and ``emit``) on the index an earlier
+identical run recorded (``store.run.open_recorded``). It answers only when that index is
+there and current and the arguments are ones it reads as click would; anything else (a cold
+cache, an option it leaves to Typer, a usage error, a miss) makes ``run`` return None before
+anything is printed, and Typer answers. ``search``/``show --json`` without filters read only
+what they print from the index file (``answer_from_file``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
-from toolfind.cli import commands
-from toolfind.cli.commands import COUNT, FLAG, MANY, NAME, NUMBER, SWITCH, WORDS
+from toolfind.cli.commands import COMMANDS
+from toolfind.cli.grammar import COUNT, FLAG, MANY, NAME, NUMBER, SWITCH, WORDS
 from toolfind.store.run import open_recorded, open_recorded_segment
 
 TYPE_CHECKING = False
@@ -24,36 +24,33 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
+    from toolfind.cli.grammar import Opt, Params
+
 
 def run(argv: Sequence[str]) -> int | None:
     """Answer the command in ``argv`` from the cache, or return None to fall back."""
-    parsed = parse(argv)
-    if parsed is None or os.environ.get("TOOLFIND_NO_FASTPATH"):
+    p = parse(argv)
+    if p is None or os.environ.get("TOOLFIND_NO_FASTPATH") or p.problem():
+        return None  # a usage error is Typer's to report
+    prepared = p.prepare()
+    if p.needs_config():
         return None
-    name, p = parsed
-    if commands.problem(name, p):
-        return None  # a usage error: Typer's to report
-    prepared = commands.prepare(name, p)
-    if name == "categories" and not commands.machine(p) and not p.catalog:
-        if not os.environ.get("TOOLFIND_CATALOGS", "").strip():
-            return None  # maybe the shipped demo catalogs, which need the config to tell
     warnings: list[str] = []
-    if commands.from_file(name, p):
+    if p.from_file():
         seg = open_recorded_segment(p.catalog or (), warnings.append)
         if seg is None:
             return None
         try:
-            found = commands.answer_from_file(name, seg, p)
+            found = p.answer_from_file(seg)
         finally:
             seg.fh.close()
         if found is None:
             return None
-        document, notes = found
+        document, notes, count = found
         _say([*prepared, *warnings, *notes])
-        from toolfind.output.wire import dumps
+        from toolfind.output.encode import dumps
 
         sys.stdout.write(dumps(document) + "\n")
-        code = commands.exit_code(p, len(document["hits"]) if name == "search" else 1)
     else:
         from toolfind.errors import ToolfindError
 
@@ -61,15 +58,13 @@ def run(argv: Sequence[str]) -> int | None:
         if loaded is None:
             return None
         try:
-            items, notes = commands.answer(name, loaded.index, p)
+            items, notes = p.answer(loaded.index)
         except ToolfindError:
             return None  # a miss or an ambiguity: the Typer path explains it
         _say([*prepared, *warnings, *notes])
-        from toolfind.cli.printing import emit
-
-        code = commands.exit_code(p, emit(name, p, items))
+        count = p.emit(items)
     sys.stdout.flush()
-    return code
+    return p.exit_code(count)
 
 
 def _say(lines: list[str]) -> None:
@@ -80,13 +75,13 @@ def _say(lines: list[str]) -> None:
             sys.stderr.write(render_line(line) + "\n")
 
 
-def parse(argv: Sequence[str]) -> tuple[str, commands.Params] | None:
-    """``argv``'s command and its arguments, as the Typer command would receive them; None
+def parse(argv: Sequence[str]) -> Params | None:
+    """``argv``'s command's arguments, as the Typer command would receive them; None
     for anything the warm path leaves to Typer (which reports every mistake): a command it
     does not answer, an option it does not read (``Opt.warm``) or does not know, a
     ``--option=value`` spelling, a value click might read differently, an option given twice
     that is not repeatable, a missing or blank NAME/QUERY."""
-    spec = commands.COMMANDS.get(argv[0]) if argv else None
+    spec = COMMANDS.get(argv[0]) if argv else None
     if spec is None or not spec.warm:
         return None
     values: dict[str, Any] = {opt.dest: opt.default for opt in spec.params}
@@ -116,14 +111,14 @@ def parse(argv: Sequence[str]) -> tuple[str, commands.Params] | None:
         given.add(opt.dest)
     argument = next((o for o in spec.params if o.kind in (WORDS, NAME)), None)
     if argument is None or not words:
-        return (spec.name, commands.Params(values)) if argument is None and not words else None
+        return spec.cls(values) if argument is None and not words else None
     if (argument.kind == NAME and len(words) > 1) or not " ".join(words).strip():
         return None
     values[argument.dest] = words if argument.kind == WORDS else words[0]
-    return spec.name, commands.Params(values)
+    return spec.cls(values)
 
 
-def _value(opt: commands.Opt, text: str) -> Any:
+def _value(opt: Opt, text: str) -> Any:
     """``text`` as click reads it for ``opt``; None when the warm path is not sure it would:
     a choice it does not have, a count that is not plain ASCII digits from 1, a number that
     is not a plain decimal (float() and click agree on those)."""

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolfind.cli.common import JsonOpt, _emit, _warn, app, reports_errors
+from toolfind.cli.common import JsonOpt, app, emit, reports_errors, warn
 
 model_app = typer.Typer(
     help="Get, list or remove the reranker's model (all-MiniLM-L6-v2).", no_args_is_help=True
@@ -49,7 +49,7 @@ def model_fetch(
     """
     from toolfind.semantic import models
 
-    models.fetch(_name(name), from_, say=_warn)
+    models.fetch(_name(name), from_, say=warn)
     _show(_name(name), json_)
 
 
@@ -71,7 +71,7 @@ def model_list(
     found = [models.status(name) for name in models.MODELS]
     problems = {m.spec.name: models.verify(m.spec.name) if verify else m.problem for m in found}
     if json_:
-        _emit([wire.model_record(m, problems[m.spec.name]) for m in found])
+        emit([wire.model_record(m, problems[m.spec.name]) for m in found])
         return
     for m in found:
         state = "installed" if not problems[m.spec.name] else problems[m.spec.name]
@@ -91,7 +91,7 @@ def model_path(name: NameArg = None, json_: JsonOpt = False) -> None:
 
     path = str(models.status(_name(name)).path)
     if json_:
-        _emit(wire.cache_path_record(path))
+        emit(wire.cache_path_record(path))
     else:
         typer.echo(path)
 
@@ -109,9 +109,9 @@ def model_remove(name: NameArg = None, json_: JsonOpt = False) -> None:
     if json_:
         from toolfind.output import wire
 
-        _emit(wire.model_removed_record(_name(name), str(path)))
+        emit(wire.model_removed_record(_name(name), str(path)))
     else:
-        _warn(f"Removed {path}")
+        warn(f"Removed {path}")
 
 
 def _show(name: str, json_: bool) -> None:
@@ -120,6 +120,6 @@ def _show(name: str, json_: bool) -> None:
 
     found = models.status(name)
     if json_:
-        _emit(wire.model_record(found, found.problem))
+        emit(wire.model_record(found, found.problem))
     else:
         typer.echo(str(found.path))

@@ -1,13 +1,12 @@
-"""How the index commands print an answer (``cli.commands.answer``): one rule for all.
+"""How the index commands that print records print them: one rule for all (:class:`Records`).
 
 Where records are printed (``search``' hits, ``list``, ``similar``, ``categories``,
 ``summaries``), ``--format`` picks a record format: for a person (``table``, or ``text`` and
 ``markdown`` lines for ``summaries``), ``json`` (one document, as ``--json``), or one record
 a line (``jsonl``, ``csv``, ``tsv``: the columns are the command's record keys, whatever the
 records hold, and an empty result is the header alone). ``--fields`` keeps some keys of each
-record, in any record format. ``show`` and ``schemas`` print JSON documents: a tool in the
-``--dialect`` asked for. For a person, output goes through the pager on a terminal (not with
-``--no-pager``) and is styled as ``--color`` says.
+record, in any record format. For a person, output goes through the pager on a terminal (not
+with ``--no-pager``) and is styled as ``--color`` says.
 
 No typer, and cheap to import: the warm path prints through here too.
 """
@@ -16,93 +15,60 @@ from __future__ import annotations
 
 import sys
 
-from toolfind.output import wire
+from toolfind.cli.grammar import Params
+from toolfind.output.encode import dumps, dumps_array
+from toolfind.output.wire import RECORD_FORMATS, records_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
+    from types import ModuleType
     from typing import Any
 
-    from toolfind.cli.commands import Params
 
-#: The keys of each command's records: what ``--fields`` may name and the CSV/TSV columns
-#: (``search``' ``explain`` only with ``--explain``). ``output.wire`` spells them.
-RECORD_KEYS: dict[str, tuple[str, ...]] = {
-    "search": (*wire.HIT_KEYS, "schema", "explain"),
-    "list": wire.ROW_KEYS,
-    "similar": wire.SIMILAR_KEYS,
-    "categories": wire.CATEGORY_KEYS,
-    "summaries": wire.SUMMARY_KEYS,
-}
+class Records(Params):
+    """A command that prints records, and how: ``--json`` one document (:meth:`document`, or
+    an array written as each record is made), one record a line (:meth:`columns`), or for a
+    person (:meth:`draw`). The command says which items of its answer are records
+    (:meth:`items`, counted) and what they are (:meth:`records`)."""
 
-
-def fields_of(p: Params) -> tuple[str, ...] | None:
-    """``--fields`` as keys (None when not given)."""
-    text = getattr(p, "fields", None)
-    if text is None:
-        return None
-    return tuple(dict.fromkeys(key.strip() for key in text.split(",") if key.strip()))
-
-
-def fields_problem(name: str, p: Params) -> str:
-    """The usage error of ``--fields`` for command ``name`` ("" if none)."""
-    fields = fields_of(p)
-    if fields is None:
-        return ""
-    fmt = getattr(p, "format_", None)
-    if fmt in ("table", "text", "markdown"):
-        return (
-            f"--fields picks record keys: use it with --json or --format json, jsonl, csv"
-            f" or tsv, not --format {fmt}"
-        )
-    known = RECORD_KEYS[name]
-    unknown = [key for key in fields if key not in known]
-    if not fields or unknown:
-        what = f"unknown field {unknown[0]!r}" if unknown else "no field given"
-        return f"--fields: {what}; {name} records have {', '.join(known)}"
-    return ""
-
-
-def emit(name: str, p: Params, items: Any) -> int:
-    """Print command ``name``'s answer (``commands.answer``) as ``p`` asks; return how many
-    records it held (hits, tools, namespaces: ``--fail-empty``'s count)."""
-    write = sys.stdout.write
-    if name == "schemas":
-        write(wire.dumps(items) + "\n")
-        return len(items)
-    if name == "show":
-        if p.json_:
-            write(wire.dumps(items[1]) + "\n")
+    def emit(self, answer: Any) -> int:
+        counted = Counted(self.items(answer))
+        if not self.machine():
+            for_a_person(self, lambda: self.draw(renderer(self.color), answer, counted))
+            return counted.count
+        fields = self.fields_of()
+        records = select_all(self.records(answer, counted), fields)
+        if self.format_ in RECORD_FORMATS:
+            sys.stdout.write(records_text(records, self.format_, fields or self.columns()))
+        elif (document := self.document(answer, records)) is not None:
+            sys.stdout.write(dumps(document) + "\n")
         else:
-            _for_a_person(p, lambda: _render(p).tool(*items))
-        return 1
-    counted = _Counted(items.hits if name == "search" else items)
-    if p.json_:
-        _write_json(name, p, items, counted)
-    elif p.format_ in wire.RECORD_FORMATS:
-        columns = fields_of(p) or _columns(name, p)
-        records = _selected(p, _records(name, p, items, counted))
-        write(wire.records_text(records, p.format_, columns))
-    else:
-        _for_a_person(p, lambda: _draw(name, p, items, counted))
-    return counted.count
+            for piece in dumps_array(records):
+                sys.stdout.write(piece)  # as each is made: 100k tools are never held at once
+            sys.stdout.write("\n")
+        return counted.count
 
+    def items(self, answer: Any) -> Iterable[Any]:
+        """What the records are made of (``search``: the hits)."""
+        items: Iterable[Any] = answer
+        return items
 
-def _write_json(name: str, p: Params, items: Any, counted: _Counted) -> None:
-    write = sys.stdout.write
-    records = _selected(p, _records(name, p, items, counted))
-    if name == "search":
-        unmatched, corrections = list(items.unmatched_terms), dict(items.corrections)
-        document = wire.search_document(items.query, list(records), unmatched, corrections)
-        write(wire.dumps(document) + "\n")
-    elif name == "categories":
-        document = wire.categories_record(items)
-        document["categories"] = list(records)
-        write(wire.dumps(document) + "\n")
-    else:
-        for piece in wire.dumps_array(records):
-            write(piece)  # each record as it is made: 100k tools are never held at once
-        write("\n")
+    def records(self, answer: Any, items: Iterable[Any]) -> Iterator[dict[str, Any]]:
+        """The records as ``--json`` prints them, each made from ``items`` as it is printed."""
+        raise NotImplementedError
+
+    def document(self, answer: Any, records: Iterator[dict[str, Any]]) -> Any:
+        """The one JSON document holding ``records`` (None: they are a JSON array)."""
+        return None
+
+    def draw(self, render: ModuleType, answer: Any, items: Iterable[Any]) -> None:
+        """``answer`` for a person, by ``render`` (``output.render``)."""
+        raise NotImplementedError
+
+    def columns(self) -> tuple[str, ...]:
+        """The CSV/TSV columns: the record keys, whatever the records hold."""
+        return self.KEYS
 
 
 def select(record: dict[str, Any], fields: Sequence[str] | None) -> dict[str, Any]:
@@ -111,36 +77,14 @@ def select(record: dict[str, Any], fields: Sequence[str] | None) -> dict[str, An
     return record if fields is None else {key: record.get(key) for key in fields}
 
 
-def _selected(p: Params, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    fields = fields_of(p)
+def select_all(
+    records: Iterable[dict[str, Any]], fields: Sequence[str] | None
+) -> Iterator[dict[str, Any]]:
+    """Each of ``records`` with only the keys ``fields`` names (:func:`select`)."""
     return iter(records) if fields is None else (select(r, fields) for r in records)
 
 
-def _records(name: str, p: Params, items: Any, counted: _Counted) -> Iterator[dict[str, Any]]:
-    """The records of command ``name``'s answer ``items`` (for ``search``, its hits), as
-    ``--json`` prints them, each made as it is printed (``counted`` is ``items``' records'
-    source, counting them)."""
-    if name == "search":
-        yield from wire.hit_records(items, include_schema=p.schema)
-        return
-    if name == "categories":
-        yield from wire.categories_record(list(counted))["categories"]
-        return
-    makers: dict[str, Callable[[Any], dict[str, Any]]] = {
-        "list": wire.tool_row,
-        "similar": wire.similar_record,
-        "summaries": wire.summary_record,
-    }
-    yield from map(makers[name], counted)
-
-
-def _columns(name: str, p: Params) -> tuple[str, ...]:
-    """The CSV/TSV columns of command ``name``: its record keys, whatever the records hold."""
-    keys = RECORD_KEYS[name]
-    return tuple(key for key in keys if key != "explain" or p.explain)
-
-
-class _Counted:
+class Counted:
     """An iterable that counts the items taken from it (for ``--fail-empty``); a sequence's
     length is known at once."""
 
@@ -160,7 +104,7 @@ class _Counted:
             yield item
 
 
-def _for_a_person(p: Params, draw: Callable[[], None]) -> None:
+def for_a_person(p: Params, draw: Callable[[], None]) -> None:
     """``draw()`` through the pager on a terminal (not with ``--no-pager``)."""
     if sys.stdout.isatty():  # the pager (and contextlib) only where it can start
         from toolfind.cli.pager import paged
@@ -171,24 +115,10 @@ def _for_a_person(p: Params, draw: Callable[[], None]) -> None:
         draw()
 
 
-def _render(p: Params) -> Any:
-    """The renderer, styled as ``--color`` says."""
+def renderer(color: str = "auto") -> ModuleType:
+    """The renderer (``output.render``, imported only when something is drawn for a person),
+    styled as ``--color`` says."""
     from toolfind.output import render
 
-    render.COLOR = getattr(p, "color", "auto")
+    render.COLOR = color
     return render
-
-
-def _draw(name: str, p: Params, items: Any, counted: _Counted) -> None:
-    """Command ``name``'s answer for a person: a table (Rich's on a terminal), or lines."""
-    render = _render(p)
-    if name == "search":
-        render.search(items, explain=p.explain)
-    elif name == "list":
-        render.tools(items)
-    elif name == "similar":
-        render.similar(p.name, items)
-    elif name == "categories":
-        render.categories(items)
-    else:
-        render.summaries(counted, markdown=p.format_ == "markdown")

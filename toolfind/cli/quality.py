@@ -3,8 +3,7 @@
 # No ``from __future__ import annotations``: Typer would evaluate string annotations each run.
 
 import sys
-from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
@@ -16,15 +15,39 @@ from toolfind.cli.common import (
     RerankOpt,
     SemanticOpt,
     WeightOpt,
-    _emit,
-    _fail,
-    _open,
-    _render,
-    _warn,
     app,
+    emit,
+    fail,
+    open_index,
     reports_errors,
+    warn,
 )
+from toolfind.cli.options import (
+    BOpt,
+    FailUnderOpt,
+    ForceOpt,
+    HoldoutOpt,
+    IgnoreOpt,
+    K1Opt,
+    LintQueriesOpt,
+    MetricOpt,
+    PathsArg,
+    QueriesArg,
+    RoundsOpt,
+    SeedOpt,
+    StrictOpt,
+    TrainSplitOpt,
+    WorstOpt,
+    WriteOpt,
+)
+from toolfind.cli.printing import renderer
 from toolfind.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolfind.eval.queries import JudgedQuery
+    from toolfind.models import ScoringParams
+    from toolfind.store.index import SearchIndex
 
 # -- validate ------------------------------------------------------------------------------------
 
@@ -32,25 +55,10 @@ from toolfind.errors import UsageError
 @app.command()
 @reports_errors
 def validate(
-    paths: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Catalog files or directories (default: the catalogs in use).", metavar="PATH..."
-        ),
-    ] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
-    queries: Annotated[
-        str | None,
-        typer.Option("--queries", help="Labelled queries: add findability lint.", metavar="FILE"),
-    ] = None,
-    ignore: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--ignore",
-            help="Leave out the warnings of this rule, e.g. param-description (repeatable).",
-            metavar="RULE",
-        ),
-    ] = None,
+    paths: PathsArg = None,
+    strict: StrictOpt = False,
+    queries: LintQueriesOpt = None,
+    ignore: IgnoreOpt = None,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
     color: ColorOpt = "auto",
@@ -66,20 +74,28 @@ def validate(
 
     problem = unknown_rules(ignore or ())
     if problem:
-        _fail(f"--ignore: {problem}", 2)
+        fail(f"--ignore: {problem}", 2)
     given = [*(paths or ()), *(catalog or ())]
     run = for_run(given)
     for line in run.warnings:
-        _warn(line)
+        warn(line)
     result = catalogs.load(run.paths, max_bytes=run.max_file_size)
     found = list(result.findings) + catalogs.lint(result)
     if queries is not None and result.tools:
         from toolfind.eval.evaluate import findability_findings
         from toolfind.eval.queries import load_queries
-        from toolfind.store.index import SearchIndex
+        from toolfind.store.run import open_run_index
 
-        index = SearchIndex.build(result.tools, run.params)
-        found += findability_findings(index, load_queries(Path(queries)), file=queries)
+        index = open_run_index(
+            paths=run.paths,
+            params=run.params,
+            max_file_size=run.max_file_size,
+            semantic=False,
+            rerank=False,
+            report_skipped=False,  # the findings above say them
+            warn=warn,
+        ).index
+        found += findability_findings(index, load_queries(queries), file=queries)
     ignored = {*run.config.ignore_rules, *(ignore or ())}
     found = [f for f in found if f.rule not in ignored]
     # As a compiler lists them: file by file in load order (then any other path, such as the
@@ -87,9 +103,9 @@ def validate(
     rank = {file: i for i, file in enumerate(result.files)}
     found.sort(key=lambda f: (rank.get(f.file, len(rank)), f.file, f.line or 0))
     if json_:
-        _emit(wire.findings_records(found))
+        emit(wire.findings_records(found))
     else:
-        _render(color).findings(found, len(result.files), len(result.tools))
+        renderer(color).findings(found, len(result.files), len(result.tools))
     errors = any(f.severity == "error" for f in found)
     if not result.tools:
         from toolfind.store.run import nothing_loaded
@@ -101,21 +117,10 @@ def validate(
 
 # -- eval / tune --------------------------------------------------------------------------------
 
-QueriesArg = Annotated[
-    str, typer.Argument(help="Labelled queries file (YAML, JSON or JSON Lines).", metavar="QUERIES")
-]
-K1Opt = Annotated[float | None, typer.Option("--k1", help="Term-frequency saturation k1 to try.")]
-BOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--b",
-        help="Length normalisation: a number for every field, or FIELD=B (repeatable).",
-        metavar="B",
-    ),
-]
 
-
-def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str] | None) -> Any:
+def _scoring(
+    index: "SearchIndex", weight: list[str] | None, k1: float | None, b: list[str] | None
+) -> "ScoringParams":
     """The index's settings with --weight, --k1 and --b applied."""
     from dataclasses import replace
 
@@ -141,28 +146,19 @@ def _scoring(index: Any, weight: list[str] | None, k1: float | None, b: list[str
     return params
 
 
-def _judged(index: Any, queries_file: str) -> Any:
+def _judged(index: "SearchIndex", queries_file: str) -> "list[JudgedQuery]":
+    """The labelled queries of ``queries_file`` resolved to ``index``'s tools."""
     from toolfind.eval import queries
 
-    return queries.resolve_queries(index, queries.load_queries(Path(queries_file)))
+    return queries.resolve_queries(index, queries.load_queries(queries_file))
 
 
 @app.command("eval")
 @reports_errors
 def eval_(
     queries_file: QueriesArg,
-    fail_under: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--fail-under",
-            help="Exit 1 when a metric is lower, in percent as printed, e.g. ndcg@10=80"
-            " (a value up to 1 is a fraction; repeatable).",
-            metavar="METRIC=PCT",
-        ),
-    ] = None,
-    worst: Annotated[
-        int, typer.Option("--worst", min=0, help="How many of the worst queries to list.")
-    ] = 10,
+    fail_under: FailUnderOpt = None,
+    worst: WorstOpt = 10,
     weight: WeightOpt = None,
     k1: K1Opt = None,
     b: BOpt = None,
@@ -180,12 +176,12 @@ def eval_(
     from toolfind.eval import evaluate
     from toolfind.output import wire
 
-    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
+    index = open_index(catalog, no_cache, semantic=semantic, rerank=rerank)
     if index.semantic is not None:
-        _warn(f"Semantic signal on, fusion weight {index.semantic.weight:g}")
+        warn(f"Semantic signal on, fusion weight {index.semantic.weight:g}")
     if index.reranker is not None:
         stage = index.reranker
-        _warn(f"Reranker on: {stage.model.name}, weight {stage.weight:g}, depth {stage.depth}")
+        warn(f"Reranker on: {stage.model.name}, weight {stage.weight:g}, depth {stage.depth}")
     thresholds = [evaluate.parse_threshold(t) for t in fail_under or ()]
     params = _scoring(index, weight, k1, b)
     judged = _judged(index, queries_file)
@@ -194,11 +190,11 @@ def eval_(
             index, judged, params=params, thresholds=thresholds, worst=worst, progress=progress
         )
     if json_:
-        _emit(wire.eval_record(report, index.tools))
+        emit(wire.eval_record(report, index.tools))
     else:
-        _render(color).eval_report(report, index.tools)
+        renderer(color).eval_report(report, index.tools)
     for failure in report.failures:
-        _warn(f"Failed: {failure}")
+        warn(f"Failed: {failure}")
     if report.failures:
         raise typer.Exit(1)
 
@@ -207,34 +203,13 @@ def eval_(
 @reports_errors
 def tune(
     queries_file: QueriesArg,
-    metric: Annotated[
-        str, typer.Option("--metric", help="What to maximise: ndcg@10, mrr@10, recall@1/5/10.")
-    ] = "ndcg@10",
-    holdout: Annotated[
-        float | None,
-        typer.Option("--holdout", help="Hold out this share of queries at random (seeded)."),
-    ] = None,
-    train_split: Annotated[
-        str | None, typer.Option("--train-split", help="Train on the queries of this split.")
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the random holdout.")] = 0,
-    rounds: Annotated[
-        int, typer.Option("--rounds", min=1, help="Coordinate-ascent rounds at most.")
-    ] = 3,
-    write: Annotated[
-        bool,
-        typer.Option(
-            "--write",
-            help="Store the chosen settings in toolfind.toml (backup kept), unless they score"
-            " worse on the held-out queries than the settings in use.",
-        ),
-    ] = False,
-    force: Annotated[
-        bool,
-        typer.Option(
-            "--force", help="With --write: write even settings that score worse held out."
-        ),
-    ] = False,
+    metric: MetricOpt = "ndcg@10",
+    holdout: HoldoutOpt = None,
+    train_split: TrainSplitOpt = None,
+    seed: SeedOpt = 0,
+    rounds: RoundsOpt = 3,
+    write: WriteOpt = False,
+    force: ForceOpt = False,
     catalog: CatalogOpt = None,
     json_: JsonOpt = False,
     no_cache: NoCacheOpt = False,
@@ -252,23 +227,16 @@ def tune(
 
     Example: toolfind tune queries.yaml --holdout 0.3 --write
     """
-    from toolfind.config import CONFIG_NAME, config_path
-    from toolfind.config_write import write_params
-    from toolfind.eval import evaluate
+    from toolfind.eval import tuning
     from toolfind.output import wire
 
     if force and not write:
         raise UsageError("--force only applies with --write")
-    index = _open(catalog, no_cache, semantic=semantic, rerank=rerank)
+    index = open_index(catalog, no_cache, semantic=semantic, rerank=rerank)
     judged = _judged(index, queries_file)
-    signal, fusion_weight = index.semantic, None
-    stage, rerank_settings, rerank_loss = index.reranker, None, ""
-    index.use_reranker(None)  # the reranker is tuned last, over the tuned first stage
-    lexical = index.with_params(index.params)
-    lexical.use_semantic(None)  # field weights, b, k1 and delta are tuned on the lexical ranking
     with _progress_bar("Tuning", None) as progress:
-        report = evaluate.tune(
-            lexical,
+        tuned = tuning.tune(
+            index,
             judged,
             metric=metric,
             holdout=holdout,
@@ -277,112 +245,20 @@ def tune(
             rounds=rounds,
             progress=progress,
         )
-    if signal is not None:
-        tuned = index.with_params(report.params)
-        tuned.use_semantic(signal)
-        report = evaluate.tune_fusion(
-            report, index, tuned, judged, holdout=holdout, train_split=train_split, seed=seed
-        )
-        assert report.fusion is not None
-        fusion_weight = report.fusion.weight
-        _warn(
-            f"Fusion weight of the semantic signal: {fusion_weight:g} "
-            f"({report.metric} on the training queries {report.fusion.train:.4f}; "
-            f"in use: {report.fusion.before:g})"
-        )
-    if stage is not None:
-        learned = _tune_rerank(
-            index,
-            report.params,
-            signal,
-            fusion_weight,
-            stage,
-            judged,
-            holdout=holdout,
-            train_split=train_split,
-            seed=seed,
-            metric=metric,
-        )
-        rerank_settings = _tune_rerank_report(learned, metric)
-        rerank_loss = learned[3]
+    for note in tuned.notes:
+        warn(note)
     if json_:
-        _emit(wire.tune_record(report))
+        emit(wire.tune_record(tuned.report))
     else:
-        _render(color).tune_report(report)
-    if write:
-        import os
-
-        from toolfind.userfiles import working_dir
-
-        loss = evaluate.holdout_loss(report) or rerank_loss
-        if loss and not force:
-            _warn(f"Not written: {loss}. --force writes them anyway.")
-            raise typer.Exit(1)
-        if loss:
-            _warn(f"Writing anyway (--force): {loss}.")
-        target = config_path(os.environ, working_dir()) or Path(CONFIG_NAME)
-        backup = write_params(
-            target,
-            report.params,
-            fusion_weight,
-            *(rerank_settings or (None, None)),
-        )
-        _warn(
-            f"Wrote the chosen settings to {target}"
-            + (f" (previous file kept as {backup})" if backup else "")
-        )
-
-
-def _tune_rerank(
-    index: Any,
-    params: Any,
-    signal: Any,
-    fusion_weight: float | None,
-    stage: Any,
-    judged: Any,
-    *,
-    holdout: float | None = None,
-    train_split: str | None = None,
-    seed: int = 0,
-    metric: str = "ndcg@10",
-) -> Any:
-    """The rerank weight and depth learned on the training queries, over the tuned first
-    stage: ((weight, depth), its value, the value without the reranker, and why it must not
-    be written: ``reranking.holdout_loss``, "" unless it scores worse on the held-out queries
-    than the weight and depth in use)."""
-    from toolfind.eval import evaluate, reranking
-
-    tuned = index.with_params(params)
-    if signal is not None:
-        tuned.use_semantic(signal if fusion_weight is None else signal.with_weight(fusion_weight))
-    tuned.use_reranker(stage)
-    train, held = evaluate.split_queries(
-        judged, holdout=holdout, train_split=train_split, seed=seed
-    )
-    found = reranking.candidates(tuned, train, max(reranking.DEPTHS))
-    points = reranking.grid(found, metric=metric)
-    chosen = reranking.best(points)
-    values = {(w, d): v for w, d, v in points}
-    held_found = (
-        reranking.candidates(tuned, held, max(*reranking.DEPTHS, stage.depth)) if held else []
-    )
-    loss = reranking.holdout_loss(held_found, chosen, (stage.weight, stage.depth), metric)
-    return chosen, values[chosen], values[(0.0, min(reranking.DEPTHS))], loss
-
-
-def _tune_rerank_report(learned: Any, metric: str) -> tuple[float, int]:
-    (weight, depth), value, without, _ = learned
-    _warn(
-        f"Reranker: weight {weight:g}, depth {depth} ({metric} on the training queries "
-        f"{value:.4f}; without the reranker {without:.4f})"
-    )
-    return weight, depth
+        renderer(color).tune_report(tuned.report)
+    if write and not tuning.write(tuned, force=force, say=warn):
+        raise typer.Exit(1)
 
 
 def _progress_bar(label: str, total: int | None) -> Any:
     """A Rich progress bar on a terminal's stderr, fed by the core's (done, total) callback."""
     if sys.stderr.isatty():
-        return _render().progress_bar(label, total)
+        return renderer().progress_bar(label, total)
     from contextlib import nullcontext
 
     return nullcontext(None)

@@ -4,10 +4,10 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
 
 import typer
 
+from toolfind.cli.commands import shipped_note
 from toolfind.cli.common import (
     CatalogOpt,
     ColorOpt,
@@ -16,16 +16,39 @@ from toolfind.cli.common import (
     RerankOpt,
     SemanticOpt,
     WeightOpt,
-    _emit,
-    _render,
-    _shipped_note,
-    _warn,
     app,
+    emit,
     reports_errors,
     subgroup,
+    warn,
 )
+from toolfind.cli.options import (
+    AllowedHostOpt,
+    AllowedOriginOpt,
+    BackendWaitOpt,
+    CallTimeoutOpt,
+    ExposureOpt,
+    HttpOpt,
+    LogLevelOpt,
+    MaxResultSizeOpt,
+    MetaPrefixOpt,
+    NoValidateArgumentsOpt,
+    NoWatchOpt,
+    OutOpt,
+    PollIntervalOpt,
+    RetryInitialOpt,
+    RetryMaxOpt,
+    SeparatorOpt,
+    ServersOpt,
+    StartTimeoutOpt,
+    TokenOpt,
+)
+from toolfind.cli.printing import renderer
 from toolfind.serve import defaults
-from toolfind.serve.defaults import Exposure
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolfind.store.cache import CacheStore
 
 cache_app = subgroup("Inspect or clear the index cache.")
 app.add_typer(cache_app, name="cache")
@@ -41,104 +64,23 @@ app.add_typer(catalog_app, name="catalog")
 @reports_errors
 def serve_mcp(
     catalog: CatalogOpt = None,
-    servers: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--servers",
-            help="Backend MCP servers: a Claude Desktop, Claude Code, VS Code or Cursor config file (repeatable).",
-            metavar="FILE",
-        ),
-    ] = None,
-    exposure: Annotated[
-        Exposure,
-        typer.Option(
-            "--exposure",
-            help="search: list only the meta-tools; direct: also every callable, non-deferred tool.",
-        ),
-    ] = defaults.EXPOSURE,
-    meta_prefix: Annotated[
-        str, typer.Option("--meta-prefix", help="Prefix of the meta-tool names.")
-    ] = defaults.META_PREFIX,
-    http: Annotated[
-        str | None,
-        typer.Option(
-            "--http",
-            help="Serve streamable HTTP on [HOST:]PORT (127.0.0.1 unless a host is given).",
-            metavar="[HOST:]PORT",
-        ),
-    ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token", help="Bearer token HTTP clients must send (default $TOOLFIND_TOKEN)."
-        ),
-    ] = None,
-    separator: Annotated[
-        str,
-        typer.Option("--separator", help="Between a backend server's name and its tool's name."),
-    ] = defaults.SEPARATOR,
-    call_timeout: Annotated[
-        float, typer.Option("--call-timeout", help="Seconds a forwarded tool call may take.")
-    ] = defaults.CALL_TIMEOUT,
-    poll_interval: Annotated[
-        float, typer.Option("--poll-interval", help="Seconds between catalog change checks.")
-    ] = defaults.POLL_INTERVAL,
-    no_watch: Annotated[
-        bool, typer.Option("--no-watch", help="Do not watch the catalogs for changes.")
-    ] = False,
-    log_level: Annotated[
-        str,
-        typer.Option("--log-level", help="debug, info, warning, error or critical (on stderr)."),
-    ] = defaults.LOG_LEVEL,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-host",
-            help="With --http: also accept this Host header, NAME or NAME:PORT (repeatable).",
-            metavar="HOST",
-        ),
-    ] = None,
-    allowed_origin: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-origin",
-            help="With --http: also accept this Origin, scheme://host[:port] (repeatable).",
-            metavar="ORIGIN",
-        ),
-    ] = None,
-    no_validate_arguments: Annotated[
-        bool,
-        typer.Option(
-            "--no-validate-arguments",
-            help="Forward calls without checking their arguments against the tool's input schema.",
-        ),
-    ] = False,
-    retry_initial: Annotated[
-        float,
-        typer.Option(
-            "--retry-initial", help="Seconds before retrying a failed backend (doubling)."
-        ),
-    ] = defaults.RETRY_INITIAL,
-    retry_max: Annotated[
-        float, typer.Option("--retry-max", help="Longest wait between a backend's retries.")
-    ] = defaults.RETRY_MAX,
-    backend_wait: Annotated[
-        float,
-        typer.Option(
-            "--backend-wait",
-            help="For this many seconds from start, lists and searches wait for backends "
-            "still connecting (until each is up or has failed once); 0: never wait.",
-            metavar="SECONDS",
-        ),
-    ] = defaults.BACKEND_WAIT,
-    max_result_size: Annotated[
-        str,
-        typer.Option(
-            "--max-result-size",
-            help="Largest backend tool result relayed (e.g. 10MiB).",
-            metavar="SIZE",
-        ),
-    ] = defaults.MAX_RESULT_SIZE,
+    servers: ServersOpt = None,
+    exposure: ExposureOpt = defaults.EXPOSURE,
+    meta_prefix: MetaPrefixOpt = defaults.META_PREFIX,
+    http: HttpOpt = None,
+    token: TokenOpt = None,
+    separator: SeparatorOpt = defaults.SEPARATOR,
+    call_timeout: CallTimeoutOpt = defaults.CALL_TIMEOUT,
+    poll_interval: PollIntervalOpt = defaults.POLL_INTERVAL,
+    no_watch: NoWatchOpt = False,
+    log_level: LogLevelOpt = defaults.LOG_LEVEL,
+    allowed_host: AllowedHostOpt = None,
+    allowed_origin: AllowedOriginOpt = None,
+    no_validate_arguments: NoValidateArgumentsOpt = False,
+    retry_initial: RetryInitialOpt = defaults.RETRY_INITIAL,
+    retry_max: RetryMaxOpt = defaults.RETRY_MAX,
+    backend_wait: BackendWaitOpt = defaults.BACKEND_WAIT,
+    max_result_size: MaxResultSizeOpt = defaults.MAX_RESULT_SIZE,
     weight: WeightOpt = None,
     no_cache: NoCacheOpt = False,
     semantic: SemanticOpt = None,
@@ -148,65 +90,38 @@ def serve_mcp(
 
     Example: toolfind serve-mcp --servers ~/.config/claude/claude_desktop_config.json
     """
-    from toolfind.config import for_run, servers_for, uses_packaged_catalogs
+    from toolfind.config import for_run
     from toolfind.serve.main import run
-    from toolfind.serve.options import ServeOptions, allowed_from_config, parse_http_address
-    from toolfind.store.run import semantic_wanted
+    from toolfind.serve.options import ServeOptions
 
     settings = for_run(catalog or (), weight or ())
-    config = settings.config
     for line in settings.warnings:
-        _warn(line)
-    serve_source = config.sources.get("serve.allowed_hosts") or config.sources.get(
-        "serve.allowed_origins"
-    )
-    hosts, origins = allowed_from_config(
-        config.serve, serve_source, allowed_host or (), allowed_origin or ()
-    )
-    backends = servers_for(servers or (), config)
-    catalogs = settings.paths
-    if backends and not catalog and uses_packaged_catalogs(settings):
-        catalogs = ()  # backends and no catalogs of the user's: not the shipped demo ones
-    options = ServeOptions(
-        catalogs=catalogs,
+        warn(line)
+    options = ServeOptions.from_run(
+        settings,
+        catalogs_given=bool(catalog),
+        servers=servers or (),
+        http=http,
+        allowed_hosts=allowed_host or (),
+        allowed_origins=allowed_origin or (),
+        max_result_size=max_result_size,
+        semantic=semantic,
+        rerank=rerank,
         exposure=exposure,
         meta_prefix=meta_prefix,
-        http=parse_http_address(http) if http else None,
         token=token,
         log_level=log_level,
-        params=settings.params,
-        filters=config.filters,
-        max_file_size=config.max_file_size,
-        servers=backends,
         separator=separator,
         call_timeout=call_timeout,
         poll_interval=poll_interval,
         watch=not no_watch,
         use_cache=not no_cache,
-        allowed_hosts=hosts,
-        allowed_origins=origins,
         validate_arguments=not no_validate_arguments,
         retry_initial=retry_initial,
         retry_max=retry_max,
         backend_wait=backend_wait,
-        max_result_size=_size_option("--max-result-size", max_result_size),
-        semantic=semantic_wanted(semantic, config.semantic, cli=False),
-        semantic_weight=config.semantic_weight,
-        rerank=semantic_wanted(rerank, config.rerank, cli=False),
-        rerank_weight=config.rerank_weight,
-        rerank_depth=config.rerank_depth,
     )
     run(options)
-
-
-def _size_option(option: str, text: str) -> int:
-    from toolfind.config import parse_size
-    from toolfind.errors import ConfigError, UsageError
-
-    try:
-        return parse_size(text)
-    except ConfigError:
-        raise UsageError(f"{option} {text!r}: give a size such as 10MiB") from None
 
 
 # -- catalog pull --------------------------------------------------------------------------------
@@ -215,20 +130,9 @@ def _size_option(option: str, text: str) -> int:
 @catalog_app.command("pull")
 @reports_errors
 def catalog_pull(
-    servers: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--servers",
-            help="Backend MCP servers config file (repeatable; default: servers in toolfind.toml).",
-            metavar="FILE",
-        ),
-    ] = None,
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="Directory for the catalog files.")
-    ] = Path("catalogs"),
-    start_timeout: Annotated[
-        float, typer.Option("--start-timeout", help="Seconds a server may take to start.")
-    ] = defaults.START_TIMEOUT,
+    servers: ServersOpt = None,
+    out: OutOpt = Path("catalogs"),
+    start_timeout: StartTimeoutOpt = defaults.START_TIMEOUT,
     json_: JsonOpt = False,
 ) -> None:
     """Write each backend server's tools as an MCP catalog file, reporting what changed.
@@ -238,7 +142,7 @@ def catalog_pull(
     import logging
 
     from toolfind.backends.pull import pull
-    from toolfind.backends.redact import install
+    from toolfind.backends.redact import log_to_stderr
     from toolfind.config import Config, load_config, servers_for
     from toolfind.errors import UsageError
     from toolfind.output import wire
@@ -246,21 +150,14 @@ def catalog_pull(
 
     config = Config() if servers else load_config()  # --servers: named, so trusted as given
     for line in config.warnings:
-        _warn(line)
+        warn(line)
     files = list(servers_for(servers or (), config))
     if not files:
         raise UsageError("no servers to pull: give --servers FILE, or set servers in toolfind.toml")
-    root = logging.getLogger()
-    if not root.handlers:  # as logging.basicConfig, and redacted: no line names a secret
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("toolfind: %(message)s"))
-        install(handler)
-        root.addHandler(handler)
-        root.setLevel(logging.WARNING)
-    install()
+    log_to_stderr("toolfind: %(message)s", logging.WARNING, keep_handlers=True)
     report = pull(files, out, start_timeout=start_timeout, errlog=sys.stderr)
     if json_:
-        _emit([wire.pull_record(s) for s in report.servers])
+        emit([wire.pull_record(s) for s in report.servers])
     else:
         for s in report.servers:
             if s.status == "failed":
@@ -281,13 +178,13 @@ def catalog_pull(
 # -- cache -------------------------------------------------------------------------------------
 
 
-def _store() -> Any:
+def _store() -> "CacheStore":
     import os
 
     from toolfind.store.cache import CacheStore
     from toolfind.store.manifest import default_cache_dir
 
-    return CacheStore(default_cache_dir(os.environ), _warn)
+    return CacheStore(default_cache_dir(os.environ), warn)
 
 
 @cache_app.command("path")
@@ -305,7 +202,7 @@ def cache_path(json_: JsonOpt = False) -> None:
 
     path = str(Path(default_cache_dir(os.environ)))
     if json_:
-        _emit(wire.cache_path_record(path))
+        emit(wire.cache_path_record(path))
     else:
         typer.echo(render_path(path))
 
@@ -322,12 +219,12 @@ def cache_info(json_: JsonOpt = False, color: ColorOpt = "auto") -> None:
     store = _store()
     found = (str(store.root), store.root.is_dir(), store.own_files())
     if json_:
-        _emit(wire.cache_info_record(*found))
+        emit(wire.cache_info_record(*found))
     else:
-        note = _shipped_note(None)
+        note = shipped_note(None)
         if note:
-            _warn(note)
-        _render(color).cache_info(*found)
+            warn(note)
+        renderer(color).cache_info(*found)
 
 
 @cache_app.command("clear")
@@ -341,7 +238,7 @@ def cache_clear(json_: JsonOpt = False) -> None:
     if json_:
         from toolfind.output import wire
 
-        _emit(wire.cache_clear_record(removed))
+        emit(wire.cache_clear_record(removed))
     else:
         files = "file" if removed == 1 else "files"
         typer.echo(f"Removed {removed} cache {files}.")  # the result: stdout, as every command's

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from toolfind.cli.common import CatalogOpt, JsonOpt, WeightOpt, _emit, _warn, app, reports_errors
+from toolfind.cli.common import CatalogOpt, JsonOpt, WeightOpt, app, emit, reports_errors, warn
 
 config_app = typer.Typer(
     help="Show the settings in effect and where each came from.",
@@ -39,7 +39,7 @@ def config_show(
 
     settings, run = explain(catalog or (), weight or ())
     for line in run.warnings:
-        _warn(line)
+        warn(line)
     cache = default_cache_dir(os.environ)
     if os.environ.get("TOOLFIND_CACHE_DIR"):
         settings.append(Setting("cache_dir", cache, "environment", "TOOLFIND_CACHE_DIR"))
@@ -49,7 +49,7 @@ def config_show(
     if json_:
         from toolfind.output import wire
 
-        _emit(wire.config_record(settings, files))
+        emit(wire.config_record(settings, files))
         return
     typer.echo(_table([(s.key, _shown(s.value), s.origin or s.source) for s in settings]))
 
@@ -66,12 +66,12 @@ def config_path(json_: JsonOpt = False) -> None:
 
     config = load_config()
     for line in config.warnings:
-        _warn(line)
+        warn(line)
     files = config_files(config)
     if json_:
         from toolfind.output import wire
 
-        _emit([wire.config_file_record(f) for f in files])
+        emit([wire.config_file_record(f) for f in files])
         return
     rows = []
     for f in files:
@@ -85,7 +85,7 @@ def _shown(value: Any) -> str:
     is TOML's too); ``(not set)`` for a setting nobody set and that has no default."""
     if value is None:
         return "(not set)"
-    from toolfind.output.wire import dumps
+    from toolfind.output.encode import dumps
 
     return dumps(value, compact=True)
 

@@ -35,14 +35,16 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 
+from toolfind.core.search import hits
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any, TypeVar
 
     from toolfind.core.search import Found
 
-    _Entry = TypeVar("_Entry")
+    _Hit = TypeVar("_Hit")
 
 #: The features :func:`features` gives (a model may also weigh a product ``a*b`` of two).
 FEATURES = (
@@ -295,12 +297,30 @@ def of_hits(
     return [EXACT] * exact + [round(probability(row, model), 4) for row in rows]
 
 
-def cut(
-    exact: Sequence[_Entry], ranked: Sequence[_Entry], limit: int
-) -> tuple[Sequence[_Entry], Sequence[_Entry]]:
-    """The first ``limit`` hits of a search asked for one more than it shows (the last shown
-    hit's lead over the next is part of its confidence): the exact ones, then the ranked."""
-    return exact[:limit], ranked[: max(0, limit - len(exact))]
+def probe(limit: int) -> int:
+    """How many hits a search showing ``limit`` ranks: one more, as the last shown hit's
+    lead over the next is part of its confidence."""
+    return limit + 1 if limit > 0 else 0
+
+
+def finish(
+    exact: Sequence[Sequence[Any]],
+    ranked: Sequence[Sequence[Any]],
+    sure: Sequence[float],
+    limit: int,
+    make: Callable[..., _Hit],
+) -> list[_Hit]:
+    """The one finish of every search: the first ``limit`` of the :func:`probe` hits it
+    ranked, the ``exact`` ones then the ``ranked`` ones (entries ``(doc, score, *rest)``),
+    each ``make(match, doc, score, *rest, confidence)`` (``core.search.hits``), its
+    confidence from ``sure`` (:func:`of_hits`: exact hits first)."""
+    exact, ranked = exact[:limit], ranked[: max(0, limit - len(exact))]
+    n = len(exact)
+    return hits(
+        [(*e, c) for e, c in zip(exact, sure[:n], strict=True)],
+        [(*r, c) for r, c in zip(ranked, sure[n : n + len(ranked)], strict=True)],
+        make,
+    )
 
 
 class Ranking:

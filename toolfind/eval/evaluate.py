@@ -18,11 +18,14 @@ import math
 import random
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import astuple, dataclass, replace
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 from toolfind.errors import ConfigError, UsageError
 from toolfind.eval.queries import JudgedQuery, LabelledQuery, resolve_queries
-from toolfind.models import FIELDS, Finding, ScoringParams, SearchResult, Similar, Tool
+from toolfind.models import FIELDS, Finding, ScoringParams, Tool
+
+if TYPE_CHECKING:
+    from toolfind.store.index import SearchIndex
 
 #: Metric names in display order (the keys of ``Metrics.as_dict``).
 METRICS: tuple[str, ...] = ("mrr@10", "recall@1", "recall@5", "recall@10", "ndcg@10")
@@ -46,26 +49,6 @@ DELTA_GRID: tuple[float, ...] = (0.0, 0.5, 1.0, 1.5, 2.0)
 
 #: Called as ``progress(done, total)`` while a long run advances.
 Progress = Callable[[int, int], None]
-
-
-class RankingIndex(Protocol):
-    """What evaluation needs from ``SearchIndex`` (see docs/ARCHITECTURE.md)."""
-
-    @property
-    def tools(self) -> Sequence[Tool]: ...
-
-    @property
-    def params(self) -> ScoringParams: ...
-
-    def search(self, query: str, limit: int = 10) -> SearchResult: ...
-
-    def with_params(self, params: ScoringParams) -> RankingIndex: ...
-
-    def resolve(self, name: str) -> Tool: ...
-
-    def similar(self, name: str, limit: int = 5) -> list[Similar]: ...
-
-    def impacts(self) -> Mapping[str, tuple[Sequence[int], Sequence[float]]]: ...
 
 
 # --- metrics ---------------------------------------------------------------------------
@@ -225,7 +208,7 @@ class EvalReport:
 
 
 def evaluate(
-    index: RankingIndex,
+    index: SearchIndex,
     queries: Sequence[JudgedQuery],
     *,
     params: ScoringParams | None = None,
@@ -280,17 +263,17 @@ def evaluate(
     )
 
 
-def _doc_ids(index: RankingIndex) -> dict[int, int]:
+def _doc_ids(index: SearchIndex) -> dict[int, int]:
     return {id(tool): i for i, tool in enumerate(index.tools)}
 
 
-def _ranked(index: RankingIndex, query: str, limit: int, doc_of: Mapping[int, int]) -> list[int]:
+def _ranked(index: SearchIndex, query: str, limit: int, doc_of: Mapping[int, int]) -> list[int]:
     """Doc ids of the hits for a query, in order (``with_params`` copies share the tool
     objects, so a hit's tool is found by identity)."""
     return [doc_of[id(hit.tool)] for hit in index.search(query, limit).hits]
 
 
-def mean_metrics(index: RankingIndex, queries: Sequence[JudgedQuery]) -> Metrics:
+def mean_metrics(index: SearchIndex, queries: Sequence[JudgedQuery]) -> Metrics:
     """Mean metrics of the top 10 for ``queries`` (the fast path ``tune`` runs each trial)."""
     doc_of = _doc_ids(index)
     rows = [
@@ -410,7 +393,7 @@ def split_queries(
 
 
 def tune(
-    index: RankingIndex,
+    index: SearchIndex,
     queries: Sequence[JudgedQuery],
     *,
     metric: str = "ndcg@10",
@@ -483,8 +466,8 @@ def tune(
 
 def tune_fusion(
     report: TuneReport,
-    index: Any,
-    tuned: Any,
+    index: SearchIndex,
+    tuned: SearchIndex,
     queries: Sequence[JudgedQuery],
     *,
     holdout: float | None = None,
@@ -512,7 +495,7 @@ def tune_fusion(
 FUSION_GRID: tuple[float, ...] = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
 
 
-def with_fusion_weight(index: Any, weight: float) -> Any:
+def with_fusion_weight(index: SearchIndex, weight: float) -> SearchIndex:
     """A copy of ``index`` (a SearchIndex with the semantic signal on) fusing at ``weight``."""
     trial = index.with_params(index.params)
     trial.use_semantic(index.semantic.with_weight(weight))
@@ -520,7 +503,7 @@ def with_fusion_weight(index: Any, weight: float) -> Any:
 
 
 def fusion_curve(
-    index: Any,
+    index: SearchIndex,
     queries: Sequence[JudgedQuery],
     *,
     metric: str = "ndcg@10",
@@ -610,7 +593,7 @@ class FindabilityIssue:
 
 
 def findability(
-    index: RankingIndex,
+    index: SearchIndex,
     queries: Sequence[JudgedQuery],
     *,
     min_similarity: float = 0.9,
@@ -661,7 +644,7 @@ def findability(
 
 
 def indistinct_pairs(
-    index: RankingIndex, *, min_similarity: float = 0.9, neighbours: int = 3
+    index: SearchIndex, *, min_similarity: float = 0.9, neighbours: int = 3
 ) -> list[FindabilityIssue]:
     """Pairs of enabled tools that are mutual ``similar`` neighbours and describe themselves alike.
 
@@ -726,7 +709,7 @@ def _cosine(a: Mapping[str, float], b: Mapping[str, float]) -> float:
 
 
 def findability_findings(
-    index: RankingIndex,
+    index: SearchIndex,
     queries: Sequence[LabelledQuery],
     *,
     file: str = "",

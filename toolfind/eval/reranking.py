@@ -12,11 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolfind.core import fusion
 from toolfind.eval.evaluate import CUTOFF, METRICS, Metrics, metric_name, query_metrics
 from toolfind.eval.queries import JudgedQuery
+
+if TYPE_CHECKING:
+    from toolfind.store.index import SearchIndex
 
 #: Weights and depths ``tune --rerank`` tries.
 WEIGHTS: tuple[float, ...] = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -36,7 +39,7 @@ class Candidates:
 
 
 def candidates(
-    index: Any,
+    index: SearchIndex,
     queries: Sequence[JudgedQuery],
     depth: int,
     vectors: Mapping[str, Any] | None = None,

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 
 from toolfind.output import wire
+from toolfind.output.encode import dumps
 from toolfind.output.text import clean_text, render_line, render_path
-from toolfind.output.wire import dumps
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -534,7 +534,7 @@ class PlainOutput:
         self.file.write("\n".join(lines) + "\n")
 
     def json(self, text: str) -> None:
-        # wire.dumps already wrote what Rich's print_json prints (indent 2, non-ASCII as is).
+        # encode.dumps already wrote what Rich's print_json prints (indent 2, non-ASCII as is).
         self.file.write(text + "\n")
 
 

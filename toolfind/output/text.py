@@ -46,9 +46,10 @@ def clean_text(text: str, limit: int | None = None) -> str:
 # -- file names and messages ------------------------------------------------------------------
 #
 # A file name is bytes: one that is not UTF-8 reaches Python as a str holding surrogate escapes
-# (``'caf\udce9.json'``), which no UTF-8 output can carry (serve-mcp died on the first hit from
-# one; ``search --json`` wrote a byte that is not UTF-8). A name can also hold controls (an ESC
-# that acts on a terminal, a newline that breaks a line of output) or invisible characters.
+# (``'caf\udce9.json'``), which no UTF-8 output can carry (written as it is, it would stop
+# serve-mcp's encoder, or make ``--json`` output invalid UTF-8). A name can also hold controls
+# (an ESC that acts on a terminal, a newline that breaks a line of output) or invisible
+# characters.
 # Removing them would name another file; :func:`render_path` escapes them, the same way in
 # every output (JSON, tables, CSV/TSV, MCP results, findings, messages).
 

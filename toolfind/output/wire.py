@@ -1,27 +1,25 @@
-"""What toolfind writes for programs: every ``--json`` and MCP result shape (the one place
-JSON keys are spelled; changing one is a CHANGELOG entry) and the one JSON encoder
-(:func:`dumps`), shared by the CLI, the API and serve-mcp. Text it did not write is cleaned
-and file names rendered by ``output.text``.
+"""What toolfind writes for programs: every ``--json`` and MCP result record, shared by the
+CLI, the API and serve-mcp (here and in ``output.schemas`` are the only places JSON keys are
+spelled; changing one is a CHANGELOG entry), and the record formats (``jsonl``, ``csv``,
+``tsv``). Text it did not write is cleaned and file names rendered by ``output.text``; JSON is
+written by ``output.encode``.
 
 The warm fast path imports this module for every ``search --json``: it imports nothing at load
-but ``output.text`` (unicodedata when a text needs it).
+but ``output.text``, ``output.encode`` and ``output.schemas`` (unicodedata when a text needs it).
 """
 
 from __future__ import annotations
 
-from toolfind.output.text import (
-    clean_text,
-    encodable_json,
-    render_path,
-    render_text,
-    unencodable,
-)
+from toolfind.output import schemas
+from toolfind.output.encode import dumps
+from toolfind.output.text import clean_text, render_path, render_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from typing import Any
 
+    from toolfind.config import ConfigFile, Setting
     from toolfind.models import (
         Category,
         Finding,
@@ -31,6 +29,7 @@ if TYPE_CHECKING:
         TermContribution,
         Tool,
     )
+    from toolfind.semantic.models import Installed
     from toolfind.store.segment import ToolRecord
 
     #: What the records and the format writer read of a tool: a Tool, or the warm path's view.
@@ -40,22 +39,15 @@ if TYPE_CHECKING:
 #: Descriptions longer than this are cut in search results (``show`` gives the whole text).
 DESCRIPTION_LIMIT = 1000
 
-#: Hit keys, in output order. ``schema`` and ``explain`` appear only when included.
-HIT_KEYS = (
-    "name", "namespace", "description", "score", "confidence", "match", "deferred", "tags", "source"
-)  # fmt: skip
-SEARCH_KEYS = ("query", "hits", "unmatched_terms", "corrections")
+#: The keys every record of a kind has, in output order (``output.schemas`` defines those it
+#: has a schema of). A hit's ``schema`` and ``explain`` appear only when included.
+HIT_KEYS: tuple[str, ...] = tuple(schemas.HIT_SCHEMA["required"])
+SIMILAR_KEYS: tuple[str, ...] = tuple(schemas.SIMILAR_SCHEMA["required"])
+CATEGORY_KEYS: tuple[str, ...] = tuple(schemas.CATEGORY_SCHEMA["required"])
 ROW_KEYS = ("name", "namespace", "summary", "tags", "deferred")
 SUMMARY_KEYS = ("name", "namespace", "summary")
-SIMILAR_KEYS = ("name", "namespace", "description", "score", "shared_terms")
-SIMILAR_TOOLS_KEYS = ("name", "namespace", "similar")
-CATEGORY_KEYS = ("name", "tool_count", "deferred_count", "tags")
-CATEGORIES_KEYS = ("categories", "total_categories", "total_tools")
 FINDING_KEYS = ("file", "line", "path", "severity", "message", "rule")
 EXPLAIN_KEYS = ("term", "query_word", "field", "tf", "idf", "length_norm", "weight", "score")
-CACHE_INFO_KEYS = ("path", "exists", "indexes", "bytes", "files")
-CACHE_FILE_KEYS = ("file", "bytes")
-ERROR_KEYS = ("message", "kind")
 METRICS_KEYS = ("mrr_at_10", "recall_at_1", "recall_at_5", "recall_at_10", "ndcg_at_10", "count")
 
 SCORE_DIGITS = 6
@@ -282,7 +274,7 @@ def params_record(params: ScoringParams) -> dict[str, Any]:
     }
 
 
-def eval_record(report: Any, tools: Sequence[Any]) -> dict[str, Any]:
+def eval_record(report: Any, tools: Sequence[Tool]) -> dict[str, Any]:
     """``toolfind eval --json``."""
     return {
         "overall": metrics_record(report.overall),
@@ -418,7 +410,7 @@ def cache_clear_record(removed: int) -> dict[str, Any]:
     return {"removed": removed}
 
 
-def config_file_record(file: Any) -> dict[str, Any]:
+def config_file_record(file: ConfigFile) -> dict[str, Any]:
     """A config file that applies (``config.ConfigFile``): ``scope`` user or project,
     whether it exists, was named explicitly (``--config``, ``$TOOLFIND_CONFIG``), and is
     used; ``problem`` says why it is not (another user may have written it)."""
@@ -432,7 +424,7 @@ def config_file_record(file: Any) -> dict[str, Any]:
     }
 
 
-def config_record(settings: Sequence[Any], files: Sequence[Any]) -> dict[str, Any]:
+def config_record(settings: Sequence[Setting], files: Sequence[ConfigFile]) -> dict[str, Any]:
     """``toolfind config --json``: the config files, and every setting (``config.Setting``)
     with its effective value and where it came from."""
     return {
@@ -449,7 +441,7 @@ def cache_path_record(path: str) -> dict[str, Any]:
     return {"path": render_path(path)}
 
 
-def model_record(found: Any, problem: str) -> dict[str, Any]:
+def model_record(found: Installed, problem: str) -> dict[str, Any]:
     """A model of ``toolfind model list --json`` (and ``fetch --json``): a
     ``semantic.models.Installed`` and what is wrong with it ("" if nothing)."""
     model = found.spec
@@ -468,283 +460,3 @@ def model_record(found: Any, problem: str) -> dict[str, Any]:
 def model_removed_record(name: str, path: str) -> dict[str, Any]:
     """``toolfind model remove --json``."""
     return {"removed": name, "path": path}
-
-
-# -- encoding ----------------------------------------------------------------------------------
-#
-# No json import: it (and its ``re``) costs a warm command half of Python's start-up, and with
-# an indent json encodes in Python anyway. A value this writer does not know goes to json.
-
-_CONTROLS = frozenset(map(chr, range(32)))
-#: What json writes for each control character (quote and backslash are done by json_str).
-_ESCAPES = {ch: f"\\u{ord(ch):04x}" for ch in _CONTROLS}
-_ESCAPES |= {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
-_INFINITY = float("inf")
-
-
-def dumps(document: Any, *, compact: bool = False) -> str:
-    """``json.dumps(document, indent=2, ensure_ascii=False)``, or with ``compact``
-    ``json.dumps(document, ensure_ascii=False)``, byte for byte, except that a non-finite
-    number (NaN, an infinity) is written ``null``: no output ever holds one, which JSON has
-    no spelling for (``json`` writes ``NaN``, ``Infinity``); and that a lone surrogate (a file
-    name that was not UTF-8), which no UTF-8 output can carry, is written as
-    :func:`render_path` writes it (``"caf\\xe9.json"``).
-
-    Anything but dicts, lists, tuples, str, int, float, bool and None (or a cycle) is left to
-    json, which raises TypeError or ValueError where it always did (and for a non-finite
-    number there too).
-    """
-    out: list[str] = []
-    try:
-        _write(document, None if compact else "\n", out)
-    except (TypeError, ValueError, RecursionError):
-        import json
-
-        text = json.dumps(
-            document, indent=None if compact else 2, ensure_ascii=False, allow_nan=False
-        )
-    else:
-        text = "".join(out)
-    if unencodable(text):  # a file name that was not UTF-8 (see render_path)
-        text = encodable_json(text)
-    return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
-
-
-#: Set (by ``toolfind.__main__``) when stdout cannot encode every character (a Latin-1 or
-#: ASCII locale, a legacy console): :func:`dumps` then escapes every non-ASCII character, as
-#: ``json.dumps(ensure_ascii=True)`` would, so a JSON document never fails to print.
-ASCII_ONLY = False
-
-
-def ascii_escaped(text: str) -> str:
-    """``text`` (JSON) with each non-ASCII character as a ``\\uXXXX`` escape (a surrogate
-    pair above U+FFFF): non-ASCII characters occur only inside JSON strings."""
-    return "".join(ch if ch < "\x80" else _u_escape(ord(ch)) for ch in text)
-
-
-def _u_escape(code: int) -> str:
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-
-
-def dumps_array(records: Iterable[Any]) -> Iterator[str]:
-    """``dumps(list(records))`` in pieces, each record encoded as it comes: for a document too
-    large to hold at once (``list --json`` over 100k tools). Joined, byte for byte the same."""
-    out: list[str] = []
-    sep = "[\n  "
-    for record in records:
-        piece = [sep]
-        try:
-            _write(record, "\n  ", piece)
-        except (TypeError, ValueError, RecursionError):
-            import json  # as dumps does: the record at depth 1 of json's own list
-
-            piece[1:] = [json.dumps([record], indent=2, ensure_ascii=False, allow_nan=False)[4:-2]]
-        out += piece
-        sep = ",\n  "
-        if len(out) >= _PIECES:
-            yield _encodable("".join(out))
-            out.clear()
-    out.append("[]" if sep == "[\n  " else "\n]")
-    yield _encodable("".join(out))
-
-
-def _encodable(text: str) -> str:
-    text = encodable_json(text) if unencodable(text) else text
-    return text if not ASCII_ONLY or text.isascii() else ascii_escaped(text)
-
-
-#: Strings gathered before :func:`dumps_array` hands them out (a few hundred records).
-_PIECES = 8192
-
-
-def json_str(text: str) -> str:
-    """``json.dumps(text, ensure_ascii=False)``, without importing json.
-
-    Most text needs no escape at all (one C-level scan tells); otherwise each character that
-    needs one is replaced throughout, backslashes first so no escape is escaped twice.
-    """
-    if text.isprintable() and '"' not in text and "\\" not in text:
-        return '"' + text + '"'
-    text = text.replace("\\", "\\\\").replace('"', '\\"')
-    for ch in _CONTROLS.intersection(text):
-        text = text.replace(ch, _ESCAPES[ch])
-    return '"' + text + '"'
-
-
-def _write(value: Any, newline: str | None, out: list[str]) -> None:
-    """Append ``value``'s JSON to ``out``; ``newline`` starts a line at its depth (None: the
-    document is written on one line)."""
-    if isinstance(value, str):
-        out.append(json_str(value))
-    elif isinstance(value, dict):
-        _write_container(value, newline, out, "{", "}")
-    elif isinstance(value, (list, tuple)):
-        _write_container(value, newline, out, "[", "]")
-    else:
-        out.append(_scalar(value))
-
-
-def _write_container(
-    items: Any, newline: str | None, out: list[str], opening: str, closing: str
-) -> None:
-    if not items:
-        out.append(opening + closing)
-        return
-    if newline is None:
-        inner, sep, comma, end = None, opening, ", ", closing
-    else:
-        inner = newline + "  "
-        sep, comma, end = opening + inner, "," + inner, newline + closing
-    if opening == "{":
-        for key, value in items.items():
-            out.append(sep + json_str(key if isinstance(key, str) else _key_text(key)) + ": ")
-            _write(value, inner, out)
-            sep = comma
-    else:
-        for item in items:
-            out.append(sep)
-            _write(item, inner, out)
-            sep = comma
-    out.append(end)
-
-
-def _key_text(key: Any) -> str:
-    """A non-string key as json turns it into a string (a key is text: ``"NaN"`` is JSON)."""
-    if isinstance(key, float) and (key != key or key in (_INFINITY, -_INFINITY)):
-        return "NaN" if key != key else ("Infinity" if key > 0 else "-Infinity")
-    return _scalar(key)
-
-
-def _scalar(value: Any) -> str:
-    """A JSON literal as json writes it (also how it turns a non-string key into a string)."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float):
-        if value != value or value in (_INFINITY, -_INFINITY):
-            return "null"  # never NaN/Infinity, which are not JSON: as JavaScript writes them
-        return float.__repr__(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-# -- the records' JSON Schemas (serve-mcp's output schemas) ---------------------------------
-
-STRINGS_SCHEMA: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
-_SOURCE_SCHEMA = {
-    "type": "object",
-    "properties": {"file": {"type": ["string", "null"]}, "pointer": {"type": ["string", "null"]}},
-}
-_HIT_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "namespace": {"type": "string"},
-        "description": {"type": "string"},
-        "score": {"type": "number"},
-        "confidence": {
-            "type": "number",
-            "minimum": 0,
-            "maximum": 1,
-            "description": "How sure the ranking is that this tool is what the query asks"
-            " for; below 0.5, ask the user rather than call it.",
-        },
-        "match": {"type": "string", "enum": ["exact", "ranked"]},
-        "deferred": {"type": "boolean"},
-        "tags": STRINGS_SCHEMA,
-        "source": _SOURCE_SCHEMA,
-        "schema": {"type": "object", "description": "The tool's input JSON Schema."},
-        "callable": {
-            "type": "boolean",
-            "description": "serve-mcp only: true when a backend serves the tool (call_tool "
-            "can run it); false for a catalog-only tool.",
-        },
-    },
-    "required": list(HIT_KEYS),
-}
-SEARCH_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string"},
-        "hits": {"type": "array", "items": _HIT_SCHEMA},
-        "unmatched_terms": {**STRINGS_SCHEMA, "description": "Query terms found in no tool."},
-        "corrections": {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-            "description": "Query words read as others (typos): word -> the word read.",
-        },
-        "note": {
-            "type": "string",
-            "description": "serve-mcp only, when no hit is a confident match: says so.",
-        },
-        "backends_connecting": {
-            "type": "integer",
-            "description": "serve-mcp only, when above 0: how many backend MCP servers are "
-            "still connecting; their tools are not searched yet (search again shortly).",
-        },
-    },
-    "required": list(SEARCH_KEYS),
-}
-_SIMILAR_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string"},
-        "namespace": {"type": "string"},
-        "description": {"type": "string"},
-        "score": {"type": "number"},
-        "shared_terms": STRINGS_SCHEMA,
-    },
-    "required": list(SIMILAR_KEYS),
-}
-SIMILAR_TOOLS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "description": "The tool the others are similar to."},
-        "namespace": {"type": "string"},
-        "similar": {"type": "array", "items": _SIMILAR_SCHEMA},
-    },
-    "required": list(SIMILAR_TOOLS_KEYS),
-}
-CATEGORIES_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "categories": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "tool_count": {"type": "integer"},
-                    "deferred_count": {"type": "integer"},
-                    "tags": STRINGS_SCHEMA,
-                    "available": {
-                        "type": "boolean",
-                        "description": "Backend servers only: false while the server is down.",
-                    },
-                    "state": {
-                        "type": "string",
-                        "enum": ["connecting", "ready", "retrying", "failed"],
-                        "description": "Backend servers only: connecting (the first time), "
-                        "ready, retrying (it failed or crashed; detail says how) or failed "
-                        "(given up: its tools cannot be called; a call tries it once more).",
-                    },
-                    "detail": {
-                        "type": "string",
-                        "description": "Why a backend is unavailable (its last error).",
-                    },
-                },
-                "required": list(CATEGORY_KEYS),
-            },
-        },
-        "total_categories": {"type": "integer"},
-        "total_tools": {"type": "integer"},
-    },
-    "required": list(CATEGORIES_KEYS),
-}

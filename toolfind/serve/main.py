@@ -256,14 +256,8 @@ def _say_on_a_terminal() -> None:
 
 def configure_logging(level: str) -> None:
     """Every log line to stderr (stdout belongs to the protocol under stdio), rate-limited,
-    then redacted (`toolfind.backends.redact`): no library's line names a secret."""
-    from toolfind.backends.redact import install
+    then redacted (``backends.redact.log_to_stderr``): no library's line names a secret."""
+    from toolfind.backends.redact import log_to_stderr
     from toolfind.serve.transports.http_limits import RateLimit
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(RateLimit())
-    install(handler)
-    handler.setFormatter(logging.Formatter("toolfind serve-mcp: %(levelname)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
+    log_to_stderr("toolfind serve-mcp: %(levelname)s: %(message)s", level, RateLimit())

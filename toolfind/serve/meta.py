@@ -15,7 +15,7 @@ from typing import Any
 from toolfind.core import confidence, filters
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
-from toolfind.output import wire
+from toolfind.output import schemas, wire
 from toolfind.output.text import clean_text
 from toolfind.output.tool_formats import tool_to_format
 from toolfind.store.index import suggest
@@ -55,7 +55,7 @@ class MetaTool:
     read_only: bool = True
 
 
-_STRINGS = wire.STRINGS_SCHEMA
+_STRINGS = schemas.STRINGS_SCHEMA
 GET_OUTPUT = {
     "type": "object",
     "description": "The tool's MCP definition.",
@@ -101,7 +101,7 @@ def meta_tools(
             f"confident match, and you should ask the user rather than call a hit. "
             f"Call a hit with {p}{CALL}, or fetch its full schema with {p}{GET}.",
             _search_arguments(p),
-            wire.SEARCH_SCHEMA,
+            schemas.SEARCH_SCHEMA,
         ),
         (
             SIMILAR,
@@ -115,14 +115,14 @@ def meta_tools(
                 },
                 "name",
             ),
-            wire.SIMILAR_TOOLS_SCHEMA,
+            schemas.SIMILAR_TOOLS_SCHEMA,
         ),
         (
             CATEGORIES,
             "Tool categories",
             "List the namespaces with their tool counts, deferred counts and commonest tags.",
             _arguments({}),
-            wire.CATEGORIES_SCHEMA,
+            schemas.CATEGORIES_SCHEMA,
         ),
         (
             GET,

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from toolfind.backends.config import check_separator
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters, parse_size
@@ -18,6 +18,9 @@ from toolfind.errors import ConfigError, UsageError
 from toolfind.models import ScoringParams, Tool
 from toolfind.serve import defaults
 from toolfind.serve.defaults import Exposure
+
+if TYPE_CHECKING:
+    from toolfind.config import Run
 
 EXPOSURES: tuple[Exposure, ...] = get_args(Exposure)
 LOG_LEVELS: tuple[str, ...] = ("debug", "info", "warning", "error", "critical")
@@ -126,6 +129,62 @@ class ServeOptions:
     rerank: bool | None = None
     rerank_weight: float | None = None
     rerank_depth: int | None = None
+
+    @classmethod
+    def from_run(
+        cls,
+        run: Run,
+        *,
+        catalogs_given: bool = False,
+        servers: Sequence[str] = (),
+        http: str | None = None,
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        max_result_size: str = defaults.MAX_RESULT_SIZE,
+        semantic: bool | None = None,
+        rerank: bool | None = None,
+        **flags: Any,
+    ) -> ServeOptions:
+        """What serve-mcp is asked to do: the ``run``'s settings (``config.for_run``) with the
+        command line's ``servers``, ``http``, allowed hosts and origins, ``max_result_size``,
+        signals and other fields (``flags``); no shipped demo catalog when backends are given
+        and no catalog is (``catalogs_given``). Raises ConfigError, UsageError."""
+        from toolfind.config import servers_for, uses_packaged_catalogs
+        from toolfind.store.run import semantic_wanted
+
+        config = run.config
+        source = config.sources.get("serve.allowed_hosts") or config.sources.get(
+            "serve.allowed_origins"
+        )
+        hosts, origins = allowed_from_config(config.serve, source, allowed_hosts, allowed_origins)
+        backends = servers_for(servers, config)
+        catalogs = run.paths
+        if backends and not catalogs_given and uses_packaged_catalogs(run):
+            catalogs = ()  # backends and no catalogs of the user's: not the shipped demo ones
+        address = parse_http_address(http) if http else None
+        try:
+            size = parse_size(max_result_size)
+        except ConfigError:
+            raise UsageError(
+                f"--max-result-size {max_result_size!r}: give a size such as 10MiB"
+            ) from None
+        return cls(
+            catalogs=catalogs,
+            http=address,
+            params=run.params,
+            filters=config.filters,
+            max_file_size=config.max_file_size,
+            servers=backends,
+            allowed_hosts=hosts,
+            allowed_origins=origins,
+            max_result_size=size,
+            semantic=semantic_wanted(semantic, config.semantic, cli=False),
+            semantic_weight=config.semantic_weight,
+            rerank=semantic_wanted(rerank, config.rerank, cli=False),
+            rerank_weight=config.rerank_weight,
+            rerank_depth=config.rerank_depth,
+            **flags,
+        )
 
     def checked(self, environ: dict[str, str] | None = None) -> ServeOptions:
         """A copy with the token resolved from the environment, after validating every field.

@@ -40,9 +40,9 @@ from toolfind.backends.seam import NOT_STARTED, Backends
 from toolfind.backends.tools import needs_task, origin
 from toolfind.errors import BackendError
 from toolfind.models import Tool
+from toolfind.output.encode import dumps
 from toolfind.output.text import clean_text, render_path
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.output.wire import dumps
 from toolfind.serve import meta
 from toolfind.serve.arguments import ArgumentChecker
 from toolfind.serve.guard import Guard

@@ -407,16 +407,15 @@ class SearchIndex:
             from toolfind.semantic import INSTALL_HINT
 
             raise SemanticUnavailable(INSTALL_HINT)
-        probe = limit + 1 if limit > 0 else 0  # the last hit's lead is part of its confidence
         staged = self.ranking(
-            query, probe, keep=keep, min_score=min_score, signal=signal, stage=stage
+            query,
+            confidence.probe(limit),
+            keep=keep,
+            min_score=min_score,
+            signal=signal,
+            stage=stage,
         )
         found, scale, mix = staged.found, staged.scale, staged.mix
-        sure = staged.confidences()
-        exact, ranked = staged.exact, staged.ranked
-        # The hits, as many as asked for.
-        exact, ranked = confidence.cut(exact, ranked, limit)
-        del sure[limit:]
         term_ids = []
         if explain:
             term_ids = [(m, t) for m in found.matched if (t := self._terms.find(m[0])) is not None]
@@ -440,12 +439,7 @@ class SearchIndex:
                     explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, sure, similarity)
 
-        n = len(exact)
-        made = searching.hits(
-            [(*e, c) for e, c in zip(exact, sure[:n], strict=True)],
-            [(*r, c) for r, c in zip(ranked, sure[n:], strict=True)],
-            hit,
-        )
+        made = confidence.finish(staged.exact, staged.ranked, staged.confidences(), limit, hit)
         if min_confidence is not None:
             made = [h for h in made if h.confidence >= min_confidence]
         corrections = tuple(found.corrections.items())

@@ -57,23 +57,6 @@ def index_file(root: str, key: str) -> str:
     return os.path.join(root, INDEX_PREFIX + key + INDEX_SUFFIX)
 
 
-def unmatched_hint(terms: list[str]) -> str:
-    """The stderr line naming query terms that occur in no tool."""
-    return "No tool mentions: " + ", ".join(terms) if terms else ""
-
-
-def search_notes(unmatched: list[str], corrections: dict[str, str]) -> list[str]:
-    """A search's stderr lines: the words read as others (typos), then the words no tool
-    mentions (a corrected word is not among them: it was matched)."""
-    notes = []
-    if corrections:
-        read = ", ".join(f"{word} as {fixed}" for word, fixed in corrections.items())
-        notes.append(f"Read {read}")
-    if unmatched:
-        notes.append(unmatched_hint(unmatched))
-    return notes
-
-
 def _item(i: int) -> Any:  # a field's property, without importing operator (show would pay)
     return property(lambda record: record[i])
 
