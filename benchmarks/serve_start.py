@@ -3,9 +3,10 @@
 Serves the shipped catalogs (warm cache: one untimed run first) without backends; with
 ``--backend-wait 0`` in front of backends that are slow (never start), stuck (never answer),
 crashing (exit at once) and healthy (tests/fixtures/backends/lifecycle_server.py): what
-serving costs when it never waits; and with the defaults (first contact: lists wait, bounded,
-for backends still connecting) in front of one healthy and one stuck backend, where the first
-list must hold the healthy backend's tools. Reports the median and the maximum of ``--runs``
+serving costs when it never waits; and with the defaults (first contact: the first
+``initialize`` and lists wait, bounded, for backends still connecting, counted from that
+``initialize``) in front of one healthy and one stuck backend, where the first list must hold
+the healthy backend's tools (a host that lists once), however long serve-mcp took to start. Reports the median and the maximum of ``--runs``
 runs. Must hold: <= 1.5 s with backends and ``--backend-wait 0``; <= 3 s, with the healthy
 backend's tools listed every time, for first contact.
 

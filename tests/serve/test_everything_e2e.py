@@ -19,6 +19,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from tests.serve.everything import Host, everything_script
 from tests.serve.support import Seen, http_server, server_env, text_of
@@ -167,6 +168,16 @@ async def test_a_host_sees_through_toolfind_what_it_sees_directly(
             uri = exposed(direct_offer)["resources"][0]
             await c.subscribe_resource(uri)
             await c.unsubscribe_resource(uri)
+            # URL elicitation required (-32042): the host gets the error whole, URL and all.
+            with pytest.raises(MCPError) as required:
+                await c.call_tool(
+                    f"{PREFIX}trigger-url-elicitation",
+                    {"url": "https://example.com/authorize?state=s1", "errorPath": True},
+                )
+            assert required.value.error.code == types.URL_ELICITATION_REQUIRED
+            (wanted,) = required.value.error.data["elicitations"]
+            assert wanted["mode"] == "url" and wanted["url"].startswith("https://")
+            assert wanted["elicitationId"]
             # The first initialize waited for the backend: its instructions follow toolfind's.
             instructions = c.instructions or ""
             assert instructions.startswith("Use proxy_search_tools")
