@@ -577,6 +577,8 @@ class BackendPool:
                     await self._watch(backend, attempt)
         except Exception as exc:  # the boundary of one backend: whatever it does, the pool goes on
             reason = describe(exc)
+            if defaults.RECURSION in reason:  # what it answered counts, not how it then exited
+                attempt.reason = reason
         if attempt.scope.cancelled_caught and attempt.reason is None:
             reason = "stopped"
         elif attempt.exit_status is not None:
