@@ -525,9 +525,13 @@ def _config(flat: Mapping[str, Any]) -> Config:
 def _synonyms(raw: Any, file: str) -> dict[str, tuple[str, ...]]:
     """``[synonyms]``: each key and its words (one string or a list) are one group of words
     that mean the same (``pr = ["pull request"]``), beside the shipped table; by setting
-    (``synonyms.KEY``). Raises ConfigError naming the key for anything else."""
+    (``synonyms.KEY``), at most ``synonyms.MAX_WORDS`` words in all. Raises ConfigError naming
+    the key for anything else."""
+    from toolfind.core.synonyms import MAX_WORDS
+
     table = _table(raw, "synonyms", file)
     groups = []
+    declared = 0
     for key, value in table.items():
         words = [value] if isinstance(value, str) else value
         if not isinstance(words, list) or not all(isinstance(w, str) and w.strip() for w in words):
@@ -538,6 +542,14 @@ def _synonyms(raw: Any, file: str) -> dict[str, tuple[str, ...]]:
             )
         if not key.strip() or not words:
             raise ConfigError("a group needs a key and a word", file=file, path=f"synonyms.{key}")
+        declared += 1 + len(words)
+        if declared > MAX_WORDS:
+            raise ConfigError(
+                f"[synonyms] declares more than {MAX_WORDS:,} words (this group brings it to "
+                f"{declared:,}); keep groups to the words people use for one thing",
+                file=file,
+                path=f"synonyms.{key}",
+            )
         groups.append((key.strip(), *(w.strip() for w in words)))
     return {f"synonyms.{group[0]}": group for group in groups}
 

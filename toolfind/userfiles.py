@@ -7,8 +7,10 @@ or a named pipe never hangs or fills memory), never more than a limit. Rewriting
 symlink to its target, keeping the mode and owner, atomically, with a numbered backup
 (``name.~1~``, ``name.~2~``, as GNU ``cp --backup=numbered``) so that no earlier version is
 ever overwritten (:func:`rewrite`, through the one atomic writer, :func:`replace_file`). The
-one file hash (:func:`file_digest`). Only ``os`` and ``stat``: the warm fast path's run key
-finds the config file through :func:`find_config`.
+one file hash (:func:`file_digest`). toolfind's own files (the cache's, the model folder's)
+are opened by :func:`open_own` alone: never a FIFO, socket, device or link, never another
+user's. Only ``os`` and ``stat``: the warm fast path's run key finds the config file through
+:func:`find_config`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import stat
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
-    from typing import Any
+    from typing import Any, BinaryIO
 
 CONFIG_NAME = "toolfind.toml"
 #: Text files toolfind reads besides catalogs (queries files, configs, servers files) are
@@ -61,6 +63,8 @@ def not_regular(st: os.stat_result) -> str:
         kind = "a socket"
     elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         kind = "a device"
+    elif stat.S_ISLNK(mode):
+        kind = "a symbolic link"
     return f"not a regular file ({kind})"
 
 
@@ -95,6 +99,64 @@ def read_capped(path: str | os.PathLike[str], limit: int = MAX_INPUT_BYTES) -> b
             _too_big(f"more than {limit:,}", limit), too_big=True, size=len(data), grew=True
         )
     return data
+
+
+#: Opening never waits (a FIFO for a writer), never follows a link, never leaks to a child.
+_OPEN_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def open_own(path: str | os.PathLike[str], buffering: int = -1) -> tuple[BinaryIO, os.stat_result]:
+    """A file in one of toolfind's own folders (the cache, the model folder: anyone who can
+    write there can name a file as toolfind does) opened for reading, with its stat, once it
+    is known to be one toolfind may read: a regular file, owned by the user, writable by
+    nobody else. A FIFO, socket, device or symbolic link is refused by ``lstat`` before
+    anything opens it, and checked again on the descriptor (opened without blocking or
+    following a link), so that nothing swapped in meanwhile is read either.
+
+    Raises FileNotFoundError when there is none, FileProblem (why, in words: ``it is not a
+    regular file (a FIFO)``) for one that must not be read, and OSError for one that cannot
+    be.
+    """
+    problem = own_file_problem(os.lstat(path))
+    if problem is None:
+        try:
+            fd = os.open(path, _OPEN_FLAGS)
+        except OSError as exc:
+            import errno
+
+            if exc.errno != errno.ELOOP:
+                raise
+            # A link swapped in since the lstat: refused as the lstat would have.
+            raise FileProblem("it is not a regular file (a symbolic link)") from None
+        try:
+            st = os.fstat(fd)
+            problem = own_file_problem(st)
+            if problem is None:
+                return open(fd, "rb", buffering=buffering, closefd=True), st
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise FileProblem(problem)
+
+
+def own_file_problem(st: os.stat_result) -> str | None:
+    """Why a file in toolfind's own folders with this stat must not be read (``it is not a
+    regular file (a FIFO)``, ``it is owned by another user``...), or None when it may be."""
+    mode = st.st_mode
+    if not stat.S_ISREG(mode):
+        return f"it is {not_regular(st)}"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return "it is owned by another user"
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "it is writable by group or others"
+    return None
 
 
 def read_stream(stream: object, limit: int = MAX_INPUT_BYTES) -> bytes:
@@ -365,7 +427,13 @@ def replace_file(
 def file_digest(path: str | os.PathLike[str]) -> str:
     """SHA-256 of a file's bytes, in hex (the one file hash: catalog digests in the cache key,
     racy stamps' contents). Raises ``OSError`` when it cannot be read."""
-    with open(path, "rb") as f:
+    # O_NONBLOCK: a FIFO swapped in since the file was found is refused, never waited on.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    with open(os.open(path, flags), "rb", closefd=True) as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            import errno
+
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
         import hashlib  # OpenSSL's binding: a warm run whose files did not change never hashes
 
         return hashlib.file_digest(f, "sha256").hexdigest()

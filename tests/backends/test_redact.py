@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import socket
+import string
 import subprocess
 import sys
 import threading
@@ -28,6 +29,8 @@ from urllib.parse import quote
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
@@ -35,7 +38,15 @@ from mcp.shared.exceptions import MCPError
 from tests.helpers import BACKENDS
 from tests.serve.support import Log, server_env, structured, text_of
 from toolfind.backends.config import ServerSpec
-from toolfind.backends.redact import RedactingFilter, install, redact, remember_values
+from toolfind.backends.redact import (
+    NOT_SECRET,
+    RedactingFilter,
+    install,
+    key_like,
+    redact,
+    remember_values,
+    show_url,
+)
 
 LEAKY = BACKENDS / "leaky_server.py"
 
@@ -48,8 +59,12 @@ USER = "urlUs3r-F6"
 PASSWORD = "urlP@ss w0rd-G7"  # percent-encoded in the URL
 QUERY_SECRET = "qryS3cret-Value-H8"
 OWN_TOKEN = "ownT0ken-Value-I9"  # in toolfind's environment, expanded from ${LEAKY_TOKEN}
+PATH_KEY = "pathK3y-Value-J10"  # a hosted server's key in its URL's path
+PATH_WORD = "hiddenprojectword"  # a path segment that is a plain word, yet private
 SECRETS = (ENV_SECRET, ARG_SECRET, ARG_TOKEN, HEADER_SECRET, HEADER_KEY, USER, PASSWORD)
-SECRETS += (QUERY_SECRET, OWN_TOKEN)
+SECRETS += (QUERY_SECRET, OWN_TOKEN, PATH_KEY, PATH_WORD)
+#: Where the remote backends are: a key and a private word in each path.
+SECRET_PATH = f"/{PATH_KEY}/{PATH_WORD}"
 
 
 def spellings(secret: str) -> set[str]:
@@ -125,6 +140,77 @@ def test_a_servers_secrets_are_known_as_soon_as_it_is_declared() -> None:
 )
 def test_what_looks_like_a_secret_is_hidden_whatever_its_value(text: str, shown: str) -> None:
     assert redact(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://actions.zapier.com/mcp/sk-ak-Zx9Key42/sse", "https://actions.zapier.com"),
+        ("http://u:p4ss@127.0.0.1:8123/mcp?api_key=k#frag", "http://127.0.0.1:8123"),
+        ("HTTPS://Mcp.Example.COM:8443/s/abc", "https://mcp.example.com:8443"),
+        ("http://[::1]:9000/x/y", "http://[::1]:9000"),
+        ("https://host.example", "https://host.example"),
+        ("not a url at all", "***"),
+        ("http://host:99999999/x", "***"),  # an impossible port: nothing of it is shown
+    ],
+)
+def test_a_configured_url_is_shown_as_its_origin_alone(url: str, shown: str) -> None:
+    assert show_url(url) == shown
+
+
+def test_a_servers_description_names_no_part_of_its_url_but_the_origin() -> None:
+    spec = ServerSpec(
+        name="zap", transport="sse", url="https://me:pw12@zap.example:444/mcp/ab/cd?q=1#f"
+    )
+    assert spec.describe() == "sse: https://zap.example:444"
+
+
+def test_a_key_in_a_configured_urls_path_is_hidden_in_any_text() -> None:
+    key = "sk-ak-Zx9PathSecret42"
+    ServerSpec(name="zap", transport="sse", url=f"http://127.0.0.1:8765/mcp/{key}/sse")
+    texts = [
+        f"Client error '401 Unauthorized' for url 'http://127.0.0.1:8765/mcp/{key}/sse'",
+        f"POST /mcp/{key}/messages/?session_id=5f2 HTTP/1.1",  # the path alone
+        f"endpoint {quote('/mcp/' + key + '/messages')}",  # percent-encoded
+        f'{{"url": "http://127.0.0.1:8765/mcp/{key}/sse"}}',  # in JSON
+    ]
+    for text in texts:
+        assert key not in redact(text), text
+    assert redact(texts[0]) == "Client error '401 Unauthorized' for url 'http://127.0.0.1:8765/***'"
+
+
+def test_any_path_at_a_configured_origin_is_masked_plain_words_included() -> None:
+    ServerSpec(name="p", transport="http", url="https://Private.Example/team/projectword/mcp")
+    said = redact(
+        "redirected to https://private.example:443/team/projectword/login?next=/mcp (see "
+        "https://docs.example/errors/401) and (https://private.example/other)"
+    )
+    assert "projectword" not in said and "/other" not in said
+    assert said.startswith("redirected to https://private.example:443/*** (see ")
+    assert "https://docs.example/errors/401" in said  # another origin's link stays whole
+    assert said.endswith("(https://private.example/***)")
+
+
+@pytest.mark.parametrize("word", ["mcp", "sse", "messages", "v1", "streamable_http", "api"])
+def test_path_words_are_not_remembered_as_secrets(word: str) -> None:
+    ServerSpec(name="w", transport="http", url=f"https://words.example/{word}/x")
+    assert not key_like(word)
+    assert redact(f"server 'w': 3 {word} listed") == f"server 'w': 3 {word} listed"
+
+
+@given(
+    key=st.text(alphabet=string.ascii_letters + string.digits + "-_~", min_size=8, max_size=40)
+    .filter(key_like)
+    .filter(lambda k: k.lower() not in NOT_SECRET),
+    port=st.integers(1, 65535),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_key_like_path_segment_never_survives_redaction(key: str, port: int) -> None:
+    url = f"https://hosted.example:{port}/mcp/{key}/sse"
+    spec = ServerSpec(name="h", transport="sse", url=url)
+    assert key not in spec.describe()
+    for text in (url, f"GET {url} failed", f"path /mcp/{key}/sse", f"'{quote(url, safe='')}'"):
+        assert key not in redact(text), text
 
 
 def test_redacting_hostile_text_takes_linear_time() -> None:
@@ -220,7 +306,9 @@ def stub() -> Iterator[int]:
 def leaky_http() -> Iterator[int]:
     """The leaky server over streamable HTTP, in a process of its own."""
     process = subprocess.Popen(
-        [sys.executable, str(LEAKY), "--http"], stdout=subprocess.PIPE, text=True
+        [sys.executable, str(LEAKY), "--http", f"--path=/mcp{SECRET_PATH}"],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert process.stdout is not None
@@ -266,12 +354,18 @@ def servers(stub: int, leaky: int) -> dict[str, Any]:
         "stdio_crash": stdio("--crash-at-start"),
         "stdio_garbage": stdio("--garbage"),
         "stdio_missing": stdio(command=f"/nonexistent/leaky-{ARG_SECRET}"),
-        "http_ok": remote("http", f"{local}:{leaky}/mcp{query}"),
-        **{f"http_{s}": remote("http", f"{local}:{stub}/{s}/mcp{query}") for s in (401, 404, 500)},
-        **{f"sse_{s}": remote("sse", f"{local}:{stub}/{s}/sse{query}") for s in (401, 404, 500)},
-        "http_bad": remote("http", f"{local}:{stub}/bad/mcp{query}"),
-        "http_refused": remote("http", f"{local}:{closed_port()}/mcp{query}"),
-        "http_dns": remote("http", f"http://{auth}leaky-host.invalid/mcp{query}"),
+        "http_ok": remote("http", f"{local}:{leaky}/mcp{SECRET_PATH}{query}"),
+        **{
+            f"http_{s}": remote("http", f"{local}:{stub}/{s}/mcp{SECRET_PATH}{query}")
+            for s in (401, 404, 500)
+        },
+        **{
+            f"sse_{s}": remote("sse", f"{local}:{stub}/{s}{SECRET_PATH}/sse{query}")
+            for s in (401, 404, 500)
+        },
+        "http_bad": remote("http", f"{local}:{stub}/bad{SECRET_PATH}/mcp{query}"),
+        "http_refused": remote("http", f"{local}:{closed_port()}/mcp{SECRET_PATH}{query}"),
+        "http_dns": remote("http", f"http://{auth}leaky-host.invalid/mcp{SECRET_PATH}{query}"),
     }
 
 
@@ -372,6 +466,8 @@ async def test_no_secret_reaches_a_log_a_json_error_or_a_model(
     assert any("did not answer" in s for s in said)  # the hang
     assert any("during the call; it is being restarted" in s for s in said)  # the crash
     assert "HTTP Request" in stderr  # httpx's own lines are there, redacted
+    # toolfind names a remote backend by its URL's origin alone.
+    assert f"server 'sse_401' (sse: http://127.0.0.1:{stub}) is unavailable" in stderr
     for text in [*said, stderr]:
         assert leaks(text) == [], text[:2000]
 
@@ -385,7 +481,7 @@ async def test_no_secret_reaches_a_log_a_json_error_or_a_model(
         },
         "sse_bad": {
             "type": "sse",
-            "url": f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{stub}/bad/sse?k={QUERY_SECRET}",
+            "url": f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{stub}/bad{SECRET_PATH}/sse?k={QUERY_SECRET}",
         },
     }
     extra = tmp_path / "extra.json"

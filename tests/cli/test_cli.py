@@ -603,7 +603,8 @@ def test_lines_and_json_are_what_rich_prints_into_a_pipe() -> None:
 
     def draw(console: Console) -> None:
         console.print("[bold]files/read_file[/bold] [dim](deferred)[/dim]")
-        console.print(escape("bell\x07 and [brackets]"))
+        # A control character is shown escaped, by both outputs (render._plain, _markup).
+        console.print(escape("bell\\x07 and [brackets]"))
         console.print_json(document)
 
     assert plain.getvalue() == rich_prints(draw)

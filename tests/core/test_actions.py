@@ -19,7 +19,7 @@ from toolfind.core.actions import CHANGES, CREATES, DESTROYS, MODIFIES, READS
         ("write_file", {"destructiveHint": True}, (), MODIFIES),
         ("move_file", {}, ("destructive",), MODIFIES),
         ("read_graph", {"readOnlyHint": True}, (), READS),
-        ("list_events", {}, (), READS),
+        ("list_events", {}, (), READS | actions.LISTS),
         ("get-env", {}, (), READS),
         ("search_nodes", {}, ("read-only",), READS),
         ("create_entities", {}, (), CREATES),
@@ -70,5 +70,18 @@ def test_a_tool_loses_its_share_only_when_the_request_does_not_ask_for_what_it_d
     assert factor(READS | DESTROYS, actions.READ) == actions.PENALTY[DESTROYS]
     # A factor is never above 1: scores only go down (search.run stays exact).
     for bits in range(0, actions.CLASS_BITS + 1, 4):
-        for asked in range(16):
+        for asked in range(32):
             assert 0.0 < factor(bits, asked) <= 1.0
+
+
+def test_a_count_of_the_latest_things_asks_for_a_list_and_undo_is_the_opposite_of_making() -> None:
+    assert actions.intents("show me the last 5 commits") & actions.RECENT
+    assert actions.intents("show the last ten entries") & actions.RECENT
+    assert not actions.intents("who last changed this line") & actions.RECENT
+    assert not actions.intents("metrics of the last 6 hours") & actions.RECENT
+    log = actions.tool_class("git_log", {"readOnlyHint": True}, ())
+    blame = actions.tool_class("git_blame", {"readOnlyHint": True}, ())
+    assert log == READS | actions.LISTS and blame == READS
+    asked = actions.intents("show me the last 5 commits")
+    assert actions.factor(log, asked) == 1.0 > actions.factor(blame, asked)
+    assert actions.factor(CREATES, actions.REMOVE) == actions.OPPOSITE < actions.PENALTY[CREATES]

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from toolfind.cli import fast as fastpath
 from toolfind.cli.app import app
-from toolfind.core import bm25f, search, tiers, typos
+from toolfind.core import bm25f, search, synonyms, tiers, typos
 from toolfind.models import Tool
 from toolfind.store.index import SearchIndex
 
@@ -339,8 +339,9 @@ class FakeSource:
         self.synonyms = synonyms or {}
         self.actions = actions or {}
 
-    def expansions(self, key: str) -> tuple[str, ...] | None:
-        return self.synonyms.get(key)
+    def synonym_table(self) -> synonyms.Table:
+        keys = {key: (i,) for i, key in enumerate(self.synonyms)}  # a word -> its group's terms
+        return synonyms.Table(keys, tuple(self.synonyms.values()))
 
     def action(self, doc: int) -> int:
         return self.actions.get(doc, 0)

@@ -411,9 +411,10 @@ def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[ob
     weighted = []
     for term in vecs:
         tf = bm25f.pseudo_tf(vecs[term], scales)
-        if term not in impacts or tf <= 0.0:
+        if term not in impacts or tf <= 0.0 or not build.similar_term(term, vecs[term]):
             continue
         weight = bm25f.saturate(tf, params.k1, 0.0)
+        weight *= build.SIMILAR_NAME if vecs[term][0] else 1.0
         weighted.append((-(weight * max(impacts[term][1])), term, weight))
     acc: dict[int, float] = {}
     parts: dict[int, list[tuple[float, str]]] = {}
@@ -428,7 +429,12 @@ def _similar_by_definition(index: SearchIndex, name: str, limit: int) -> list[ob
         (
             index.tools[d].name,
             score,
-            tuple(t for _, t in sorted(parts[d], key=lambda c: (-c[0], c[1]))),
+            tuple(
+                t
+                for c, t in sorted(parts[d], key=lambda c: (-c[0], c[1]))
+                if c >= build.SHARED_SHARE * score
+            )
+            or tuple(t for _, t in sorted(parts[d], key=lambda c: (-c[0], c[1])))[:1],
         )
         for d, score in best
     ]

@@ -120,19 +120,13 @@ class ServerSpec:
         return not self.allow or any(fnmatchcase(tool_name, pattern) for pattern in self.allow)
 
     def describe(self) -> str:
-        """Where the server runs, without arguments, env or headers (they may hold secrets)."""
+        """Where the server runs, without arguments, env or headers (they may hold secrets),
+        and a URL as its origin alone (`redact.show_url`: a key may be in its path)."""
         if self.transport == "stdio":
             return f"stdio: {Path(self.command or '').name}"
-        return f"{self.transport}: {_strip_url(self.url or '')}"
+        from toolfind.backends.redact import show_url
 
-
-def _strip_url(url: str) -> str:
-    """The URL without userinfo, query or fragment, which may carry tokens."""
-    head, sep, rest = url.split("?", 1)[0].split("#", 1)[0].partition("://")
-    if not sep:
-        return head
-    authority, slash, path = rest.partition("/")
-    return f"{head}://{authority.rpartition('@')[2]}{slash}{path}"
+        return f"{self.transport}: {show_url(self.url or '')}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,12 @@ enough: `redact` is applied to every text that leaves toolfind, whoever wrote it
   values (``?api_key=***``), ``Bearer``/``Basic`` credentials and ``name=value`` pairs whose
   name says secret (``password=``, ``api_key=``, ``token=``...). The patterns run in time
   linear in the text (no nested quantifiers, bounded names).
+* URLs: hosted MCP servers put their key in the path (``https://actions.zapier.com/mcp/
+  <key>/sse``), so a configured URL is shown as its origin alone (`show_url`:
+  ``scheme://host[:port]``); a configured URL's path segments that look like keys
+  (`key_like`) are remembered as values; and in any text, the path, query and fragment of a
+  URL at a configured origin are masked whole (``https://actions.zapier.com/***``), however a
+  library spelled them (the SSE endpoint a server announces, a redirect).
 
 Where it applies: `RedactingFilter` on serve-mcp's and ``catalog pull``'s log handlers (every
 library's records, their tracebacks included) and on toolfind's own serve loggers (for
@@ -43,10 +49,12 @@ __all__ = [
     "NOT_SECRET",
     "RedactingFilter",
     "install",
+    "key_like",
     "redact",
     "redact_values",
     "remember",
     "remember_values",
+    "show_url",
 ]
 
 #: Shorter values are not remembered as secrets (the shapes still hide them in URLs).
@@ -64,6 +72,9 @@ _lock = threading.Lock()
 #: Every remembered value and its encodings, longest first (replaced as a whole by readers).
 _values: tuple[str, ...] = ()
 _known: set[str] = set()
+#: The origins of configured URLs, as `_origin_of` spells them: whatever follows one in a text
+#: (path, query, fragment) is masked.
+_origins: frozenset[tuple[str, str, int]] = frozenset()
 
 #: Names of arguments, variables and headers whose value is a secret.
 _SECRET_WORDS = (
@@ -96,6 +107,7 @@ def remember(spec: Any) -> None:
     values += (credential for value in spec.headers.values() for credential in _after_scheme(value))
     if spec.url:
         values += _url_secrets(spec.url)
+        _remember_origin(spec.url)
     values += _argument_secrets(spec.args)
     values += (secret for value in spec.env.values() for secret in _url_secrets(value))
     remember_values(values)
@@ -116,6 +128,64 @@ def remember_values(values: Iterable[str | None]) -> None:
     with _lock:
         _known.update(fresh)
         _values = tuple(sorted(_known, key=len, reverse=True))
+
+
+def _remember_origin(url: str) -> None:
+    global _origins
+    origin = _origin_of(url)
+    if origin is not None and origin not in _origins:
+        with _lock:
+            _origins = _origins | {origin}
+
+
+def show_url(url: str) -> str:
+    """A configured URL as toolfind shows it anywhere (a log line, an error, a JSON record, an
+    MCP result): ``scheme://host[:port]``, without its userinfo, path, query and fragment,
+    any of which may hold a credential; ``***`` for what is not such a URL."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return MASK
+    host = parts.hostname
+    if not parts.scheme or not host:
+        return MASK
+    shown = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme.lower()}://{render_line(shown)}" + ("" if port is None else f":{port}")
+
+
+#: The port a scheme means when its URL names none.
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def _origin_of(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of ``url``, the port its scheme's default when it names none:
+    the same origin however a library spells it (``HTTPS://Host:443/`` is ``https://host/``)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or _DEFAULT_PORTS.get(scheme, 0)
+
+
+def key_like(segment: str) -> bool:
+    """Whether a URL path segment may be a credential: 20 characters or more, or 8 or more
+    with a digit, both cases or a character other than letters and ``-_.``. Path words
+    (``mcp``, ``sse``, ``messages``, ``v1``, ``streamable_http``) are not: remembering them
+    would mask them in every message."""
+    if len(segment) < 8:
+        return False
+    if len(segment) >= 20 or (not segment.islower() and not segment.isupper()):
+        return True
+    return any(not (c.isalpha() or c in "-_.") for c in segment)
 
 
 def redact(text: str, limit: int | None = None) -> str:
@@ -151,8 +221,15 @@ def _pair(match: re.Match[str]) -> str:
     return match.group() if value == MASK else f"{name}{separator}{MASK}"
 
 
+#: Where a URL's authority ends (its path, query or fragment begins, or the URL ends).
+_AUTHORITY_END = frozenset("/?#\\ \t\r\n\"'<>`")
+#: Where a URL ends, as far as masking what follows a configured origin goes.
+_URL_END = frozenset(" \t\r\n\"'<>`)]}")
+
+
 def _scrub_urls(text: str) -> str:
-    """Each URL's userinfo (``user:password@``) as ``***@``."""
+    """Each URL's userinfo (``user:password@``) as ``***@``; and for a URL at a configured
+    origin, everything after its authority (path, query, fragment) as ``/***``."""
     out = []
     last = 0
     for match in _SCHEME.finditer(text):
@@ -160,13 +237,23 @@ def _scrub_urls(text: str) -> str:
         if start < last:
             continue
         end = start
-        while end < len(text) and text[end] not in "/?#\\ \t\r\n\"'<>`":
+        while end < len(text) and text[end] not in _AUTHORITY_END:
             end += 1
         at = text.rfind("@", start, end)
         if at >= 0:
             out.append(text[last:start])
             out.append(MASK)
             last = at
+        if _origins and end < len(text) and text[end] in "/?#":
+            host = text[max(at + 1, start) : end]
+            if _origin_of(f"{match.group()}{host}") in _origins:
+                rest = end
+                while rest < len(text) and text[rest] not in _URL_END:
+                    rest += 1
+                if text[end:rest] != "/":
+                    out.append(text[last:end])
+                    out.append(f"/{MASK}")
+                    last = rest
     out.append(text[last:])
     return "".join(out)
 
@@ -225,6 +312,8 @@ def _url_secrets(url: str) -> list[str]:
         found += [value for _, value in parse_qsl(piece, keep_blank_values=False)]
         if piece and "=" not in piece:
             found.append(piece)
+    # A key in the path (https://actions.zapier.com/mcp/<key>/sse), as written and decoded.
+    found += [s for s in parts.path.split("/") if key_like(s) or key_like(unquote(s))]
     return found
 
 

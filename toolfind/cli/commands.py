@@ -124,7 +124,9 @@ class Search(Records, name="search"):
     def ask(self, index: SearchIndex) -> tuple[SearchResult, list[str]]:
         result = self.search(index, " ".join(self.query or ()))
         hints = [filter_warning(index, self.namespace, self.tag or ())]
-        return result, [*hints, *search_notes(result.unmatched_terms, dict(result.corrections))]
+        by_meaning = bool(result.hits) and index.semantic is not None  # it adds candidates
+        notes = search_notes(result.unmatched_terms, dict(result.corrections), by_meaning)
+        return result, [*hints, *notes]
 
     def search(self, index: SearchIndex, query: str) -> SearchResult:
         """``index.search`` with the command's options (one query of a batch, or the QUERY)."""
@@ -471,15 +473,20 @@ def filter_warning(index: SearchIndex, namespace: str | None, tags: Sequence[str
     return f"Warning: {unknown}" if unknown else ""
 
 
-def search_notes(unmatched: Sequence[str], corrections: dict[str, str]) -> list[str]:
+def search_notes(
+    unmatched: Sequence[str], corrections: dict[str, str], by_meaning: bool = False
+) -> list[str]:
     """A search's stderr lines: the words read as others (typos), then the words no tool
-    mentions (a corrected word is not among them: it was matched)."""
+    mentions (a corrected word is not among them: it was matched); ``by_meaning``: hits were
+    found by meaning all the same (the semantic signal), and the line says so rather than
+    contradict them."""
     notes = []
     if corrections:
         read = ", ".join(f"{word} as {fixed}" for word, fixed in corrections.items())
         notes.append(f"Read {read}")
     if unmatched:
-        notes.append("No tool mentions: " + ", ".join(unmatched))
+        line = "No tool mentions: " + ", ".join(unmatched)
+        notes.append(line + " (the hits were found by meaning)" if by_meaning else line)
     return notes
 
 

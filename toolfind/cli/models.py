@@ -66,6 +66,7 @@ def model_list(
     Example: toolfind model list --verify
     """
     from toolfind.output import wire
+    from toolfind.output.text import render_line
     from toolfind.semantic import models
 
     found = [models.status(name) for name in models.MODELS]
@@ -75,7 +76,7 @@ def model_list(
         return
     for m in found:
         state = "installed" if not problems[m.spec.name] else problems[m.spec.name]
-        typer.echo(f"{m.spec.name}  {m.spec.requirement}  {state}  {m.path}")
+        typer.echo(render_line(f"{m.spec.name}  {m.spec.requirement}  {state}  {m.path}"))
         typer.echo(f"    {m.spec.description}; licence: {m.spec.licence}")
 
 

@@ -168,8 +168,12 @@ def catalog_pull(
             )
             changes = ", ".join(f"{label} {', '.join(names)}" for label, names in kinds if names)
             file = render_path(s.file or "")
+            # The names are the server's: an escape in one is shown, never acted on.
             typer.echo(
-                f"{s.server}: {s.status} {file} ({s.tool_count} tools){': ' + changes if changes else ''}"
+                render_line(
+                    f"{s.server}: {s.status} {file} ({s.tool_count} tools)"
+                    + (f": {changes}" if changes else "")
+                )
             )
     if report.failed:
         raise typer.Exit(1)

@@ -92,9 +92,14 @@ def _shown(value: Any) -> str:
 
 def _table(rows: list[tuple[str, str, str]]) -> str:
     """Plain columns, the first two padded to their widest cell (the second to 40 at most:
-    a long list of paths pushes only its own line's source along)."""
+    a long list of paths pushes only its own line's source along). Each cell as any line of
+    output shows text a config wrote (`render_line`): an escape sequence in a key or value
+    (an OSC that retitles the window or writes the clipboard) is shown, never acted on."""
     if not rows:
         return ""
+    from toolfind.output.text import render_line
+
+    rows = [(render_line(a), render_line(b), render_line(c)) for a, b, c in rows]
     first = max(len(r[0]) for r in rows)
     second = min(max(len(r[1]) for r in rows), 40)
     return "\n".join(f"{a:<{first}}  {b:<{second}}  {c}".rstrip() for a, b, c in rows)

@@ -26,21 +26,36 @@ Pure, cheap to import (the warm path runs it on every search): the verb lists ar
 
 from __future__ import annotations
 
-from toolfind.core.analysis import _stem, analyze_identifier, split_identifier
+from toolfind.core.analysis import (
+    _stem,
+    analyze_identifier,
+    query_terms,
+    recent_count,
+    split_identifier,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-#: Bits of a tool's action class (stored beside the ENABLED and DEFERRED flags of the index).
-DESTROYS, MODIFIES, READS, CREATES, CHANGES = 4, 8, 16, 32, 64
-CLASS_BITS = DESTROYS | MODIFIES | READS | CREATES | CHANGES
+#: Bump with every change to how a tool's class is decided (the index cache key holds it:
+#: the class is stored in the index).
+VERSION = "toolfind-actions/2"
 
-#: Bits of a request's intents.
-REMOVE, CHANGE, MAKE, READ = 1, 2, 4, 8
+#: Bits of a tool's action class (stored beside the ENABLED and DEFERRED flags of the index).
+#: ``LISTS`` marks, besides its class, a tool named for listing or history (list, log, ...).
+DESTROYS, MODIFIES, READS, CREATES, CHANGES, LISTS = 4, 8, 16, 32, 64, 128
+CLASS_BITS = DESTROYS | MODIFIES | READS | CREATES | CHANGES | LISTS
+
+#: Bits of a request's intents. ``RECENT``: it asks about recent history ("the last 5 commits").
+REMOVE, CHANGE, MAKE, READ, RECENT = 1, 2, 4, 8, 16
 
 #: The share of its score a tool keeps when the request does not ask for what it does.
 PENALTY: dict[int, float] = {DESTROYS: 0.5, MODIFIES: 0.7, CREATES: 0.8, READS: 0.8, CHANGES: 0.8}
+#: ... a creating tool when the request asks only to remove or undo (its opposite).
+OPPOSITE = 0.5
+#: ... a reading tool not named for listing, when the request asks about recent history.
+NOT_HISTORY = 0.8
 
 _DESTROYING = """delete remove drop destroy purge erase wipe reset truncate clear kill terminate
 revoke uninstall unlink shred discard rm del unsubscribe prune clean cancel evict flush
@@ -51,6 +66,7 @@ summarize summarise analyze analyse compare lookup peek watch retrieve""".split(
 _CREATING = """create add new insert post send save store write upload make append record put
 register schedule submit publish generate commit push import remember memorize invite share
 reply forward start""".split()
+_LISTING = """list log logs history timeline feed recent tail""".split()
 _CHANGING = """update edit modify change set rename move merge patch replace approve decline reject
 close reopen archive assign unassign mark toggle enable disable lock unlock resolve transition
 restore revert configure apply accept upsert""".split()
@@ -80,11 +96,13 @@ _INTENT_WORDS: tuple[tuple[int, frozenset[str]], ...] = (
     (MAKE, _stems(_ASK_MAKE)),
     (READ, _stems(_ASK_READ)),
 )
+
 _DESTROY_VERBS = frozenset(_DESTROYING)
 _READ_VERBS = frozenset(_READING)
 _CREATE_VERBS = frozenset(_CREATING)
 _CHANGE_VERBS = frozenset(_CHANGING)
 _VERBS = _READ_VERBS | _CREATE_VERBS | _CHANGE_VERBS
+_LIST_WORDS = frozenset(_LISTING)
 
 
 def tool_class(name: str, annotations: Mapping[str, object], tags: Iterable[str]) -> int:
@@ -106,22 +124,31 @@ def tool_class(name: str, annotations: Mapping[str, object], tags: Iterable[str]
         bits |= CREATES
     elif not bits and verb in _CHANGE_VERBS:
         bits |= CHANGES
+    if bits & READS and any(part in _LIST_WORDS for part in parts):
+        bits |= LISTS
     return bits
 
 
 def intents(query: str) -> int:
-    """A request's intent bits: every word it holds (stop words too), stemmed."""
+    """A request's intent bits: every word it holds (stop words too), stemmed; ``RECENT``
+    when it counts the latest things (``analysis.recent_count``)."""
     terms = set(analyze_identifier(query))
     bits = 0
     for bit, words in _INTENT_WORDS:
         if not words.isdisjoint(terms):
             bits |= bit
+    written = [word for _, word in query_terms(query, counts=True)]
+    if any(recent_count(written, i) for i in range(len(written) - 1)):
+        bits |= RECENT  # "the last 5 commits": a count of the latest things
     return bits
 
 
 def factor(tool_bits: int, asked: int) -> float:
     """The share of its score a tool of class ``tool_bits`` keeps for a request with intents
     ``asked`` (1.0 when they agree)."""
+    if asked & RECENT and tool_bits & READS and not tool_bits & (LISTS | DESTROYS):
+        return NOT_HISTORY * factor(tool_bits, asked & ~RECENT)
+    asked &= ~RECENT
     if tool_bits & DESTROYS:
         return 1.0 if asked & REMOVE else PENALTY[DESTROYS]
     if tool_bits & MODIFIES:
@@ -131,7 +158,9 @@ def factor(tool_bits: int, asked: int) -> float:
     if tool_bits & READS:
         return 1.0 if asked & READ else PENALTY[READS]
     if tool_bits & CREATES:
-        return 1.0 if asked & (MAKE | CHANGE) else PENALTY[CREATES]
+        if asked & (MAKE | CHANGE):
+            return 1.0
+        return OPPOSITE if asked == REMOVE else PENALTY[CREATES]
     if tool_bits & CHANGES:
         return 1.0 if asked & (CHANGE | REMOVE) else PENALTY[CHANGES]
     return 1.0

@@ -49,6 +49,7 @@ STOP_WORDS: frozenset[str] = frozenset(
     these they this those to too us was we were what when where which while who whom why will
     whether with would you your yours
     whats thats whos hows wheres im ive youre
+    dont doesnt didnt isnt arent wasnt werent cant couldnt wont wouldnt shouldnt hasnt havent
     teh hte adn waht whta taht thsi wiht iwth yuo yoru""".split()
 )
 
@@ -79,7 +80,7 @@ def _stem(word: str) -> str:
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 
 SETTINGS: str = (
-    "toolfind-analysis/4 nfkc drop=Cf casefold split=_-./:,camel,digit,cjk compound=_ "
+    "toolfind-analysis/5 nfkc drop=Cf contractions casefold split=_-./:,camel,digit,cjk compound=_ "
     f"stem=snowball-english/pystemmer-{Stemmer.version()} once cjk=bigram "
     f"stop={','.join(sorted(STOP_WORDS))}"
 )
@@ -116,12 +117,43 @@ _ASCII_CHARS = frozenset(map(chr, range(128)))
 
 def _spans(text: str) -> list[str]:
     """NFKC, then the whitespace-free words of ``text`` (connectors still inside): the NFKC
-    text translated by ``_TABLE`` and split, by ``bytes.translate`` (one C lookup per byte)."""
+    text translated by ``_TABLE`` and split, by ``bytes.translate`` (one C lookup per byte).
+    English contractions are read first (:func:`_contractions`)."""
+    if "'" in text or "\u2019" in text:
+        text = _contractions(text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
         if not text.isascii():
             return _spans_mixed(text)
     return text.encode().translate(_BYTE_TABLE).decode().split()
+
+
+#: What follows an apostrophe in a contraction or a possessive: dropped with it ("I'm",
+#: "Anna's", "we'll"), so that no word of one letter ("m", "s", "d") is left behind.
+_CLITICS = frozenset({"s", "m", "re", "ve", "ll", "d"})
+
+
+def _contractions(text: str) -> str:
+    """``text`` with its contractions read: an apostrophe (``'`` or ``’``) between letters
+    goes with the clitic after it (``I'm`` -> ``I``, ``Anna's`` -> ``Anna``), or joins the
+    negation (``don't`` -> ``dont``, a stop word); any other apostrophe separates words."""
+    parts = text.replace("\u2019", "'").split("'")
+    out = [parts[0]]
+    for part in parts[1:]:
+        end = 0
+        while end < len(part) and part[end].isalpha():
+            end += 1
+        clitic = part[:end].lower()
+        before = out[-1][-1:]
+        if not (before.isalpha() and end):
+            out.append(" " + part)
+        elif clitic in _CLITICS:
+            out.append(part[end:])
+        elif clitic == "t" and before in "nN":
+            out.append(part)
+        else:
+            out.append(" " + part)
+    return "".join(out)
 
 
 def _spans_mixed(text: str) -> list[str]:
@@ -380,10 +412,11 @@ def analyze_prose(text: str) -> list[str]:
     return _terms(text, 1)
 
 
-def query_terms(text: str) -> list[tuple[str, str]]:
+def query_terms(text: str, counts: bool = False) -> list[tuple[str, str]]:
     """A query's distinct terms, each with the word it comes from as the user wrote it
     (case-folded, not stemmed: ``xyzzy`` for the term ``xyzzi``), in order of first
-    appearance. Stop words are dropped unless the query has nothing else.
+    appearance. Stop words are dropped unless the query has nothing else; so is a count of
+    the latest things (:func:`recent_count`: "last 5"), unless ``counts``.
 
     >>> query_terms("Compressing files")
     [('compress', 'compressing'), ('file', 'files')]
@@ -398,6 +431,8 @@ def query_terms(text: str) -> list[tuple[str, str]]:
         content += analysed[1]
         every_surface += analysed[2]
         content_surface += analysed[3]
+    if content and not counts:
+        _drop_counts(content, content_surface)
     if content:
         pairs = zip(content, content_surface, strict=True)
     else:
@@ -406,6 +441,79 @@ def query_terms(text: str) -> list[tuple[str, str]]:
     for term, surface in pairs:
         seen.setdefault(term, surface)
     return list(seen.items())
+
+
+#: Words that, before a count, say how many of the latest ("the last 5 commits").
+_RECENCY = frozenset({"last", "latest", "recent", "past", "previous"})
+#: Counts spelt out.
+COUNT_WORDS = frozenset(
+    """two three four five six seven eight nine ten eleven twelve fifteen twenty fifty
+    hundred few""".split()
+)
+
+
+#: A count before one of these is a window of time or of a file ("the last 6 hours", "the
+#: last 50 lines"), which a tool may take and say in its words ("the last N lines").
+WINDOW_UNITS = frozenset(
+    """second seconds minute minutes hour hours day days week weeks month months year years
+    line lines byte bytes row rows character characters""".split()
+)
+
+
+def recent_count(surfaces: Sequence[str], i: int) -> bool:
+    """Whether ``surfaces[i]`` is a recency word followed by a count of things (not of time):
+    "the last 5 commits", "the latest ten entries", not "the last 6 hours"."""
+    after = surfaces[i + 1] if i + 1 < len(surfaces) else ""
+    then = surfaces[i + 2] if i + 2 < len(surfaces) else ""
+    return (
+        surfaces[i] in _RECENCY
+        and (after.isdigit() or after in COUNT_WORDS)
+        and then not in WINDOW_UNITS
+    )
+
+
+def _drop_counts(terms: list[str], surfaces: list[str]) -> None:
+    """Drop a recency word and the count after it ("last 5", "latest ten": :func:`recent_count`):
+    they say how many to list, not what to find ("who last changed each line" is another
+    "last"). A query keeps at least one word."""
+    for i in range(len(surfaces) - 2, -1, -1):
+        if recent_count(surfaces, i) and len(terms) > 2:
+            del terms[i : i + 2], surfaces[i : i + 2]
+
+
+def query_stop_words(text: str) -> list[str]:
+    """The stop words of a query (folded, distinct, in order) when it has other words: what
+    ``query_terms`` drops.
+
+    >>> query_stop_words("is 97 prime")
+    ['is']
+    """
+    found: dict[str, None] = {}
+    content = False
+    for span in _spans(text):
+        every, kept, surfaces, _ = _analyze_span(span)
+        content = content or bool(kept)
+        for term, surface in zip(every, surfaces, strict=True):
+            if term in _STOP_TERMS:
+                found[surface] = None
+    return list(found) if content else []
+
+
+def capitalised(text: str) -> frozenset[str]:
+    """The words of ``text`` (folded) that it writes with a capital first letter, its first
+    word aside (a sentence starts with one): names, such as "Paris" or "Anna", which typo
+    correction leaves alone.
+
+    >>> sorted(capitalised("Book a flight to Paris with Anna"))
+    ['anna', 'paris']
+    """
+    return frozenset(
+        _fold(part)
+        for span in _spans(text)[1:]
+        if span[:1].isupper()
+        for part, cjk in split_identifier(span)
+        if not cjk
+    )
 
 
 def term_words(texts: Iterable[str]) -> dict[str, str]:

@@ -22,16 +22,20 @@ from itertools import compress, repeat
 from operator import add, mul, or_
 
 from toolfind.core import bm25f
-from toolfind.core.analysis import query_terms, unmatched_words
+from toolfind.core.analysis import capitalised, query_stop_words, query_terms, unmatched_words
 
 #: At most this many words of one query are looked up as typos (``core/typos``): a pasted
 #: paragraph of unknown words costs a bounded number of lookups.
 MAX_CORRECTIONS = 8
+#: At most this many of a query's stop words are paired with its words (``_stop_compounds``).
+MAX_STOP_WORDS = 8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Sequence
     from typing import Any, Protocol, TypeVar
+
+    from toolfind.core.synonyms import Table as SynonymTable
 
     _Hit = TypeVar("_Hit")
 
@@ -52,7 +56,7 @@ if TYPE_CHECKING:
 
         def postings(self, term: str) -> TermPostings | None: ...  # None: in no tool
         def known(self, terms: list[str]) -> Iterable[str]: ...  # those in the vocabulary
-        def expansions(self, key: str) -> tuple[str, ...] | None: ...  # synonyms.expansions
+        def synonym_table(self) -> SynonymTable: ...  # synonyms.build's
         def named(self, query: str) -> Sequence[int]: ...  # analysis.lookup_name's ids
         def enabled(self, doc: int) -> bool: ...
         def action(self, doc: int) -> int: ...  # actions.tool_class's bits
@@ -129,9 +133,11 @@ def run(
     correction or synonym of one) occurs in any tool there are no hits at all.
     """
     pairs = query_terms(query)
-    matched, terms, found = _match(source, pairs)
+    matched, terms, found = _match(source, pairs, capitalised(query))
     unmatched = unmatched_words(pairs, found)
     words = list(dict.fromkeys(word for _, word in pairs))
+    if terms:
+        _stop_compounds(source, query, pairs, matched, terms)
     if not terms:
         return Found(matched, terms, unmatched, words)
     from toolfind.core.actions import agreement
@@ -198,7 +204,7 @@ def hits(
 
 
 def _match(
-    source: Source, pairs: Sequence[tuple[str, str]]
+    source: Source, pairs: Sequence[tuple[str, str]], names: Collection[str] = ()
 ) -> tuple[list[Matched], list[TermPostings], set[str]]:
     """Per term searched, its :data:`Matched` and its postings: the query's terms found as
     they are, in query order; then the typos' corrections; then the synonyms of the query's
@@ -207,58 +213,90 @@ def _match(
     A term with no postings stands for the indexed term one edit away that
     :func:`toolfind.core.typos.correct` picks, its impacts times ``bm25f.TYPO_DISCOUNT``
     (so every strategy adds the same, discounted floats), unless the query also has that
-    term. A synonym's impacts are times ``synonyms.DISCOUNT`` (times the discount of a typo
-    when it is a typo's synonym). A term the query holds is never added again.
+    term. A real word is never corrected into another (both common English:
+    ``typos.is_english``), nor one of ``names``, the words the query capitalises. A synonym's impacts are times
+    ``synonyms.DISCOUNT`` (times the discount of a typo when it is a typo's synonym). A term
+    the query holds is never added again. Synonyms are looked up by the query's words (a
+    typo's by the word it was read as), never by its stems.
     """
     matched: list[Matched] = []
     terms: list[TermPostings] = []
     found: set[str] = set()
-    sequence: list[tuple[str, str, float]] = []  # (term as searched, query word, factor)
+    # (term as searched, query word, factor, the word looked up as a synonym)
+    sequence: list[tuple[str, str, float, str]] = []
     typos: list[tuple[str, str, str, TermPostings]] = []  # (term, word, shown, postings)
     tried = 0  # words looked up as typos (MAX_CORRECTIONS at most)
+    table = source.synonym_table()
     for term, word in pairs:
         postings = source.postings(term)
         if postings is not None:
             found.add(term)
             matched.append((term, word, 1.0, AS_WRITTEN, term))
             terms.append(postings)
-            sequence.append((term, word, 1.0))
-        elif "_" not in term and tried < MAX_CORRECTIONS and not source.expansions(term):
+            sequence.append((term, word, 1.0, word))
+        elif (
+            "_" not in term and tried < MAX_CORRECTIONS and not table.terms(table.member_word(word))
+        ):
             from toolfind.core import typos as typo_rule  # only for a term found nowhere
 
             tried += 1
-            fix = typo_rule.correct(term, source.known, source.postings, word)
+            fix = None
+            if word not in names:
+                fix = typo_rule.read_as(term, word, source.known, source.postings)
             if fix is None:
-                sequence.append((term, word, 1.0))
+                sequence.append((term, word, 1.0, word))
             else:
-                typos.append((fix[0], word, typo_rule.spelled(fix[0], word), fix[1]))
+                typos.append((fix[0], word, fix[1], fix[2]))
                 found.add(term)
-                sequence.append((fix[0], word, bm25f.TYPO_DISCOUNT))
+                sequence.append((fix[0], word, bm25f.TYPO_DISCOUNT, fix[1]))
         else:
-            sequence.append((term, word, 1.0))
+            sequence.append((term, word, 1.0, word))
     searched = {m[0] for m in matched}
     for fixed, word, shown, postings in typos:
         if fixed not in searched:
             searched.add(fixed)
             matched.append((fixed, word, bm25f.TYPO_DISCOUNT, TYPO, shown))
             terms.append(_scaled(postings, bm25f.TYPO_DISCOUNT))
-    if sequence:
-        from toolfind.core.synonyms import DISCOUNT, expand
+    if sequence and len(table):
+        from toolfind.core.synonyms import DISCOUNT
 
-        order = [t for t, _, _ in sequence]
-        for term, at, size in expand(order, source.expansions):
+        own = [t for t, _, _, _ in sequence]
+        for term, at, size in table.expand([w for *_, w in sequence], own):
             postings = source.postings(term) if term not in searched else None
             if postings is None:
                 continue
             searched.add(term)
             factor = sequence[at][2] * DISCOUNT
             # A phrase's words, by a space (the parts of an identifier, not the whole again).
-            spelled = [w for _, w, _ in sequence[at : at + size]]
+            spelled = [w for _, w, _, _ in sequence[at : at + size]]
             word = " ".join(w for w in spelled if "_" not in w) or spelled[0]
             matched.append((term, word, factor, SYNONYM, term))
             terms.append(_scaled(postings, factor))
             found.update(pair[0] for pair in pairs[at : at + size])
     return matched, terms, found
+
+
+def _stop_compounds(
+    source: Source,
+    query: str,
+    pairs: Sequence[tuple[str, str]],
+    matched: list[Matched],
+    terms: list[TermPostings],
+) -> None:
+    """Add the names a query's stop word makes with one of its words: "is 97 prime" holds
+    ``is_prime`` (a stop word counts only as half of a tool's name, never on its own: counting
+    query stop words everywhere cost metatool 4 points of MRR@10). At most
+    :data:`MAX_STOP_WORDS` stop words are paired."""
+    have = {t for t, _ in pairs} | {m[0] for m in matched}
+    words = [word for term, word in pairs if "_" not in term]
+    for stop in query_stop_words(query)[:MAX_STOP_WORDS]:
+        for word in words:
+            for compound in (f"{stop}_{word}", f"{word}_{stop}"):
+                postings = None if compound in have else source.postings(compound)
+                if postings is not None:
+                    have.add(compound)
+                    matched.append((compound, f"{stop} {word}", 1.0, AS_WRITTEN, compound))
+                    terms.append(postings)
 
 
 def _scaled(postings: TermPostings, factor: float) -> TermPostings:

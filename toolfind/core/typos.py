@@ -19,6 +19,12 @@ How far, by length (of the analysed term):
   catalog lacks, corrected into noise.
 * shorter: never.
 
+A real word is never rewritten: a word that is common English (:func:`is_english`, SCOWL's
+small list in :mod:`toolfind.core.english`: "general", "pairs", "weather") is a word the catalog lacks, not
+a slip, and a name the request capitalises ("Paris", "Anna") is a name
+(:func:`toolfind.core.analysis.capitalised`). A correction is shown as a word one edit from the
+query's word (:func:`spelled`), never as a stem: when there is none, nothing is corrected.
+
 Terms are compared as the analyser makes them (case-folded, stemmed: "spotfy" -> "spotfi",
 one insertion from "spotifi", Spotify's stem). A corrected word still counts as found in no
 tool (``unmatched_terms``: as written, it is not in any); ``--explain`` shows the word it
@@ -83,6 +89,25 @@ def correct(
     return best
 
 
+def read_as(
+    term: str,
+    word: str,
+    known: Callable[[list[str]], Iterable[str]],
+    postings: Callable[[str], Any],
+) -> tuple[str, str, Any] | None:
+    """What the query's ``word`` (its term ``term`` in no tool) is read as: the indexed term
+    :func:`correct` picks, the word it is shown as (:func:`spelled`) and its postings; None
+    when there is none, when no word spelling of it is one edit away, or when it would read
+    one common English word as another (:func:`english_term`)."""
+    fix = correct(term, known, postings, word)
+    if fix is None:
+        return None
+    shown = spelled(fix[0], word)
+    if not shown or (is_english(word) and english_term(fix[0], shown)):
+        return None
+    return fix[0], shown, fix[1]
+
+
 def _candidates(word: str) -> list[str]:
     if not MIN_LENGTH - 1 <= len(word) <= MAX_LENGTH or not (word.isascii() and word.isalpha()):
         return []
@@ -117,11 +142,39 @@ def _best(
 def spelled(term: str, word: str) -> str:
     """How a corrected word is shown: the spelling one edit from ``word`` (the query's word)
     that analyses to ``term`` (the indexed term it was read as: ``shufle`` -> ``shuffle``,
-    not the stem ``shuffl``), else ``term`` itself."""
+    not the stem ``shuffl``); ``""`` when no word one edit away does (the term is a stem
+    only: "general" is not read as ``generat``)."""
     from toolfind.core.analysis import _stem
 
     if not (word.isascii() and word.isalpha()) or len(word) > MAX_LENGTH:
-        return term
+        return ""
     found = [edit for edit in edits(word) if edit == term or _stem(edit) == term]
     # the spelling nearest the query's word in length, then the first in edits' order
-    return min(found, key=lambda e: abs(len(e) - len(word) - 1)) if found else term
+    return min(found, key=lambda e: abs(len(e) - len(word) - 1)) if found else ""
+
+
+#: Endings that make a stem an English word ("generat" is "generate"'s).
+_ENDINGS = ("e", "y", "s", "ed", "ing", "ion")
+
+
+def english_term(term: str, shown: str) -> bool:
+    """Whether the indexed ``term``, shown as ``shown``, stands for a common English word:
+    ``shown`` is one, or ``term`` is the stem of one (``generat``: "generate"). A real word
+    is never corrected into such a term (``pairs`` for "paris"); a product's spelling
+    ("Xplain", "Strology") is not English, and stays reachable."""
+    if is_english(shown):
+        return True
+    from toolfind.core.analysis import _stem
+
+    return any(is_english(term + end) and _stem(term + end) == term for end in _ENDINGS)
+
+
+def is_english(word: str) -> bool:
+    """Whether ``word`` (folded) is a common English word: one of SCOWL's small American and
+    British lists (:mod:`toolfind.core.english`, written by ``scripts/english_words.py``).
+    Only words typo correction looks at are listed (four to :data:`MAX_LENGTH` letters)."""
+    if not MIN_LENGTH - 1 <= len(word) <= MAX_LENGTH or not (word.isascii() and word.isalpha()):
+        return False
+    from toolfind.core.english import WORDS  # data, imported on the first word found nowhere
+
+    return f"\n{word}\n" in WORDS

@@ -15,7 +15,7 @@ from itertools import islice
 
 from toolfind.output import wire
 from toolfind.output.encode import dumps
-from toolfind.output.text import clean_text, render_line, render_path
+from toolfind.output.text import clean_text, render_line, render_path, render_text, terminal_json
 
 # typing and contextlib cost a table command more than drawing its table: only the type
 # checker reads typing, and the progress bar imports contextlib when a build shows one.
@@ -402,13 +402,14 @@ class RichOutput:
                 self._stacked(headers, rows, key, title)
                 return
             shown = fitted
-        table = Table(title=None if title is None else escape(title), show_header=show_header)
+        title = None if title is None else escape(render_text(title))
+        table = Table(title=title, show_header=show_header)
         for i in shown:
             if i == key:
                 width = max(_width(line) for line in _lines(headers[i], rows, i))
-                table.add_column(headers[i], no_wrap=True, min_width=width)
+                table.add_column(_markup(headers[i]), no_wrap=True, min_width=width)
             else:
-                table.add_column(headers[i] if headers else "", overflow="fold")
+                table.add_column(_markup(headers[i]) if headers else "", overflow="fold")
         for row in rows:
             table.add_row(*(_markup(row[i]) for i in shown))
         self.console.print(table)
@@ -422,17 +423,24 @@ class RichOutput:
         from rich.padding import Padding
 
         if title is not None:
-            self.console.print(escape(title))
+            self.console.print(escape(render_text(title)))
         for row in rows:
             first = [_markup(row[i]) for i in range(key + 1) if _plain(row[i])]
             self.console.print(" ".join(first))
             for i in range(key + 1, len(row)):
                 if _plain(row[i]):
-                    text = f"{escape(headers[i])}: {_markup(row[i])}"
+                    text = f"{_markup(headers[i])}: {_markup(row[i])}"
                     self.console.print(Padding(text, (0, 0, 0, 2), expand=False), soft_wrap=False)
 
     def json(self, text: str) -> None:
-        self.console.print_json(text)
+        # What print_json prints, but from encode.dumps's text as it is (print_json would parse
+        # and re-encode it, turning terminal_json's escapes back into the controls).
+        from rich.highlighter import JSONHighlighter
+
+        shown = JSONHighlighter()(terminal_json(text))
+        shown.no_wrap = True
+        shown.overflow = None
+        self.console.print(shown, soft_wrap=True)
 
 
 #: A column other than the key is not squeezed below this (or its header, or its text).
@@ -478,12 +486,16 @@ def _lines(header: str, rows: Sequence[Sequence[Cell]], i: int) -> list[str]:
 
 
 def _markup(cell: Cell) -> str:
+    """A cell or line as Rich markup: its text escaped for Rich, and for the terminal
+    (`render_text`, as `_plain` does)."""
     from rich.markup import escape
 
     if isinstance(cell, str):
-        return escape(cell)
+        return escape(render_text(cell))
     return "".join(
-        f"[{p.style}]{escape(p.text)}[/{p.style}]" if isinstance(p, Styled) else escape(p)
+        f"[{p.style}]{escape(render_text(p.text))}[/{p.style}]"
+        if isinstance(p, Styled)
+        else escape(render_text(p))
         for p in cell
     )
 
@@ -525,17 +537,17 @@ class PlainOutput:
     ) -> None:
         # Natural widths: nothing is cut in a pipe, so the key and drop columns change nothing.
         lines = table_lines(
-            headers if show_header else None,
+            [_plain(h) for h in headers] if show_header else None,
             [[_plain(cell) for cell in row] for row in rows],
             ascii=self.ascii,
         )
         if title is not None:
-            lines.insert(0, _clean(title))
+            lines.insert(0, _clean(_plain(title)))
         self.file.write("\n".join(lines) + "\n")
 
     def json(self, text: str) -> None:
         # encode.dumps already wrote what Rich's print_json prints (indent 2, non-ASCII as is).
-        self.file.write(text + "\n")
+        self.file.write(terminal_json(text) + "\n")
 
 
 def table_lines(
@@ -589,9 +601,13 @@ def _cell(text: str) -> tuple[list[str], int]:
 
 
 def _plain(cell: Cell) -> str:
+    """A cell's or line's text, whatever it holds made harmless to a terminal: an escape or
+    control character (an OSC that retitles the window or writes the clipboard, a CSI)
+    written as ``\\x1b`` (`output.text.render_text`), in every table and line of both
+    outputs, whoever wrote the value (a config's key, a query, a tag)."""
     if isinstance(cell, str):
-        return cell
-    return "".join(p.text if isinstance(p, Styled) else p for p in cell)
+        return render_text(cell)
+    return render_text("".join(p.text if isinstance(p, Styled) else p for p in cell))
 
 
 def _clean(text: str) -> str:

@@ -1,6 +1,8 @@
 """Text toolfind prints that it did not write: the one sanitiser for tool text from catalogs
 and backends (:func:`clean_text`), and the one rendering of file names and messages for any
-output (:func:`render_path`, :func:`render_line`, :func:`render_text`, :func:`guard_streams`).
+output (:func:`render_path`, :func:`render_line`, :func:`render_text`, :func:`guard_streams`),
+CSV and TSV cells no spreadsheet runs (:func:`spreadsheet_cell`), and JSON for a person's
+terminal (:func:`terminal_json`).
 
 No imports beyond the standard library, and those lazily: the warm path uses it.
 """
@@ -41,6 +43,51 @@ def clean_text(text: str, limit: int | None = None) -> str:
     if limit is not None and len(kept) > limit:
         kept = kept[: limit - 1].rstrip() + "…"
     return kept
+
+
+# -- spreadsheet cells --------------------------------------------------------------------------
+#
+# A CSV or TSV cell that starts with ``=``, ``+``, ``-`` or ``@`` is a formula to Excel,
+# LibreOffice and Google Sheets (``=HYPERLINK(...)`` sends data away when clicked, DDE payloads
+# run programs on old Office), and a leading tab or carriage return is trimmed into one. Tool
+# names, descriptions and tags come from catalogs and servers toolfind does not vouch for, so
+# :func:`spreadsheet_cell` neutralises every cell the record formats write, as OWASP's "CSV
+# injection" page recommends.
+
+#: The first characters that make a cell a formula (OWASP's list).
+FORMULA_STARTS = frozenset("=+-@\t\r")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """``text`` as a CSV or TSV cell that no spreadsheet runs: one starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return (after spaces too) gets a leading ``'`` (shown
+    as text, the quote hidden), except a plain number (``-2``, ``-0.25``, ``-1e-05``), which
+    a spreadsheet reads as the number it is, never as a formula. A carriage return becomes a
+    line feed: a CSV reader ends a row at a bare one (which ``csv.writer`` does not quote), and
+    what follows would start a cell of its own.
+
+    >>> spreadsheet_cell("=1+1"), spreadsheet_cell("-0.5")
+    ("'=1+1", '-0.5')
+    """
+    if not text:
+        return text
+    risky = text[0] in FORMULA_STARTS or text.lstrip()[:1] in FORMULA_STARTS
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return "'" + text if risky and not _plain_number(text) else text
+
+
+def _plain_number(text: str) -> bool:
+    """Whether ``text`` is ``-`` and a decimal number in ASCII digits (an exponent allowed)."""
+    if text[:1] != "-" or not text.isascii():
+        return False
+    mantissa, e, exponent = text[1:].lower().partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    if e:
+        exponent = exponent[1:] if exponent[:1] in "+-" else exponent
+        if not exponent.isdigit():
+            return False
+    return (whole + fraction).isdigit()
 
 
 # -- file names and messages ------------------------------------------------------------------
@@ -102,6 +149,27 @@ def _escape(text: str, keep: str) -> str:
             out.append(f"\\u{code:04x}")
         else:
             out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
+def terminal_json(text: str) -> str:
+    """JSON ``text`` (``wire.dumps``'s) for a person's terminal: each character
+    :func:`render_text` would escape (an 8-bit CSI or OSC, a bidi control, a line separator),
+    which JSON leaves as it is, written as its ``\\u`` escape instead (it can only be inside a
+    string): the same document, and nothing a terminal acts on."""
+    if text.isascii():  # JSON escapes every ASCII control itself
+        return text
+    from unicodedata import category
+
+    out = []
+    for ch in text:
+        if ch.isascii() or ch.isprintable() or category(ch) not in _ESCAPED:
+            out.append(ch)
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:  # as a surrogate pair, as JSON spells a character beyond the BMP
+            high, low = divmod(ord(ch) - 0x10000, 0x400)
+            out.append(f"\\u{0xD800 + high:04x}\\u{0xDC00 + low:04x}")
     return "".join(out)
 
 

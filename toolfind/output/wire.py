@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from toolfind.output import schemas
 from toolfind.output.encode import dumps
-from toolfind.output.text import clean_text, render_path, render_text
+from toolfind.output.text import clean_text, render_path, render_text, spreadsheet_cell
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -168,7 +168,8 @@ def records_text(
     command's record keys, so the same whatever the records hold: an empty result is the header
     alone), then a row a record; ``source`` spreads over ``source.file`` and
     ``source.pointer``, a list of strings is joined by commas, another list or object (a
-    schema) is compact JSON, a boolean ``true``/``false``, null or a missing key an empty cell.
+    schema) is compact JSON, a boolean ``true``/``false``, null or a missing key an empty cell;
+    a cell a spreadsheet would take for a formula starts with ``'`` (`text.spreadsheet_cell`).
     """
     if fmt == "jsonl":
         return "".join(dumps(record, compact=True) + "\n" for record in records)
@@ -178,6 +179,7 @@ def records_text(
         for part in ((f"{key}.file", f"{key}.pointer") if key == "source" else (key,))
     ]
     table = [header, *([row.get(key, "") for key in header] for row in map(_flat, records))]
+    table = [[spreadsheet_cell(cell) for cell in line] for line in table]
     if fmt == "tsv":
         clean = str.maketrans("\t\n\r", "   ")
         return "".join("\t".join(v.translate(clean) for v in line) + "\n" for line in table)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import IO
 
 from toolfind.errors import ModelError, ModelUnavailable
+from toolfind.userfiles import FileProblem, read_capped
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +200,9 @@ def _problem(model: ModelSpec, path: Path) -> str:
     if unsafe:
         return f"{path} {unsafe}"
     try:
-        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        # read_capped: a FIFO named like the manifest is refused, never waited on.
+        manifest = json.loads(read_capped(path / MANIFEST, 1 << 20).decode("utf-8"))
+    except (OSError, ValueError, FileProblem):
         return f"{path} holds no complete installation (no {MANIFEST})"
     if not isinstance(manifest, dict) or manifest.get("ident") != model.ident:
         return f"{path} holds another version of the model"

@@ -37,13 +37,30 @@ BUILD_VECTOR_MIN = 200_000
 ENABLED, DEFERRED = 1, 2
 
 
-def expansions(
-    known: Callable[[str], bool], extra: Sequence[Sequence[str]] = ()
-) -> dict[str, tuple[str, ...]]:
-    """The synonym expansions of an index whose vocabulary ``known`` tells: the shipped table
-    (:mod:`toolfind.core.synonyms`) and the user's groups ``extra`` (``[synonyms]``)."""
+def expansions(known: Callable[[str], bool], extra: Sequence[Sequence[str]] = ()) -> synonyms.Table:
+    """The synonym table of an index whose vocabulary ``known`` tells: the shipped table
+    (:mod:`toolfind.core.synonyms`) and the user's groups ``extra`` (``[synonyms]``), each
+    member keyed by its words as a query reads them."""
     every = [*synonyms.groups(), *extra]
-    return synonyms.expansions(every, analysis.analyze_prose, known)
+    return synonyms.build(every, analysis.query_terms, known)
+
+
+_NAMESPACE = FIELDS.index("namespace")
+#: ``similar`` names a shared term when it adds at least this share of the score.
+SHARED_SHARE = 0.05
+#: ``similar`` weighs a term of the tool's name this much more: what a tool does is in its
+#: name (measured on tools that answer the same requests, docs/ranking.md).
+SIMILAR_NAME = 1.5
+
+
+def similar_term(term: str, tf: Sequence[int]) -> bool:
+    """Whether a tool's ``term`` (its count per field ``tf``) says what the tool does, for
+    :meth:`~toolfind.store.index.SearchIndex.similar`: not a word of one letter or a number (``n``, ``64``), nor
+    one only its namespace holds (``mcp``, ``server``: tools of one server are not alike for
+    sharing its name)."""
+    if len(term) < 2 or any(part.isdigit() for part in term.split("_")):
+        return False
+    return any(count for fi, count in enumerate(tf) if fi != _NAMESPACE)
 
 
 def _param_texts(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:

@@ -33,7 +33,7 @@ from toolfind.models import Finding, ScoringParams
 from toolfind.store import manifest, segment
 from toolfind.store.columns import ToolTable, collector_paused
 from toolfind.store.manifest import CACHE_FORMAT, MANIFEST_NAME
-from toolfind.userfiles import replace_file, working_dir
+from toolfind.userfiles import FileProblem, open_own, replace_file, working_dir
 
 # pickle (its `re`), pathlib, typing and dataclasses cost a warm command about Python's start-up
 # again: a build's and the cache commands' imports are local; loading uses the C unpickler.
@@ -80,13 +80,13 @@ class Loaded:
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
-    from toolfind.core import analysis, synonyms
+    from toolfind.core import actions, analysis, synonyms
     from toolfind.store import index
     from toolfind.version import __version__
 
     return (
         f"toolfind {__version__} format {CACHE_FORMAT}/{index.INDEX_FORMAT}/"
-        f"{segment.FORMAT} analysis {analysis.SETTINGS} {synonyms.VERSION} "
+        f"{segment.FORMAT} analysis {analysis.SETTINGS} {synonyms.VERSION} {actions.VERSION} "
         f"{params.fingerprint()} max_file_size {max_file_size}"
     )
 
@@ -147,8 +147,10 @@ def load_index(
     if run_key is not None:
         made = manifest.record(roots, found, cwd, taken, digests)
         new = manifest.remembered(recorded, run_key, key, made, files, digests, taken, inputs)
-        if new is not None:
-            store.write_manifest(new)
+    else:
+        new = manifest.used(recorded, key)
+    if new is not None:
+        store.write_manifest(new)
     return loaded
 
 
@@ -254,18 +256,17 @@ class CacheStore:
             return None  # not a directory (said once): nothing to read either
         path = segment.index_file(self._root, key)
         try:
-            with open(path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                reason = manifest.unsafe_reason(st)
-                if reason:
-                    self.warn(f"Ignoring cache file {path}: {reason}; rebuilding.")
-                    return None
+            fh, st = open_own(path)
+            with fh:
                 payload = _load_index_file(fh, st.st_size)
             # No version check: the key names toolfind's version and the formats.
             index = payload["index"]
             index.check()  # only a SearchIndex has it
             return Loaded(index, tuple(payload["findings"]), key, True, tuple(payload["files"]))
         except FileNotFoundError:
+            return None
+        except FileProblem as exc:  # a FIFO named like an index file, another user's file
+            self.warn(f"Ignoring cache file {path}: {exc.message}; rebuilding.")
             return None
         except NotADirectoryError:
             self._unusable(self._not_a_directory() or "is not a directory")
@@ -288,8 +289,55 @@ class CacheStore:
         self._write(self.root / os.path.basename(segment.index_file(self._root, key)), parts)
 
     def write_manifest(self, data: dict[str, Any]) -> None:
-        """Replace the manifest with ``data`` (:func:`manifest.remembered`)."""
+        """Replace the manifest with ``data`` (:func:`manifest.remembered`, :func:`manifest.used`),
+        then remove the index files it no longer names (:meth:`evict`)."""
         self._written(lambda: manifest.save(self._root, data))
+        if not self._unwritable:
+            self.evict(manifest.live_keys(data))
+
+    def evict(self, live: set[str]) -> int:
+        """Remove the index files whose key is not in ``live`` (:func:`manifest.live_keys`),
+        then, while the index files left hold more than :data:`manifest.MAX_INDEX_BYTES`,
+        the least recently written (never the newest); each with the semantic vectors
+        beside it (``toolfind-<key>.<model>.vec``). Returns how many files went. The
+        reranker's segments are not an index's and stay. A file that cannot be removed
+        (another user's, or mapped on Windows) stays; a process that has an index open or
+        mapped keeps reading it (POSIX), and the next run that wants it back rebuilds it."""
+        try:
+            names = os.listdir(self._root)
+        except OSError:
+            return 0
+        files: dict[str, list[str]] = {}
+        for name in names:
+            key = _index_key(name)
+            if key is not None:
+                files.setdefault(key, []).append(name)
+        kept = []  # (mtime, size, key) of each live index file
+        for key in live & files.keys():
+            try:
+                st = os.lstat(
+                    os.path.join(self._root, segment.INDEX_PREFIX + key + segment.INDEX_SUFFIX)
+                )
+            except OSError:
+                continue
+            kept.append((st.st_mtime_ns, st.st_size, key))
+        kept.sort()
+        total = sum(size for _, size, _ in kept)
+        doomed = set(files) - live
+        for _, size, key in kept[:-1]:  # the oldest first, never the newest
+            if total <= manifest.MAX_INDEX_BYTES:
+                break
+            doomed.add(key)
+            total -= size
+        removed = 0
+        for key in doomed:
+            for name in files[key]:
+                try:
+                    os.unlink(os.path.join(self._root, name))
+                    removed += 1
+                except OSError:
+                    continue
+        return removed
 
     def _write(self, path: Path, chunks: Iterable[Any]) -> None:
         """Write ``chunks`` (buffers) to ``path`` in the cache directory, atomically."""
@@ -384,6 +432,21 @@ def is_own_file(name: str) -> bool:
         stem = stem[len(segment.INDEX_PREFIX) :]
         return len(stem) == 32 and _is_hex(stem)
     return bool(dot) and suffix in ("pickle", "seg") and len(stem) >= 16 and _is_hex(stem)
+
+
+def _index_key(name: str) -> str | None:
+    """The key of an index file's name (``toolfind-<key>.pickle``) or of the semantic vectors
+    beside one (``toolfind-<key>.<model>.vec``); None for any other name, a reranker segment
+    (``toolfind-<id>.rerank-<model>.vec``) included."""
+    if not name.startswith(segment.INDEX_PREFIX):
+        return None
+    key, dot, rest = name[len(segment.INDEX_PREFIX) :].partition(".")
+    if not dot or len(key) != 32 or not _is_hex(key):
+        return None
+    if "." + rest == segment.INDEX_SUFFIX:
+        return key
+    vectors = rest.endswith(segment.VECTORS_SUFFIX) and not rest.startswith("rerank-")
+    return key if vectors else None
 
 
 def _is_hex(text: str) -> bool:

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from toolfind.core import analysis, bm25f, confidence, filters
 from toolfind.core import search as searching
+from toolfind.core.synonyms import Table as SynonymTable
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import (
     FIELDS,
@@ -120,7 +121,7 @@ class SearchIndex:
     _tiers: Sequence[int]
     _tier_of: dict[int, tuple[int, int, float]]
     _weights: tuple[float, ...]
-    _expansions: dict[str, tuple[str, ...]]
+    _expansions: SynonymTable
     _accelerated: bool
     _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
     _rerank: Any  # toolfind.store.rerank.Reranker, when the rerank stage is on
@@ -198,6 +199,7 @@ class SearchIndex:
         state["_lengths"] = tuple(map(pack, self._lengths))
         if not isinstance(self.tools, ToolTable):
             state["tools"] = ToolTable.of(self.tools)
+        state["_expansions"] = self._expansions.plain()  # plain containers: no class to allow
         # Without zero weights the impact postings are the structural ones: store them once.
         if self._idocs is self._docs:
             state["_idocs"] = None
@@ -212,6 +214,7 @@ class SearchIndex:
             if slot not in _TRANSIENT:
                 setattr(self, slot, unpack(state[slot]))
         self._lengths = tuple(map(unpack, self._lengths))
+        self._expansions = SynonymTable.from_plain(self._expansions)
         if state["_idocs"] is None:
             self._idocs = self._docs
         if state["_ioffsets"] is None:
@@ -541,10 +544,9 @@ class SearchIndex:
 
     named = exact_ids
 
-    def expansions(self, key: str) -> tuple[str, ...] | None:
-        """The terms a query's word (or phrase: terms joined by a space) also searches
-        (:func:`toolfind.core.synonyms.expansions`)."""
-        return self._expansions.get(key)
+    def synonym_table(self) -> SynonymTable:
+        """The synonym groups a query's words are looked up in (:mod:`toolfind.core.synonyms`)."""
+        return self._expansions
 
     def enabled(self, doc: int) -> bool:
         return bool(self._flags[doc] & builder.ENABLED)
@@ -647,12 +649,14 @@ class SearchIndex:
 
         The tool's own terms form the query, each weighted by its saturated pseudo term
         frequency in the tool, ``(k1+1) tf~ / (k1 + tf~)`` (its own fields' weights count
-        there: a word of a parameter description weighs less than a word of the name), and
-        only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
+        there: a word of a parameter description weighs less than a word of the name), times
+        ``build.SIMILAR_NAME`` for a term of its name, leaving out the terms ``build.similar_term``
+        refuses; only the :data:`SIMILAR_TERMS` that can add the most (weight x largest impact) are
         kept, their postings within :data:`SIMILAR_POSTINGS`: a tool with long parameter
         descriptions would otherwise search for every common word it holds; another tool scores the sum of weight x impact over the terms
         they share. ``shared_terms`` lists those terms as words written in the tool
-        (``directory``, not the stem ``directori``), most contributing first. Raises like
+        (``directory``, not the stem ``directori``), most contributing first, each adding at
+        least ``build.SHARED_SHARE`` of the score (the first always). Raises like
         :meth:`resolve`.
         """
         doc = self._resolve_id(name)
@@ -668,11 +672,13 @@ class SearchIndex:
         # come first, so that pruning can skip the long postings of common words.
         order: list[tuple[float, str, float, int]] = []
         for term in vecs:
+            if not builder.similar_term(term, vecs[term]):
+                continue
             t = self._terms.find(term)
             tf = bm25f.pseudo_tf(vecs[term], scales)
             if t is None or tf <= 0.0 or off[t + 1] <= off[t]:
                 continue
-            weight = bm25f.saturate(tf, k1, 0.0)
+            weight = bm25f.saturate(tf, k1, 0.0) * (builder.SIMILAR_NAME if vecs[term][0] else 1.0)
             order.append((-(weight * self._max[t]), term, weight, t))
         order.sort()
         chosen: list[tuple[float, str, float, int]] = []
@@ -698,6 +704,8 @@ class SearchIndex:
                 if j >= 0:
                     parts.append((weight * self._imp[j], term))
             parts.sort(key=lambda ct: (-ct[0], ct[1]))
+            # the terms that make the likeness, not the common words that add a trifle
+            parts = [part for part in parts if part[0] >= builder.SHARED_SHARE * score] or parts[:1]
             if words is None:
                 words = builder.field_words(self.tools[doc])
             shown = (words.get(term, term) for _, term in parts)

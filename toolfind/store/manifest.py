@@ -21,8 +21,11 @@ import stat
 import sys
 
 from toolfind.userfiles import (
+    FileProblem,
     file_digest,
     find_config,
+    open_own,
+    own_file_problem,
     replace_file,
     shipped_catalogs,
     user_config,
@@ -60,6 +63,12 @@ MANIFEST_NAME = "toolfind-manifest.marshal"
 CACHE_FORMAT = 5
 #: Runs (and build inputs) remembered; the oldest are dropped beyond it.
 MAX_RUNS = 64
+#: Indexes loaded by no run to remember (serve-mcp, the Python API) whose files are kept:
+#: the most recently used; the oldest are dropped beyond it (:func:`used`).
+MAX_USED = 8
+#: The index files kept hold at most this many bytes: beyond it the least recently written
+#: go (the same budget as the reranker's segments of a model).
+MAX_INDEX_BYTES = 1 << 30
 
 
 def default_cache_dir(environ: Any) -> str:
@@ -78,15 +87,9 @@ def default_cache_dir(environ: Any) -> str:
     return os.path.join(xdg or os.path.join(home, ".cache"), "toolfind")
 
 
-def unsafe_reason(st: os.stat_result) -> str | None:
-    """Why a cache file with this stat must not be read, or None when it may be."""
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return "it is owned by another user"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "it is writable by group or others"
-    if not stat.S_ISREG(st.st_mode):
-        return "it is not a regular file"
-    return None
+#: Why a cache file with this stat must not be read, or None when it may be (a cache file is
+#: opened by `userfiles.open_own`, which asks it).
+unsafe_reason = own_file_problem
 
 
 # -- stamps ----------------------------------------------------------------------------------
@@ -253,17 +256,17 @@ def read(root: str, warn: Callable[[str], None] | None = None) -> dict[str, Any]
     path = os.path.join(root, MANIFEST_NAME)
     data = None
     try:
-        with open(path, "rb") as fh:
-            reason = unsafe_reason(os.fstat(fh.fileno()))
-            if reason is None:
-                raw = fh.read()
-                data = marshal.loads(raw)
-            elif warn is not None:
-                warn(f"Ignoring cache file {path}: {reason}.")
+        fh, _ = open_own(path)
+        with fh:
+            raw = fh.read()
+        data = marshal.loads(raw)
+    except FileProblem as exc:
+        if warn is not None:
+            warn(f"Ignoring cache file {path}: {exc.message}.")
     except (OSError, EOFError, ValueError, TypeError):
         pass
     if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-        return {"format": CACHE_FORMAT, "runs": {}, "shas": {}, "keys": {}}
+        return {"format": CACHE_FORMAT, "runs": {}, "shas": {}, "keys": {}, "used": {}}
     data["size"] = len(raw)  # not saved: how many bytes every warm run reads
     return data
 
@@ -291,7 +294,31 @@ def pruned(manifest: Mapping[str, Any], keep: Any = None) -> dict[str, Any]:
     answering = {entry["key"] for entry in runs.values()}
     shas = {path: sha for path, sha in manifest.get("shas", {}).items() if path in found}
     keys = {inputs: key for inputs, key in manifest.get("keys", {}).items() if key in answering}
-    return {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys}
+    used = manifest.get("used")
+    used = {key: None for key in used if isinstance(key, str)} if isinstance(used, dict) else {}
+    return {"format": CACHE_FORMAT, "runs": runs, "shas": shas, "keys": keys, "used": used}
+
+
+def used(manifest: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    """``manifest`` recording that a load no run remembers (serve-mcp, the Python API) used
+    the index ``key``, as the newest of the :data:`MAX_USED` such indexes whose files are
+    kept; None when it is the newest already."""
+    table = manifest.get("used")
+    table = dict(table) if isinstance(table, dict) else {}
+    if table and next(reversed(table)) == key:
+        return None
+    _put_newest(table, key, None, MAX_USED)
+    return {**pruned(manifest), "used": table}
+
+
+def live_keys(manifest: Mapping[str, Any]) -> set[str]:
+    """The keys of the index files the cache keeps: those a remembered run answers with,
+    and the :data:`MAX_USED` most recently used by loads no run remembers. Every other index
+    file is stale (an earlier version of a catalog, of the settings, of the config)."""
+    live = {entry["key"] for entry in manifest.get("runs", {}).values()}
+    live.update(manifest.get("keys", {}).values())
+    live.update(manifest.get("used", {}))
+    return {key for key in live if isinstance(key, str)}
 
 
 def _directories_hold(entry: Any) -> bool:
@@ -400,14 +427,15 @@ def remembered(
             shas.pop(absolute, None)
         else:
             shas[absolute] = (*st, digests[path])
-    return pruned({"runs": runs, "shas": shas, "keys": keys}, keep=run_key)
+    recorded = {"runs": runs, "shas": shas, "keys": keys, "used": manifest.get("used", {})}
+    return pruned(recorded, keep=run_key)
 
 
-def _put_newest(table: dict[Any, Any], key: Any, value: Any) -> None:
-    """Set ``table[key]`` as its newest entry, dropping the oldest beyond :data:`MAX_RUNS`."""
+def _put_newest(table: dict[Any, Any], key: Any, value: Any, limit: int = MAX_RUNS) -> None:
+    """Set ``table[key]`` as its newest entry, dropping the oldest beyond ``limit``."""
     table.pop(key, None)
     table[key] = value
-    while len(table) > MAX_RUNS:
+    while len(table) > limit:
         table.pop(next(iter(table)))
 
 

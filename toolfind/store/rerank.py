@@ -168,16 +168,16 @@ class VectorStore:
                     self._add(*found)
 
     def _read(self, path: str) -> tuple[list[bytes], Any] | None:
-        from toolfind.store.manifest import unsafe_reason
+        from toolfind.userfiles import FileProblem, open_own
 
         np = self._np
         try:
-            with open(path, "rb") as fh:
-                reason = unsafe_reason(os.fstat(fh.fileno()))
-                if reason:
-                    self._warn(f"Ignoring cache file {path}: {reason}.")
-                    return None
+            fh, _ = open_own(path)  # never a FIFO or another user's file
+            with fh:
                 data = fh.read()
+        except FileProblem as exc:
+            self._warn(f"Ignoring cache file {path}: {exc.message}.")
+            return None
         except OSError:  # removed by a merge meanwhile: its vectors are in the merged one
             return None
         try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from toolfind.store import manifest, segment
+from toolfind.userfiles import FileProblem, open_own
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -281,13 +282,11 @@ def open_recorded_segment(catalogs: Sequence[str], warn: Warn) -> segment.Segmen
         return None
     try:
         # Unbuffered: the reads are small and scattered, a buffer would read 8 KiB for each.
-        fh = open(segment.index_file(root, key), "rb", buffering=0)  # noqa: SIM115
-    except OSError:
+        # A file open_own refuses is a miss here: the full command line says why.
+        fh, st = open_own(segment.index_file(root, key), buffering=0)
+    except (OSError, FileProblem):
         return None
     try:
-        st = os.fstat(fh.fileno())
-        if manifest.unsafe_reason(st):
-            raise ValueError("unsafe")
         seg = segment.Segment(fh, st.st_size)
         if not seg.tool_count:
             raise ValueError("no tool")

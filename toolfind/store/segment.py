@@ -23,6 +23,8 @@ import marshal
 import os
 from zlib import crc32  # columns.StringTable's hash
 
+from toolfind.core.synonyms import Table as SynonymTable
+
 # cli/ reads these through this module (the warm path's one import of the store).
 
 # typing costs as much to import as a warm search may take: only mypy reads this.
@@ -169,7 +171,7 @@ def directory(
             "source_fields": tools.SOURCE_FIELDS,
             "extras": _native_extras(index.tools) if extras is None else extras,
             "tier_of": index._tier_of,
-            "expansions": index._expansions,
+            "expansions": index._expansions.plain(),
             "warnings": tuple(map(skipped_line, findings)),
             "vocabulary": index.vocabulary(),
         }
@@ -286,11 +288,11 @@ def read_directory(data: Any, spans: Sequence[tuple[int, int]]) -> dict[str, Any
         or not isinstance(found["extras"], dict)
         or not _vocabulary(found["vocabulary"])
         or not isinstance(tier_of, dict)
-        or not isinstance(found["expansions"], dict)
         or any(not 0 <= a <= b <= columns["tiers"][1] for a, b, _ in tier_of.values())
     ):
         raise ValueError("index file directory is malformed")
     found["columns"] = columns
+    found["expansions"] = SynonymTable.from_plain(found["expansions"])
     return found
 
 
@@ -363,7 +365,7 @@ class Segment:
         self.extras: dict[int, tuple[str, ...]] = found["extras"]
         self._vocabulary: dict[str, tuple[str, ...]] = found["vocabulary"]
         self._tier_of: dict[int, tuple[int, int, float]] = found["tier_of"]
-        self._expansions: dict[str, tuple[str, ...]] = found["expansions"]
+        self._expansions: SynonymTable = found["expansions"]
         self._flags: Any = None
         fields: tuple[str, ...] = found["fields"]
         self._record_type = record_type(fields, found["source_fields"])
@@ -470,9 +472,9 @@ class Segment:
     def enabled(self, doc: int) -> bool:
         return bool(self.record(doc)[self._enabled])
 
-    def expansions(self, key: str) -> tuple[str, ...] | None:
-        """The synonym expansions of a query word or phrase (``SearchIndex.expansions``)."""
-        return self._expansions.get(key)
+    def synonym_table(self) -> SynonymTable:
+        """The synonym groups of the index (``SearchIndex.synonym_table``)."""
+        return self._expansions
 
     def action(self, doc: int) -> int:
         """The tool's flags, its action class among them (``SearchIndex.action``): the

@@ -21,7 +21,7 @@ from toolfind import semantic as model
 from toolfind.core import fusion
 from toolfind.core import search as searching
 from toolfind.store import segment
-from toolfind.store.manifest import unsafe_reason
+from toolfind.userfiles import FileProblem, open_own
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,14 +177,11 @@ def load_or_compute(
 
 def _read(np: Any, path: str, n: int, dim: int, warn: Callable[[str], None]) -> Any:
     try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            reason = unsafe_reason(st)
-            if reason:
-                warn(f"Ignoring cache file {path}: {reason}; recomputing.")
-                return None
+        fh, _ = open_own(path)  # never a FIFO or another user's file (userfiles.open_own)
+        with fh:
             data = fh.read()
-    except FileNotFoundError:
+    except FileProblem as exc:
+        warn(f"Ignoring cache file {path}: {exc.message}; recomputing.")
         return None
     except OSError:
         return None
