@@ -127,7 +127,7 @@ def attach_reranker(index: SearchIndex) -> None:
     """The rerank stage at its defaults, its tool vectors kept where quality.py keeps them."""
     from toolfind.store import rerank
 
-    rerank.enable(index, True, cache_root=str(quality.RERANK_CACHE))
+    rerank.enable(index, True, root=quality.RERANK_CACHE)
 
 
 def reranker_installed() -> bool:

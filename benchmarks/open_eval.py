@@ -21,7 +21,6 @@ written). ``benchmarks/quality.py`` is the full report beside bm25s; this is the
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -114,22 +113,12 @@ def embedder() -> Any:
 
 
 def attach_semantic(s: OpenSet, weight: float | None = None) -> None:
-    """Fuse the semantic signal into ``s.index`` (tool vectors cached on disk)."""
-    import numpy as np
-
+    """Fuse the semantic signal into ``s.index`` (tool vectors kept in CACHE's store)."""
     from toolfind.core.fusion import DEFAULT_WEIGHT
     from toolfind.store import vectors
 
     emb = embedder()
-    texts = vectors.tool_texts(s.index)
-    digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()[:16]
-    path = CACHE / f"{s.name}-{digest}.npy"
-    if path.is_file():
-        matrix = np.load(path)
-    else:
-        CACHE.mkdir(parents=True, exist_ok=True)
-        matrix = vectors.compute(s.index, emb)
-        np.save(path, matrix)
+    matrix = vectors.semantic_matrix(s.index, emb, str(CACHE))
     weight = DEFAULT_WEIGHT if weight is None else weight
     s.index.use_semantic(vectors.SemanticSignal(emb, matrix, weight))
 

@@ -421,9 +421,8 @@ def semantic_rows(
     embedder = semantic.load()
     t0 = time.perf_counter()
     for index, _, _ in (seal, meta, mcp, words):
-        index.use_semantic(
-            vectors.SemanticSignal(embedder, vectors.compute(index, embedder), DEFAULT_WEIGHT)
-        )
+        matrix = vectors.semantic_matrix(index, embedder, str(SEMANTIC_CACHE))
+        index.use_semantic(vectors.SemanticSignal(embedder, matrix, DEFAULT_WEIGHT))
     progress(f"tool vectors in {time.perf_counter() - t0:.1f}s ({semantic.model_id()})")
     weights: list[tuple[str, float]] = [("toolfind+semantic", DEFAULT_WEIGHT)]
     if not args.no_tune:
@@ -462,6 +461,7 @@ def semantic_rows(
 #: Where the rerank rows keep the tools' vectors between runs (``benchmarks/_work`` is not
 #: committed).
 RERANK_CACHE = REPO / "benchmarks" / "_work" / "rerank-vectors"
+SEMANTIC_CACHE = REPO / "benchmarks" / "_work" / "semantic-vectors"
 
 
 def rerank_rows(
@@ -498,7 +498,7 @@ def rerank_rows(
             stage_index = index.with_params(index.params)
             stage_index.use_semantic(index.semantic if semantic_on else None)
             # Tool vectors are kept between runs (keyed by model and text, as in the product).
-            rerank.enable(stage_index, True, cache_root=str(RERANK_CACHE))
+            rerank.enable(stage_index, True, root=RERANK_CACHE)
             t0 = time.perf_counter()
             if n not in vectors:
                 vectors[n] = stage_index.reranker.embed_queries([q.query for q in queries])

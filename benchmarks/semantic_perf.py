@@ -22,9 +22,16 @@ set), also:
   the model's load, the query's and 50 candidates' vectors;
 * serve-mcp's start (spawn to the first ``tools/list`` answer, benchmarks/serve_start.py)
   with the model installed against without it: the stage is attached but its model loads on
-  the first query, and the tools are embedded by a worker after start.
+  the first query, and the tools are embedded by a worker after start;
+* whole-catalog vectors (every tool's vector stored: random unit vectors under the tools'
+  text keys, as the values do not change the cost): a reranked query of the --size catalog
+  plus the 30 nearest tools to its vector (``ToolVectors.nearest``), in process; and the
+  nearest-tools lookup alone over --nearest tools (default 100k), with the first load of the
+  whole catalog's matrix from the store.
 
-Usage: python benchmarks/semantic_perf.py [--size 10000] [--runs 7]
+``--only-vectors`` runs the whole-catalog rows alone.
+
+Usage: python benchmarks/semantic_perf.py [--size 10000] [--runs 7] [--nearest 100000]
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -62,8 +70,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--nearest", type=int, default=100_000)
+    parser.add_argument("--only-vectors", action="store_true")
     args = parser.parse_args()
     repo = Path(__file__).resolve().parent.parent
+    if args.only_vectors:
+        _table(_catalog_vectors(args.size, args.nearest, args.runs))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         catalog = write_catalog(Path(tmp), args.size)
         env = {
@@ -133,9 +146,110 @@ print(json.dumps({{"lexical": median(False), "hybrid": median(True)}}))
         ("warm search --semantic --json", f"{warm_sem * ms:.0f} ms ({warm_sem / p:.1f} P)", ""),
     ]
     rows += rerank_rows
+    rows += _catalog_vectors(args.size, args.nearest, args.runs)
+    _table(rows)
+
+
+def _table(rows: list[tuple[str, str, str]]) -> None:
     print("| measure | median | target |\n|---|---|---|")
     for name, value, target in rows:
         print(f"| {name} | {value} | {target} |")
+
+
+class _Catalog:
+    """What ``ToolVectors`` reads of an index, for ``n`` synthetic tools (all enabled)."""
+
+    def __init__(self, n: int) -> None:
+        self.tools = range(n)
+        self.keys = [i.to_bytes(16, "big") for i in range(n)]
+
+    def enabled(self, doc: int) -> bool:
+        return True
+
+    def text_key(self, doc: int) -> bytes:
+        return self.keys[doc]
+
+    def tie_key(self, doc: int) -> int:
+        return doc
+
+
+def _fill(store: object, keys: list[bytes], seed: int) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    for start in range(0, len(keys), 50_000):
+        part = keys[start : start + 50_000]
+        m = rng.standard_normal((len(part), 384)).astype(np.float32)
+        store.add(part, m / np.linalg.norm(m, axis=1, keepdims=True))  # type: ignore[attr-defined]
+
+
+def _catalog_vectors(size: int, nearest: int, runs: int) -> list[tuple[str, str, str]]:
+    """The whole-catalog rows (see the module docstring), or none without the model."""
+    from toolfind.semantic import models
+
+    if not models.status(models.DEFAULT_MODEL).installed:
+        return []
+    import numpy as np
+
+    from toolfind.store.vectors import ToolVectors, VectorStore
+
+    ms = 1000
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        catalog = write_catalog(Path(tmp), size)
+        os.environ["TOOLFIND_CACHE_DIR"] = str(Path(tmp) / "cache")
+        import toolfind
+
+        index = toolfind.open_index([catalog], semantic=False, rerank=True)
+        stage = index.reranker
+        assert stage is not None
+        keys = [index.text_key(d) for d in range(len(index.tools))]
+        _fill(stage.vectors.store, keys, 1)
+        queries = QUERIES + NATURAL
+        for q in queries:  # the model's load, the matrix's first load
+            stage.vectors.nearest(stage.embed_query(q), 30)
+            index.search(q)
+        # The query's vector is computed once by the search; the lookup reuses it.
+        vectors = {q: stage.embed_query(q) for q in queries}
+        samples = []
+        for _ in range(runs):
+            for q in queries:
+                t = time.perf_counter()
+                index.search(q)
+                stage.vectors.nearest(vectors[q], 30)
+                samples.append(time.perf_counter() - t)
+        rows.append(
+            (
+                f"reranked query + 30 nearest of {size:,} tools, every vector stored",
+                f"{statistics.median(samples) * ms:.1f} ms",
+                "<= 25 ms",
+            )
+        )
+        store = VectorStore(str(Path(tmp) / "big"), "bench@1", 384)
+        view = ToolVectors(_Catalog(nearest), store, lambda texts: None)
+        _fill(store, view.index.keys, 2)  # type: ignore[attr-defined]
+        t = time.perf_counter()
+        view.stored()
+        loaded = time.perf_counter() - t
+        rng = np.random.default_rng(3)
+        lookups = []
+        for _ in range(runs * 10):
+            v = rng.standard_normal(384).astype(np.float32)
+            v /= np.linalg.norm(v)
+            t = time.perf_counter()
+            view.nearest(v, 30)
+            lookups.append(time.perf_counter() - t)
+        rows.append(
+            (
+                f"ToolVectors.nearest, 30 of {nearest:,} tools",
+                f"{statistics.median(lookups) * ms:.1f} ms",
+                "<= 15 ms",
+            )
+        )
+        rows.append(
+            (f"whole-catalog matrix of {nearest:,} tools, first load", f"{loaded * ms:.0f} ms", "")
+        )
+    return rows
 
 
 def _rerank_measures(

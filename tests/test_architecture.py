@@ -175,6 +175,30 @@ def test_the_core_imports_no_third_party_io_or_front_end() -> None:
         assert third <= stdlib | allowed_third_party, (module, sorted(third - stdlib))
 
 
+def test_every_child_python_is_isolated_from_the_working_directory() -> None:
+    """A child Python toolfind starts (``[sys.executable, ...]``) runs ``-I``, or ``-P`` from a
+    directory it chose (``cwd=``): never with the caller's working directory first on its
+    path, where anyone who can write there could plant ``pip/`` or ``secrets.py``."""
+    found = 0
+    for module, path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.List) or not node.elts:
+                continue
+            if ast.unparse(node.elts[0]) != "sys.executable":
+                continue
+            found += 1
+            flag = ast.literal_eval(node.elts[1]) if len(node.elts) > 1 else None
+            assert flag in ("-I", "-P"), f"{module}:{node.lineno}: start it with -I or -P"
+            if flag == "-P":
+                calls = [
+                    c
+                    for c in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(c, ast.Call) and any(k.arg == "cwd" for k in c.keywords)
+                ]
+                assert calls, f"{module}:{node.lineno}: -P needs a safe working directory (cwd=)"
+    assert found >= 3  # model fetch's pip, the reranker's worker, the watchdog
+
+
 def test_no_argparse_beside_typer() -> None:
     users = [m for m, path in MODULES if "argparse" in _imports(path)]
     assert users == []

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from pathlib import Path
 
+    from toolfind.models import Signals
     from toolfind.store.index import SearchIndex
 
 __all__ = ["__version__", "open_index"]
@@ -27,6 +28,7 @@ def open_index(
     *,
     weights: Mapping[str, float] | None = None,
     use_cache: bool = True,
+    signals: Signals | None = None,
     semantic: bool | None = None,
     semantic_weight: float | None = None,
     rerank: bool | None = None,
@@ -36,6 +38,12 @@ def open_index(
     With no catalogs, resolves them as the CLI does: ``$TOOLFIND_CATALOGS``, then ``catalogs``
     in ``toolfind.toml``, then ``./catalogs``, then the catalogs shipped with toolfind.
     ``weights`` overrides some field weights (``{"name": 5}``).
+
+    The signals beyond BM25F are set as everywhere else: these arguments, then
+    ``$TOOLFIND_SEMANTIC``/``$TOOLFIND_RERANK``, then ``toolfind.toml``, then the defaults.
+    ``signals`` (a :class:`toolfind.models.Signals`) gives every signal setting at once
+    (a switch None in it: as configured); ``semantic``, ``semantic_weight`` and ``rerank``
+    give one each, over it.
 
     ``semantic``: fuse the semantic signal into every search (``pip install
     "toolfind[semantic]"``). None (the default): on when the extra is installed, unless
@@ -52,14 +60,12 @@ def open_index(
     """
     from toolfind.store.run import open_run_index
 
+    asked = {} if signals is None else signals.settings()
+    given = {"semantic": semantic, "semantic_weight": semantic_weight, "rerank": rerank}
+    asked |= {name: value for name, value in given.items() if value is not None}
     loaded = open_run_index(
-        catalogs or (),
-        weights=weights or {},
-        use_cache=use_cache,
-        semantic=semantic,
-        semantic_weight=semantic_weight,
-        rerank=rerank,
-        accelerate=True,  # an API user asks many queries: numpy (if installed) pays for itself
+        catalogs or (), weights=weights or {}, signals=asked, use_cache=use_cache
     )
     index: SearchIndex = loaded.index
+    index.accelerate()  # an API user asks many queries: numpy (if installed) pays for itself
     return index

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from toolfind import models
 from toolfind.catalog import DEFAULT_MAX_BYTES
 from toolfind.errors import ConfigError, UsageError
-from toolfind.models import FIELDS, FieldWeights, ScoringParams
+from toolfind.models import FIELDS, FieldWeights, ScoringParams, Signals
 from toolfind.userfiles import CONFIG_NAME as CONFIG_NAME
 from toolfind.userfiles import (
     MAX_INPUT_BYTES,
@@ -141,11 +142,9 @@ class Config:
     serve: Mapping[str, Any] = field(default_factory=dict)
     #: ``[validate] ignore``: the warning rules ``toolfind validate`` leaves out.
     ignore_rules: tuple[str, ...] = ()
-    #: The semantic signal: True/False as set in the file, None when not set (on where the
-    #: extra is installed for the API and serve-mcp; off for the CLI).
-    semantic: bool | None = None
-    #: Its fusion weight (None: ``toolfind.core.fusion.DEFAULT_WEIGHT``).
-    semantic_weight: float | None = None
+    #: The signals beyond BM25F as the files set them (a switch not set is None:
+    #: ``store.run.wanted`` says what that means).
+    signals: Signals = field(default_factory=Signals)
     #: The user-wide config's ``safe_directories`` (see ``userfiles.trust_problem``).
     safe_directories: tuple[str, ...] = ()
     #: The user-wide config read, if any.
@@ -156,24 +155,24 @@ class Config:
     sources: Mapping[str, str] = field(default_factory=dict)
     #: One ``Warning:`` line per file ignored because another user may have written it.
     warnings: tuple[str, ...] = ()
-    #: The rerank stage (``toolfind model fetch``): as ``semantic``, for the model.
-    rerank: bool | None = None
-    #: Its weight (None: ``toolfind.core.fusion.RERANK_WEIGHT``) and depth, the candidates
-    #: it re-scores (None: ``toolfind.store.rerank.DEFAULT_DEPTH``).
-    rerank_weight: float | None = None
-    rerank_depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Run:
     """What a command (or the Python API, or serve-mcp) works on: the catalog paths, the
-    scoring settings with any weight overrides, and the config they came from."""
+    scoring settings with any weight overrides, the signals beyond BM25F, and the config
+    they came from."""
 
     paths: tuple[Path, ...]
     params: ScoringParams
     config: Config
     #: The config's warnings and the run's own (``./catalogs`` ignored): said once per run.
     warnings: tuple[str, ...] = ()
+    #: The signals as resolved (:func:`signals_for`; a switch left unset is None).
+    signals: Signals = field(default_factory=Signals)
+    #: The signal settings of the environment and the files (not the defaults): the manifest
+    #: keeps them with the run, so that a run it answers need not read the config again.
+    configured: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def max_file_size(self) -> int:
@@ -184,12 +183,14 @@ def for_run(
     catalogs: Sequence[str | Path] = (),
     weights: Sequence[str] | Mapping[str, float] = (),
     *,
+    signals: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Run:
-    """The run's config, its catalogs (``catalogs``, else :func:`resolve_catalogs`) and its
-    scoring settings: the config's, with ``weights`` (``--weight FIELD=W`` options or the
-    Python API's ``{"name": 5}``) overriding. Raises ConfigError."""
+    """The run's config, its catalogs (``catalogs``, else :func:`resolve_catalogs`), its
+    scoring settings (the config's, ``weights`` overriding: ``--weight FIELD=W`` or the API's
+    ``{"name": 5}``) and its signals (:func:`signals_for`). Raises ConfigError."""
+    environ = os.environ if environ is None else environ
     config = load_config(environ, cwd)
     params = config.params
     if isinstance(weights, Mapping):
@@ -199,7 +200,50 @@ def for_run(
         params = replace(params, weights=parse_weight_options(weights, params.weights))
     warnings = list(config.warnings)
     paths = resolve_catalogs(catalogs, config, environ, cwd, warnings=warnings)
-    return Run(tuple(paths), params, config, tuple(warnings))
+    configured = configured_signals(config, environ)
+    resolved = signals_for(configured, signals or {})
+    return Run(tuple(paths), params, config, tuple(warnings), resolved, configured)
+
+
+# -- the signals beyond BM25F ----------------------------------------------------------------
+
+#: The environment variable of each switch: between the flags and the config files.
+SWITCH_VARIABLES = {"semantic": "TOOLFIND_SEMANTIC", "rerank": "TOOLFIND_RERANK"}
+_SWITCH_WORDS = {"true": True, "1": True, "false": False, "0": False, "auto": None}
+
+
+def configured_signals(config: Config, environ: Mapping[str, str]) -> dict[str, Any]:
+    """The signal settings the config files (``config``) and then the environment's switches
+    (:data:`SWITCH_VARIABLES`) give, where they differ from the defaults. Raises ConfigError
+    for a variable that is not ``true``, ``false`` or ``auto``."""
+    out = config.signals.settings()
+    for switch, variable in SWITCH_VARIABLES.items():
+        raw = environ.get(variable, "").strip()
+        if raw.lower() not in ("", *_SWITCH_WORDS):
+            raise ConfigError(f"{variable}={raw!r}: use true, false or auto (or unset it)")
+        if raw:
+            out[switch] = _SWITCH_WORDS[raw.lower()]
+    default = Signals().settings()
+    return {k: v for k, v in out.items() if v != default[k]}
+
+
+def signals_for(configured: Mapping[str, Any], asked: Mapping[str, Any]) -> Signals:
+    """A run's signals: the settings ``asked`` for (flags, the API's arguments; None: not
+    asked) over those ``configured`` (:func:`configured_signals`) over the defaults, each
+    checked as in a file (an unset switch stays None: ``store.run.wanted``). Raises
+    ConfigError naming a setting out of its range."""
+    settings = Signals().settings() | dict(configured)
+    for name, value in asked.items():
+        if value is not None:
+            settings[name] = _setting(value, name, None)
+    return Signals(**settings)
+
+
+def _setting(raw: Any, key: str, file: str | None) -> Any:
+    """A number or a switch of ``toolfind.toml`` (or the Python API's), checked."""
+    if key in models.SIGNAL_SWITCHES:
+        return _switch(raw, key, file)
+    return (_depth if key == "rerank_depth" else _number)(raw, key, file)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,8 +268,6 @@ def explain(
     """Every setting of a run with ``--catalog catalogs`` and ``--weight weights``, its
     effective value and where it came from (``toolfind config``), and the run (its config's
     files and warnings). Raises ConfigError as :func:`for_run` does."""
-    from toolfind.core.fusion import DEFAULT_WEIGHT
-
     environ = os.environ if environ is None else environ
     run = for_run(catalogs, weights, environ=environ, cwd=cwd)
     config, params = run.config, run.params
@@ -255,14 +297,12 @@ def explain(
             rows.append(Setting(f"weights.{name}", value, "command line", "--weight"))
         else:
             rows.append(row(f"weights.{name}", value))
-    rows.append(row("semantic", config.semantic))
-    semantic_weight = config.semantic_weight
-    rows.append(
-        row("semantic_weight", DEFAULT_WEIGHT if semantic_weight is None else semantic_weight)
-    )
-    rows.append(row("rerank", config.rerank))
-    rows.append(row("rerank_weight", config.rerank_weight))
-    rows.append(row("rerank_depth", config.rerank_depth))
+    for name, value in run.signals.settings().items():
+        variable = SWITCH_VARIABLES.get(name, "")
+        if environ.get(variable, "").strip():
+            rows.append(Setting(name, value, "environment", variable))
+        else:
+            rows.append(replace(row(name, value), value=value))
     for name in sorted(_FILTER_KEYS):
         rows.append(row(f"filters.{name}", list(getattr(config.filters, name))))
     rows.append(row("defer_namespaces", list(params.deferred)))
@@ -455,9 +495,9 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
             flat[key] = tuple(path.parent / _home(p) for p in paths)
     if "max_file_size" in data:
         flat["max_file_size"] = parse_size(data["max_file_size"], file=file)
-    for key in ("k1", "delta", "semantic_weight", "rerank_weight"):
+    for key in ("k1", "delta", *models.SIGNAL_SETTINGS):
         if key in data:
-            flat[key] = _number(data[key], key, file)
+            flat[key] = _setting(data[key], key, file)
     if "b" in data and not isinstance(data["b"], Mapping):
         flat["b"] = _number(data["b"], "b", file)
     for key in ("weights", "b"):
@@ -472,9 +512,6 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
             flat[f"{key}.{name}"] = tuple(_string_list(value, f"{key}.{name}", file))
     readers = {
         "validate": ("validate.ignore", _ignore_rules),
-        "semantic": ("semantic", lambda raw, file: _switch(raw, "semantic", file)),
-        "rerank": ("rerank", lambda raw, file: _switch(raw, "rerank", file)),
-        "rerank_depth": ("rerank_depth", _depth),
         "safe_directories": ("safe_directories", _safe_directories),
         "defer_namespaces": ("defer_namespaces", _namespaces),
     }
@@ -514,11 +551,7 @@ def _config(flat: Mapping[str, Any]) -> Config:
         filters=Filters(**filters),
         serve=serve,
         ignore_rules=flat.get("validate.ignore", ()),
-        semantic=flat.get("semantic"),
-        semantic_weight=flat.get("semantic_weight"),
-        rerank=flat.get("rerank"),
-        rerank_weight=flat.get("rerank_weight"),
-        rerank_depth=flat.get("rerank_depth"),
+        signals=Signals(**{k: flat[k] for k in models.SIGNAL_SETTINGS if k in flat}),
     )
 
 
@@ -585,24 +618,18 @@ def _ignore_rules(raw: Any, file: str) -> tuple[str, ...]:
     return tuple(rules)
 
 
-def _switch(raw: Any, key: str, file: str) -> bool | None:
+def _switch(raw: Any, key: str, file: str | None) -> bool | None:
     if raw is None or isinstance(raw, bool):
         return raw
-    raise ConfigError(f"{key} must be true or false", file=file, path=key)
+    raise ConfigError(f"{key} must be true or false", file=file, path=file and key)
 
 
-#: The largest ``rerank_depth`` (``toolfind.store.rerank.MAX_DEPTH``, not imported: numpy).
-_MAX_RERANK_DEPTH = 1000
-
-
-def _depth(raw: Any, file: str) -> int | None:
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= _MAX_RERANK_DEPTH:
+def _depth(raw: Any, key: str, file: str | None) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= models.MAX_RERANK_DEPTH:
         raise ConfigError(
-            f"rerank_depth must be a whole number from 1 to {_MAX_RERANK_DEPTH}, not {raw!r}",
+            f"rerank_depth must be a whole number from 1 to {models.MAX_RERANK_DEPTH}, not {raw!r}",
             file=file,
-            path="rerank_depth",
+            path=file and key,
         )
     return raw
 

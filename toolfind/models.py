@@ -386,6 +386,64 @@ class ScoringParams:
         return text
 
 
+#: The default weights and depth of the signals beyond BM25F (:class:`Signals`), chosen on the
+#: open labelled sets (docs/SEMANTIC.md).
+SEMANTIC_WEIGHT = 0.3
+RERANK_WEIGHT = 0.5
+RERANK_DEPTH = 50
+#: The largest ``rerank_depth``: each candidate is embedded once, so a deeper stage costs
+#: more only while vectors are missing.
+MAX_RERANK_DEPTH = 1000
+
+
+@_frozen_dataclass
+class Signals:
+    """The ranking signals beyond BM25F and their settings: one value from the settings
+    (``config.for_run``, where they are bounded) to the index (``store.run``).
+
+    A switch (``semantic``, ``rerank``) is True (on; an error when what it needs is
+    missing), False (off) or None (on where it is installed: see ``config.wanted``).
+    ``semantic_weight`` is the fusion weight of the semantic signal (0..1); the reranker
+    re-scores the first stage's top ``rerank_depth`` candidates (1..1000) at
+    ``rerank_weight`` (0..1). A new signal adds its switch and settings here."""
+
+    semantic: bool | None
+    semantic_weight: float
+    rerank: bool | None
+    rerank_weight: float
+    rerank_depth: int
+
+    def __init__(
+        self,
+        semantic: bool | None = None,
+        semantic_weight: float = SEMANTIC_WEIGHT,
+        rerank: bool | None = None,
+        rerank_weight: float = RERANK_WEIGHT,
+        rerank_depth: int = RERANK_DEPTH,
+    ) -> None:
+        _set(self, "semantic", semantic)
+        _set(self, "semantic_weight", semantic_weight)
+        _set(self, "rerank", rerank)
+        _set(self, "rerank_weight", rerank_weight)
+        _set(self, "rerank_depth", rerank_depth)
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting by name (the keys of ``toolfind.toml``)."""
+        return {name: getattr(self, name) for name in SIGNAL_SETTINGS}
+
+    def changed(self, **settings: Any) -> Signals:
+        """A copy with ``settings`` (names of :meth:`settings`) changed."""
+        return Signals(**(self.settings() | settings))
+
+
+#: The names of :class:`Signals`' settings, in order (the keys of ``toolfind.toml``).
+SIGNAL_SETTINGS: tuple[str, ...] = tuple(Signals.__annotations__)
+#: The switches among them.
+SIGNAL_SWITCHES = ("semantic", "rerank")
+#: Signals with every switch off: BM25F alone.
+LEXICAL = Signals(semantic=False, rerank=False)
+
+
 @_frozen_dataclass
 class Hit:
     """One search result. ``match`` is ``exact`` when the query named the tool.
@@ -472,6 +530,9 @@ class SearchResult:
     unmatched_terms: tuple[str, ...]
     #: Query words read as others (typos): each word and the word it was read as.
     corrections: tuple[tuple[str, str], ...]
+    #: The ranking stages that ran, in order: ``lexical`` (BM25F, always), ``semantic`` (the
+    #: semantic signal fused in), ``rerank`` (the reranker re-scored the top candidates).
+    stages: tuple[str, ...]
 
     def __init__(
         self,
@@ -479,11 +540,13 @@ class SearchResult:
         hits: tuple[Hit, ...],
         unmatched_terms: tuple[str, ...] = (),
         corrections: tuple[tuple[str, str], ...] = (),
+        stages: tuple[str, ...] = ("lexical",),
     ) -> None:
         _set(self, "query", query)
         _set(self, "hits", hits)
         _set(self, "unmatched_terms", unmatched_terms)
         _set(self, "corrections", corrections)
+        _set(self, "stages", stages)
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)

@@ -103,6 +103,7 @@ def test_search_with_no_matching_term_is_an_empty_list_and_a_hint(small: str) ->
         "hits": [],
         "unmatched_terms": ["xyzzy"],
         "corrections": {},
+        "stages": ["lexical"],
     }
     assert "No tool mentions: xyzzy" in err
 

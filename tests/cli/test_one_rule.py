@@ -238,7 +238,7 @@ def test_fields_keeps_those_keys_in_every_record_format(small: str) -> None:
     for _ in range(2):  # cold, then warm (from the index file alone)
         done = run_main("search", "file", "-c", small, "--fields", "name,score")
         document = json.loads(done.stdout)
-        assert list(document) == ["query", "hits", "unmatched_terms", "corrections"]
+        assert list(document) == ["query", "hits", "unmatched_terms", "corrections", "stages"]
         assert [list(hit) for hit in document["hits"]] == [["name", "score"]] * 2
     code, out, _ = invoke("list", "-c", small, "--fields", "namespace,name", "--format", "csv")
     assert out.splitlines() == ["namespace,name", "files,read_file", "files,compress_file"] + [

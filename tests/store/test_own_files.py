@@ -296,6 +296,7 @@ def test_indexes_of_other_runs_and_the_reranker_segments_are_kept(isolated: Path
     answered(run_main("search", "weather", "-c", str(b), "--json"))
     keep = [
         write(isolated / f"toolfind-{'a' * 32}.rerank-some-model.vec", b"segment"),
+        write(isolated / f"toolfind-{'b' * 32}.vectors-some-model@1.vec", b"vector store"),
         write(isolated / "notes.txt", b"mine"),
     ]
     before = index_keys(isolated)

@@ -17,8 +17,9 @@ from toolfind.config import Filters
 from toolfind.core import fusion
 from toolfind.errors import ConfigError, ModelUnavailable
 from toolfind.models import ScoringParams, Tool
+from toolfind.semantic import text_key
 from toolfind.serve.state import LiveIndex
-from toolfind.store import rerank
+from toolfind.store import rerank, vectors
 from toolfind.store.index import SearchIndex
 
 TOOLS = [
@@ -57,14 +58,17 @@ def _index(
 ) -> SearchIndex:
     index = SearchIndex.build(TOOLS)
     assert rerank.enable(
-        index, True, weight=weight, depth=depth, cache_root=str(cache) if cache else None,
-        use_cache=cache is not None,
-    )  # fmt: skip
+        index, True, weight=weight, depth=depth, root=cache, use_cache=cache is not None
+    )
     return index
 
 
 def _segments(cache: Path) -> list[str]:
-    return sorted(p.name for p in cache.glob("toolfind-*.rerank-*.vec")) if cache.is_dir() else []
+    return sorted(p.name for p in cache.glob("toolfind-*.vectors-all-minilm*.vec"))
+
+
+def _keys(tools: list[Tool]) -> list[bytes]:
+    return [text_key(vectors.tool_text(t)) for t in tools]
 
 
 # -- the mix ------------------------------------------------------------------------------------
@@ -167,8 +171,6 @@ def test_the_depth_bounds_what_is_re_scored(model: Path) -> None:
     assert sorted(h.tool.name for h in hits[:2]) == sorted(first_stage[:2])
     assert [h.tool.name for h in hits[2:]] == first_stage[2:]
     assert [h.similarity is None for h in hits] == [False, False] + [True] * (len(hits) - 2)
-    with pytest.raises(ConfigError, match="rerank depth"):
-        rerank.Reranker(shallow.reranker.model, shallow.reranker.store, depth=0)
 
 
 # -- stored vectors -----------------------------------------------------------------------------
@@ -182,13 +184,12 @@ def test_candidate_vectors_are_stored_and_read_back_by_another_store(
     index.search("make a folder", 3)
     assert len(_segments(cache)) == 1
     stage = index.reranker
-    keys = [rerank.key_of(rerank.tool_text(t)) for t in TOOLS]
-    stored = [k for k, r in zip(keys, stage.store.rows_of(keys), strict=True) if r >= 0]
-    assert stored
-    fresh = rerank.VectorStore(str(cache), stage.model.ident, 384)
-    rows_a, rows_b = stage.store.rows_of(stored), fresh.rows_of(stored)
-    assert -1 not in rows_b
-    assert np.array_equal(stage.store.matrix[rows_a], fresh.matrix[rows_b])
+    assert stage is not None
+    found, have = stage.vectors.store.get(_keys(TOOLS))
+    assert have.any() and not have.all()  # the candidates only
+    ident = stage.model.ident
+    again, have_again = vectors.VectorStore(str(cache), ident, 384).get(_keys(TOOLS))
+    assert (have_again == have).all() and np.array_equal(found, again)
     # A second search of the same tools computes nothing new: no new segment.
     index.search("make a folder", 3)
     assert len(_segments(cache)) == 1
@@ -200,23 +201,22 @@ def test_a_damaged_segment_is_skipped_with_one_line(model: Path, tmp_path: Path)
     [name] = _segments(cache)
     (cache / name).write_bytes((cache / name).read_bytes()[:100])
     warned: list[str] = []
-    store = rerank.VectorStore(
-        str(cache), rerank.models.MODELS["all-minilm-l6-v2"].ident, 384, warned.append
-    )
-    assert len(store) == 0
+    ident = rerank.models.MODELS["all-minilm-l6-v2"].ident
+    store = vectors.VectorStore(str(cache), ident, 384, warned.append)
+    assert len(store) == 0 and not store.get(_keys(TOOLS))[1].any()
     assert warned == [
         f"Cache file {cache / name} is unreadable; its vectors will be computed again."
     ]
 
 
-def test_many_segments_are_merged_into_one(model: Path, tmp_path: Path) -> None:
+def test_many_segments_are_merged_by_size_class(model: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     index = _index(cache, depth=1)
     for tool in TOOLS:  # one new candidate a query: one segment each
         index.search(tool.description, 1)
-    assert 1 <= len(_segments(cache)) <= 8
-    store = rerank.VectorStore(str(cache), index.reranker.model.ident, 384)
-    assert len(store) == len(index.reranker.store)
+    assert 1 <= len(_segments(cache)) < 2 * vectors.TIER
+    store = vectors.VectorStore(str(cache), index.reranker.model.ident, 384)
+    assert store.get(_keys(TOOLS))[1].sum() == len(index.reranker.vectors._rows)
 
 
 # -- on or off ----------------------------------------------------------------------------------
@@ -280,23 +280,203 @@ def test_search_rerank_without_the_model_is_one_line_exit_1(tmp_path: Path) -> N
 
 def test_serve_reranks_and_embeds_every_tool_in_the_background(model: Path, tmp_path: Path) -> None:
     cache = Path(os.environ["TOOLFIND_CACHE_DIR"])
-    rerank.stop_worker()
     live = LiveIndex(
         [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
     )
     index = live.load().index
-    assert index.reranker is not None
-    assert rerank.worker(timeout=0) is None  # serve-mcp's start shares nothing with it
-    # The first reranked query embeds its candidates and starts the worker for the rest.
+    stage = index.reranker
+    assert stage is not None and not live.embedding  # serve-mcp's start shares nothing with it
     assert index.search("make a folder", 3).hits[0].tool.name == "make_directory"
-    worker = rerank.worker(timeout=60)
-    assert worker is not None
-    assert worker.wait(timeout=300) == 0
-    store = rerank.VectorStore(str(cache), index.reranker.model.ident, 384)
-    keys = [rerank.key_of(rerank.tool_text(t)) for t in TOOLS]
-    assert -1 not in store.rows_of(keys)
-    # Later queries find them stored: nothing embedded, no new segment, no second worker.
+    job = rerank.embed_in_background(stage)
+    assert job is not None and job.wait(timeout=300) == 0
+    store = vectors.VectorStore(str(cache), stage.model.ident, 384)
+    assert store.get(_keys(TOOLS))[1].all()
+    assert stage.vectors.missing() == []
+    # Later queries find them stored: nothing embedded, no new segment.
     before = _segments(cache)
     assert index.search("compress a file with gzip", 3).hits[0].tool.name == "compress_file"
     assert _segments(cache) == before
-    assert rerank.worker(timeout=0) is worker
+    # Nothing missing: nothing to start.
+    again = rerank.embed_in_background(stage)
+    assert again is not None and again.wait(timeout=60) is None and again.process is None
+
+
+def test_model_embed_gives_every_tool_its_vector(model: Path, tmp_path: Path) -> None:
+    catalog = str(_catalog(tmp_path))
+    code, out, err = invoke("model", "embed", "-c", catalog, "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"model": "all-minilm-l6-v2", "tools": 10, "embedded": 10}
+    code, out, _ = invoke("model", "embed", "-c", catalog)
+    assert out == "10 tools have their all-minilm-l6-v2 vector (0 computed now)\n"
+
+
+def test_an_interrupted_embedding_keeps_what_it_did_and_the_next_resumes(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rerank, "_WORKER_CHUNK", 4)
+    stage = _index(tmp_path / "cache").reranker
+    assert stage is not None
+
+    def interrupt(done: int, total: int) -> None:
+        raise KeyboardInterrupt  # Ctrl-C once the first chunk is stored
+
+    with pytest.raises(KeyboardInterrupt):
+        rerank.embed_all(stage, interrupt)
+    assert len(stage.vectors.missing()) == len(TOOLS) - 4
+    assert rerank.embed_all(stage) == (len(TOOLS), len(TOOLS) - 4)
+    assert stage.vectors.missing() == []
+
+
+def test_the_background_worker_runs_isolated_from_the_working_directory(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.semantic.test_models import plant
+
+    shared = tmp_path / "shared"  # a folder another user could have written
+    marker = tmp_path / "ran"
+    plant(shared, marker)
+    monkeypatch.chdir(shared)
+    monkeypatch.setenv("PYTHONPATH", ".")
+    stage = _index(tmp_path / "cache").reranker
+    assert stage is not None
+    job = rerank.embed_in_background(stage)
+    assert job is not None and job.wait(timeout=300) == 0
+    assert stage.vectors.missing() == [] and not marker.exists()
+
+
+def test_a_reranked_search_in_serve_runs_off_the_event_loop(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    import anyio
+    import anyio.to_thread
+
+    live = LiveIndex(
+        [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+    )
+    index = live.load().index
+    inside, release = threading.Event(), threading.Event()
+    embed = rerank.Reranker.embed_query
+
+    def held(stage: rerank.Reranker, query: str) -> object:
+        inside.set()
+        assert release.wait(60), "the event loop was held by the search"
+        return embed(stage, query)
+
+    monkeypatch.setattr(rerank.Reranker, "embed_query", held)
+    found: list[object] = []
+
+    async def main() -> None:
+        async def search() -> None:
+            found.append(await live.search(index, lambda: index.search("make a folder", 3)))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(search)
+            await anyio.to_thread.run_sync(inside.wait, 60)
+            release.set()  # runs only while the search is inside the model: the loop is free
+
+    anyio.run(main)
+    (result,) = found
+    assert result.hits[0].tool.name == "make_directory" and result.stages[-1] == "rerank"
+
+
+def _damaged_model(tmp_path: Path, installed: Path, name: str) -> Path:
+    """A copy of the installed model with file ``name`` spoilt, its size kept."""
+    import shutil
+
+    root = tmp_path / "models"
+    shutil.copytree(installed.parent, root)
+    path = root / "all-minilm-l6-v2" / name
+    size = path.stat().st_size
+    path.write_bytes(b"{" + b" " * (size - 1))
+    return path
+
+
+@pytest.mark.parametrize("name", ["tokenizer.json", "model.safetensors"])
+def test_a_damaged_model_turns_reranking_off_with_one_warning_and_search_answers(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    spoilt = _damaged_model(tmp_path, model, name)
+    monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(spoilt.parent.parent))
+    monkeypatch.setattr(rerank, "_ENCODERS", {})
+    catalog = str(_catalog(tmp_path))
+    code, out, err = invoke(
+        "search", "make a folder", "-c", catalog, "--rerank", "--json", "-k", "2"
+    )
+    assert code == 0 and "Traceback" not in err
+    assert json.loads(out)["stages"] == ["lexical"]
+    assert json.loads(out)["hits"][0]["name"] == "make_directory"
+    (line,) = err.splitlines()
+    assert line.startswith(f"Warning: reranking is off: {spoilt} cannot be read (")
+    assert line.endswith(
+        "(run `toolfind model fetch` to install the model again); results come from the first stage"
+    )
+    # serve-mcp: every search answers, the warning said once.
+    warned: list[str] = []
+    index = SearchIndex.build(TOOLS)
+    assert rerank.enable(index, None, use_cache=False, warn=warned.append)
+    for query in ("make a folder", "send a message", "compress"):
+        assert index.search(query, 2).stages == ("lexical",)
+    assert len(warned) == 1
+
+
+def test_non_finite_stored_vectors_are_refused_and_computed_again(
+    model: Path, tmp_path: Path
+) -> None:
+    import struct
+
+    cache = tmp_path / "cache"
+    clean = [h.tool.name for h in _index(cache).search("send an email to my colleague", 3).hits]
+    (path,) = [cache / n for n in _segments(cache)]
+    data = bytearray(path.read_bytes())
+    _, count, dim, _ = struct.unpack_from("<8sII44s", data)
+    start = struct.calcsize("<8sII44s") + 16 * count
+    data[start:] = b"\x00\x7e" * (count * dim)  # float16 NaN in every row
+    path.write_bytes(bytes(data))
+    warned: list[str] = []
+    index = SearchIndex.build(TOOLS)
+    store = vectors.VectorStore(str(cache), rerank.models.spec("all-minilm-l6-v2").ident, 384)
+    store._warn = warned.append
+    index.use_reranker(rerank.Reranker(index, rerank.models.spec("all-minilm-l6-v2"), store))
+    again = index.search("send an email to my colleague", 3)
+    assert [h.tool.name for h in again.hits] == clean
+    assert all(h.similarity is not None and np.isfinite(h.similarity) for h in again.hits)
+    assert len(warned) == 1 and "not finite" in warned[0] and not path.exists()
+
+
+def test_serve_embeds_every_tool_after_it_starts_and_for_each_new_index(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio
+
+    from toolfind.serve import state
+
+    monkeypatch.setattr(state, "EMBED_AFTER", 0.0)
+    live = LiveIndex(
+        [_catalog(tmp_path)], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+    )
+    stage = live.load().index.reranker
+    assert stage is not None and stage.embedding is None  # not while it starts
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(live.watch, 3600.0)
+            while stage.embedding is None:  # started by the watcher's first step
+                await anyio.sleep(0)
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+    assert stage.embedding is not None and stage.embedding.wait(timeout=300) == 0
+    assert stage.vectors.missing() == []
+
+
+def test_the_api_embeds_every_tool_from_its_first_reranked_search(
+    model: Path, tmp_path: Path
+) -> None:
+    index = toolfind.open_index([_catalog(tmp_path)], semantic=False)
+    stage = index.reranker
+    assert stage is not None and stage.embedding is None  # opening starts nothing
+    index.search("make a folder", 3)
+    assert stage.embedding is not None and stage.embedding.wait(timeout=300) == 0
+    assert stage.vectors.missing() == []

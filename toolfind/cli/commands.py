@@ -180,7 +180,9 @@ class Search(Records, name="search"):
 
     def document(self, answer: SearchResult, records: Iterator[dict[str, Any]]) -> Any:
         unmatched, corrections = list(answer.unmatched_terms), dict(answer.corrections)
-        return wire.search_document(answer.query, list(records), unmatched, corrections)
+        return wire.search_document(
+            answer.query, list(records), unmatched, corrections, answer.stages
+        )
 
     def draw(self, render: ModuleType, answer: SearchResult, items: Iterable[Hit]) -> None:
         render.search(answer, explain=self.explain)
@@ -211,7 +213,8 @@ class Search(Records, name="search"):
             return select(made, fields)
 
         made = confidence.finish(found.exact, found.ranked, sure, self.limit, hit)
-        document = wire.search_document(query, made, list(found.unmatched), found.corrections)
+        unmatched = list(found.unmatched)
+        document = wire.search_document(query, made, unmatched, found.corrections, ("lexical",))
         return document, search_notes(found.unmatched, found.corrections), len(made)
 
 

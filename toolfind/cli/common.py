@@ -333,20 +333,23 @@ def open_index(
     catalogs: Sequence[str] | None,
     no_cache: bool,
     weights: list[str] | None = None,
-    semantic: bool | None = None,
-    rerank: bool | None = None,
+    semantic: bool | None = False,
+    rerank: bool | None = False,
 ) -> "SearchIndex":
     """The index of a command (``store.run.open_run_index`` by the command line's rules),
-    its warnings on stderr and a spinner on a terminal while it is built."""
+    with the signals' switches it was given (None: as configured; a command that does not
+    rank leaves them off), its warnings on stderr and a spinner on a terminal while it is
+    built."""
     from toolfind.store.run import open_run_index
 
     loaded = open_run_index(
         catalogs or (),
         weights=weights or (),
+        signals={"semantic": semantic, "rerank": rerank},
         use_cache=not no_cache,
-        cli=True,
-        semantic=semantic,
-        rerank=rerank,
+        one_shot=True,
+        remember=True,
+        need_tools=True,
         warn=warn,
         building=_building,
     )

@@ -36,8 +36,12 @@ def run(argv: Sequence[str]) -> int | None:
     if p.needs_config():
         return None
     warnings: list[str] = []
+    # A search ranks: the recorded run answers it only when its signals' switches, flags
+    # over the run's config, leave every signal off (the warm path ranks by words alone).
+    given = vars(p)
+    switches = {s: given[s] for s in ("semantic", "rerank")} if "rerank" in given else None
     if p.from_file():
-        seg = open_recorded_segment(p.catalog or (), warnings.append)
+        seg = open_recorded_segment(p.catalog or (), warnings.append, switches)
         if seg is None:
             return None
         try:
@@ -54,7 +58,7 @@ def run(argv: Sequence[str]) -> int | None:
     else:
         from toolfind.errors import ToolfindError
 
-        loaded = open_recorded(p.catalog or (), warnings.append)
+        loaded = open_recorded(p.catalog or (), warnings.append, switches)
         if loaded is None:
             return None
         try:

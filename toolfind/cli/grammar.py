@@ -118,8 +118,9 @@ class Params:
     no_pager: bool = False
     color: str = "auto"
     weight: list[str] | None = None
-    semantic: bool | None = None
-    rerank: bool | None = None
+    # A command without the signals' switches does not rank by them: off, whatever is set.
+    semantic: bool | None = False
+    rerank: bool | None = False
 
     def __init_subclass__(cls, name: str = "", warm: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

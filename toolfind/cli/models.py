@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolfind.cli.common import JsonOpt, app, emit, reports_errors, warn
+from toolfind.cli.common import CatalogOpt, JsonOpt, app, emit, open_index, reports_errors, warn
 
 model_app = typer.Typer(
     help="Get, list or remove the reranker's model (all-MiniLM-L6-v2).", no_args_is_help=True
@@ -49,7 +49,8 @@ def model_fetch(
     """
     from toolfind.semantic import models
 
-    models.fetch(_name(name), from_, say=warn)
+    with models.stopped_by_signals():  # SIGTERM/SIGHUP clean up as Ctrl-C does
+        models.fetch(_name(name), from_, say=warn)
     _show(_name(name), json_)
 
 
@@ -113,6 +114,40 @@ def model_remove(name: NameArg = None, json_: JsonOpt = False) -> None:
         emit(wire.model_removed_record(_name(name), str(path)))
     else:
         warn(f"Removed {path}")
+
+
+@model_app.command("embed")
+@reports_errors
+def model_embed(catalog: CatalogOpt = None, json_: JsonOpt = False) -> None:
+    """Compute and store the model's vector of every tool of the catalogs, with a progress bar.
+
+    Searches use the stored vectors (serve-mcp and the Python API also compute them in the
+    background). Interrupted (Ctrl-C), what was done is kept: run it again to go on.
+
+    Example: toolfind model embed -c catalogs/
+    """
+    import sys
+
+    from toolfind.store.rerank import embed_all
+
+    index = open_index(catalog, False, semantic=False, rerank=True)
+    stage = index.reranker
+    assert stage is not None  # rerank=True: attached, or ModelUnavailable was raised
+    if sys.stderr.isatty():
+        from toolfind.cli.printing import renderer
+
+        with renderer().progress_bar("Embedding", None) as progress:
+            tools, embedded = embed_all(stage, progress)
+    else:
+        tools, embedded = embed_all(stage)
+    if json_:
+        from toolfind.output import wire
+
+        emit(wire.model_embedded_record(stage.model.name, tools, embedded))
+    else:
+        typer.echo(
+            f"{tools:,} tools have their {stage.model.name} vector ({embedded:,} computed now)"
+        )
 
 
 def _show(name: str, json_: bool) -> None:

@@ -84,14 +84,14 @@ def validate(
     if queries is not None and result.tools:
         from toolfind.eval.evaluate import findability_findings
         from toolfind.eval.queries import load_queries
+        from toolfind.models import LEXICAL
         from toolfind.store.run import open_run_index
 
         index = open_run_index(
             paths=run.paths,
             params=run.params,
             max_file_size=run.max_file_size,
-            semantic=False,
-            rerank=False,
+            signals=LEXICAL.settings(),
             report_skipped=False,  # the findings above say them
             warn=warn,
         ).index

@@ -94,7 +94,9 @@ def serve_mcp(
     from toolfind.serve.main import run
     from toolfind.serve.options import ServeOptions
 
-    settings = for_run(catalog or (), weight or ())
+    settings = for_run(
+        catalog or (), weight or (), signals={"semantic": semantic, "rerank": rerank}
+    )
     for line in settings.warnings:
         warn(line)
     options = ServeOptions.from_run(
@@ -105,8 +107,6 @@ def serve_mcp(
         allowed_hosts=allowed_host or (),
         allowed_origins=allowed_origin or (),
         max_result_size=max_result_size,
-        semantic=semantic,
-        rerank=rerank,
         exposure=exposure,
         meta_prefix=meta_prefix,
         token=token,

@@ -46,12 +46,6 @@ if TYPE_CHECKING:
 
     _Hit = TypeVar("_Hit")
 
-#: The features :func:`features` gives (a model may also weigh a product ``a*b`` of two).
-FEATURES = (
-    *("coverage", "relcov", "rare", "share", "first", "gap", "lead", "topgap", "found", "words"),
-    *("semantic", "rerank"),
-)
-
 #: Conversational fillers: a request made of them and one real word is about that word.
 WEAK_WORDS = frozenset(
     """going go gonna want wanna need like let lets try thing things something anything

@@ -31,8 +31,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-#: The fusion weight of the semantic signal when none is given (tuned, docs/SEMANTIC.md).
-DEFAULT_WEIGHT = 0.3
+from toolfind.models import RERANK_WEIGHT as RERANK_WEIGHT
+from toolfind.models import SEMANTIC_WEIGHT
+
+#: The fusion weight of the semantic signal when none is given; ``RERANK_WEIGHT`` the weight
+#: of the reranker's similarity (tuned, docs/SEMANTIC.md): ``models.Signals``' defaults.
+DEFAULT_WEIGHT = SEMANTIC_WEIGHT
 #: The power of the query's term coverage that scales the lexical part.
 COVERAGE_POWER = 2.0
 #: How many candidates each signal contributes before fusion.
@@ -130,8 +134,6 @@ def fuse(
     return out_exact, ranked[: max(0, limit - len(out_exact))]
 
 
-#: The weight of the reranker's similarity in a reranked score (tuned: docs/SEMANTIC.md).
-RERANK_WEIGHT = 0.5
 #: Requests of up to this many words get the reranker's full weight; a longer one gets
 #: ``weight * RERANK_FULL_WORDS / words`` (:func:`rerank_weight`).
 RERANK_FULL_WORDS = 12

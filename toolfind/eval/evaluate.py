@@ -480,6 +480,7 @@ def tune_fusion(
     train, held = split_queries(queries, holdout=holdout, train_split=train_split, seed=seed)
     curve = fusion_curve(tuned, train, metric=report.metric)
     weight = best_fusion_weight([curve])
+    assert index.semantic is not None, "tuning the fusion weight needs the semantic signal on"
     before = index.semantic.weight
     fusion = FusionTune(
         before=before,
@@ -497,8 +498,10 @@ FUSION_GRID: tuple[float, ...] = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5
 
 def with_fusion_weight(index: SearchIndex, weight: float) -> SearchIndex:
     """A copy of ``index`` (a SearchIndex with the semantic signal on) fusing at ``weight``."""
+    signal = index.semantic
+    assert signal is not None, "tuning the fusion weight needs the semantic signal on"
     trial = index.with_params(index.params)
-    trial.use_semantic(index.semantic.with_weight(weight))
+    trial.use_semantic(signal.with_weight(weight))
     return trial
 
 

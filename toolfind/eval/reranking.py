@@ -48,6 +48,7 @@ def candidates(
     rerank stage) and their cosines, by the stage attached to ``index`` (the queries
     embedded in batches first, unless their ``vectors`` are given)."""
     stage = index.reranker
+    assert stage is not None, "the rerank stage must be attached"
     doc_of = {id(tool): i for i, tool in enumerate(index.tools)}
     if vectors is None:
         vectors = stage.embed_queries([q.query for q in queries])
@@ -55,7 +56,7 @@ def candidates(
     for q in queries:
         hits = index.search(q.query, depth, rerank=False).hits
         docs = tuple(doc_of[id(h.tool)] for h in hits)
-        cosines = tuple(stage.cosines(index, q.query, docs, vectors[q.query])) if docs else ()
+        cosines = tuple(stage.cosines(q.query, docs, vectors[q.query])) if docs else ()
         out.append(
             Candidates(
                 q,

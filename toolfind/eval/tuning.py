@@ -112,6 +112,7 @@ def _tune_rerank(
     stage (its rerank stage attached): (weight, depth), its value, the value without the
     reranker, and why it must not be written (``reranking.holdout_loss``)."""
     stage = index.reranker
+    assert stage is not None, "tuning the reranker needs its stage attached"
     train, held = evaluate.split_queries(
         judged, holdout=holdout, train_split=train_split, seed=seed
     )

@@ -64,6 +64,11 @@ SEARCH_SCHEMA = _record(
             "additionalProperties": {"type": "string"},
             "description": "Query words read as others (typos): word -> the word read.",
         },
+        "stages": {
+            **STRINGS_SCHEMA,
+            "description": "The ranking stages that ran, in order: lexical (BM25F), semantic "
+            "(the semantic signal fused in), rerank (the reranker re-scored the top hits).",
+        },
         "note": {
             "type": "string",
             "description": "serve-mcp only, when no hit is a confident match: says so.",

@@ -94,15 +94,18 @@ def search_document(
     query: str,
     hits: list[dict[str, Any]],
     unmatched_terms: list[str],
-    corrections: Mapping[str, str] | None = None,
+    corrections: Mapping[str, str] | None,
+    stages: Sequence[str],
 ) -> dict[str, Any]:
     """The search record of already built :func:`hit_record` hits; ``corrections`` maps each
-    query word read as another (a typo) to the word it was read as."""
+    query word read as another (a typo) to the word it was read as; ``stages`` are the
+    ranking stages that ran (``SearchResult.stages``)."""
     return {
         "query": query,
         "hits": hits,
         "unmatched_terms": unmatched_terms,
         "corrections": dict(corrections or {}),
+        "stages": list(stages),
     }
 
 
@@ -121,7 +124,7 @@ def search_record(
     some are)."""
     hits = hit_records(result, include_schema=include_schema, callable_=callable_)
     record = search_document(
-        result.query, hits, list(result.unmatched_terms), dict(result.corrections)
+        result.query, hits, list(result.unmatched_terms), dict(result.corrections), result.stages
     )
     if note:
         record["note"] = note
@@ -462,3 +465,9 @@ def model_record(found: Installed, problem: str) -> dict[str, Any]:
 def model_removed_record(name: str, path: str) -> dict[str, Any]:
     """``toolfind model remove --json``."""
     return {"removed": name, "path": path}
+
+
+def model_embedded_record(name: str, tools: int, embedded: int) -> dict[str, Any]:
+    """``toolfind model embed --json``: the model, the catalog's tools, how many were embedded
+    now (the others were stored already)."""
+    return {"model": name, "tools": tools, "embedded": embedded}

@@ -15,12 +15,13 @@ See docs/SEMANTIC.md for the candidates measured and why this one.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from importlib import util as _util
-from pathlib import Path
 
+# pathlib, importlib.util and typing: only when the model is looked for. A build imports this
+# module for ``tool_text`` and ``text_key``, and so does the warm path (through the index).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
     from typing import Any
 
 #: The model: name, and the version of the package whose wheel carries its files. Both are part
@@ -49,6 +50,9 @@ _TOKENIZER = ("tokenizers", "l2_supercat_tokenizer_config.json")
 def _package_dir() -> Path | None:
     """The installed ``wordllama`` package's folder, found without importing it (its
     ``__init__`` configures logging and imports pydantic)."""
+    from importlib import util as _util
+    from pathlib import Path
+
     spec = _util.find_spec(MODEL_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -57,6 +61,8 @@ def _package_dir() -> Path | None:
 
 def available() -> bool:
     """Whether the extra is installed: numpy, tokenizers, safetensors and the model files."""
+    from importlib import util as _util
+
     for module in ("numpy", "tokenizers", "safetensors"):
         try:
             if _util.find_spec(module) is None:
@@ -163,6 +169,14 @@ def tool_text(name: str, namespace: str, description: str, title: str | None = N
     if description:
         parts.append(description)
     return ": ".join(p for p in parts if p)
+
+
+def text_key(text: str) -> bytes:
+    """A tool text's key in the vector store (``store.vectors``): the first half of its
+    SHA-256. Each model keeps its own vectors under it."""
+    import hashlib  # only a build or a signal asks: never the warm lexical path
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:16]
 
 
 def _identifier_words(identifier: str) -> str:

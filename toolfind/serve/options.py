@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, get_args
 from toolfind.backends.config import check_separator
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters, parse_size
 from toolfind.errors import ConfigError, UsageError
-from toolfind.models import ScoringParams, Tool
+from toolfind.models import ScoringParams, Signals, Tool
 from toolfind.serve import defaults
 from toolfind.serve.defaults import Exposure
 
@@ -122,13 +122,8 @@ class ServeOptions:
     retry_max: float = defaults.RETRY_MAX
     backend_wait: float = defaults.BACKEND_WAIT
     max_result_size: int = parse_size(defaults.MAX_RESULT_SIZE)
-    #: The semantic signal: None on when the extra is installed, True required, False off.
-    semantic: bool | None = None
-    semantic_weight: float | None = None
-    #: The rerank stage: None on when the model is installed, True required, False off.
-    rerank: bool | None = None
-    rerank_weight: float | None = None
-    rerank_depth: int | None = None
+    #: The signals beyond BM25F (``config.for_run``'s; a switch None: on where installed).
+    signals: Signals = field(default_factory=Signals)
 
     @classmethod
     def from_run(
@@ -141,16 +136,13 @@ class ServeOptions:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_result_size: str = defaults.MAX_RESULT_SIZE,
-        semantic: bool | None = None,
-        rerank: bool | None = None,
         **flags: Any,
     ) -> ServeOptions:
         """What serve-mcp is asked to do: the ``run``'s settings (``config.for_run``) with the
-        command line's ``servers``, ``http``, allowed hosts and origins, ``max_result_size``,
-        signals and other fields (``flags``); no shipped demo catalog when backends are given
+        command line's ``servers``, ``http``, allowed hosts and origins, ``max_result_size``
+        and other fields (``flags``); its signals as the run resolved them; no shipped demo catalog when backends are given
         and no catalog is (``catalogs_given``). Raises ConfigError, UsageError."""
         from toolfind.config import servers_for, uses_packaged_catalogs
-        from toolfind.store.run import semantic_wanted
 
         config = run.config
         source = config.sources.get("serve.allowed_hosts") or config.sources.get(
@@ -178,11 +170,7 @@ class ServeOptions:
             allowed_hosts=hosts,
             allowed_origins=origins,
             max_result_size=size,
-            semantic=semantic_wanted(semantic, config.semantic, cli=False),
-            semantic_weight=config.semantic_weight,
-            rerank=semantic_wanted(rerank, config.rerank, cli=False),
-            rerank_weight=config.rerank_weight,
-            rerank_depth=config.rerank_depth,
+            signals=run.signals,
             **flags,
         )
 

@@ -28,6 +28,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio
@@ -258,7 +259,8 @@ class Discovery:
             return record_result(meta.categories(index, self._status()))
         if metatool.key == meta.SEARCH:
             connecting = sum(s.state == "connecting" for s in self.backends.status().values())
-            return record_result(meta.search(index, args, self.backends.serves, connecting))
+            search = partial(meta.search, index, args, self.backends.serves, connecting)
+            return record_result(await self.live.search(index, search))
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
         target: str = args["name"]

@@ -14,7 +14,7 @@ import math
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -24,11 +24,11 @@ from toolfind.catalog import defer_namespaces
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
-from toolfind.models import ScoringParams, Tool
+from toolfind.models import LEXICAL, ScoringParams, Signals, Tool
 from toolfind.serve.options import tool_allowed
 from toolfind.store import manifest
 from toolfind.store.cache import Loaded
-from toolfind.store.run import attach_rerank, attach_semantic, open_run_index, semantic_wanted
+from toolfind.store.run import attach, open_run_index
 
 logger = logging.getLogger("toolfind.serve")
 
@@ -56,6 +56,14 @@ class Snapshot:
 
 OnSwap = Callable[[Snapshot, Snapshot], Awaitable[None]]
 
+#: Seconds after serve-mcp starts before its tools are embedded in the background: its first
+#: requests do not share the machine with the embedding's start.
+EMBED_AFTER = 1.0
+#: Searches that run a model at once, each in a worker thread (about one per core: the event
+#: loop then gets the interpreter back within a few milliseconds).
+MODEL_THREADS = 2
+T = TypeVar("T")
+
 
 class LiveIndex:
     """Holds the current `Snapshot` and replaces it when catalogs or backends change."""
@@ -69,24 +77,22 @@ class LiveIndex:
         backends: Backends,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         use_cache: bool = True,
-        semantic: bool | None = None,
-        semantic_weight: float | None = None,
-        rerank: bool | None = None,
-        rerank_weight: float | None = None,
-        rerank_depth: int | None = None,
+        signals: Signals | None = None,
     ) -> None:
         self.catalogs = tuple(catalogs)
-        self.rerank = rerank
-        self.rerank_weight = rerank_weight
-        self.rerank_depth = rerank_depth
-        self.semantic = semantic
-        self.semantic_weight = semantic_weight
+        #: The signals beyond BM25F each snapshot's index attaches (a switch None: on where
+        #: installed, the Python API's and serve-mcp's default).
+        self.signals = Signals() if signals is None else signals
         self.params = params
         self.filters = filters
         self.backends = backends
         self.max_file_size = max_file_size
         self.use_cache = use_cache
         self._snapshot: Snapshot | None = None
+        #: Whether every tool's vector is computed in the background (from EMBED_AFTER after
+        #: start; then for each new index).
+        self.embedding = False
+        self._model_threads: anyio.CapacityLimiter | None = None
         #: The catalogs as last read (``manifest.record``): what the watcher checks.
         self._record: dict[str, Any] = {}
         self._listeners: list[OnSwap] = []
@@ -187,6 +193,8 @@ class LiveIndex:
                 )
             self._snapshot = new
             self._built_changes = changes
+            if self.embedding and new.index is not old.index:
+                self.embed()
             logger.info(
                 "index rebuilt (generation %d, %d tools)", new.generation, len(new.index.tools)
             )
@@ -212,28 +220,15 @@ class LiveIndex:
         given = tuple(defer_namespaces(backend_tools, self.params.deferred))
         connecting = self._connecting()
         backend_tools, namespaces = self._apart(tools, given)
-        key = ""  # the cache key of the index, when the cached index is served as it is
         if isinstance(catalog, Loaded) and self.filters == Filters() and not backend_tools:
             index = catalog.index  # the cached index already answers exactly this
-            key = catalog.key
         else:
             allowed = [t for t in (*tools, *backend_tools) if tool_allowed(self.filters, t)]
             index = SearchIndex.build(allowed, self.params)
         index.accelerate()  # a server answers many queries: numpy pays for its import
-        want = semantic_wanted(self.semantic, None, cli=False)  # config's: in self.semantic
-        attach_semantic(index, key, want, weight=self.semantic_weight, warn=logger.warning)
-        # The rerank stage loads its model on the first query, which also starts the worker
-        # that computes every tool's vector at the lowest priority (store.rerank): serve-mcp's
-        # start never shares the interpreter with it.
-        if attach_rerank(
-            index,
-            self.rerank,
-            weight=self.rerank_weight,
-            depth=self.rerank_depth,
-            use_cache=self.use_cache,
-            warn=logger.warning,
-        ):
-            index.reranker.warm_on_first_query = True
+        # The rerank stage loads its model on the first query; every tool's vector is
+        # computed in the background after serve-mcp starts (embed_in_background).
+        attach(index, self.signals, use_cache=self.use_cache, warn=logger.warning)
         return Snapshot(
             index, tools, frozenset(map(str, errors)), generation, namespaces, given, connecting
         )
@@ -304,19 +299,52 @@ class LiveIndex:
             params=self.params,
             max_file_size=self.max_file_size,
             use_cache=self.use_cache,
-            semantic=False,  # attached to the index each snapshot serves (_build)
+            signals=LEXICAL.settings(),  # attached to the index each snapshot serves (_build)
             warn=logger.warning,
             report_skipped=False,  # logged by load(), compared with the last ones by reload()
         )
 
     async def watch(self, interval: float, *, catalogs: bool = True) -> None:
         """Poll forever: rebuild when catalog files (unless ``catalogs`` is false) or backend
-        tools change. Cancel to stop.
+        tools change; :data:`EMBED_AFTER` seconds after it starts, embed every tool in the
+        background (:meth:`embed`). Cancel to stop.
 
         Backend changes are coalesced: after a rebuild they caused, the next waits at least
         ``interval`` and twice as long as that rebuild took, so a backend whose tools change
         all the time costs at most a third of a core, and searches meanwhile are answered
         from the index there is."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._embed_later)
+            await self._poll(interval, catalogs)
+
+    async def _embed_later(self) -> None:
+        await anyio.sleep(EMBED_AFTER)
+        self.embedding = True
+        self.embed()
+
+    async def search(self, index: Any, work: Callable[[], T]) -> T:
+        """``work`` (a search of ``index``): in a worker thread when the index has a model to
+        run (the reranker embeds the query and any candidate not embedded yet), at most
+        :data:`MODEL_THREADS` at once, so that the event loop keeps answering every other
+        client; inline otherwise (a lexical search takes a millisecond)."""
+        if index.reranker is None:
+            return work()
+        if self._model_threads is None:
+            self._model_threads = anyio.CapacityLimiter(MODEL_THREADS)
+        return await anyio.to_thread.run_sync(work, limiter=self._model_threads)
+
+    def embed(self) -> None:
+        """Compute the reranker's vector of every tool of the snapshot's index that has none
+        stored, in the background (``rerank.embed_in_background``: a low-priority child
+        process, the stage's ``embedding``; searches use what is stored meanwhile). Never on
+        the event loop."""
+        stage = self.snapshot.index.reranker
+        if stage is not None:
+            from toolfind.store.rerank import embed_in_background
+
+            embed_in_background(stage)
+
+    async def _poll(self, interval: float, catalogs: bool) -> None:
         while True:
             with anyio.move_on_after(interval if catalogs else math.inf):
                 await self._backends_dirty.wait()

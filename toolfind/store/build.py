@@ -18,6 +18,7 @@ from operator import mul
 from toolfind.core import actions, analysis, bm25f, synonyms, tiers
 from toolfind.errors import ConfigError
 from toolfind.models import FIELDS, ScoringParams, Tool
+from toolfind.semantic import text_key, tool_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -288,6 +289,8 @@ class Metadata:
         self.aliases: dict[int, tuple[str, ...]] = {}
         self.keys: dict[str, list[int]] = {}
         self.tag_ids: dict[str, list[int]] = {}
+        #: Each tool's text key in the vector store (``semantic.text_key``; zeros: disabled).
+        self.text_keys = bytearray()
         self.n_enabled = 0
         # namespace -> [tools, deferred, tag counts] over the enabled tools
         self._counts: dict[str, tuple[list[int], Counter[str]]] = {}
@@ -311,6 +314,8 @@ class Metadata:
         if tags:
             for key in {key_of(tag) for tag in tags} - {""}:
                 self.tag_ids.setdefault(key, []).append(doc)
+        text = tool_text(name, namespace, tool.description, tool.title) if enabled else ""
+        self.text_keys += text_key(text) if enabled else bytes(16)
         if enabled:
             self.n_enabled += 1
             counts = self._counts.get(namespace)

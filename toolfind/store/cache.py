@@ -39,11 +39,12 @@ from toolfind.userfiles import FileProblem, open_own, replace_file, working_dir
 # again: a build's and the cache commands' imports are local; loading uses the C unpickler.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
     from pathlib import Path
     from typing import Any
 
     from toolfind.catalog.discovery import Discovery
+    from toolfind.models import Signals
 
     Warn = Callable[[str], None]
     #: (files read, files found, tools loaded, tools analysed), as a build goes.
@@ -56,10 +57,21 @@ def _no_warn(message: str) -> None:
 
 class Loaded:
     """An index ready to query, with what loading it found: the skipped entries, the cache key
-    (empty for an uncached build), whether the cache answered, and the catalog files read.
+    (empty for an uncached build), whether the cache answered, and the catalog files read;
+    for an index a run opened (``store.run``), the signal settings its config gave
+    (``configured``, as the manifest keeps them) and the signals it asked for (``signals``).
     (Not a dataclass: the import would cost a warm command more than the load.)"""
 
-    __slots__ = ("extras", "files", "findings", "from_cache", "index", "key")
+    __slots__ = (
+        "configured",
+        "extras",
+        "files",
+        "findings",
+        "from_cache",
+        "index",
+        "key",
+        "signals",
+    )
 
     def __init__(
         self,
@@ -77,6 +89,8 @@ class Loaded:
         self.files = files
         #: A build's ``segment._native_extras`` of its tools, for the index file's directory.
         self.extras = extras
+        self.configured: dict[str, Any] = {}
+        self.signals: Signals | None = None
 
 
 def settings_fingerprint(params: ScoringParams, max_file_size: int) -> str:
@@ -99,13 +113,15 @@ def load_index(
     use_cache: bool = True,
     cache_root: Path | None = None,
     run_key: tuple[str, ...] | None = None,
+    configured: Mapping[str, Any] | None = None,
     warn: Warn = _no_warn,
     progress: Progress | None = None,
 ) -> Loaded:
     """The index over ``paths``: from the cache when it is current, else freshly built.
 
     ``run_key`` names the invocation (see ``manifest.run_key``) so the fast path can find this
-    index again without parsing anything. Raises CatalogError for a catalog path that does not
+    index again without parsing anything; it is remembered with the signal settings its
+    config gave (``configured``). Raises CatalogError for a catalog path that does not
     exist, and NothingLoaded (naming the file, its size and the limit) when a file over
     ``max_file_size`` was skipped and no other file loaded a tool;
     cache problems never raise, they are reported through ``warn``. A build reports through
@@ -146,7 +162,9 @@ def load_index(
             store.write_index(key, loaded)
     if run_key is not None:
         made = manifest.record(roots, found, cwd, taken, digests)
-        new = manifest.remembered(recorded, run_key, key, made, files, digests, taken, inputs)
+        new = manifest.remembered(
+            recorded, run_key, key, made, files, digests, taken, inputs, configured
+        )
     else:
         new = manifest.used(recorded, key)
     if new is not None:
@@ -157,12 +175,18 @@ def load_index(
 def load_recorded(run_key: tuple[str, ...], cache_root: Path | None = None) -> Loaded | None:
     """The index an earlier invocation with the same ``run_key`` loaded (see
     ``manifest.run_key``), if none of the catalog files and directories it recorded changed
-    since; else None, and the caller runs :func:`load_index`, which reports any problem.
-    The warm path of every command: no config parsing, catalog discovery or hashing.
+    since (with the signal settings its config gave: ``Loaded.configured``); else None, and
+    the caller runs :func:`load_index`, which reports any problem. The warm path of every
+    command: no config parsing, catalog discovery or hashing.
     """
     store = CacheStore(cache_root)
-    key = manifest.recorded_key(store._root, run_key)
-    return None if key is None else store.read_index(key)
+    found = manifest.recorded_run(store._root, run_key)
+    if found is None:
+        return None
+    loaded = store.read_index(found[0])
+    if loaded is not None:
+        loaded.configured = found[1]
+    return loaded
 
 
 def cache_key(inputs: str) -> str:
@@ -298,9 +322,10 @@ class CacheStore:
     def evict(self, live: set[str]) -> int:
         """Remove the index files whose key is not in ``live`` (:func:`manifest.live_keys`),
         then, while the index files left hold more than :data:`manifest.MAX_INDEX_BYTES`,
-        the least recently written (never the newest); each with the semantic vectors
-        beside it (``toolfind-<key>.<model>.vec``). Returns how many files went. The
-        reranker's segments are not an index's and stay. A file that cannot be removed
+        the least recently written (never the newest); each with an earlier version's
+        semantic vectors beside it (``toolfind-<key>.<model>.vec``). Returns how many files
+        went. The vector store's files are not an index's and stay (``store.vectors`` evicts
+        them). A file that cannot be removed
         (another user's, or mapped on Windows) stays; a process that has an index open or
         mapped keeps reading it (POSIX), and the next run that wants it back rebuilds it."""
         try:
@@ -416,7 +441,7 @@ class CacheStore:
 
 def is_own_file(name: str) -> bool:
     """Whether a file in the cache directory is one toolfind wrote: ``toolfind-<32 hex>.pickle``,
-    the semantic vectors ``toolfind-<32 hex>.<model>.vec``, the manifest, their
+    the tool vectors ``toolfind-<32 hex>.vectors-<model>.vec``, the manifest, their
     ``.toolfind-*.tmp`` leftovers, or the files of earlier cache formats
     (``<hex>.pickle``, ``<hex>.seg``, ``manifest.marshal`` and their temporary files)."""
     if name.startswith(".") and name.endswith(".tmp"):
@@ -425,7 +450,9 @@ def is_own_file(name: str) -> bool:
     if name == MANIFEST_NAME or name == "manifest.marshal":
         return True
     if name.startswith(segment.INDEX_PREFIX) and name.endswith(segment.VECTORS_SUFFIX):
-        key = name[len(segment.INDEX_PREFIX) :].split(".", 1)[0]  # toolfind-<key>.<model>.vec
+        key = name[len(segment.INDEX_PREFIX) :].split(".", 1)[
+            0
+        ]  # toolfind-<id>.vectors-<model>.vec
         return len(key) == 32 and _is_hex(key)
     stem, dot, suffix = name.rpartition(".")
     if name.startswith(segment.INDEX_PREFIX) and "." + suffix == segment.INDEX_SUFFIX:
@@ -435,9 +462,10 @@ def is_own_file(name: str) -> bool:
 
 
 def _index_key(name: str) -> str | None:
-    """The key of an index file's name (``toolfind-<key>.pickle``) or of the semantic vectors
-    beside one (``toolfind-<key>.<model>.vec``); None for any other name, a reranker segment
-    (``toolfind-<id>.rerank-<model>.vec``) included."""
+    """The key of an index file's name (``toolfind-<key>.pickle``) or of an earlier version's
+    semantic vectors beside one (``toolfind-<key>.<model>.vec``); None for any other name,
+    the vector store's files (``toolfind-<id>.vectors-<model>.vec``: not an index's, evicted
+    by ``store.vectors``) and an earlier reranker segment included."""
     if not name.startswith(segment.INDEX_PREFIX):
         return None
     key, dot, rest = name[len(segment.INDEX_PREFIX) :].partition(".")
@@ -445,7 +473,7 @@ def _index_key(name: str) -> str | None:
         return None
     if "." + rest == segment.INDEX_SUFFIX:
         return key
-    vectors = rest.endswith(segment.VECTORS_SUFFIX) and not rest.startswith("rerank-")
+    vectors = rest.endswith(segment.VECTORS_SUFFIX) and not rest.startswith(("rerank-", "vectors-"))
     return key if vectors else None
 
 

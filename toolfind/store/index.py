@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from toolfind.core import analysis, bm25f, confidence, filters
 from toolfind.core import search as searching
 from toolfind.core.synonyms import Table as SynonymTable
-from toolfind.errors import AmbiguousName, ToolNotFound
+from toolfind.errors import AmbiguousName, ModelUnavailable, SemanticUnavailable, ToolNotFound
 from toolfind.models import (
     FIELDS,
     Category,
@@ -53,10 +53,12 @@ if TYPE_CHECKING:
 
     from toolfind.core.search import Matched, TermPostings
     from toolfind.models import MatchKind
+    from toolfind.store.rerank import Reranker
+    from toolfind.store.vectors import SemanticSignal
 
 
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 
 #: A query over this many postings is scored with numpy even in a one-shot process, if numpy
 #: is installed: importing it costs about what adding up 300k postings in Python does.
@@ -64,23 +66,18 @@ _IMPORT_PAYS_BACK = 1_000_000
 
 
 #: ``similar`` searches with at most this many of the tool's terms, those that can add the
-#: most. Measured on the open sets' catalogs: the same 5 neighbours 95-100% of the time as
-#: with every term; at 100k synthetic tools, a third of the time (benchmarks/perf.py).
+#: most (docs/ARCHITECTURE.md, "The measurements behind the smaller tricks").
 SIMILAR_TERMS = 24
 
 #: ``similar`` reads at most this many postings: the strongest terms are taken in order while
 #: their postings fit (a term that would pass it is left out, a rarer one after it may still
-#: fit). Its weighted terms have no tiers to skip by and prune late, so every posting read is
-#: added up (about 0.3 us each in Python): at 100k synthetic tools, where every common word is
-#: in 40% of the tools, 24 terms meant 700-900k postings and 250-500 ms, and numpy's import
-#: alone costs a one-shot process 5-7x Python's start-up. On real catalogs (a few thousand
-#: tools) no term comes near it: the neighbours are those of every term kept.
+#: fit): its weighted terms have no tiers to skip by, so every posting read is added up.
 SIMILAR_POSTINGS = 32_768
 
 #: Slots holding one column each (an array when built, a memoryview when loaded).
 _COLUMNS = frozenset(
     "_docs _flags _idf _idocs _imp _ioffsets _max _ns_ids _offsets _pair_doc _pair_vec _pairs "
-    "_rank_of _tiers".split()
+    "_rank_of _text_keys _tiers".split()
 )
 #: Slots that are a choice of this process, not part of the index.
 _TRANSIENT = ("_accelerated", "_rerank", "_semantic", "_views", "_vocab")
@@ -123,8 +120,9 @@ class SearchIndex:
     _weights: tuple[float, ...]
     _expansions: SynonymTable
     _accelerated: bool
-    _semantic: Any  # toolfind.store.vectors.SemanticSignal, when the semantic signal is on
-    _rerank: Any  # toolfind.store.rerank.Reranker, when the rerank stage is on
+    _text_keys: Sequence[int]  # each tool's 16-byte key in the vector store (zeros: disabled)
+    _semantic: SemanticSignal | None
+    _rerank: Reranker | None
     _views: tuple[memoryview, memoryview, memoryview] | None
     _vocab: frozenset[str] | None
     __slots__ = tuple(sorted(__annotations__))  # every attribute annotated above
@@ -169,6 +167,7 @@ class SearchIndex:
         self._avg = tuple(avg)
         self._n = meta.n_enabled
         self._flags = array("B", meta.flags)
+        self._text_keys = bytes(meta.text_keys)
         self._names = StringTable.of(meta.names)
         # Ties break by (name, namespace): a tool's position in that order, compared as an int.
         names, namespaces = meta.names, meta.namespaces
@@ -229,6 +228,7 @@ class SearchIndex:
             self.format != INDEX_FORMAT
             or any(len(c) != n for c in per_tool)
             or len(self._lengths) != len(FIELDS)
+            or len(self._text_keys) != 16 * n
             or len(self._offsets) != n_terms + 1
             or len(self._ioffsets) != n_terms + 1
             or len(self._idf) != n_terms
@@ -399,14 +399,14 @@ class SearchIndex:
         """
         keep = self._filter(namespace, tags)
         stage = self._rerank if rerank is not False else None
-        if rerank and stage is None:
-            from toolfind.errors import ModelUnavailable
+        if stage is not None and not stage.ready():  # said once; the first stage answers
+            stage = None
+        elif rerank and stage is None:
             from toolfind.semantic.models import fetch_hint
 
             raise ModelUnavailable(fetch_hint())
         signal = self._semantic if semantic is not False else None
         if semantic and signal is None:
-            from toolfind.errors import SemanticUnavailable
             from toolfind.semantic import INSTALL_HINT
 
             raise SemanticUnavailable(INSTALL_HINT)
@@ -446,7 +446,9 @@ class SearchIndex:
         if min_confidence is not None:
             made = [h for h in made if h.confidence >= min_confidence]
         corrections = tuple(found.corrections.items())
-        return SearchResult(query, tuple(made), found.unmatched, corrections)
+        ran = {"semantic": staged.semantic is not None, "rerank": staged.cosines is not None}
+        stages = ("lexical", *(name for name, on in ran.items() if on))
+        return SearchResult(query, tuple(made), found.unmatched, corrections, stages)
 
     def ranking(
         self,
@@ -455,8 +457,8 @@ class SearchIndex:
         *,
         keep: Callable[[int], bool] | None = None,
         min_score: float | None = None,
-        signal: Any = None,
-        stage: Any = None,
+        signal: SemanticSignal | None = None,
+        stage: Reranker | None = None,
     ) -> confidence.Ranking:
         """What :meth:`search` ranks before it says how sure each hit is and cuts: at most
         ``limit`` hits of ``query``, by the first stage (BM25F with typos, synonyms and action
@@ -480,7 +482,10 @@ class SearchIndex:
             sims = dict(zip([e[0] for e in ranked], signal.similarities(ranked), strict=True))
         mix, cosines = (0.0, 0.0), None
         if stage is not None:
-            exact, ranked, mix = stage.run(self, query, exact, ranked, limit, min_score)
+            reranked = stage.run(self, query, exact, ranked, limit, min_score)
+            if reranked is None:  # the model failed: off now, the first stage answers
+                return self.ranking(query, limit, keep=keep, min_score=min_score, signal=signal)
+            exact, ranked, mix = reranked
             cosines = [0.0 if e[4] is None else e[4] for e in ranked]
         else:
             exact = [(*e, 0.0, None) for e in exact]
@@ -488,25 +493,26 @@ class SearchIndex:
         semantic = None if signal is None else [sims.get(e[0], 0.0) for e in ranked]
         return confidence.Ranking(found, exact, ranked, scale, mix, semantic, cosines)
 
-    def use_semantic(self, signal: Any) -> None:
-        """Fuse the semantic signal (a :class:`toolfind.store.vectors.SemanticSignal` over
-        this index's tools) into every search from now on; None turns it off."""
+    def use_semantic(self, signal: SemanticSignal | None) -> None:
+        """Fuse the semantic signal (over this index's tools) into every search from now on;
+        None turns it off."""
         self._semantic = signal
 
     @property
-    def semantic(self) -> Any:
-        """The attached semantic signal, or None."""
+    def semantic(self) -> SemanticSignal | None:
         return self._semantic
 
-    def use_reranker(self, stage: Any) -> None:
-        """Re-score every search's top candidates with ``stage`` (a
-        :class:`toolfind.store.rerank.Reranker`) from now on; None turns it off."""
+    def use_reranker(self, stage: Reranker | None) -> None:
+        """Re-score every search's top candidates with ``stage`` from now on; None: off."""
         self._rerank = stage
 
     @property
-    def reranker(self) -> Any:
-        """The attached rerank stage, or None."""
+    def reranker(self) -> Reranker | None:
         return self._rerank
+
+    def text_key(self, doc: int) -> bytes:
+        """Tool ``doc``'s key in the vector store (``store.vectors``): its text's."""
+        return bytes(self._text_keys[16 * doc : 16 * doc + 16])
 
     def postings(self, term: str) -> TermPostings | None:
         """The term's postings for :func:`toolfind.core.search.run` (views, not copies)."""

@@ -352,17 +352,26 @@ TIDY_BYTES = 1 << 20
 
 def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
     """The key of the index an earlier invocation with this ``run_key`` loaded, if its
-    record still holds (:func:`check`). A record that settles is saved so (when nobody
-    changed the entry meanwhile; a failed write only costs the next run the same check).
-    A manifest over :data:`TIDY_BYTES` is tidied first (:func:`tidy`): what dead runs left
-    would otherwise slow every warm run until some run records afresh."""
+    record still holds (:func:`recorded_run`)."""
+    found = recorded_run(root, run_key)
+    return None if found is None else found[0]
+
+
+def recorded_run(root: str, run_key: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
+    """The key of the index an earlier invocation with this ``run_key`` loaded, and the
+    signal settings its config gave (``remembered``'s ``signals``), if its record still
+    holds (:func:`check`). A record that settles is saved so (when nobody changed the entry
+    meanwhile; a failed write only costs the next run the same check). A manifest over
+    :data:`TIDY_BYTES` is tidied first (:func:`tidy`): what dead runs left would otherwise
+    slow every warm run until some run records afresh."""
     recorded = read(root)
     if recorded.get("size", 0) > TIDY_BYTES:
         recorded = tidy(root, recorded)
     entry = recorded.get("runs", {}).get(run_key)
     checked = check(entry)
     key = None if checked is None else checked.get("key")
-    if not isinstance(key, str):
+    signals = None if checked is None else checked.get("signals", {})
+    if not isinstance(key, str) or not isinstance(signals, dict):
         return None
     if checked is not entry:
         manifest = read(root)
@@ -373,7 +382,7 @@ def recorded_key(root: str, run_key: tuple[str, ...]) -> str | None:
                 save(root, manifest)
             except OSError:
                 pass
-    return key
+    return key, signals
 
 
 def known_key(manifest: Mapping[str, Any], inputs: str) -> str | None:
@@ -410,11 +419,16 @@ def remembered(
     digests: Mapping[str, str],
     taken: int,
     inputs: str,
+    signals: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """``manifest`` recording that the index ``key`` answers ``run_key`` while the record
-    ``made`` holds, each of ``files``' digests whose stamp is not racy, and ``key`` for the
-    build's ``inputs``; None when it records all of that already."""
+    ``made`` holds (with the signal settings the run's config gave, ``signals``, when there
+    are some: ``config.Run.configured``), each of ``files``' digests whose stamp is not
+    racy, and ``key`` for the build's ``inputs``; None when it records all of that
+    already."""
     entry = {"key": key, **made}
+    if signals:
+        entry["signals"] = dict(signals)
     runs = dict(manifest.get("runs", {}))
     keys = dict(manifest.get("keys", {}))
     if runs.get(run_key) == entry and keys.get(inputs) == key:
@@ -443,7 +457,8 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
     """Names this invocation's context: everything that decides which catalogs and settings
     apply. The install (toolfind's version and where its shipped catalogs are: two installs
     share one cache), the working directory, the options, the environment (``~`` in a
-    config's or ``$TOOLFIND_CATALOGS``'s paths expands with ``$HOME``), and each config file
+    config's or ``$TOOLFIND_CATALOGS``'s paths expands with ``$HOME``; the signals'
+    switches), and each config file
     that applies (the user-wide one and the project's) with its stamp. A deleted working
     directory is named ``""``: only absolute paths work there."""
     from toolfind.version import __version__
@@ -466,6 +481,8 @@ def run_key(catalog_args: tuple[str, ...], weight_args: tuple[str, ...] = ()) ->
         "\0".join(catalog_args),
         environ.get("TOOLFIND_CATALOGS", ""),
         environ.get("TOOLFIND_CONFIG", ""),
+        environ.get("TOOLFIND_SEMANTIC", ""),
+        environ.get("TOOLFIND_RERANK", ""),
         "\0".join(weight_args),
         *configs,
     )

@@ -4,22 +4,20 @@ After the first stage (BM25F, or BM25F fused with the semantic signal) has ranke
 catalog, :class:`Reranker` takes its top ``depth`` candidates (50 by default), embeds the
 query once with all-MiniLM-L6-v2 (:mod:`toolfind.semantic.minilm`), and mixes each
 candidate's first-stage score with its cosine similarity to the query
-(:func:`toolfind.core.fusion.rerank`). Only candidates are ever embedded, so the cost does
-not grow with the catalog: a tool's vector is computed the first time it is a candidate
-(the uncached candidates of a query in one batch) and kept.
+(:func:`toolfind.core.fusion.rerank`). A candidate's vector comes from the one vector store
+(:mod:`toolfind.store.vectors`: by model and tool text, shared by every index holding the
+tool); one not stored yet is embedded then (a query's missing candidates in one batch) and
+stored.
 
-Tool vectors are kept in memory and on disk (:class:`VectorStore`), keyed by the model and
-the tool's text, so that any index holding the same tool (another run, a rebuilt catalog,
-serve-mcp's next start) finds it. On disk they are segment files in the cache directory,
-``toolfind-<32 hex>.rerank-<model>.vec`` (written atomically like the index; ``toolfind
-cache clear`` removes them): a 64-byte header (magic, count, dimension, model), ``count``
-16-byte keys (the first half of the text's SHA-256), then the vectors as little-endian
-float16. Fresh vectors are rounded to float16 as well, so a fresh and a stored vector rank
-alike. A damaged or foreign segment is skipped (and its vectors computed again).
+Every tool of an index gets its vector in the background (:func:`embed_in_background`;
+serve-mcp after it starts, the Python API from its first reranked search, ``toolfind model
+embed`` in the foreground): a child process at the lowest priority writes segments, which
+queries pick up as they come (:meth:`Reranker.vectors` is the whole catalog's view:
+``ToolVectors.nearest``).
 
-serve-mcp embeds every tool in the background after it starts (:func:`warm_in_background`):
-a child process at the lowest CPU priority that writes segments, which queries pick up; until
-then a query reranks with what is stored and embeds its own missing candidates.
+A model that cannot be loaded, or that gives vectors that are not finite, turns the stage
+off with one warning naming the file and the fix (:meth:`Reranker.ready`): search answers
+from the first stage.
 
 numpy and the model are imported only when the stage runs: never by the lexical path.
 """
@@ -27,11 +25,8 @@ numpy and the model are imported only when the stage runs: never by the lexical 
 from __future__ import annotations
 
 import atexit
-import hashlib
 import json
 import os
-import secrets
-import struct
 import subprocess
 import sys
 import threading
@@ -39,9 +34,11 @@ from collections.abc import Callable, Sequence
 from importlib import util as _util
 
 from toolfind.core import fusion
-from toolfind.semantic import models
-from toolfind.semantic import tool_text as _tool_text
-from toolfind.store import segment
+from toolfind.errors import ModelError, ModelUnavailable
+from toolfind.models import MAX_RERANK_DEPTH, RERANK_DEPTH, RERANK_WEIGHT
+from toolfind.semantic import models, text_key
+from toolfind.store import vectors as stored
+from toolfind.store.vectors import ToolVectors, VectorStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,35 +46,16 @@ if TYPE_CHECKING:
 
     from toolfind.models import TermContribution
     from toolfind.semantic.minilm import Encoder
+    from toolfind.store.vectors import Catalog
 
     Warn = Callable[[str], None]
 
-#: Candidates of the first stage that are re-scored, when no setting says otherwise.
-DEFAULT_DEPTH = 50
-#: Largest depth a setting may ask for: each candidate is embedded once, so a deeper stage
-#: costs more only while vectors are missing.
-MAX_DEPTH = 1000
-
-_MAGIC = b"TFRRK\x01\x00\x00"
-_HEADER = struct.Struct("<8sII44s")
-_KEY = 16
-#: Segments beyond this are merged into one when vectors are added.
-_MAX_SEGMENTS = 8
+#: The reranker's vectors' width (all-MiniLM-L6-v2's hidden size).
+DIM = 384
 
 
 def _quiet(message: str) -> None:
     """The default ``warn``: nothing."""
-
-
-def key_of(text: str) -> bytes:
-    """A tool text's key in the store: the first half of its SHA-256."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:_KEY]
-
-
-def tool_text(tool: Any) -> str:
-    """The text a tool is embedded from (the semantic signal's: names as words, title,
-    description)."""
-    return _tool_text(tool.name, tool.namespace, tool.description, tool.title)
 
 
 def runnable() -> bool:
@@ -98,274 +76,111 @@ EXTRA_HINT = (
     " (then `toolfind model fetch` if the model is not installed yet)"
 )
 
-
-# -- the stored vectors ------------------------------------------------------------------------
-
-
-class VectorStore:
-    """Vectors of tool texts for one model: in memory, and in segment files in the cache
-    directory ``root`` (None: in memory only). Thread-safe; shared by every index of a
-    process (:func:`store_for`)."""
-
-    def __init__(self, root: str | None, ident: str, dim: int, warn: Warn = _quiet) -> None:
-        import numpy as np
-
-        self._np = np
-        self.root = root
-        self.ident = ident
-        self.dim = dim
-        self._warn = warn
-        slug = "".join(c if c.isalnum() or c in "._-" else "_" for c in ident)
-        self._suffix = f".rerank-{slug}{segment.VECTORS_SUFFIX}"
-        self._rows: dict[bytes, int] = {}
-        self._matrix = np.zeros((256, dim), dtype=np.float32)
-        self._count = 0
-        self._seen: set[str] = set()
-        self._dir_stamp: tuple[int, int] | None = None
-        self._lock = threading.Lock()
-        self._loaded = False  # the segments are read on first use, not when attached
-
-    @property
-    def matrix(self) -> Any:
-        """Every stored vector, one row each (rows beyond :meth:`rows_of`'s are unused)."""
-        return self._matrix
-
-    def __len__(self) -> int:
-        if not self._loaded:
-            self.refresh()
-        return self._count
-
-    def rows_of(self, keys: Sequence[bytes]) -> list[int]:
-        """The row of each key, -1 for a key not stored."""
-        if not self._loaded:
-            self.refresh()
-        rows = self._rows
-        return [rows.get(k, -1) for k in keys]
-
-    def refresh(self) -> None:
-        """Read the segment files written since the last look (by this process, another one,
-        or the background worker): only when the directory changed."""
-        self._loaded = True
-        if self.root is None:
-            return
-        try:
-            st = os.stat(self.root)
-        except OSError:
-            return
-        stamp = (st.st_mtime_ns, st.st_ino)
-        if stamp == self._dir_stamp:
-            return
-        try:
-            names = [n for n in os.listdir(self.root) if n.endswith(self._suffix)]
-        except OSError:
-            return
-        with self._lock:
-            self._dir_stamp = stamp
-            for name in sorted(set(names) - self._seen):
-                self._seen.add(name)
-                found = self._read(os.path.join(self.root, name))
-                if found is not None:
-                    self._add(*found)
-
-    def _read(self, path: str) -> tuple[list[bytes], Any] | None:
-        from toolfind.userfiles import FileProblem, open_own
-
-        np = self._np
-        try:
-            fh, _ = open_own(path)  # never a FIFO or another user's file
-            with fh:
-                data = fh.read()
-        except FileProblem as exc:
-            self._warn(f"Ignoring cache file {path}: {exc.message}.")
-            return None
-        except OSError:  # removed by a merge meanwhile: its vectors are in the merged one
-            return None
-        try:
-            magic, count, dim, ident = _HEADER.unpack_from(data)
-        except struct.error:
-            magic, count, dim, ident = b"", 0, 0, b""
-        size = _HEADER.size + count * (_KEY + 2 * dim)
-        if (
-            magic != _MAGIC
-            or dim != self.dim
-            or ident.rstrip(b"\0") != self.ident.encode()[:44]
-            or len(data) != size
-        ):
-            self._warn(f"Cache file {path} is unreadable; its vectors will be computed again.")
-            return None
-        start = _HEADER.size
-        keys = [data[start + i * _KEY : start + (i + 1) * _KEY] for i in range(count)]
-        offset = start + count * _KEY
-        vectors = np.frombuffer(data, dtype="<f2", count=count * dim, offset=offset)
-        return keys, vectors.reshape(count, dim).astype(np.float32)
-
-    def _add(self, keys: Sequence[bytes], vectors: Any) -> None:
-        """Keep ``vectors`` under ``keys`` in memory (a key already there keeps its row).
-        Called with the lock held."""
-        np = self._np
-        fresh = [i for i, k in enumerate(keys) if k not in self._rows]
-        if not fresh:
-            return
-        need = self._count + len(fresh)
-        if need > len(self._matrix):
-            # A new, larger matrix: a reader holding the old one still finds its rows there.
-            grown = np.zeros((max(need, 2 * len(self._matrix)), self.dim), dtype=np.float32)
-            grown[: self._count] = self._matrix[: self._count]
-            self._matrix = grown
-        self._matrix[self._count : need] = vectors[fresh]
-        for offset, i in enumerate(fresh):
-            self._rows[keys[i]] = self._count + offset
-        self._count = need
-
-    def add(self, keys: Sequence[bytes], vectors: Any) -> Any:
-        """Store ``vectors`` (rows of float32, rounded here to float16 as they are written)
-        under ``keys``, in memory and, with a cache directory, as a new segment file.
-        Returns the rounded vectors."""
-        np = self._np
-        half = np.ascontiguousarray(vectors, dtype="<f2")
-        rounded = half.astype(np.float32)
-        with self._lock:
-            self._add(keys, rounded)
-        if self.root is not None and len(keys):
-            self._write(list(keys), half)
-        return rounded
-
-    def _write(self, keys: list[bytes], half: Any) -> None:
-        from toolfind.userfiles import replace_file
-
-        name = f"{segment.INDEX_PREFIX}{secrets.token_hex(16)}{self._suffix}"
-        header = _HEADER.pack(_MAGIC, len(keys), self.dim, self.ident.encode()[:44])
-        assert self.root is not None
-        try:
-            os.makedirs(self.root, mode=0o700, exist_ok=True)
-            replace_file(os.path.join(self.root, name), [header, b"".join(keys), half.tobytes()])
-        except OSError as exc:
-            self._warn(f"Cannot write the reranker's vectors in {self.root}: {exc}")
-            return
-        with self._lock:
-            self._seen.add(name)
-        self._merge_if_many()
-
-    def _merge_if_many(self) -> None:
-        """Merge the segment files into one when there are more than :data:`_MAX_SEGMENTS`
-        (a merge that races another process's loses nothing: a vector missing later is
-        computed again)."""
-        assert self.root is not None
-        try:
-            names = sorted(n for n in os.listdir(self.root) if n.endswith(self._suffix))
-        except OSError:
-            return
-        if len(names) <= _MAX_SEGMENTS:
-            return
-        self.refresh()
-        with self._lock:
-            keys = sorted(self._rows, key=self._rows.__getitem__)
-            rows = [self._rows[k] for k in keys]
-            half = self._matrix[rows].astype("<f2")
-        from toolfind.userfiles import replace_file
-
-        name = f"{segment.INDEX_PREFIX}{secrets.token_hex(16)}{self._suffix}"
-        header = _HEADER.pack(_MAGIC, len(keys), self.dim, self.ident.encode()[:44])
-        try:
-            replace_file(os.path.join(self.root, name), [header, b"".join(keys), half.tobytes()])
-        except OSError:
-            return
-        with self._lock:
-            self._seen.add(name)
-        for old in names:
-            try:
-                os.unlink(os.path.join(self.root, old))
-            except OSError:
-                pass
-
-
-_STORES: dict[tuple[str | None, str], VectorStore] = {}
 _ENCODERS: dict[str, Encoder] = {}
 _SHARED = threading.Lock()
 
 
-def store_for(root: str | None, model: models.ModelSpec, warn: Warn = _quiet) -> VectorStore:
-    """The process's vector store of ``model`` in cache directory ``root`` (None: memory)."""
-    with _SHARED:
-        found = _STORES.get((root, model.ident))
-        if found is None:
-            found = _STORES[(root, model.ident)] = VectorStore(root, model.ident, 384, warn)
-        return found
-
-
 def encoder_for(name: str) -> Encoder:
-    """The process's encoder of model ``name``, loaded once (about 0.3 s). Raises
-    ModelUnavailable when the model is not installed."""
+    """The process's encoder of model ``name``, loaded once (about 0.3 s) and checked to give
+    sound vectors. Raises ModelUnavailable when the model is not installed, ModelError
+    naming the file when one cannot be read (or the folder, when its vectors are not
+    finite)."""
     with _SHARED:
         found = _ENCODERS.get(name)
         if found is None:
             from toolfind.semantic.minilm import Encoder
 
-            found = _ENCODERS[name] = Encoder(models.require(name))
+            path = models.require(name)
+            loaded = Encoder(path)
+            if not stored.sound(loaded.embed(["find a tool"])).all():
+                raise ModelError(f"{path} gives vectors that are not finite")
+            found = _ENCODERS[name] = loaded
         return found
+
+
+def store_for(root: str | None, model: models.ModelSpec, warn: Warn = _quiet) -> VectorStore:
+    """The process's store of ``model``'s vectors in cache directory ``root`` (None: memory)."""
+    return stored.store_for(root, model.ident, DIM, warn)
 
 
 # -- the stage ---------------------------------------------------------------------------------
 
 
 class Reranker:
-    """The rerank stage of one index: its model, weight and depth, and which stored vector
-    each of its tools has (found on first use). ``SearchIndex.search`` calls :meth:`run`.
-    ``warm_on_first_query`` (serve-mcp): the first query that reranks starts
-    :func:`warm_in_background` for the index."""
+    """The rerank stage of one index: its model, weight and depth, and its tools' vectors
+    (:attr:`vectors`). ``SearchIndex.search`` asks :meth:`ready`, then calls :meth:`run`.
+    ``background`` (serve-mcp, the Python API): the first query that reranks starts
+    :func:`embed_in_background` for the index."""
 
     __slots__ = (
-        "_doc_rows",
-        "_doc_keys",
-        "depth",
-        "model",
-        "store",
-        "warm_on_first_query",
-        "weight",
-    )
+        "_lock", "_off", "_warn", "background", "depth", "embedding", "model", "vectors", "weight"
+    )  # fmt: skip
 
     def __init__(
         self,
+        index: Catalog,
         model: models.ModelSpec,
         store: VectorStore,
         *,
-        weight: float = fusion.RERANK_WEIGHT,
-        depth: int = DEFAULT_DEPTH,
+        weight: float = RERANK_WEIGHT,
+        depth: int = RERANK_DEPTH,
+        warn: Warn = _quiet,
     ) -> None:
-        from toolfind.errors import ConfigError
-
-        if not 0.0 <= weight <= 1.0:
-            raise ConfigError(f"rerank weight must be between 0 and 1, not {weight}")
-        if not 1 <= depth <= MAX_DEPTH:
-            raise ConfigError(f"rerank depth must be between 1 and {MAX_DEPTH}, not {depth}")
         self.model = model
-        self.store = store
         self.weight = weight
         self.depth = depth
-        self._doc_rows: dict[int, int] = {}
-        self._doc_keys: dict[int, bytes] = {}
-        self.warm_on_first_query = False
+        #: The index's tools' vectors by this model: the whole catalog's are
+        #: ``vectors.stored()`` and ``vectors.nearest(query_vector, k)``.
+        self.vectors = ToolVectors(index, store, self._embed)
+        self.background = False
+        #: The background embedding of this index's tools last started, if any (``wait()``
+        #: for it).
+        self.embedding: Background | None = None
+        self._warn = warn
+        self._off = ""
+        self._lock = threading.Lock()
 
-    def with_settings(self, weight: float | None = None, depth: int | None = None) -> Reranker:
-        """The same stage with another weight or depth (``eval`` and ``tune`` try several)."""
-        other = Reranker(
-            self.model,
-            self.store,
-            weight=self.weight if weight is None else weight,
-            depth=self.depth if depth is None else depth,
+    def _embed(self, texts: list[str]) -> Any:
+        return encoder_for(self.model.name).embed(texts)
+
+    def ready(self) -> bool:
+        """Whether the stage can run: its model loads (the first time) and gives sound
+        vectors. When it cannot (a damaged or partial file, removed meanwhile), the stage
+        turns itself off, said once through ``warn`` with the file and the fix: search
+        then answers from the first stage."""
+        if self._off:
+            return False
+        try:
+            encoder_for(self.model.name)
+        except (ModelError, ModelUnavailable) as exc:
+            self.turn_off(str(exc))
+            return False
+        return True
+
+    def turn_off(self, reason: str) -> None:
+        """Turn the stage off for good, saying why once."""
+        with self._lock:
+            if self._off:
+                return
+            self._off = reason
+        self._warn(
+            f"Warning: reranking is off: {reason} (run `toolfind model fetch` to install the "
+            "model again); results come from the first stage"
         )
-        other._doc_rows, other._doc_keys = self._doc_rows, self._doc_keys
-        return other
+
+    def embed_query(self, query: str) -> Any:
+        """The query's unit vector by the stage's model (raises as :func:`encoder_for`)."""
+        return encoder_for(self.model.name).embed_one(query)
 
     def run(
         self,
-        index: Any,
+        index: Catalog,
         query: str,
         exact: Sequence[Sequence[Any]],
         ranked: Sequence[Sequence[Any]],
         limit: int,
         min_score: float | None,
-    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[float, float]]:
+    ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], tuple[float, float]] | None:
         """Re-score the first stage's ``exact`` and ``ranked`` entries (``(doc, score)`` or
         ``(doc, score, semantic part)``): the exact ones and the first ``depth`` ranked ones
         get the mix; ranked ones past the depth (a search asking for more hits than the
@@ -374,15 +189,20 @@ class Reranker:
         cosine or None)``, exact hits first in their order, the ranked by (-score, name), at
         most ``limit`` in all, those below ``min_score`` dropped; and the mix: (the factor that
         turns a first-stage score's part into its share of the final score, the weight used
-        for this query: :func:`toolfind.core.fusion.rerank_weight`), for ``--explain``."""
-        if self.warm_on_first_query:
-            self.warm_on_first_query = False
-            warm_in_background(index)
+        for this query: :func:`toolfind.core.fusion.rerank_weight`), for ``--explain``.
+        None when the model failed meanwhile (the stage is then off: :meth:`turn_off`)."""
+        if self.background:
+            self.background = False
+            embed_in_background(self)
         head = list(exact) + list(ranked[: self.depth])
         docs = [int(e[0]) for e in head]
         if not docs or limit <= 0:
             return [], [], (0.0, self.weight)
-        cosines = self.cosines(index, query, docs)
+        try:
+            cosines = self.cosines(query, docs)
+        except (ModelError, ModelUnavailable, ValueError) as exc:
+            self.turn_off(str(exc))
+            return None
         weight = fusion.rerank_weight(self.weight, query)
         mixed, factor = fusion.rerank([float(e[1]) for e in head], cosines, weight)
         entries: list[tuple[Any, ...]] = [
@@ -398,18 +218,19 @@ class Reranker:
         rest.sort(key=lambda e: (-e[1], index.tie_key(e[0])))
         return out_exact, rest[: max(0, limit - len(out_exact))], (factor, weight)
 
-    def cosines(
-        self, index: Any, query: str, docs: Sequence[int], query_vector: Any = None
-    ) -> list[float]:
-        """The cosine similarity of ``query`` to each of ``docs`` (tools of ``index``): the
-        query embedded once (unless its vector is given: :meth:`embed_queries`), the tools'
-        vectors from the store (the missing ones embedded in one batch and stored)."""
-        encoder = encoder_for(self.model.name)
-        qv = encoder.embed_one(query) if query_vector is None else query_vector
-        rows = self._rows(index, docs, encoder)
+    def cosines(self, query: str, docs: Sequence[int], query_vector: Any = None) -> list[float]:
+        """The cosine similarity of ``query`` to each of ``docs``: the query embedded once
+        (unless its vector is given: :meth:`embed_queries`), the tools' vectors from the
+        store (the missing ones embedded in one batch and stored). Raises ValueError when
+        the model gives a vector that is not finite."""
+        import numpy as np
+
+        qv = self.embed_query(query) if query_vector is None else query_vector
+        if not stored.sound(np.asarray(qv, dtype=np.float32)[None, :]).all():
+            raise ValueError(f"the model {self.model.name} gives vectors that are not finite")
         # einsum, not ``@``: OpenBLAS's threads cost a busy machine tens of milliseconds for
         # a product this small (docs/SEMANTIC.md).
-        result: list[float] = encoder._np.einsum("ij,j->i", self.store.matrix[rows], qv).tolist()
+        result: list[float] = np.einsum("ij,j->i", self.vectors.of(docs), qv).tolist()
         return result
 
     def embed_queries(self, queries: Sequence[str]) -> dict[str, Any]:
@@ -417,32 +238,6 @@ class Reranker:
         than one at a time): ``eval``/``tune`` over thousands of labelled queries."""
         unique = list(dict.fromkeys(queries))
         return dict(zip(unique, encoder_for(self.model.name).embed(unique), strict=True))
-
-    def _rows(self, index: Any, docs: Sequence[int], encoder: Encoder) -> list[int]:
-        """The store's row of each doc's vector; the missing ones embedded in one batch."""
-        doc_rows = self._doc_rows
-        if all(d in doc_rows for d in docs):
-            return [doc_rows[d] for d in docs]
-        keys = [self._key(index, d) for d in docs]
-        rows = self.store.rows_of(keys)
-        if -1 in rows:
-            self.store.refresh()  # the background worker may have written them
-            rows = self.store.rows_of(keys)
-        missing = list(dict.fromkeys(k for k, r in zip(keys, rows, strict=True) if r < 0))
-        if missing:
-            texts = {self._doc_keys[d]: d for d in docs}
-            vectors = encoder.embed([tool_text(index.tools[texts[k]]) for k in missing])
-            self.store.add(missing, vectors)
-            rows = self.store.rows_of(keys)
-        for d, r in zip(docs, rows, strict=True):
-            doc_rows[d] = r
-        return rows
-
-    def _key(self, index: Any, doc: int) -> bytes:
-        found = self._doc_keys.get(doc)
-        if found is None:
-            found = self._doc_keys[doc] = key_of(tool_text(index.tools[doc]))
-        return found
 
     def explained(
         self,
@@ -459,7 +254,6 @@ class Reranker:
         from toolfind.models import TermContribution
 
         factor, weight = mix
-
         rows = [
             TermContribution(
                 c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * factor
@@ -482,17 +276,20 @@ def enable(
     index: Any,
     want: bool | None,
     *,
-    weight: float | None = None,
-    depth: int | None = None,
-    cache_root: str | None = None,
+    weight: float = RERANK_WEIGHT,
+    depth: int = RERANK_DEPTH,
     use_cache: bool = True,
+    root: str | os.PathLike[str] | None = None,
+    background: bool = False,
     warn: Warn = _quiet,
     name: str = models.DEFAULT_MODEL,
 ) -> bool:
     """Attach the rerank stage to ``index`` as asked: ``want`` False: off; None: on when the
     model is installed and can run; True: on, or ModelUnavailable saying in one line how to
     get what is missing. Returns whether it is on. Cheap: the model is loaded by the first
-    query that reranks. The one policy the Python API, the CLI and serve-mcp share."""
+    query that reranks, which with ``background`` also starts :func:`embed_in_background`.
+    Vectors are kept in ``root``, else the cache directory (none unless ``use_cache``).
+    The one policy the Python API, the CLI and serve-mcp share."""
     if want is False:
         index.use_reranker(None)
         return False
@@ -502,116 +299,81 @@ def enable(
         problem = "model"
     if problem:
         if want:
-            from toolfind.errors import ModelUnavailable
-
             if problem == "model":
                 models.require(model.name)  # raises, naming what is wrong with the folder
             raise ModelUnavailable(problem)
         index.use_reranker(None)
         return False
-    root = None
-    if use_cache:
-        from toolfind.store.manifest import default_cache_dir
-
-        root = os.fspath(cache_root) if cache_root else default_cache_dir(os.environ)
-    index.use_reranker(
-        Reranker(
-            model,
-            store_for(root, model, warn),
-            weight=fusion.RERANK_WEIGHT if weight is None else weight,
-            depth=DEFAULT_DEPTH if depth is None else depth,
-        )
-    )
+    if not 1 <= depth <= MAX_RERANK_DEPTH:
+        raise ValueError(f"rerank depth {depth} is out of range")  # config bounds it first
+    store = store_for(stored.cache_root(use_cache, root), model, warn)
+    stage = Reranker(index, model, store, weight=weight, depth=depth, warn=warn)
+    stage.background = background
+    index.use_reranker(stage)
     return True
 
 
-# -- serve-mcp's background worker ---------------------------------------------------------------
-
-_WORKER: list[subprocess.Popen[bytes]] = []
-_WORKER_LOCK = threading.Lock()
+# -- the background embedding -------------------------------------------------------------------
 
 
-def warm_in_background(index: Any) -> threading.Thread | None:
-    """Embed every enabled tool of ``index`` that has no stored vector, without delaying the
-    caller: a thread at the lowest priority gathers the tools' texts and hands them to a
-    child process, also at the lowest priority (and on one BLAS thread), which writes segment
-    files that queries pick up as they come. The thread still shares the interpreter (reading
-    10k tools' texts holds it about 150 ms), so serve-mcp starts it on the first reranked
-    query (``Reranker.warm_on_first_query``), never while it starts. The previous worker, if still running, is
-    stopped first. None (nothing started) without a rerank stage or a cache directory:
-    vectors are then computed by the queries that need them. Returns the thread (tests wait
-    on it, then on :func:`worker`)."""
-    stage = getattr(index, "reranker", None)
-    if stage is None or stage.store.root is None:
-        return None
-    thread = threading.Thread(
-        target=_start_worker, args=(index, stage), name="toolfind-rerank-warm", daemon=True
-    )
-    _STARTING[:] = [thread]
-    thread.start()
-    return thread
+class Background:
+    """A background embedding of one index's tools: a thread that finds the tools without a
+    stored vector and a child process that embeds them. :meth:`wait` for it, :meth:`stop`
+    it (serve-mcp's next index, the end of the process)."""
 
+    def __init__(self, stage: Reranker) -> None:
+        self.stage = stage
+        self.process: subprocess.Popen[bytes] | None = None
+        self._stopped = False
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._start, name="toolfind-embed", daemon=True)
 
-_STARTING: list[threading.Thread] = []
-
-
-def worker(timeout: float | None = None) -> subprocess.Popen[bytes] | None:
-    """The background worker process last started, if any, once the thread starting it is
-    done (waiting at most ``timeout`` seconds for it)."""
-    for thread in list(_STARTING):
-        thread.join(timeout)
-    with _WORKER_LOCK:
-        return _WORKER[-1] if _WORKER else None
-
-
-def _start_worker(index: Any, stage: Reranker) -> None:
-    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
-        try:  # this thread only (Linux threads have their own nice value)
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        except OSError:
-            pass
-    texts = list(
-        dict.fromkeys(
-            text
-            for d, tool in enumerate(index.tools)
-            if index.enabled(d) and (text := tool_text(tool))
+    def _start(self) -> None:
+        # At the process's own priority: a thread at a lower one that the system leaves
+        # waiting while it holds the interpreter would hold up the event loop with it
+        # (pings of serve-mcp waited up to 0.6 s on a busy machine). The child is niced.
+        vectors = self.stage.vectors
+        texts = list(
+            dict.fromkeys(stored.tool_text(vectors.index.tools[d]) for d in vectors.missing())
         )
-    )
-    job = json.dumps(
-        {"root": stage.store.root, "model": stage.model.name, "texts": texts}, ensure_ascii=False
-    ).encode("utf-8", "surrogatepass")
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    with _WORKER_LOCK:
-        _stop_workers()
+        if not texts:
+            return
+        job = json.dumps(
+            {"root": vectors.store.root, "model": self.stage.model.name, "texts": texts},
+            ensure_ascii=False,
+        ).encode("utf-8", "surrogatepass")
+        with self._lock:
+            if self._stopped:
+                return
+            try:
+                self.process = _spawn_worker()
+            except OSError:
+                return  # queries embed their own candidates
         try:
-            child = subprocess.Popen(
-                [sys.executable, "-m", "toolfind.store.rerank"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
-            )
+            assert self.process.stdin is not None
+            self.process.stdin.write(job)
+            self.process.stdin.close()
         except OSError:
-            return  # queries embed their own candidates
-        _WORKER.append(child)
-    try:
-        assert child.stdin is not None
-        child.stdin.write(job)
-        child.stdin.close()
-    except OSError:
-        pass  # it was stopped
+            pass  # it was stopped
 
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Wait for the embedding to end (at most ``timeout`` seconds for the thread, then
+        for the process); the process's exit code, or None when none was needed (nothing
+        missing) or it still runs."""
+        self.thread.join(timeout)
+        if self.process is None:
+            return None
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
-def stop_worker() -> None:
-    """Stop the background worker, if one runs (the process exits)."""
-    with _WORKER_LOCK:
-        _stop_workers()
-
-
-def _stop_workers() -> None:
-    while _WORKER:
-        child = _WORKER.pop()
-        if child.poll() is None:
+    def stop(self) -> None:
+        """Stop it (the process exits; what it wrote stays)."""
+        with self._lock:
+            self._stopped = True
+            child = self.process
+        if child is not None and child.poll() is None:
             child.terminate()
             try:
                 child.wait(timeout=5)
@@ -620,10 +382,103 @@ def _stop_workers() -> None:
                 child.wait()
 
 
-atexit.register(stop_worker)
+_RUNNING: list[Background] = []
+_RUNNING_LOCK = threading.Lock()
+
+
+def embed_in_background(stage: Reranker) -> Background | None:
+    """Embed every enabled tool of ``stage``'s index that has no stored vector, without
+    delaying the caller: a thread at the lowest priority finds them and hands their texts to
+    a child process (at the lowest priority, on one BLAS thread, isolated from the working
+    directory), which writes segment files that queries pick up as they come. The previous
+    background embedding, if still running, is stopped first. None without a cache
+    directory (queries then embed their own candidates)."""
+    if stage.vectors.store.root is None:
+        return None
+    job = stage.embedding = Background(stage)
+    with _RUNNING_LOCK:
+        while _RUNNING:
+            _RUNNING.pop().stop()
+        _RUNNING.append(job)
+    job.thread.start()
+    return job
+
+
+def stop_background() -> None:
+    """Stop the background embedding, if one runs."""
+    with _RUNNING_LOCK:
+        while _RUNNING:
+            _RUNNING.pop().stop()
+
+
+atexit.register(stop_background)
+
+
+def _spawn_worker() -> subprocess.Popen[bytes]:
+    """``python -P -m toolfind.store.rerank`` from the filesystem's root: nothing a working
+    directory holds (a planted ``secrets.py``, ``numpy/``) can run in it."""
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-P", "-m", "toolfind.store.rerank"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=os.path.abspath(os.sep),
+    )
+
 
 #: Texts the worker embeds and writes at a time: progress reaches queries as it is made.
 _WORKER_CHUNK = 256
+
+
+def embed_missing(
+    store: VectorStore,
+    encoder: Encoder,
+    texts: Sequence[str],
+    progress: Callable[[int, int], object] | None = None,
+    going: Callable[[], bool] = lambda: True,
+) -> int:
+    """Embed those of ``texts`` whose vector ``store`` lacks, a chunk at a time (each chunk
+    stored as it is done: an interrupted run loses one chunk at most, and the next one
+    resumes), while ``going()``; ``progress(done, total)`` after each chunk. Returns how
+    many were embedded. Raises ValueError when the model gives vectors that are not
+    finite."""
+    done = 0
+    for start in range(0, len(texts), _WORKER_CHUNK):
+        if not going():
+            break
+        chunk = list(texts[start : start + _WORKER_CHUNK])
+        keys = [text_key(t) for t in chunk]
+        _, have = store.get(keys)
+        todo = [i for i, ok in enumerate(have) if not ok]
+        if todo:
+            store.add([keys[i] for i in todo], encoder.embed([chunk[i] for i in todo]))
+            done += len(todo)
+        if progress is not None:
+            progress(min(start + _WORKER_CHUNK, len(texts)), len(texts))
+    return done
+
+
+def embed_all(
+    stage: Reranker, progress: Callable[[int, int], object] | None = None
+) -> tuple[int, int]:
+    """Embed, here and now, every enabled tool of ``stage``'s index that has no stored
+    vector (``toolfind model embed``), a chunk at a time, each stored as it is done: an
+    interrupted run (Ctrl-C) loses one chunk at most, and the next resumes.
+    ``progress(done, total)`` after each chunk. Returns (the index's enabled tools, how many
+    were embedded now). Raises ModelUnavailable or ModelError (naming the file) for a model
+    that cannot be loaded or gives vectors that are not finite."""
+    vectors = stage.vectors
+    index = vectors.index
+    missing = vectors.missing()
+    texts = list(dict.fromkeys(stored.tool_text(index.tools[d]) for d in missing))
+    encoder = encoder_for(stage.model.name)
+    try:
+        done = embed_missing(vectors.store, encoder, texts, progress)
+    except ValueError as exc:
+        raise ModelError(f"{models.status(stage.model.name).path}: {exc}") from None
+    return sum(index.enabled(d) for d in range(len(index.tools))), done
 
 
 def _worker_main() -> int:
@@ -636,17 +491,8 @@ def _worker_main() -> int:
     job = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
     model = models.spec(job["model"])
     store = store_for(job["root"], model)
-    encoder = encoder_for(model.name)
     texts = [t for t in job["texts"] if isinstance(t, str)]
-    for start in range(0, len(texts), _WORKER_CHUNK):
-        if os.getppid() != parent:
-            return 0  # the server is gone: nobody will read these
-        chunk = texts[start : start + _WORKER_CHUNK]
-        store.refresh()
-        keys = [key_of(t) for t in chunk]
-        todo = [(k, t) for k, t in zip(keys, chunk, strict=True) if store.rows_of([k])[0] < 0]
-        if todo:
-            store.add([k for k, _ in todo], encoder.embed([t for _, t in todo]))
+    embed_missing(store, encoder_for(model.name), texts, going=lambda: os.getppid() == parent)
     return 0
 
 

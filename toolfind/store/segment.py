@@ -50,7 +50,7 @@ DIRECTORY_PART, PICKLE_PART = 0, 1
 #: Index files are named ``toolfind-<key>.pickle`` in the cache directory (see
 #: ``store.manifest``: every file toolfind writes there is named ``toolfind-*``).
 INDEX_PREFIX, INDEX_SUFFIX = "toolfind-", ".pickle"
-#: The semantic signal's tool vectors beside an index: ``toolfind-<key>.<model id>.vec``.
+#: The suffix of the vector store's files (``store.vectors``): ``toolfind-<id>.vectors-<model>.vec``.
 VECTORS_SUFFIX = ".vec"
 
 
