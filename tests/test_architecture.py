@@ -7,27 +7,36 @@ architecture says it does not go, so the map in the docs stays true.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "toolfind"
 
-#: Layers from the bottom; a module may import its own group and the groups of lower layers.
-#: ``backends`` is the MCP client (the backend servers serve-mcp proxies, and ``catalog pull``),
-#: a sibling under ``serve``, which never imports ``cli``; ``cli`` may start ``serve`` (the
-#: serve-mcp command).
-LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"errors", "models", "shapes", "version"}),
-    frozenset({"core"}),
-    frozenset({"catalog", "config", "config_write", "userfiles", "semantic"}),
-    frozenset({"store"}),
-    frozenset({"output"}),
-    frozenset({"eval"}),
-    frozenset({"backends"}),
-    frozenset({"serve"}),
-    frozenset({"cli", "toolfind", "__main__"}),
-)
+ARCHITECTURE = Path(__file__).resolve().parent.parent / "docs" / "ARCHITECTURE.md"
+
+
+def _stated_layers() -> tuple[frozenset[str], ...]:
+    """The layers from the bottom, as the table under "## Layers" in docs/ARCHITECTURE.md
+    states them: a row's second column names its packages in backticks (``core/``,
+    ``toolfind/__init__`` for the package root). A module may import its own group and the
+    groups of lower layers; the doc is the one statement of the order, so it cannot drift."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    layers = []
+    for row in section.splitlines():
+        cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+        if len(cells) < 2 or not re.match(r"\d+\.", cells[0]):
+            continue
+        names = {name.rstrip("/") for name in re.findall(r"`([^`]+)`", cells[1])}
+        layers.append(
+            frozenset("toolfind" if name == "toolfind/__init__" else name for name in names)
+        )
+    return tuple(layers)
+
+
+LAYERS = _stated_layers()
 
 
 def _modules() -> list[tuple[str, Path]]:
@@ -72,6 +81,17 @@ def _imports(path: Path, *, typing_too: bool = True) -> set[str]:
 
 
 MODULES = _modules()
+GROUPS = {_group(module) for module, _ in MODULES}
+
+
+def test_every_package_has_its_stated_layer() -> None:
+    """Each top-level package and module sits in exactly one row of the doc's table, and the
+    table names nothing that is gone: a new room is placed on the map before it is built."""
+    stated = [group for layer in LAYERS for group in layer]
+    assert len(LAYERS) >= 8, "the layer table in docs/ARCHITECTURE.md was not found"
+    assert len(stated) == len(set(stated)), f"a package on two layers: {sorted(stated)}"
+    assert GROUPS - set(stated) == set(), f"not on the layer table: {sorted(GROUPS - set(stated))}"
+    assert set(stated) - GROUPS == set(), f"on the table but gone: {sorted(set(stated) - GROUPS)}"
 
 
 @pytest.mark.parametrize(("module", "path"), MODULES, ids=[m for m, _ in MODULES])
@@ -82,9 +102,9 @@ def test_imports_point_down_the_layers(module: str, path: Path) -> None:
         if imported.split(".")[0] != "toolfind" or imported == "toolfind":
             continue
         group = _group(imported)
-        if group == own or group not in {g for layer in LAYERS for g in layer}:
-            continue
-        if _layer(group) > _layer(own) or (own == "serve" and group == "cli"):
+        if group == own or group not in GROUPS:
+            continue  # a name from the package root (``from toolfind import open_index``)
+        if _layer(group) > _layer(own):
             wrong.add(imported)
     assert not wrong, f"{module} imports from a higher layer: {sorted(wrong)}"
 
