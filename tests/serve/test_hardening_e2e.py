@@ -48,6 +48,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 HOSTILE = BACKENDS / "hostile_server.py"
 START = 90.0  # a cold start imports the MCP SDK in three processes on two busy cores
 WAIT = 30.0
+#: A bound that only a hang reaches: a thousand searches wait for their answers, however
+#: long a loaded machine takes to give them (the MCP clients share its two cores).
+HANG = 900.0
 CALL_TIMEOUT = "2"
 MB = 1024 * 1024
 
@@ -282,7 +285,7 @@ async def test_a_thousand_concurrent_searches_over_http_all_succeed(http: Http) 
         if structured(result)["hits"][0]["name"] == queries[query]:
             answers.append(query)
 
-    with anyio.fail_after(120):
+    with anyio.fail_after(HANG):
         async with anyio.create_task_group() as sessions:
             for _ in range(20):
                 sessions.start_soon(session)
