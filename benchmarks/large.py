@@ -7,9 +7,12 @@ resident memory (the child's ``ru_maxrss``, from ``os.wait4``), its wall time, i
 (user + system: steadier than wall time on a busy machine) and what it printed:
 
 * the cold build (``search --json`` with an empty cache: parse, analyse, index, write);
-* warm ``list --json``, ``summaries --all`` (text and ``--json``) and ``search --json``.
+* warm ``list --json``, ``summaries --all`` (text and ``--json``) and ``search --json``;
+* warm ``show`` of a tool's name, and of a name no tool has (one edit from it), ``--json``
+  and the table: the tool, and the error with its "did you mean" (exit 1).
 
-Issue 18's targets: cold build <= 500 MiB, ``list --json`` and ``summaries`` <= 150 MiB.
+Targets: cold build <= 500 MiB, ``list --json`` and ``summaries`` <= 150 MiB, a ``show``
+hit or miss <= 30 MiB.
 
 ``--base PATH`` also measures another checkout (e.g. a worktree of an older revision), run by
 run interleaved with this one so that the machine's drift hits both alike;
@@ -34,10 +37,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from perf import QUERIES, make_tool  # noqa: E402 - the one synthetic tool generator
+from perf import QUERIES, make_tool, typo  # noqa: E402 - the one synthetic tool generator
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"cold build": 500, "list --json": 150, "summaries --all": 150, "summaries --json": 150}
+TARGETS |= {"show": 30, "show --json": 30, "show miss": 30, "show miss --json": 30}
 
 #: (peak RSS in MiB, wall seconds, CPU seconds, bytes printed) of one run.
 Sample = tuple[float, float, float, int]
@@ -67,7 +71,7 @@ class Tree:
         compile_ = [sys.executable, "-m", "compileall", "-q", str(self.root / "toolfind")]
         subprocess.run(compile_, check=True)
 
-    def run(self, args: list[str]) -> Sample:
+    def run(self, args: list[str], code: int = 0) -> Sample:
         cmd = [sys.executable, "-m", "toolfind", *args]
         with open(self.out, "wb") as stdout:
             start = time.perf_counter()
@@ -77,7 +81,7 @@ class Tree:
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode != 0:
+        if proc.returncode != code:
             raise SystemExit(f"{self.name}: {' '.join(cmd)} exited {proc.returncode}")
         cpu = usage.ru_utime + usage.ru_stime
         return usage.ru_maxrss / 1024, wall, cpu, self.out.stat().st_size  # maxrss: KiB
@@ -121,12 +125,20 @@ def measure(work: Path, trees: list[Tree], size: int, runs: int) -> list[tuple[s
     subprocess.run([sys.executable, __file__, "--write", str(catalog), str(size)], check=True)
     print(f"catalog: {catalog.stat().st_size / 2**20:.1f} MiB", file=sys.stderr)
     cat = ["-c", str(catalog)]
+    # One edit from a tool's name (perf.py's tool 7 of the same seed: ``size`` tools).
+    rng = random.Random(size)
+    hit = str([make_tool(rng, i) for i in range(8)][7]["name"])
+    miss = typo(hit)
     commands = [
         ("cold build", ["search", QUERIES[0], *cat, "--json"]),
         ("list --json", ["list", *cat, "--json"]),
         ("summaries --all", ["summaries", "--all", *cat]),
         ("summaries --json", ["summaries", "--all", *cat, "--json"]),
         ("search --json", ["search", QUERIES[0], *cat, "--json"]),
+        ("show", ["show", hit, *cat]),
+        ("show --json", ["show", hit, *cat, "--json"]),
+        ("show miss", ["show", miss, *cat]),
+        ("show miss --json", ["show", miss, *cat, "--json"]),
     ]
     rows = []
     for label, command in commands:
@@ -135,7 +147,7 @@ def measure(work: Path, trees: list[Tree], size: int, runs: int) -> list[tuple[s
             for tree in trees if i % 2 == 0 else trees[::-1]:
                 if label == "cold build":
                     shutil.rmtree(tree.cache, ignore_errors=True)
-                samples[tree.name].append(tree.run(command))
+                samples[tree.name].append(tree.run(command, 1 if "miss" in label else 0))
         for tree in trees:
             got = samples[tree.name]
             median = tuple(statistics.median(s[k] for s in got) for k in range(4))

@@ -4,7 +4,8 @@ Generates synthetic catalogs of 1k, 10k and 100k tools (fixed seed: realistic na
 sentence descriptions, 1-6 described parameters), then reports medians of repeated runs and
 their ratio to P, the median of `python -c pass` timed in the same run:
 
-* warm `toolfind search QUERY --json` and `toolfind show NAME --json` (the fast path);
+* warm `toolfind search QUERY --json` and `toolfind show NAME --json` (the fast path), and
+  `show` of a name no tool has (`--json` and the table: the error and its "did you mean");
 * other commands: warm `categories --json`, the table `search`, `similar --json`,
   `summaries --json` and the table `show` (the fast path answers them from the cached index),
   and through Typer (TOOLFIND_NO_FASTPATH=1) `categories --json` and the table `search` and
@@ -80,15 +81,21 @@ def write_catalog(directory: Path, size: int) -> Path:
     return path
 
 
-def timed(cmd: list[str], env: dict[str, str], runs: int) -> float:
+def timed(cmd: list[str], env: dict[str, str], runs: int, code: int = 0) -> float:
+    """The median wall time of ``runs`` runs of ``cmd``, each of which must exit ``code``."""
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        subprocess.run(
-            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
-        )
+        done = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         samples.append(time.perf_counter() - start)
+        if done.returncode != code:
+            raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}, not {code}")
     return statistics.median(samples)
+
+
+def typo(name: str) -> str:
+    """``name`` with its middle letter left out: a name no tool has, one edit from one."""
+    return name[: len(name) // 2] + name[len(name) // 2 + 1 :]
 
 
 def main() -> None:
@@ -145,6 +152,14 @@ def main() -> None:
         ):
             t = timed(cmd, env, args.runs)
             rows.append((label, t, t / p, limit))
+        # A name no tool has: the warm path says so from the index file, with the closest
+        # names (core.suggest), whatever the output asks for.
+        for label, cmd in (
+            (f"show miss --json {size:,}", [toolfind, "show", typo(name), *cat, "--json"]),
+            (f"show miss, table {size:,}", [toolfind, "show", typo(name), *cat]),
+        ):
+            t = timed(cmd, env, args.runs, code=1)
+            rows.append((label, t, t / p, "<= 3x"))
         # Warm, these are answered from the cached index without Typer (the fast path); with
         # TOOLFIND_NO_FASTPATH=1 the same commands go through Typer.
         typer_env = {**env, "TOOLFIND_NO_FASTPATH": "1"}

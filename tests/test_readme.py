@@ -11,8 +11,9 @@ The convention (for whoever edits them):
   run, nor checked, at all.
 - Each runs in bash (pipes work: ``| jq ...``; a command whose pipeline needs a program this
   machine lacks is skipped), in one working directory holding a copy of the shipped catalogs
-  as ``./catalogs`` (so paths read as they do in a checkout), with one cache for them all,
-  ``toolfind`` being this checkout. README.md runs first, then docs/*.md by name, each in
+  as ``./catalogs`` (so paths read as they do in a checkout), outside the checkout, with no
+  toolfind variable set and a home of their own (so one cache for them all, and no config
+  but the docs'), ``toolfind`` being this checkout. README.md runs first, then docs/*.md by name, each in
   order.
 - A fenced block right after a ``<!-- doctest: write PATH -->`` line is written to PATH in
   that directory first (``queries.yaml``); two blocks writing one PATH must agree.
@@ -177,9 +178,11 @@ FILES = {path: text for doc in PARSED.values() for path, text, _ in doc.files}
 
 
 def _env(workdir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLFIND_")}
+    """A reader's environment: no toolfind variable, and a home of the docs' own (its cache,
+    config and model folders where a new user's are, empty at first)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TOOLFIND_", "XDG_"))}
     env["PATH"] = f"{workdir.parent / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-    env["TOOLFIND_CACHE_DIR"] = str(workdir.parent / "cache")
+    env["HOME"] = str(workdir.parent / "home")
     env["COLUMNS"] = "200"
     return env
 
@@ -203,6 +206,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from toolfind.config import packaged_catalogs
 
     root = tmp_path_factory.mktemp("readme")
+    (root / "home").mkdir()
     work = root / "work"
     shutil.copytree(packaged_catalogs(), work / "catalogs")
     for name, text in FILES.items():
@@ -222,6 +226,21 @@ def test_the_readme_has_runnable_examples() -> None:
     assert any(c.startswith("toolfind search") for c in commands)
     assert any(e.shown for e in readme.examples)
     assert any(path == "queries.yaml" for path, _, _ in readme.files)
+
+
+def test_ci_runs_the_readme_test_command_verbatim_and_installs_once() -> None:
+    [command] = [
+        line
+        for line in README.read_text(encoding="utf-8").splitlines()
+        if line.startswith("python3 -m venv") and "pytest" in line
+    ]
+    ci = [
+        line
+        for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if not line.lstrip().startswith("#")
+    ]
+    assert command in ci
+    assert [line for line in ci if "pip install" in line] == [command]
 
 
 def test_every_user_doc_is_read_and_every_file_written_once() -> None:

@@ -107,6 +107,64 @@ def test_bad_entries_are_one_line_each(tmp_path: Path, entry: Any, message: str)
     assert messages(load_one(write(tmp_path / "c.json", json.dumps(entry)))) == [message]
 
 
+def test_every_problem_of_an_entry_is_a_finding_with_its_own_place(tmp_path: Path) -> None:
+    text = """[{"name": "f",
+  "parameters": {"type": "object",
+    "required": "n",
+    "properties": {"n": {"type": "integr"}}}}]"""
+    result = load_one(write(tmp_path / "c.json", text), every_problem=True)
+    assert result.tools == ()
+    assert messages(result) == [
+        "../c.json:3: [0].parameters.required: 'n' is not of type 'array'",
+        "../c.json:4: [0].parameters.properties.n.type: 'integr' is not valid under any of the"
+        " given schemas",
+    ]
+    assert {(f.severity, f.rule) for f in result.findings} == {("error", "invalid")}
+    # Loading for any other command: one finding for one skipped entry, the first.
+    assert messages(load_one(tmp_path / "c.json")) == messages(result)[:1]
+
+
+def test_a_broken_key_and_a_broken_schema_are_both_found(tmp_path: Path) -> None:
+    entry = {
+        "description": 5,
+        "inputSchema": {"type": "object", "required": "n"},
+        "outputSchema": {"type": "strnig"},
+    }
+    path = write(tmp_path / "c.json", [entry])
+    assert messages(load_one(path, every_problem=True)) == [
+        "../c.json:1: [0]: 'name' is a required property",
+        "../c.json:1: [0].description: 5 is not of type 'string'",
+        "../c.json:1: [0].inputSchema.required: 'n' is not of type 'array'",
+        "../c.json:1: [0].outputSchema.type: 'strnig' is not valid under any of the given schemas",
+    ]
+    # Without the schema checks, only what reading the entry needs: its first problem.
+    assert messages(load_one(path, every_problem=True, check_schemas=False)) == [
+        "../c.json:1: [0]: 'name' is a required property"
+    ]
+
+
+def test_an_entry_with_very_many_problems_gets_at_most_a_hundred_lines(tmp_path: Path) -> None:
+    # Keys sort as text: p000..p149 keeps the document's order equal to the names' order.
+    properties = {f"p{i:03}": {"type": "integr"} for i in range(150)}
+    entry = {"name": "f", "description": "d", "parameters": {"properties": properties}}
+    said = messages(load_one(write(tmp_path / "c.json", [entry]), every_problem=True))
+    not_valid = "'integr' is not valid under any of the given schemas"
+    assert len(said) == 100
+    assert said[:99] == [
+        f"../c.json:1: [0].parameters.properties.p{i:03}.type: {not_valid}" for i in range(99)
+    ]
+    assert said[99] == "../c.json:1: [0]: and 51 more problems of this entry"
+
+
+def test_a_problem_inside_a_value_already_wrong_is_not_said_twice(tmp_path: Path) -> None:
+    entry = {"name": "f", "description": "x" * 70_000, "parameters": {"required": "a"}}
+    path = write(tmp_path / "c.json", entry)
+    assert messages(load_one(path, every_problem=True)) == [
+        "../c.json:1: description: is 70,000 characters long; the limit is 65,536",
+        "../c.json:1: parameters.required: 'a' is not of type 'array'",
+    ]
+
+
 def test_a_draft_07_schema_is_checked_against_the_draft_07_meta_schema(tmp_path: Path) -> None:
     params = {
         "$schema": "http://json-schema.org/draft-07/schema#",

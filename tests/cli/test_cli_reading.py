@@ -283,6 +283,39 @@ def test_validate_says_not_a_tool_catalog_for_a_package_json() -> None:
     assert "'name' is a required property" not in out
 
 
+def test_validate_prints_each_schema_error_of_an_entry_on_its_own_line() -> None:
+    write(
+        Path("wrongtype.json"),
+        '[{"name": "add", "description": "Add two numbers.",\n'
+        '  "parameters": {"type": "object", "required": "n",\n'
+        '    "properties": {"n": {"type": "integr"}}}}]\n',
+    )
+    code, out, err = invoke("validate", "wrongtype.json")
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        "wrongtype.json:2: error: [0].parameters.required: 'n' is not of type 'array' [invalid]",
+        "wrongtype.json:3: error: [0].parameters.properties.n.type: 'integr' is not valid under"
+        " any of the given schemas [invalid]",
+        "1 file, 0 tools: 2 errors, 0 warnings",
+    ]
+    code, out, err = invoke("validate", "wrongtype.json", "--json")
+    assert (code, err) == (1, "")
+    assert [(f["line"], f["path"]) for f in json.loads(out)] == [
+        (2, "[0].parameters.required"),
+        (3, "[0].parameters.properties.n.type"),
+    ]
+
+
+def test_validate_gives_one_verdict_for_a_wholly_broken_file() -> None:
+    write(Path("trunc.json"), '{"tools": [')
+    code, out, err = invoke("validate", "trunc.json")
+    assert (code, err) == (1, "")
+    assert out.splitlines() == [
+        "trunc.json:1: error: invalid JSON: Expecting value (column 12) [invalid]",
+        "1 file, 0 tools: 1 error, 0 warnings",
+    ]
+
+
 def test_validate_counts_with_singular_and_plural_words() -> None:
     write(Path("one.yaml"), "tools:\n  - name: a\n    description: Does one thing well.\n")
     code, out, _ = invoke("validate", "one.yaml")

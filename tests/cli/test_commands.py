@@ -439,11 +439,16 @@ def test_nothing_loaded_is_an_error_naming_the_paths(
     where = nothing_to_load(tmp_path, case)
     code, out, err = invoke(*argv, "-c", str(where))
     assert code == 1
-    assert err.splitlines()[-1] == f"Error: 0 tools loaded from {where}"
     assert "No tools found" not in out + err
     if argv[0] != "validate":
         assert out == ""
+        assert err.splitlines()[-1] == f"Error: 0 tools loaded from {where}"
         assert len(err.splitlines()) == (1 if case == "empty" else 2)  # the skipped file, named
+    elif case == "empty":  # nothing says why: the error line instead of the count
+        assert (out, err) == ("", f"Error: 0 tools loaded from {where}\n")
+    else:  # one verdict: the error that says why and the count, not a second line as well
+        assert out.splitlines()[-1] == "1 file, 0 tools: 1 error, 0 warnings"
+        assert err == ""
 
 
 @pytest.mark.parametrize("case", ["empty", "package"])

@@ -303,7 +303,6 @@ def test_index_commands_warn_about_skipped_entries_like_the_typer_app(
         ["similar", "--json"],
         ["similar", "read_file", "--json", "-k", "0"],
         ["similar", "read_file", "--json", "--weight", "name=2"],
-        ["similar", "no_such_tool_anywhere", "--json"],
         ["similar", "read_file", "write_file", "--json"],
         ["categories", "--json", "--no-cache"],
         ["list", "--deferred", "--no-deferred"],
@@ -311,8 +310,6 @@ def test_index_commands_warn_about_skipped_entries_like_the_typer_app(
         ["list", "extra"],
         ["list", "--json", "--format", "csv"],
         ["search", "file", "--json", "--no-cache"],
-        ["show", "nonexistent_tool_name", "--json"],
-        ["show", "nonexistent_tool_name"],
         ["show", "read_file", "--format", "OpenAI"],
         ["schemas", "--format", "openai"],
         ["search", "-k", "0", "file", "--json"],
@@ -322,6 +319,69 @@ def test_index_commands_fall_back_on_anything_else(
     warm: None, capsys: pytest.CaptureFixture[str], args: list[str]
 ) -> None:
     assert fast([*args, "-c", CATALOG], capsys) is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "raed_file", "--json"],  # from the index file
+        ["show", "raed_file"],  # a table, said from the index file too
+        ["show", "raed_file", "--dialect", "openai"],
+        ["show", "files/raed_file", "--json"],
+        ["show", "nonexistent_tool_name"],  # nothing close
+        ["similar", "raed_file", "--json"],
+        ["similar", "no_such_tool_anywhere"],
+    ],
+)
+def test_a_name_no_tool_has_is_said_by_the_warm_path_as_by_typer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    cat = _write(
+        tmp_path,
+        "half.json",
+        [
+            {"name": "read_file", "description": "Read a file.", "namespace": "files"},
+            {"name": "bad_tool", "description": "Bad parameters.", "parameters": 5},
+            *({"name": f"tool_{i}", "description": "Filler."} for i in range(100)),
+        ],
+    )
+    args = [*args, "-c", cat]
+    slow(["list", "-c", cat])  # the cache the warm path reads
+    typer = runner.invoke(app, args)
+    assert typer.exit_code == 1
+    capsys.readouterr()
+    assert fastpath.run(args) == 1
+    got = capsys.readouterr()
+    assert (got.out, got.err) == (typer.stdout, typer.stderr) == ("", got.err)
+    assert got.err.startswith("Warning: skipped ")  # the skipped entry first, once
+    assert got.err.count("Warning: skipped ") == 1
+    if "raed_file" in args[1]:
+        assert "Did you mean 'read_file'?" in got.err or "'files/read_file'?" in got.err
+
+
+def test_a_warm_miss_imports_no_typer() -> None:
+    import subprocess
+    import sys
+
+    slow(["list", "-c", CATALOG])
+    script = "import sys; from toolfind.__main__ import main; sys.argv[0] = 'toolfind'; main()"
+    for output in ([], ["--json"]):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", script, "show", "raed_file", "-c", CATALOG]
+            + output,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 1
+        assert "Did you mean 'read_file'?" in done.stderr
+        modules = {
+            line.split("|")[-1].strip()
+            for line in done.stderr.splitlines()
+            if line.startswith("import time:")
+        }
+        assert "toolfind.cli.fast" in modules
+        assert not modules & {"typer", "rich", "toolfind.cli.common", "pickle"}
 
 
 def test_index_commands_answer_only_when_warm(

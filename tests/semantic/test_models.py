@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import zipfile
 from pathlib import Path
 
@@ -203,6 +204,23 @@ def test_model_fetch_from_a_copy_then_list_verify_path_and_remove(
         err.strip()
         == f"Error: all-minilm-l6-v2 is not installed (nothing at {target / 'all-minilm-l6-v2'})"
     )
+
+
+def test_model_fetch_without_the_extra_says_what_else_reranking_needs(
+    model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLFIND_MODEL_DIR", str(tmp_path / "models"))
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # as if not installed
+    code, out, err = invoke("model", "fetch", "--from", str(model))
+    assert code == 0  # the model is installed all the same, for when the extra is
+    assert out.strip() == str(tmp_path / "models" / "all-minilm-l6-v2")
+    assert err.splitlines()[-1] == (
+        "Warning: reranking also needs numpy, tokenizers and safetensors, which are not"
+        ' installed: pip install "toolfind[semantic]"'
+    )
+    monkeypatch.delitem(sys.modules, "tokenizers")
+    code, _, err = invoke("model", "fetch", "--from", str(model))
+    assert code == 0 and "Warning" not in err
 
 
 def test_model_fetch_of_an_unknown_model_is_one_error_line() -> None:

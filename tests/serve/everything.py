@@ -1,8 +1,9 @@
 """The MCP reference server ``@modelcontextprotocol/server-everything`` (npm) for the tests,
 and a host that answers what it asks (sampling, elicitation, roots).
 
-The package is installed once per machine into ``.cache/npm`` of the checkout (ignored by
-git), pinned to the version ``scripts/inspector-check.sh`` uses. Without ``node``/``npm`` the
+The package is installed once per machine into ``npm`` of the tests' cache, outside the
+checkout (``tests.helpers.TEST_CACHE``; test runs side by side take turns, under a lock),
+pinned to the version ``scripts/inspector-check.sh`` uses. Without ``node``/``npm`` the
 tests that need it are skipped, except under CI (``CI`` set), where that is a failure.
 """
 
@@ -21,11 +22,11 @@ import mcp_types as types
 import pytest
 from mcp.client.session import ClientRequestContext
 
-from tests.helpers import REPO
+from tests.helpers import TEST_CACHE
 
 VERSION = "2026.8.31"
 PACKAGE = "@modelcontextprotocol/server-everything"
-CACHE = REPO / ".cache" / "npm"
+CACHE = TEST_CACHE / "npm"
 
 
 def everything_script() -> Path:

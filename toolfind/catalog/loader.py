@@ -32,7 +32,7 @@ from toolfind.catalog.parse import (
 from toolfind.catalog.paths import EntryError, PathPart, pointer_parts, short_repr
 from toolfind.catalog.paths import finding as _finding
 from toolfind.catalog.rules import MAX_NAMESPACE_LENGTH
-from toolfind.catalog.validate import _check_schemas
+from toolfind.catalog.validate import _check_schemas, other_problems
 from toolfind.errors import CatalogError
 from toolfind.models import Finding, LoadResult, Source, Tool
 from toolfind.shapes import detect_entry
@@ -52,10 +52,11 @@ def _stem_namespace(path: Path) -> str:
 class _FileLoader:
     """Loads one file's tools; collects its findings."""
 
-    def __init__(self, path: Path, check_schemas: bool) -> None:
+    def __init__(self, path: Path, check_schemas: bool, every_problem: bool) -> None:
         self.path = path
         self.file = str(path)
         self.check_schemas = check_schemas
+        self.every_problem = every_problem
         self.yaml = path.suffix.lower() in (".yaml", ".yml")
         self.namespace = _stem_namespace(path)  # for tools that name none (once, not per tool)
         self.tools: list[Tool] = []
@@ -203,17 +204,24 @@ class _FileLoader:
                 source,
                 self.check_schemas,
                 defaults.get("defer", False),
+                every_problem=self.every_problem,
             )
         except EntryError as exc:
             # A provider's built-in tool is not a mistake, just nothing to index.
             severity: Severity = "warning" if shape == "builtin" else "error"
-            line = doc.locate(exc.full_parts)
             rule = "builtin-tool" if shape == "builtin" else ""
-            self.findings.append(
-                _finding(
-                    self.file, exc.message, severity, line=line, parts=exc.full_parts, rule=rule
+            for each in exc.each if self.every_problem else (exc,):
+                parts = each.full_parts
+                self.findings.append(
+                    _finding(
+                        self.file,
+                        each.message,
+                        severity,
+                        line=doc.locate(parts),
+                        parts=parts,
+                        rule=rule,
+                    )
                 )
-            )
             return
         self.tools.append(tool)
 
@@ -264,13 +272,22 @@ def _checked(
     source: Source,
     check_schemas: bool,
     defer: bool = False,
+    *,
+    every_problem: bool = False,
 ) -> Tool:
     """``entry`` read the general way, every key checked (``formats.tool_from_entry``) and,
     with ``check_schemas``, against its packaged schema and the meta-schema (``validate``).
-    Raises ``EntryError``."""
-    tool = formats.tool_from_entry(
-        entry, namespace=namespace, tags=tags, source=source, shape=shape, defer=defer
-    )
+    Raises ``EntryError``; with ``check_schemas``, its ``more`` holds the entry's other
+    problems (with ``every_problem``, those too that jsonschema finds beside the first the
+    reading rules found)."""
+    try:
+        tool = formats.tool_from_entry(
+            entry, namespace=namespace, tags=tags, source=source, shape=shape, defer=defer
+        )
+    except EntryError as exc:
+        if not (check_schemas and every_problem):
+            raise
+        raise other_problems(entry, shape, exc) from None
     if check_schemas and shape is not None:
         _check_schemas(entry, shape, tool, source)
     return tool
@@ -281,6 +298,7 @@ def load(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     check_schemas: bool = True,
+    every_problem: bool = False,
     progress: Callable[[int, int, int], object] | None = None,
     found: Discovery | None = None,
 ) -> LoadResult:
@@ -290,8 +308,9 @@ def load(
     (namespace, name) was already loaded is skipped: the first in load order wins (paths in
     the order given, files within a directory sorted). ``check_schemas`` runs the packaged
     JSON Schemas and the meta-schema over every entry (the checks needed to build a correct
-    ``Tool`` always run). ``LoadResult.files`` lists every catalog file found, loaded or not.
-    ``progress``, if given, is called after each file with (files read, files found, tools).
+    ``Tool`` always run). ``every_problem`` (``validate``) makes each of an entry's problems a
+    finding, not only the first. ``LoadResult.files`` lists every catalog file found, loaded
+    or not. ``progress``, if given, is called after each file with (files read, files found, tools).
     ``found`` is ``discover(paths)`` when the caller walked them already.
 
     Raises ``CatalogError`` only when a path does not exist.
@@ -302,7 +321,7 @@ def load(
     oversized: list[Finding] = []
     first: dict[tuple[str, str], Tool] = {}
     for done, path in enumerate(files, 1):
-        loader = _FileLoader(path, check_schemas)
+        loader = _FileLoader(path, check_schemas, every_problem)
         loader.load(max_bytes)
         findings.extend(loader.findings)
         if loader.too_big:

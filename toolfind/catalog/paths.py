@@ -25,14 +25,29 @@ Fail = Callable[[str, Sequence[PathPart]], Exception]
 
 
 class EntryError(CatalogError):
-    """A bad entry; ``parts`` is the JSON path inside the entry (``catalog`` maps it to a line)."""
+    """A bad entry; ``parts`` is the JSON path inside the entry (``catalog`` maps it to a line).
 
-    def __init__(self, message: str, source: Source, parts: Sequence[PathPart] = ()) -> None:
+    ``more`` holds the entry's other problems, when it has several (``validate`` lists each)."""
+
+    def __init__(
+        self,
+        message: str,
+        source: Source,
+        parts: Sequence[PathPart] = (),
+        more: Sequence[EntryError] = (),
+    ) -> None:
         self.parts = tuple(parts)
         self.source = source
+        self.more = tuple(more)
         super().__init__(
             message, file=source.file, line=source.line, path=json_path(self.full_parts)
         )
+
+    @property
+    def each(self) -> tuple[EntryError, ...]:
+        """Every problem of the entry: this one (the message a one-line report gives), then
+        the others found (``more``), each with its own path."""
+        return (self, *self.more)
 
     @property
     def full_parts(self) -> tuple[PathPart, ...]:

@@ -23,6 +23,7 @@ from toolfind.catalog.metaschema import (
 from toolfind.catalog.paths import EntryError, PathPart, printable, short_repr
 from toolfind.catalog.rules import FUNCTION, SHAPES, fits_shape, input_key, output_key
 from toolfind.models import Source, Tool
+from toolfind.shapes import schema_from_gemini
 
 _NATIVE_TOOL_REF: Final = "urn:toolfind:schema:native-catalog#/$defs/tool"
 _FREE_TEXT: Final = frozenset({"description", "title", "$comment", "pattern", "$ref", "format"})
@@ -73,49 +74,142 @@ def _meta_validator(schema: Mapping[str, Any]) -> Any:
     return _validators[key]
 
 
-def _first_error(validator: Any, instance: Any) -> tuple[tuple[PathPart, ...], str] | None:
+Problem = tuple[tuple[PathPart, ...], str]
+
+
+def _errors(validator: Any, instance: Any) -> list[Problem]:
+    """Every way ``instance`` breaks the validator's schema (jsonschema's ``iter_errors``),
+    each worded as ``best_match`` words it (the likeliest branch of an ``anyOf``/``oneOf``)."""
     from jsonschema.exceptions import best_match
 
     try:
-        error = best_match(validator.iter_errors(instance))
+        found = [best_match([error]) for error in validator.iter_errors(instance)]
     except RecursionError:
-        return (), "nested too deeply to check"
-    if error is None:
-        return None
-    message = error.message
-    if len(message) > 200:
-        message = message.replace(repr(error.instance), short_repr(error.instance))
-    if len(message) > 300:
-        message = message[:299] + "…"
-    return tuple(error.absolute_path), printable(message)
+        return [((), "nested too deeply to check")]
+    problems: list[Problem] = []
+    seen: set[Problem] = set()
+    for error in found:
+        if error is None:
+            continue
+        message = error.message
+        if len(message) > 200:
+            message = message.replace(repr(error.instance), short_repr(error.instance))
+        if len(message) > 300:
+            message = message[:299] + "…"
+        problem = (tuple(error.absolute_path), printable(message))
+        if problem not in seen:
+            seen.add(problem)
+            problems.append(problem)
+    return problems
 
 
 def _check_schemas(entry: Mapping[str, Any], shape: str, tool: Tool, source: Source) -> None:
     """Check the entry against its shape's schema and its JSON Schemas against the meta-schema.
 
     Run after ``tool_from_entry`` succeeded (``_reduced`` relies on its checks). Raises
-    ``EntryError`` for the first problem. jsonschema runs only for what the rules
-    (``rules.fits_shape``, ``metaschema.schema_strings``) cannot vouch for.
+    ``EntryError`` naming every problem (the first, then ``more``). jsonschema runs only for
+    what the rules (``rules.fits_shape``, ``metaschema.schema_strings``) cannot vouch for.
     """
-    rules = SHAPES[shape][0]
+    problems: list[Problem] = []
     if not fits_shape(entry, shape):
         validator = _shape_validator(shape)
-        if not _memo_valid(validator, shape, _reduced(entry, rules)):
-            problem = _first_error(validator, entry)
-            if problem is not None:
-                raise EntryError(problem[1], source, problem[0])
-    body_at: tuple[PathPart, ...] = ("function",) if shape == "openai" else ()
-    body = entry["function"] if shape == "openai" else entry
-    checks = [((*body_at, input_key(shape, body)), tool.parameters)]
-    output_at = output_key(shape, body)
-    if tool.output_schema is not None and output_at in rules:  # where the shape's schema has one
-        checks.append(((output_at,), tool.output_schema))
-    for at, schema in checks:
+        if not _memo_valid(validator, shape, _reduced(entry, SHAPES[shape][0])):
+            problems += _errors(validator, entry)
+    for at, schema in _schemas(entry, shape, tool.parameters, tool.output_schema):
         if type(schema) is dict and schema_strings(schema) >= 0:
             continue
-        problem = _meta_problem(schema)
-        if problem is not None:
-            raise EntryError(problem[1], source, (*at, *problem[0]))
+        problems += [((*at, *path), message) for path, message in _meta_problems(schema)]
+    if problems:
+        raise _entry_error(entry, problems, source)
+
+
+def _schemas(
+    entry: Mapping[str, Any],
+    shape: str,
+    parameters: Mapping[str, Any] | None,
+    output_schema: Mapping[str, Any] | None,
+) -> list[tuple[tuple[PathPart, ...], Mapping[str, Any]]]:
+    """The entry's JSON Schemas the meta-schema checks, each with its path in the entry."""
+    body_at: tuple[PathPart, ...] = ("function",) if shape == "openai" else ()
+    body = entry["function"] if shape == "openai" else entry
+    checks = []
+    if parameters is not None:
+        checks.append(((*body_at, input_key(shape, body)), parameters))
+    output_at = output_key(shape, body)
+    if output_schema is not None and output_at in SHAPES[shape][0]:  # where the shape has one
+        checks.append(((output_at,), output_schema))
+    return checks
+
+
+def other_problems(entry: Any, shape: str | None, first: EntryError) -> EntryError:
+    """``first`` (the rules' first problem with ``entry``, of ``shape``) with the entry's
+    other problems that jsonschema finds as ``more``: none at ``first``'s own path (its
+    problem, worded by jsonschema) or inside it (a value already wrong)."""
+    if shape is None or shape not in SHAPES or not isinstance(entry, Mapping):
+        return first
+    at = first.parts
+    body = entry.get("function") if shape == "openai" else entry
+    if not isinstance(body, Mapping):
+        return first
+
+    def elsewhere(path: tuple[PathPart, ...]) -> bool:
+        return path != at and not (at and path[: len(at)] == at)
+
+    problems = [p for p in _errors(_shape_validator(shape), entry) if elsewhere(p[0])]
+    schemas: dict[str, Mapping[str, Any]] = {}
+    keys = input_key(shape, body), output_key(shape, body)
+    for key in keys:
+        schema = body.get(key)
+        if type(schema) is dict:
+            schemas[key] = schema_from_gemini(schema) if shape == "gemini" else schema
+    for where, schema in _schemas(entry, shape, schemas.get(keys[0]), schemas.get(keys[1])):
+        if not elsewhere(where):
+            continue
+        problems += [
+            ((*where, *path), message)
+            for path, message in _meta_problems(schema)
+            if elsewhere((*where, *path))
+        ]
+    if not problems:
+        return first
+    return _entry_error(entry, [(first.parts, first.message), *problems], first.source)
+
+
+#: At most this many lines for an entry's problems, the last saying how many more there are:
+#: an entry with thousands of bad properties is not a page of output or a minute of sorting.
+MAX_PROBLEMS: Final = 100
+
+
+def _entry_error(entry: Any, problems: list[Problem], source: Source) -> EntryError:
+    """One ``EntryError`` for ``problems`` in the order of their places in ``entry``: the
+    first, with the others as ``more`` (at most :data:`MAX_PROBLEMS` in all)."""
+    places: dict[int, dict[Any, int]] = {}
+    ordered = sorted(problems, key=lambda problem: _order(entry, problem[0], places))
+    if len(ordered) > MAX_PROBLEMS:
+        extra = len(ordered) - MAX_PROBLEMS + 1
+        ordered[MAX_PROBLEMS - 1 :] = [((), f"and {extra:,} more problems of this entry")]
+    (parts, message), *rest = ordered
+    return EntryError(message, source, parts, [EntryError(m, source, p) for p, m in rest])
+
+
+def _order(
+    value: Any, path: tuple[PathPart, ...], places: dict[int, dict[Any, int]]
+) -> tuple[int, ...]:
+    """Where ``path`` is in ``value``, as positions: the order of the document's keys
+    (``places`` keeps each object's key positions, computed once)."""
+    out = []
+    for part in path:
+        if isinstance(value, Mapping) and part in value:
+            if id(value) not in places:
+                places[id(value)] = {key: i for i, key in enumerate(value)}
+            out.append(places[id(value)][part])
+            value = value[part]
+        elif isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value):
+            out.append(part)
+            value = value[part]
+        else:
+            break
+    return tuple(out)
 
 
 # jsonschema is slow per entry and schema: validity is decided on reduced copies (what the
@@ -210,14 +304,14 @@ def _shallow(node: Mapping[str, Any]) -> tuple[dict[str, Any], list[Mapping[str,
     return out, children
 
 
-def _meta_problem(schema: Mapping[str, Any]) -> tuple[tuple[PathPart, ...], str] | None:
-    """The first way ``schema`` breaks its meta-schema, or None."""
+def _meta_problems(schema: Mapping[str, Any]) -> list[Problem]:
+    """Every way ``schema`` breaks its meta-schema; [] when it is a valid JSON Schema."""
     validator = _meta_validator(schema)
     kind = type(validator).__name__
     stack = [schema]
     while stack:
         shallow, children = _shallow(stack.pop())
         if not _memo_valid(validator, kind, shallow):
-            return _first_error(validator, schema) or ((), "is not a valid JSON Schema")
+            return _errors(validator, schema) or [((), "is not a valid JSON Schema")]
         stack.extend(children)
-    return None
+    return []

@@ -256,6 +256,7 @@ class Show(_Dialected, name="show"):
     )  # fmt: skip
     dialect, format_ = dialect_options("native", DIALECTS)
     catalog = CATALOG
+    NAMES_A_TOOL = True
     json_ = option(
         "--json", FLAG, False, "Print the JSON document alone, for a program (an error too is JSON)."
     )  # fmt: skip
@@ -277,14 +278,18 @@ class Show(_Dialected, name="show"):
     def from_file(self) -> bool:
         return self.dialect == "native" and reads_file_only(self)
 
+    def check_name(self, seg: Segment) -> None:
+        tools_named(seg, self.name)
+
     def answer_from_file(self, seg: Segment) -> tuple[Any, list[str], int] | None:
         """``--json`` (native) from the index file read in place, as :meth:`answer` and
-        :meth:`emit` make it: the tool's JSON document, no stderr line, one record; None
-        when the name is not one tool's (the full command explains a miss or an ambiguity)."""
+        :meth:`emit` make it: the tool's JSON document, no stderr line, one record. Raises
+        ToolNotFound for a name no tool has; None when several tools answer to it (the full
+        command lists them)."""
         from toolfind.output.tool_formats import tool_to_format
         from toolfind.store.segment import ToolRecord
 
-        ids = seg.named(self.name)
+        ids = tools_named(seg, self.name)
         if len(ids) != 1:
             return None
         tool = ToolRecord(seg.record(ids[0]))
@@ -370,9 +375,13 @@ class Similar(Records, name="similar"):
     weight = WEIGHT
     catalog, json_, format_, fields, fail_empty, no_pager, color, no_cache = RECORD_OPTIONS
     KEYS = wire.SIMILAR_KEYS
+    NAMES_A_TOOL = True
 
     def ask(self, index: SearchIndex) -> tuple[list[models.Similar], list[str]]:
         return index.similar(self.name, self.limit), []
+
+    def check_name(self, seg: Segment) -> None:
+        tools_named(seg, self.name)
 
     def records(
         self, answer: list[models.Similar], items: Iterable[models.Similar]
@@ -590,6 +599,18 @@ _FILE_READS = frozenset(
     {"json_", "schema", "limit", "catalog", "query", "name", "fields", "fail_empty", "color"}
     | {"no_pager", "dialect"}
 )
+
+
+def tools_named(seg: Segment, name: str) -> Sequence[int]:
+    """The tools ``name`` names in the index file (``show``'s rules); raises ToolNotFound,
+    with the closest names (``core.suggest``), when it names none."""
+    ids = seg.named(name)
+    if not ids:
+        from toolfind.core.suggest import suggestions
+        from toolfind.errors import ToolNotFound
+
+        raise ToolNotFound(name, suggestions(seg, name))
+    return ids
 
 
 def reads_file_only(p: Params) -> bool:

@@ -20,6 +20,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from toolfind.cli import grammar
 from toolfind.cli.commands import shipped_note
+from toolfind.cli.grammar import error_text, wants_json
 from toolfind.cli.printing import renderer
 from toolfind.errors import ToolfindError
 
@@ -52,15 +53,6 @@ class _JsonClickError(_click_errors.ClickException):  # type: ignore[misc]
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def wants_json(args: Sequence[str]) -> bool:
-    """Whether ``args`` (before a ``--``) ask for JSON: ``--json``, or ``--format json``
-    (the same thing), so that an error is one JSON object too."""
-    args = list(args)
-    args = args[: args.index("--")] if "--" in args else args
-    pairs = zip(args, args[1:], strict=False)
-    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
 
 
 #: What an option's value is called in ``--help`` when the table or the command names none:
@@ -276,15 +268,7 @@ def json_errors() -> bool:
 
 def echo_error(message: str, kind: str, *, as_json: bool) -> None:
     """Say an error on stderr: one ``Error:`` line, or ``as_json`` one JSON object."""
-    if as_json:
-        from toolfind.output.encode import dumps
-        from toolfind.output.wire import error_record
-
-        typer.echo(dumps(error_record(message, kind), compact=True), err=True)
-    else:
-        from toolfind.output.text import render_line
-
-        typer.echo(f"Error: {render_line(message)}", err=True)
+    typer.echo(error_text(message, kind, as_json=as_json), err=True)
 
 
 def fail(message: str, code: int = 1, kind: str | None = None) -> NoReturn:

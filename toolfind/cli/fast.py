@@ -4,9 +4,10 @@ typing's, costs several times Python's start-up).
 The other parser of the one grammar (``cli.commands.COMMANDS``): it reads argv as the Typer
 command would, and runs the same methods (``answer`` and ``emit``) on the index an earlier
 identical run recorded (``store.run.open_recorded``). It answers only when that index is
-there and current and the arguments are ones it reads as click would; anything else (a cold
-cache, an option it leaves to Typer, a usage error, a miss) makes ``run`` return None before
-anything is printed, and Typer answers. ``search``/``show --json`` without filters read only
+there and current and the arguments are ones it reads as click would (a NAME no tool has
+too: its error, as the Typer command says it, from the index file); anything else (a cold
+cache, an option it leaves to Typer, a usage error, an ambiguous name) makes ``run`` return
+None before anything is printed, and Typer answers. ``search``/``show --json`` without filters read only
 what they print from the index file (``answer_from_file``).
 """
 
@@ -16,7 +17,17 @@ import os
 import sys
 
 from toolfind.cli.commands import COMMANDS
-from toolfind.cli.grammar import COUNT, FLAG, MANY, NAME, NUMBER, SWITCH, WORDS
+from toolfind.cli.grammar import (
+    COUNT,
+    FLAG,
+    MANY,
+    NAME,
+    NUMBER,
+    SWITCH,
+    WORDS,
+    error_text,
+    wants_json,
+)
 from toolfind.store.run import open_recorded, open_recorded_segment
 
 TYPE_CHECKING = False
@@ -35,40 +46,70 @@ def run(argv: Sequence[str]) -> int | None:
     prepared = p.prepare()
     if p.needs_config():
         return None
-    warnings: list[str] = []
+    from toolfind.errors import ToolNotFound
+
+    lines = [*prepared]  # said on stderr before the answer, the index's warnings after them
+    try:
+        count = _answer(p, lines)
+    except ToolNotFound as exc:  # said as the Typer command says it
+        _say(lines)
+        sys.stderr.write(error_text(str(exc), exc.kind, as_json=wants_json(argv)) + "\n")
+        return exc.exit_code
+    if count is None:
+        return None
+    sys.stdout.flush()
+    return p.exit_code(count)
+
+
+def _answer(p: Params, lines: list[str]) -> int | None:
+    """Print the command's answer from the recorded index, after ``lines`` (the index's
+    warnings join them); how many records it printed, or None to fall back. Raises
+    ToolNotFound (said by the caller, after ``lines``) for a NAME no tool has."""
+    from toolfind.errors import ToolfindError, ToolNotFound
+
     # A search ranks: the recorded run answers it only when its signals' switches, flags
     # over the run's config, leave every signal off (the warm path ranks by words alone).
     given = vars(p)
     switches = {s: given[s] for s in ("semantic", "rerank")} if "rerank" in given else None
-    if p.from_file():
+    from_file = p.from_file()
+    if from_file or p.NAMES_A_TOOL:
+        # The index file answers search/show --json, and says that a NAME names no tool
+        # whatever the output (the index itself is then never opened).
+        warnings: list[str] = []
         seg = open_recorded_segment(p.catalog or (), warnings.append, switches)
         if seg is None:
             return None
+        found = None
         try:
-            found = p.answer_from_file(seg)
+            if from_file:
+                found = p.answer_from_file(seg)  # raises for a NAME no tool has too
+            else:
+                p.check_name(seg)
+        except ToolNotFound:
+            lines += warnings
+            raise
         finally:
             seg.fh.close()
-        if found is None:
-            return None
-        document, notes, count = found
-        _say([*prepared, *warnings, *notes])
-        from toolfind.output.encode import dumps
+        if from_file:
+            if found is None:
+                return None
+            document, notes, count = found
+            _say([*lines, *warnings, *notes])
+            from toolfind.output.encode import dumps
 
-        sys.stdout.write(dumps(document) + "\n")
-    else:
-        from toolfind.errors import ToolfindError
-
-        loaded = open_recorded(p.catalog or (), warnings.append, switches)
-        if loaded is None:
-            return None
-        try:
-            items, notes = p.answer(loaded.index)
-        except ToolfindError:
-            return None  # a miss or an ambiguity: the Typer path explains it
-        _say([*prepared, *warnings, *notes])
-        count = p.emit(items)
-    sys.stdout.flush()
-    return p.exit_code(count)
+            sys.stdout.write(dumps(document) + "\n")
+            return int(count)
+    loaded = open_recorded(p.catalog or (), lines.append, switches)
+    if loaded is None:
+        return None
+    try:
+        items, notes = p.answer(loaded.index)
+    except ToolNotFound:
+        raise
+    except ToolfindError:
+        return None  # an ambiguous name: the Typer path lists the tools
+    _say([*lines, *notes])
+    return p.emit(items)
 
 
 def _say(lines: list[str]) -> None:

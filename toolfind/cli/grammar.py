@@ -18,7 +18,7 @@ from toolfind.output.wire import RECORD_FORMATS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from toolfind.store.index import SearchIndex
@@ -113,6 +113,9 @@ class Params:
         no_cache: bool
         json_: bool
         format_: str | None
+    #: Whether the command's NAME must name a tool (``show``, ``similar``): the warm path
+    #: says a name no tool has from the index file.
+    NAMES_A_TOOL = False
     fields: str | None = None
     fail_empty: bool = False
     no_pager: bool = False
@@ -218,10 +221,36 @@ class Params:
         must answer."""
         return None
 
+    def check_name(self, seg: Segment) -> None:
+        """Raise ToolNotFound when the command's NAME names no tool in the index file ``seg``
+        (the commands whose NAME must name one: :attr:`NAMES_A_TOOL`)."""
+
     def exit_code(self, found: int) -> int:
         """The exit code of a command that printed ``found`` records: 1 when there are none
         and ``--fail-empty`` asks for it (silently, as grep's status), else 0."""
         return 1 if self.fail_empty and not found else 0
+
+
+def wants_json(args: Sequence[str]) -> bool:
+    """Whether ``args`` (before a ``--``) ask for JSON: ``--json``, or ``--format json``
+    (the same thing), so that an error is one JSON object too."""
+    args = list(args)
+    args = args[: args.index("--")] if "--" in args else args
+    pairs = zip(args, args[1:], strict=False)
+    return "--json" in args or "--format=json" in args or ("--format", "json") in pairs
+
+
+def error_text(message: str, kind: str, *, as_json: bool) -> str:
+    """How an error is said on stderr: one ``Error:`` line, or ``as_json`` one JSON object
+    of its ``kind``; the warm path and the Typer commands say it alike."""
+    if as_json:
+        from toolfind.output.encode import dumps
+        from toolfind.output.wire import error_record
+
+        return dumps(error_record(message, kind), compact=True)
+    from toolfind.output.text import render_line
+
+    return f"Error: {render_line(message)}"
 
 
 # -- options several commands share (the other commands' Typer signatures use them too) ---------

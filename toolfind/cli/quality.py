@@ -79,7 +79,7 @@ def validate(
     run = for_run(given)
     for line in run.warnings:
         warn(line)
-    result = catalogs.load(run.paths, max_bytes=run.max_file_size)
+    result = catalogs.load(run.paths, max_bytes=run.max_file_size, every_problem=True)
     found = list(result.findings) + catalogs.lint(result)
     if queries is not None and result.tools:
         from toolfind.eval.evaluate import findability_findings
@@ -102,12 +102,14 @@ def validate(
     # queries file, by name), each file's in line order; one line's in the order found.
     rank = {file: i for i, file in enumerate(result.files)}
     found.sort(key=lambda f: (rank.get(f.file, len(rank)), f.file, f.line or 0))
+    errors = any(f.severity == "error" for f in found)
+    # One verdict: the counts, or (nothing loaded, and no error to say why) the error alone.
+    silent = not result.tools and not errors
     if json_:
         emit(wire.findings_records(found))
     else:
-        renderer(color).findings(found, len(result.files), len(result.tools))
-    errors = any(f.severity == "error" for f in found)
-    if not result.tools:
+        renderer(color).findings(found, len(result.files), len(result.tools), counts=not silent)
+    if silent:
         from toolfind.store.run import nothing_loaded
 
         raise nothing_loaded(given)

@@ -207,9 +207,10 @@ def categories(items: Sequence[Category]) -> None:
     out.line(f"{len(items)} namespaces, {sum(c.tool_count for c in items)} tools")
 
 
-def findings(items: Sequence[Finding], files: int, tools: int) -> None:
+def findings(items: Sequence[Finding], files: int, tools: int, *, counts: bool = True) -> None:
     """One line a finding as compilers write them, ``file:line: severity: path: message
-    [rule]`` (the file relative to the working directory when it is under it), then counts."""
+    [rule]`` (the file relative to the working directory when it is under it), then the
+    counts (unless ``counts`` is false)."""
     from toolfind.userfiles import working_dir
 
     out = _out()
@@ -219,6 +220,8 @@ def findings(items: Sequence[Finding], files: int, tools: int) -> None:
         where = render_path(_relative(f.file, cwd)) + (f":{f.line}" if f.line else "")
         what = render_line(f"{f.path}: {f.message}" if f.path else f.message)
         out.line([where, ": ", Styled(f.severity, style), f": {what} [{f.rule}]"])
+    if not counts:
+        return
     errors = sum(1 for f in items if f.severity == "error")
     warnings = len(items) - errors
     out.line(

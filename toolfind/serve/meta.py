@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolfind.core import confidence, filters
+from toolfind.core.suggest import close as suggest
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 from toolfind.output import schemas, wire
 from toolfind.output.text import clean_text
 from toolfind.output.tool_formats import tool_to_format
-from toolfind.store.index import suggest
 
 MAX_LIMIT = 100
 #: Longer queries are refused, not searched: analysing megabytes of text (CJK bigrams above

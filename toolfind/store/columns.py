@@ -159,6 +159,15 @@ class KeyedIds(Mapping[str, Sequence[int]]):
     def __len__(self) -> int:
         return len(self._keys)
 
+    def key_at(self, i: int) -> str:
+        """The ``i``-th key, in sorted order."""
+        return self._keys[i]
+
+    def ids_between(self, i: int, j: int) -> Sequence[int]:
+        """The ids of the ``i``-th to the ``j - 1``-th keys."""
+        ids: Sequence[int] = self._ids[self._offsets[i] : self._offsets[j]]
+        return ids
+
     def columns(self) -> tuple[StringTable, Any, Any]:
         """The keys, and per key where its ids start in the ids column (``Q``), and the ids."""
         return (self._keys, self._offsets, self._ids)

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
-from toolfind.core import analysis, bm25f, confidence, filters
+from toolfind.core import analysis, bm25f, confidence, filters, suggest
 from toolfind.core import search as searching
 from toolfind.core.synonyms import Table as SynonymTable
 from toolfind.errors import AmbiguousName, ModelUnavailable, SemanticUnavailable, ToolNotFound
@@ -40,7 +40,6 @@ from toolfind.models import (
     Similar,
     TermContribution,
     Tool,
-    qualified_name,
 )
 from toolfind.store import build as builder
 from toolfind.store.build import field_terms
@@ -58,7 +57,7 @@ if TYPE_CHECKING:
 
 
 #: Version of the pickled layout; bump it whenever the slots or their meaning change.
-INDEX_FORMAT = 5
+INDEX_FORMAT = 6
 
 #: A query over this many postings is scored with numpy even in a one-shot process, if numpy
 #: is installed: importing it costs about what adding up 300k postings in Python does.
@@ -77,7 +76,7 @@ SIMILAR_POSTINGS = 32_768
 #: Slots holding one column each (an array when built, a memoryview when loaded).
 _COLUMNS = frozenset(
     "_docs _flags _idf _idocs _imp _ioffsets _max _ns_ids _offsets _pair_doc _pair_vec _pairs "
-    "_rank_of _text_keys _tiers".split()
+    "_rank_of _text_keys _tiers _key_ends".split()
 )
 #: Slots that are a choice of this process, not part of the index.
 _TRANSIENT = ("_accelerated", "_rerank", "_semantic", "_views", "_vocab")
@@ -102,6 +101,7 @@ class SearchIndex:
     _avg: tuple[float, ...]
     _n: int
     _keys: KeyedIds
+    _key_ends: Sequence[int]
     _tag_ids: KeyedIds
     _names: StringTable
     _namespaces: tuple[str, ...]
@@ -180,6 +180,7 @@ class SearchIndex:
         self._ns_ids = array("I", map(ns_ids.__getitem__, namespaces))
         self._ns_keys = tuple(map(analysis.name_key, self._namespaces))
         self._keys = KeyedIds.of(meta.keys)
+        self._key_ends = array("i", suggest.by_ends(sorted(meta.keys)))
         self._tag_ids = KeyedIds.of(meta.tag_ids)
         self._aliases = meta.aliases
         self._categories = meta.categories()
@@ -238,6 +239,7 @@ class SearchIndex:
             or self._ioffsets[-1] != len(self._idocs)
             or len(self._idocs) != len(self._imp)
             or len(self._pair_vec) != len(self._pair_doc)
+            or len(self._key_ends) != len(self._keys)
             or any(
                 not (0 <= t < n_terms and 0 <= a <= b <= len(self._tiers))
                 for t, (a, b, _) in self._tier_of.items()
@@ -317,21 +319,29 @@ class SearchIndex:
     get = resolve
 
     def _suggest(self, name: str) -> list[str]:
-        from collections import Counter
+        return suggest.suggestions(self, name)
 
-        pool: dict[str, str] = {}
-        namespaces, ns_ids, aliases = self._namespaces, self._ns_ids, self._aliases
-        names = list(self._names)
-        shared = {n for n, count in Counter(names).items() if count > 1}
-        for doc, tool_name in enumerate(names):
-            qualified = qualified_name(namespaces[ns_ids[doc]], tool_name)
-            pool.setdefault(tool_name.casefold(), tool_name)
-            pool.setdefault(qualified.casefold(), qualified)
-            # An alias close to the name asked for suggests the tool's own name (what `show`
-            # and the schemas use), qualified when other tools share it.
-            for alias in aliases.get(doc, ()):
-                pool.setdefault(alias.casefold(), qualified if tool_name in shared else tool_name)
-        return suggest(name, pool)
+    # What ``core.suggest`` asks of an index (``suggest.Names``): the tools, disabled ones
+    # too; the name keys in sorted order, and their positions in the order of their ends.
+
+    @property
+    def tool_count(self) -> int:
+        return len(self._names)
+
+    def key_count(self) -> int:
+        return len(self._keys)
+
+    def key_at(self, i: int) -> str:
+        return self._keys.key_at(i)
+
+    def ids_between(self, i: int, j: int) -> Sequence[int]:
+        return self._keys.ids_between(i, j)
+
+    def key_end_at(self, i: int) -> int:
+        return int(self._key_ends[i])
+
+    def spellings(self, doc: int) -> tuple[str, str, Sequence[str]]:
+        return self._names[doc], self._namespaces[self._ns_ids[doc]], self._aliases.get(doc, ())
 
     def unknown_filters(self, namespace: str | None, tags: Sequence[str] = ()) -> str:
         """One line naming a ``--namespace`` or ``--tag`` that no tool has (namespaces and
@@ -787,13 +797,3 @@ def _fused_explanation(
 def _unknown(kind: str, value: str, close: Sequence[str]) -> str:
     suggestion = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
     return f"no tool has the {kind} {value!r}{suggestion}"
-
-
-def suggest(wanted: str, pool: Mapping[str, str]) -> list[str]:
-    """The "did you mean" of a name: up to 3 values of ``pool`` (spellings, case folded, to
-    the name to offer) whose spelling is close to ``wanted`` (difflib's ratio, 0.6 or more),
-    closest first, each offered once."""
-    import difflib  # only on the error path
-
-    close = difflib.get_close_matches(wanted.casefold(), list(pool), n=6, cutoff=0.6)
-    return list(dict.fromkeys(pool[c] for c in close))[:3]

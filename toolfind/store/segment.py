@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 MAGIC = b"TFIDX\x03\n\x00"
 #: Bump on any change to the directory or to what the reader expects of the columns and
 #: records: the cache key includes it, so a file another version wrote is never read.
-FORMAT = 9
+FORMAT = 10
 _U64 = 8
 #: More parts than this is a damaged header (an index has a few dozen).
 MAX_PARTS = 1 << 16
@@ -124,7 +124,7 @@ def record_type(fields: tuple[str, ...], source_fields: tuple[str, ...]) -> type
 
 
 #: The fields a reader needs of every record, whatever else its layout holds.
-_NEEDED = ("name", "namespace", "enabled", "source")
+_NEEDED = ("name", "namespace", "enabled", "source", "aliases")
 
 
 def layout(parts: Sequence[Any]) -> list[Any]:
@@ -187,7 +187,7 @@ def skipped_line(finding: object) -> str:
 #: The columns the warm path reads, by name (see :func:`_fast_columns`).
 COLUMNS = tuple(
     "terms.blob terms.offsets terms.buckets terms.slots ioffsets idocs imp tiers keys.blob "
-    "keys.offsets keys.buckets keys.slots keys.groups keys.ids names.blob names.offsets "
+    "keys.offsets keys.buckets keys.slots keys.groups keys.ids keys.ends names.blob names.offsets "
     "tools.blob tools.offsets flags".split()
 )
 
@@ -219,6 +219,7 @@ def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
         "flags": index._flags,
         "keys.groups": groups,
         "keys.ids": ids,
+        "keys.ends": index._key_ends,
     }
 
 
@@ -433,6 +434,32 @@ class Segment:
         a, b = self._items("keys.groups", k, k + 2)
         ids: Sequence[int] = self._items("keys.ids", a, b)
         return ids
+
+    ids_with_key = names_for
+
+    def key_count(self) -> int:
+        """How many distinct name keys the index holds (:class:`columns.KeyedIds`)."""
+        return int(self._columns["keys.offsets"][1]) - 1
+
+    def key_at(self, i: int) -> str:
+        """The ``i``-th name key, in sorted order."""
+        start, end = self._items("keys.offsets", i, i + 2)
+        return str(self._bytes("keys.blob", start, end), "utf-8", "surrogatepass")
+
+    def ids_between(self, i: int, j: int) -> Sequence[int]:
+        """The tools of the ``i``-th to the ``j - 1``-th name keys."""
+        groups = self._items("keys.groups", i, j + 1)
+        ids: Sequence[int] = self._items("keys.ids", groups[0], groups[-1])
+        return ids
+
+    def key_end_at(self, i: int) -> int:
+        """The position of the name key that is ``i``-th when the keys sort by their ends."""
+        return int(self._items("keys.ends", i, i + 1)[0])
+
+    def spellings(self, doc: int) -> tuple[str, str, Sequence[str]]:
+        """Tool ``doc``'s name, namespace and aliases (``core.suggest``)."""
+        record = self.record(doc)
+        return record.name, record.namespace, record.aliases
 
     def name(self, doc: int) -> str:
         """Tool ``doc``'s name."""
