@@ -509,12 +509,14 @@ async def test_no_secret_reaches_a_log_a_json_error_or_a_model(
 def pull(
     work: Path, files: tuple[Path, ...], start_timeout: int
 ) -> subprocess.CompletedProcess[str]:
-    """``toolfind catalog pull --json`` of ``files`` into ``work/out``."""
+    """``toolfind catalog pull --json`` of ``files`` into a directory of its own (a server
+    that one pull wrote is ``unchanged`` for the next)."""
     servers = [arg for file in files for arg in ("--servers", str(file))]
     return subprocess.run(
         [
             *(sys.executable, "-m", "toolfind", "catalog", "pull", *servers),
-            *("-o", str(work / "out"), "--json", "--start-timeout", str(start_timeout)),
+            *("-o", str(work / f"out-{start_timeout}"), "--json"),
+            *("--start-timeout", str(start_timeout)),
         ],
         capture_output=True,
         text=True,
