@@ -17,6 +17,8 @@ from toolfind import models
 from toolfind.catalog import DEFAULT_MAX_BYTES
 from toolfind.errors import ConfigError, UsageError
 from toolfind.models import FIELDS, FieldWeights, ScoringParams, Signals
+from toolfind.tuned import TunedOn, other_catalogs
+from toolfind.tuned import read as read_tuned
 from toolfind.userfiles import CONFIG_NAME as CONFIG_NAME
 from toolfind.userfiles import (
     MAX_INPUT_BYTES,
@@ -32,27 +34,11 @@ from toolfind.userfiles import (
 
 DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 
+#: The keys of ``toolfind.toml`` (those of the signals beyond BM25F: ``models.Signals``).
 _KNOWN_KEYS = frozenset(
-    {
-        "catalogs",
-        "weights",
-        "k1",
-        "b",
-        "delta",
-        "max_file_size",
-        "servers",
-        "filters",
-        "serve",
-        "validate",
-        "semantic",
-        "semantic_weight",
-        "synonyms",
-        "safe_directories",
-        "rerank",
-        "rerank_weight",
-        "rerank_depth",
-        "defer_namespaces",
-    }
+    {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
+    | {"validate", "synonyms", "safe_directories", "tuned", "defer_namespaces"}
+    | set(models.SIGNAL_SETTINGS)
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 _SERVE_KEYS = frozenset({"allowed_hosts", "allowed_origins"})
@@ -153,6 +139,8 @@ class Config:
     sources: Mapping[str, str] = field(default_factory=dict)
     #: One ``Warning:`` line per file ignored because another user may have written it.
     warnings: tuple[str, ...] = ()
+    #: The catalogs the ranking settings were tuned on (``[tuned]``), if recorded.
+    tuned: TunedOn | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +185,7 @@ def for_run(
         params = replace(params, weights=parse_weight_options(weights, params.weights))
     warnings = list(config.warnings)
     paths = resolve_catalogs(catalogs, config, environ, cwd, warnings=warnings)
+    warnings += filter(None, [other_catalogs(config.tuned, paths)])
     configured = configured_signals(config, environ)
     resolved = signals_for(configured, signals or {})
     return Run(tuple(paths), params, config, tuple(warnings), resolved, configured)
@@ -507,6 +496,7 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
             flat[f"{key}.{name}"] = tuple(_string_list(value, f"{key}.{name}", file))
     readers = {
         "validate": ("validate.ignore", _ignore_rules),
+        "tuned": ("tuned", lambda raw, file: read_tuned(raw, Path(file))),
         "safe_directories": ("safe_directories", _safe_directories),
         "defer_namespaces": (
             "defer_namespaces",
@@ -548,6 +538,7 @@ def _config(flat: Mapping[str, Any]) -> Config:
         serve=serve,
         ignore_rules=flat.get("validate.ignore", ()),
         signals=Signals(**{k: flat[k] for k in models.SIGNAL_SETTINGS if k in flat}),
+        tuned=flat.get("tuned"),
     )
 
 

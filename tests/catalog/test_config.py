@@ -160,21 +160,64 @@ def test_one_number_for_b_applies_to_every_field(tmp_path: Path) -> None:
     assert {params.b_for(f) for f in ("name", "description", "tags")} == {0.6}
 
 
-def test_write_params_keeps_other_keys_and_comments_and_a_backup(tmp_path: Path) -> None:
-    from toolfind.config_write import write_params
+def test_write_settings_keeps_other_keys_and_comments_and_a_backup(tmp_path: Path) -> None:
+    from toolfind.config_write import write_settings
 
     path = tmp_path / "toolfind.toml"
-    original = '# my settings\ncatalogs = ["cats"]\n[filters]\nnamespaces = ["files"]\n'
+    original = '# my settings\ncatalogs = ["cats"]\nb = 0.6\n[filters]\nnamespaces = ["files"]\n'
     path.write_text(original, encoding="utf-8")
-    params = ScoringParams(weights=FieldWeights(name=9.0), k1=2.0)
-    backup = write_params(path, params)
+    backup = write_settings(path, {"weights.name": 9.0, "k1": 2.0, "b.tags": 0.1})
     assert backup is not None and backup.read_text(encoding="utf-8") == original
     text = path.read_text(encoding="utf-8")
     assert text.startswith("# my settings\n")
+    assert "delta" not in text and text.endswith("[weights]\nname = 9.0\n")  # the keys given
     config = load_config({}, tmp_path)
     assert config.params.weights.name == 9.0 and config.params.k1 == 2.0
+    assert config.params.weights == FieldWeights(name=9.0)
+    assert config.params.b_for("tags") == 0.1 and config.params.b_for("name") == 0.6
     assert config.catalogs == (tmp_path / "cats",)
     assert config.filters.namespaces == ("files",)
+    assert config.tuned is None  # no catalogs given: none recorded
+
+
+def test_write_settings_records_the_catalogs_tuned_on(tmp_path: Path) -> None:
+    from toolfind.config_write import write_settings
+    from toolfind.tuned import digest, other_catalogs
+
+    inside = tmp_path / "cats"
+    (inside / "more").mkdir(parents=True)
+    (inside / "a.yaml").write_text("- name: a\n  description: A.\n", encoding="utf-8")
+    (inside / "more" / "b.json").write_text('[{"name": "b"}]', encoding="utf-8")
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere.yaml"
+    outside.write_text("- name: c\n", encoding="utf-8")
+    path = tmp_path / "toolfind.toml"
+    write_settings(path, {"k1": 2.0}, [inside, outside])
+    text = path.read_text(encoding="utf-8")
+    assert f'catalogs = ["cats", "{outside}"]' in text
+    tuned = load_config({}, tmp_path).tuned
+    assert tuned is not None and tuned.catalogs == (inside, outside)
+    assert tuned.digests == (digest(inside), digest(outside))
+    assert other_catalogs(tuned, [inside]) == other_catalogs(tuned, [outside, inside]) == ""
+    (inside / "more" / "b.json").write_text('[{"name": "b2"}]', encoding="utf-8")
+    assert digest(inside) != tuned.digests[0]  # a directory's digest covers its files
+    assert other_catalogs(tuned, [inside]) == ""  # the same path: a catalog edited, not another
+    assert other_catalogs(tuned, [inside / "a.yaml"]).startswith("Warning: the ranking settings")
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("tuned = 1", "tuned must be a table"),
+        ("[tuned]\ncatalogs = 'a'\ndigests = []", "tuned.catalogs must be a list of strings"),
+        ("[tuned]\ncatalogs = ['a']\ndigests = []", "tuned.digests must hold one digest a catalog"),
+        ("[tuned]\ncatalogs = []\ndigests = []\nwhen = 1", "unknown key 'when'"),
+    ],
+)
+def test_a_bad_tuned_table_is_one_config_error(tmp_path: Path, table: str, message: str) -> None:
+    (tmp_path / "toolfind.toml").write_text(table + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config({}, tmp_path)
+    assert message in str(caught.value) and str(tmp_path / "toolfind.toml") in str(caught.value)
 
 
 def test_catalog_and_servers_paths_expand_the_home_directory(

@@ -633,8 +633,9 @@ def test_hostile_catalog_gives_one_clear_line_and_loads_the_rest(
         found.stderr
     )
     assert "Error" not in found.stderr
-    if row.heavy:
-        assert found.stderr == "", found.stderr
+    if row.heavy:  # nothing to warn of (the search may still say how sure it is)
+        said = [line for line in found.stderr.splitlines() if "No confident match" not in line]
+        assert said == [], found.stderr
         return
 
     (_, vjson, _), (_, human, _) = runs[1], runs[2]

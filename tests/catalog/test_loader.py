@@ -431,6 +431,48 @@ def test_a_catalog_of_every_shape_loads_as_before(tmp_path: Path) -> None:
     same_result(catalog.load([shipped, fixtures]), reference_load([shipped, fixtures]))
 
 
+@pytest.mark.parametrize(
+    ("document", "repeat"),
+    [
+        ({"tools": "LIST"}, False),
+        ("LIST", False),
+        ({"jsonrpc": "2.0", "id": 1, "result": {"tools": "LIST"}}, False),
+        ("LIST", True),  # a repeated key: the document is parsed again, the general way
+    ],
+)
+def test_a_json_entry_knows_the_line_it_starts_on(
+    tmp_path: Path, document: Any, repeat: bool
+) -> None:
+    entries = [{"name": f"t{i}", "description": f"Tool {i}."} for i in range(3)]
+    if repeat:
+        entries[0]["x-note"] = "first"
+    text = json.dumps(document, indent=2).replace('"LIST"', json.dumps(entries, indent=2))
+    if repeat:
+        text = text.replace('"x-note": "first"', '"x-note": "first", "x-note": "again"')
+    path = write(tmp_path / "c.json", text)
+    lines = text.splitlines()
+    for tool in catalog.load([path]).tools:
+        assert tool.source is not None and tool.source.line is not None
+        start = lines[tool.source.line - 1]
+        following = lines[tool.source.line]
+        assert start.strip().startswith("{") and f'"{tool.name}"' in following
+        assert str(tool.source) == f"{path}:{tool.source.line}#{tool.source.pointer}"
+
+
+def test_gemini_declarations_inside_tools_each_know_their_line(tmp_path: Path) -> None:
+    declarations = [{"name": f"g{i}", "description": f"Tool {i}."} for i in range(2)]
+    text = json.dumps({"tools": [{"functionDeclarations": declarations}]}, indent=1)
+    path = write(tmp_path / "g.json", text)
+    lines = text.splitlines()
+    tools = catalog.load([path]).tools
+    assert [t.source.pointer for t in tools if t.source] == [
+        "/tools/0/functionDeclarations/0",
+        "/tools/0/functionDeclarations/1",
+    ]
+    for tool in tools:
+        assert tool.source and tool.source.line and f'"{tool.name}"' in lines[tool.source.line]
+
+
 def test_a_bad_entry_still_gets_its_one_line_finding(tmp_path: Path) -> None:
     path = write(
         tmp_path / "c.json", '[{"name": "ok"}, {"name": "bad", "parameters": {"type": "strnig"}}]'

@@ -73,7 +73,7 @@ def test_an_empty_file_is_an_error(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('{"name": "a",\n "x": }', "../c.json:2: invalid JSON: Expecting value (column 7)"),
+        ('{"name": "a",\n "x": }', "../c.json:2: invalid JSON: Expecting value at column 7"),
         (
             '{"name": "a",\n "x": NaN}',
             "../c.json:2: invalid JSON: NaN is not allowed (use null or a string)",
@@ -204,7 +204,7 @@ def test_jsonl_reads_one_tool_per_line_and_reports_bad_lines(tmp_path: Path) -> 
     result = load_one(write(tmp_path / "t.jsonl", text))
     assert [t.name for t in result.tools] == ["a", "b"]
     assert messages(result) == [
-        "../t.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes (column 2)",
+        "../t.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes at column 2",
         "../t.jsonl:4: name: 5 is not of type 'string'",
     ]
     assert result.tools[1].source is not None and result.tools[1].source.line == 5

@@ -70,35 +70,39 @@ def test_rewrite_writes_through_a_symlink_to_its_target(tmp_path: Path) -> None:
 
 
 def test_tune_write_keeps_mode_symlink_and_numbered_backups(tmp_path: Path) -> None:
+    # Requests in the descriptions' words: a lower name weight serves every query, held out too.
     catalog = tmp_path / "cat.json"
     catalog.write_text(
-        '[{"name": "read_file", "description": "Read a text file from disk."},'
-        ' {"name": "send_email", "description": "Send an email to someone."}]',
+        '[{"name": "paint_fence", "description": "Stain wooden boards."},'
+        ' {"name": "stain_boards", "description": "Paint the garden fence."}]',
         encoding="utf-8",
     )
     queries = tmp_path / "q.yaml"
     queries.write_text(
-        "- {query: read a file, relevant: [cat/read_file]}\n"
-        "- {query: email bob, relevant: [cat/send_email]}\n",
+        "- {query: paint a fence, relevant: [stain_boards], split: train}\n"
+        "- {query: paint the fence white, relevant: [stain_boards], split: train}\n"
+        "- {query: paint my fence, relevant: [stain_boards], split: test}\n",
         encoding="utf-8",
     )
     Path("dotfiles").mkdir()
     real = Path("dotfiles/toolfind.toml")
-    real.write_text(f"catalogs = [{str(catalog)!r}]\n", encoding="utf-8")
+    original = f"catalogs = [{str(catalog)!r}]\n"
+    real.write_text(original, encoding="utf-8")
     real.chmod(0o644)
     Path("toolfind.toml").symlink_to(real)
     for _ in range(2):
         done = runner.invoke(app, ["tune", str(queries), "--write", "--rounds", "1"])
         assert done.exit_code == 0, done.output
+        assert "[weights]" in real.read_text(encoding="utf-8")
+        real.write_text(original, encoding="utf-8")  # so that the next run writes again
     assert Path("toolfind.toml").is_symlink()
-    assert "[weights]" in real.read_text(encoding="utf-8")
     assert stat.S_IMODE(real.stat().st_mode) == 0o644
     assert sorted(p.name for p in Path("dotfiles").iterdir()) == [
         "toolfind.toml",
         "toolfind.toml.~1~",
         "toolfind.toml.~2~",
     ]
-    assert Path("dotfiles/toolfind.toml.~1~").read_text(encoding="utf-8").startswith("catalogs")
+    assert Path("dotfiles/toolfind.toml.~1~").read_text(encoding="utf-8") == original
 
 
 def test_config_is_found_upwards_up_to_the_repository_root(tmp_path: Path) -> None:

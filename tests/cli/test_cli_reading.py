@@ -311,7 +311,7 @@ def test_validate_gives_one_verdict_for_a_wholly_broken_file() -> None:
     code, out, err = invoke("validate", "trunc.json")
     assert (code, err) == (1, "")
     assert out.splitlines() == [
-        "trunc.json:1: error: invalid JSON: Expecting value (column 12) [invalid]",
+        "trunc.json:1: error: invalid JSON: Expecting value at column 12 [invalid]",
         "1 file, 0 tools: 1 error, 0 warnings",
     ]
 

@@ -334,6 +334,7 @@ def test_batch_search_echoes_ids_skips_comments_and_reports_a_bad_line_in_place(
         ('{"query": NaN}', "invalid JSON: NaN is not allowed (use null or a string)"),
         ('{"query": "a", "query": "b"}', "duplicate key 'query'"),
         ('{"query": "a",}', "invalid JSON: Expecting property name enclosed in double quotes"),
+        ('{"query": "abc', "invalid JSON: Unterminated string starting at column 11"),
     ],
 )
 def test_a_batch_line_is_read_as_a_json_lines_catalog_record(

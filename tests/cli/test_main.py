@@ -57,7 +57,7 @@ def test_text_that_stdout_cannot_encode_degrades_to_replacement_characters(
         ["validate", weather],
     ):
         # show says which tool and where on stderr, as the stdout is its JSON document
-        said = "w/weather_now\nw.json#/0\n" if args[0] == "show" else ""
+        said = "w/weather_now\nw.json:1#/0\n" if args[0] == "show" else ""
         for _ in range(2):  # cold (Typer), then warm (the fast path where it answers)
             done = toolfind(*args, env=env)
             assert done.returncode == 0 and done.stderr == said, (args, done.stderr)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.helpers import invoke, run_main, write
+from tests.helpers import SHIPPED, invoke, run_main, write
 
 OPENAI = {
     "tools": [
@@ -49,7 +51,7 @@ SKIPPED = [
     "Warning: skipped {root}/a.json:1: tools[0]: built-in tool 'web_search' has no schema",
     "Warning: skipped {root}/g.json:1: tools[0]: built-in tool 'googleSearch' has no schema",
     "Warning: skipped {root}/z.yaml:3: tools[0]: duplicate tool 'a/get_weather':"
-    " {root}/a.json was loaded first and wins; this one is skipped",
+    " {root}/a.json:1 was loaded first and wins; this one is skipped",
 ]
 
 
@@ -236,7 +238,7 @@ def test_batch_search_prints_json_lines_and_takes_no_other_format(
 
 def test_fields_keeps_those_keys_in_every_record_format(small: str) -> None:
     for _ in range(2):  # cold, then warm (from the index file alone)
-        done = run_main("search", "file", "-c", small, "--fields", "name,score")
+        done = run_main("search", "file", "-c", small, "--fields", "name,score", "--json")
         document = json.loads(done.stdout)
         assert list(document) == ["query", "hits", "unmatched_terms", "corrections", "stages"]
         assert [list(hit) for hit in document["hits"]] == [["name", "score"]] * 2
@@ -251,9 +253,72 @@ def test_fields_keeps_those_keys_in_every_record_format(small: str) -> None:
 
 
 def test_fields_schema_and_explain_are_given_for_every_hit(small: str) -> None:
-    code, out, _ = invoke("search", "file", "-c", small, "--fields", "name,schema,explain")
+    argv = ("search", "file", "-c", small, "--fields", "name,schema,explain")
+    code, out, _ = invoke(*argv, "--json")
     hits = json.loads(out)["hits"]
     assert hits and all(h["schema"]["type"] == "object" and h["explain"] for h in hits)
+
+
+def test_the_search_table_shows_each_hits_confidence_not_its_score(small: str) -> None:
+    hits = json.loads(run_main("search", "file", "-c", small, "--json").stdout)["hits"]
+    for _ in range(2):
+        lines = run_main("search", "file", "-c", small).stdout.splitlines()
+        assert re.fullmatch(r"┃ # ┃ tool +┃ confidence ┃ description +┃ tags +┃", lines[1])
+        cells = [[cell.strip() for cell in line.split("│")[1:-1]] for line in lines[3:-1]]
+        assert [row[2] for row in cells] == [f"{h['confidence']:.2f}" for h in hits]
+        assert all(f"{h['score']:.3f}" not in lines[3 + i] for i, h in enumerate(hits))
+
+
+def test_search_says_on_stderr_when_no_hit_is_confident() -> None:
+    """serve-mcp's note, on stderr: whatever the format, cold and warm; not when a hit is
+    confident, nor when nothing was found (that says so itself)."""
+    from toolfind.core.confidence import CONFIDENT, no_confident_match
+
+    said = set()
+    queries = ("is it going to be a good day", "think through this step by step", "draw a cat")
+    for query in (*queries, "disk space left", "send an email"):
+        hits = search_json(query)["hits"]
+        if not hits:
+            continue
+        best = max(h["confidence"] for h in hits)
+        for argv in (["search", query], ["search", query, "--json"]):
+            for _ in range(2):
+                done = run_main(*argv, "-c", str(SHIPPED))
+                assert done.returncode == 0
+                note = no_confident_match(best)
+                assert (note in done.stderr.splitlines()) == (best < CONFIDENT)
+                assert (best < CONFIDENT) == ("No confident match" in done.stderr)
+        said.add(best < CONFIDENT)
+    assert said == {True, False}  # both cases met
+    nothing = run_main("search", "xyzzy", "-c", str(SHIPPED))
+    assert nothing.stdout == "No tools found.\n" and "No confident match" not in nothing.stderr
+
+
+def search_json(query: str) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads(
+        run_main("search", query, "-c", str(SHIPPED), "--json").stdout
+    )
+    return document
+
+
+def test_fields_alone_picks_the_columns_of_a_table(small: str) -> None:
+    """As ``kubectl -o custom-columns``: a column a key, in the order asked, cold and warm."""
+    argv = ("search", "file", "-c", small, "--fields", "name,confidence,deferred")
+    hits = json.loads(run_main(*argv, "--json").stdout)["hits"]
+    for _ in range(2):
+        done = run_main(*argv)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.splitlines()
+        assert re.fullmatch(r"┃ name +┃ confidence ┃ deferred ┃", lines[1])
+        rows = [line.split("│")[1:-1] for line in lines[3:-1]]
+        assert [[cell.strip() for cell in row] for row in rows] == [
+            [h["name"], f"{h['confidence']:.2f}", "yes" if h["deferred"] else "no"] for h in hits
+        ]
+        assert [h["name"] for h in hits] == ["read_file", "compress_file"]
+    code, out, _ = invoke("list", "-c", small, "--fields", "name", "--format", "table")
+    assert code == 0 and "compress_file" in out and "namespace" not in out
+    code, out, _ = invoke("summaries", "-c", small, "--all", "--fields", "name")
+    assert code == 0 and json.loads(out)[0] == {"name": "read_file"}  # lines: no table to pick
 
 
 @pytest.mark.parametrize(
@@ -262,7 +327,7 @@ def test_fields_schema_and_explain_are_given_for_every_hit(small: str) -> None:
         (["search", "x", "--fields", "nam"], "--fields: unknown field 'nam'; search records"),
         (["list", "--fields", "score"], "--fields: unknown field 'score'; list records have"),
         (["list", "--fields", ","], "--fields: no field given"),
-        (["list", "--fields", "name", "--format", "table"], "--fields picks record keys"),
+        (["summaries", "--fields", "name", "--format", "text"], "--fields picks record keys"),
         (["summaries", "--fields", "name", "--format", "markdown"], "--fields picks record"),
     ],
 )

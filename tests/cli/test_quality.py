@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tests.cli.test_cli import SMALL
-from tests.helpers import write
+from tests.helpers import run_main, write
 from toolfind.cli.app import app
 
 runner = CliRunner()
@@ -72,6 +72,18 @@ def test_eval_fail_under_exits_1(tmp_path: Path) -> None:
     assert "Failed: " in result.stderr
 
 
+def test_eval_worst_queries_say_in_words_a_tool_not_in_the_top_100(tmp_path: Path) -> None:
+    catalog, _ = setup(tmp_path)
+    queries = write(tmp_path / "q.yaml", "- {query: read a text file, relevant: [search_web]}\n")
+    result = runner.invoke(app, ["eval", str(queries), "-c", catalog])
+    assert result.exit_code == 0, result.stderr
+    assert "web/search_web: not in the top 100" in result.stdout
+    document = runner.invoke(app, ["eval", str(queries), "-c", catalog, "--json"]).stdout
+    assert json.loads(document)["worst"][0]["relevant"] == [
+        {"name": "web/search_web", "rank": None}
+    ]
+
+
 def test_eval_unknown_relevant_tool_names_the_entry(tmp_path: Path) -> None:
     catalog, _ = setup(tmp_path)
     queries = write(tmp_path / "bad.yaml", "- query: x\n  relevant: [serch_web]\n")
@@ -79,22 +91,6 @@ def test_eval_unknown_relevant_tool_names_the_entry(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.stderr.startswith(f"Error: {queries}:")
     assert "serch_web" in result.stderr and "search_web" in result.stderr
-
-
-def test_tune_write_stores_settings_that_the_next_search_uses(tmp_path: Path) -> None:
-    catalog, queries = setup(tmp_path)
-    Path("toolfind.toml").write_text("# keep me\n", encoding="utf-8")
-    result = runner.invoke(
-        app, ["tune", queries, "-c", catalog, "--train-split", "train", "--json", "--write"]
-    )
-    assert result.exit_code == 0, result.stderr
-    report = json.loads(result.stdout)
-    assert report["train_size"] == 2 and report["holdout_size"] == 1
-    text = Path("toolfind.toml").read_text(encoding="utf-8")
-    assert text.startswith("# keep me\n") and "[weights]" in text
-    assert Path("toolfind.toml.~1~").read_text(encoding="utf-8") == "# keep me\n"
-    again = runner.invoke(app, ["eval", queries, "-c", catalog, "--json"])
-    assert json.loads(again.stdout)["params"]["k1"] == report["params"]["k1"]
 
 
 def test_validate_queries_adds_findability_warnings(tmp_path: Path) -> None:
@@ -141,6 +137,109 @@ def test_tune_write_refuses_settings_that_score_worse_held_out(tmp_path: Path) -
     assert "Writing anyway (--force)" in forced.stderr
     assert "[weights]" in Path("toolfind.toml").read_text(encoding="utf-8")
     assert runner.invoke(app, [*args, "--force"]).exit_code == 2  # --force needs --write
+
+
+#: Requests in the descriptions' words, not the names': a lower name weight serves the
+#: training queries and the held-out one alike.
+BETTER_QUERIES = """\
+- {query: paint a fence, relevant: [stain_boards], split: train}
+- {query: paint the fence white, relevant: [stain_boards], split: train}
+- {query: paint my fence, relevant: [stain_boards], split: test}
+"""
+TUNE = ["tune", "--train-split", "train", "--metric", "mrr@10", "--write"]
+
+
+def test_tune_write_stores_only_what_changed_and_the_catalogs_tuned_on(tmp_path: Path) -> None:
+    from toolfind.config import load_config
+    from toolfind.tuned import digest
+
+    catalog = write(Path.cwd() / "cats" / "c.yaml", OVERFIT_CATALOG)
+    queries = str(write(tmp_path / "q.yaml", BETTER_QUERIES))
+    Path("toolfind.toml").write_text("# keep me\nk1 = 3\n", encoding="utf-8")
+    done = runner.invoke(app, [*TUNE, queries, "-c", str(catalog), "--json"])
+    assert done.exit_code == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["holdout_after"]["mrr_at_10"] > report["holdout_before"]["mrr_at_10"]
+    changed = {
+        f"weights.{field}": value
+        for field, value in report["params"]["weights"].items()
+        if value != report["before"]["weights"][field]
+    }
+    assert changed and report["params"]["k1"] == report["before"]["k1"] == 3
+    target = Path.cwd() / "toolfind.toml"
+    assert done.stderr == (
+        f"Wrote {', '.join(changed)} to {target}, tuned on {catalog}"
+        f" (previous file kept as {target}.~1~)\n"
+    )
+    assert Path("toolfind.toml.~1~").read_text(encoding="utf-8") == "# keep me\nk1 = 3\n"
+    text = Path("toolfind.toml").read_text(encoding="utf-8")
+    assert text.startswith("# keep me\nk1 = 3\n") and text.count("k1") == 1
+    assert "delta" not in text and "b =" not in text  # no default is pinned
+    config = load_config()
+    assert {k for k in config.sources if k.startswith("weights.")} == set(changed)
+    assert config.tuned is not None
+    assert config.tuned.catalogs == (catalog,) and config.tuned.digests == (digest(catalog),)
+    assert 'catalogs = ["cats/c.yaml"]' in text  # relative to the file, as catalogs are
+
+
+def test_tuned_settings_warn_once_a_run_over_other_catalogs(tmp_path: Path) -> None:
+    catalog = write(tmp_path / "c.yaml", OVERFIT_CATALOG)
+    queries = str(write(tmp_path / "q.yaml", BETTER_QUERIES))
+    assert runner.invoke(app, [*TUNE, queries, "-c", str(catalog)]).exit_code == 0
+    other = write(tmp_path / "other.yaml", SMALL)
+    copy = write(tmp_path / "copy" / "c.yaml", OVERFIT_CATALOG)  # the same tools, moved
+    warning = (
+        f"Warning: the ranking settings in {Path.cwd() / 'toolfind.toml'} were tuned on"
+        f" {catalog}, not on {other} searched here: tune them on these catalogs, or remove them"
+        " and the [tuned] table from it"
+    )
+    for _ in range(2):  # never remembered: the warm path would leave the warning out
+        done = run_main("search", "paint", "-c", str(other), "-c", str(catalog), "--json")
+        assert done.returncode == 0
+        assert [line for line in done.stderr.splitlines() if "tuned" in line] == [warning]
+        for same in (catalog, copy):
+            quiet = run_main("search", "paint", "-c", str(same), "--json")
+            assert quiet.returncode == 0 and "Warning" not in quiet.stderr
+
+
+def test_tune_write_writes_nothing_when_held_out_does_not_improve(tmp_path: Path) -> None:
+    extra = "- name: read_file\n  description: Read a text file.\n"
+    catalog = str(write(tmp_path / "c.yaml", OVERFIT_CATALOG + extra))
+    queries = str(
+        write(
+            tmp_path / "q.yaml",
+            "- {query: paint a fence, relevant: [stain_boards], split: train}\n"
+            "- {query: read a text file, relevant: [read_file], split: train}\n"
+            "- {query: read the file, relevant: [read_file], split: test}\n",  # answered already
+        )
+    )
+    Path("toolfind.toml").write_text("# keep me\n", encoding="utf-8")
+    args = ["tune", queries, "-c", catalog, "--train-split", "train", "--write"]
+    done = runner.invoke(app, [*args, "--json"])
+    report = json.loads(done.stdout)
+    assert report["params"] != report["before"]  # training moved the settings
+    assert report["holdout_after"]["ndcg_at_10"] == report["holdout_before"]["ndcg_at_10"]
+    assert done.exit_code == 0, done.stderr  # nothing to gain is no failure
+    assert done.stderr == (
+        "Not written: the chosen settings score ndcg@10 100.00% on the 1 held-out queries, the"
+        " same as the settings in use. --force writes them anyway.\n"
+    )
+    assert Path("toolfind.toml").read_text(encoding="utf-8") == "# keep me\n"
+    assert not Path("toolfind.toml.~1~").exists()
+    forced = runner.invoke(app, [*args, "--force"])
+    assert forced.exit_code == 0 and "Writing anyway (--force): the chosen" in forced.stderr
+    assert "[tuned]" in Path("toolfind.toml").read_text(encoding="utf-8")
+
+
+def test_tune_write_writes_nothing_without_held_out_queries(tmp_path: Path) -> None:
+    catalog = write(tmp_path / "c.yaml", OVERFIT_CATALOG)
+    queries = str(write(tmp_path / "q.yaml", BETTER_QUERIES.replace("split: test", "split: train")))
+    done = runner.invoke(app, [*TUNE, queries, "-c", str(catalog)])
+    assert done.exit_code == 0, done.stderr
+    assert "Not written: no held-out queries show that the chosen settings do better" in (
+        done.stderr
+    )
+    assert not Path("toolfind.toml").exists()
 
 
 def test_a_bad_labelled_queries_file_is_a_queries_error_everywhere(tmp_path: Path) -> None:

@@ -118,7 +118,7 @@ def test_duplicate_relevant_names_are_kept_once() -> None:
         (
             "q.jsonl",
             '{"query": "x", "relevant": ["a"]}\n{"query": "x"\n',
-            "q.jsonl:2: invalid JSON: Expecting ',' delimiter (column 14)",
+            "q.jsonl:2: invalid JSON: Expecting ',' delimiter at column 14",
         ),
         (
             "q.json",
@@ -168,7 +168,7 @@ def test_duplicate_relevant_names_are_kept_once() -> None:
         (
             "q.json",
             '[{"query": "x", "relevant": ["a"]',
-            "q.json:1: invalid JSON: Expecting ',' delimiter (column 34)",
+            "q.json:1: invalid JSON: Expecting ',' delimiter at column 34",
         ),
         (
             "q.yaml",
@@ -216,7 +216,7 @@ ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         (
             "q.jsonl",
             b'{"query": "x", "relevant": ["a"]}\n{"query": "x",\n',
-            "q.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes (column 15)",
+            "q.jsonl:2: invalid JSON: Expecting property name enclosed in double quotes at column 15",
         ),
         (
             "q.json",

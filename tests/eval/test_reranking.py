@@ -70,11 +70,15 @@ def test_tune_rerank_learns_and_writes_the_weight_and_depth(model: Path, tmp_pat
     queries.write_text(
         "".join(json.dumps({"query": q, "relevant": [r]}) + "\n" for q, r in rows), encoding="utf-8"
     )
-    code, _, err = invoke(
-        "tune", str(queries), "-c", catalog, "--rerank", "--write", "--rounds", "1"
-    )
+    args = ("tune", str(queries), "-c", catalog, "--rerank", "--write", "--rounds", "1")
+    code, _, err = invoke(*args)
     assert code == 0, err
     assert "Reranker: weight" in err
+    # Every query is answered already: the held-out one shows no gain, and nothing is written.
+    assert "Not written: the chosen settings score ndcg@10 100.00%" in err
+    assert not Path("toolfind.toml").exists()
+    code, _, err = invoke(*args, "--force")
+    assert code == 0, err
     written = Path("toolfind.toml").read_text(encoding="utf-8")
     assert "rerank_weight = " in written and "rerank_depth = " in written
     code, _, err = invoke("eval", str(queries), "-c", catalog, "--rerank")

@@ -260,8 +260,10 @@ def _parse(path: Path) -> Any:
         try:
             return json.loads(_strip_jsonc(text))
         except json.JSONDecodeError:
+            from toolfind.catalog.parse import json_error
+
             raise ConfigError(
-                f"invalid JSON: {first.msg} (column {first.colno})",
+                json_error(first),
                 file=str(path),
                 line=first.lineno,
             ) from None

@@ -84,10 +84,10 @@ def _lint_tool(tool: Tool, locators: dict[str, Locate | None]) -> Iterable[Findi
     params_at = (input_key(shape, entry),)
 
     def warn(message: str, parts: Sequence[PathPart], rule: str) -> Finding:
-        line = source.line
-        if line is None and source.file.lower().endswith(".json"):
+        line = source.line  # where the entry starts; in a JSON document, the exact path's
+        if source.file.lower().endswith(".json"):
             locate = _locator(source.file, locators)
-            line = locate(parts) if locate is not None else None
+            line = (locate(parts) if locate is not None else None) or line
         return _finding(source.file, message, "warning", line=line, parts=parts, rule=rule)
 
     name = repr(tool.name)

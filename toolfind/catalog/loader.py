@@ -43,6 +43,30 @@ if TYPE_CHECKING:
 _quick_shape: Final = formats.quick_shape
 
 
+def _entry_lines(
+    doc: Document, entries: formats.Entries, jsonl_index: int | None
+) -> list[int | None]:
+    """The line each entry starts on (``show`` says ``file:line#pointer``): a JSON Lines
+    record's own; in a whole JSON document each list of entries is read in one pass over its
+    text (a pointer's line looked up alone costs a pass over what comes before it)."""
+    if jsonl_index is not None:
+        return [jsonl_index + 1] * len(entries)
+    if doc.text is None:  # YAML: its nodes know their lines
+        return [doc.locate(pointer_parts(pointer)) for pointer, _, _ in entries]
+    lists: dict[str, list[int | None]] = {}
+    lines: list[int | None] = []
+    for pointer, _, _ in entries:
+        parent, _, item = pointer.rpartition("/")
+        if not item.isdigit():  # the document is one tool
+            lines.append(doc.locate(pointer_parts(pointer)))
+            continue
+        if parent not in lists:
+            lists[parent] = doc.item_lines(pointer_parts(parent))
+        found = lists[parent]
+        lines.append(found[int(item)] if int(item) < len(found) else None)
+    return lines
+
+
 def _stem_namespace(path: Path) -> str:
     """The namespace a file gives tools that name none: its stem, made a valid namespace."""
     stem = "".join("_" if c.isspace() or c in "/:" or not c.isprintable() else c for c in path.stem)
@@ -127,9 +151,9 @@ class _FileLoader:
             strings = 0
         else:
             strings = strings_in(value, set(map(id, map(itemgetter(1), entries))))
-        line = None if jsonl_index is None else jsonl_index + 1
+        lines = _entry_lines(doc, entries, jsonl_index)
         file, namespace, loaded, quick_shape = self.file, self.namespace, self.tools, _quick_shape
-        for pointer, entry, defaults in entries:
+        for (pointer, entry, defaults), line in zip(entries, lines, strict=True):
             if strings < 0:
                 break
             source = Source(file, pointer, line)
@@ -171,13 +195,10 @@ class _FileLoader:
             if owner is None:
                 return
             spoiled.add(owner)
-        for pointer, entry, defaults in entries:
+        lines = _entry_lines(doc, entries, jsonl_index)
+        for (pointer, entry, defaults), line in zip(entries, lines, strict=True):
             if pointer in spoiled:
                 continue
-            # A JSON entry's line is only looked up for a finding; a JSON Lines record's is its own.
-            line = (
-                doc.locate(pointer_parts(pointer)) if self.yaml or jsonl_index is not None else None
-            )
             source = Source(self.file, pointer, line)
             if type(entry) is dict:  # the fast way when it can tell, else the general way
                 shape = defaults["shape"] or _quick_shape(entry)

@@ -253,9 +253,7 @@ def parse_json(
             parse_float=_finite_float,
         )
     except json.JSONDecodeError as exc:
-        raise Problem(
-            f"invalid JSON: {exc.msg} (column {exc.colno})", exc.lineno + line_offset
-        ) from None
+        raise Problem(json_error(exc), exc.lineno + line_offset) from None
     except _Constant as exc:
         what = token = exc.args[0]
         if token.lstrip("-") not in ("NaN", "Infinity"):
@@ -285,6 +283,14 @@ def parse_json(
             parts = where.get(id(obj), ())
             doc.duplicates.append((parts, key, locate((*parts, key))))
     return doc
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """The message of a JSON syntax error, with its column (the caller names the line):
+    ``invalid JSON: Expecting value at column 7``, ``invalid JSON: Unterminated string
+    starting at column 11`` (Python's messages that end in "at" lose their place)."""
+    at = "" if exc.msg.endswith(" at") else " at"
+    return f"invalid JSON: {exc.msg}{at} column {exc.colno}"
 
 
 def _string_quotes(text: str) -> int:

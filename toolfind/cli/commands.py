@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from toolfind.models import Category, Hit, SearchResult, Tool
     from toolfind.store.index import SearchIndex
     from toolfind.store.segment import Segment
+    from toolfind.store.why import Why
 
 
 class Search(Records, name="search"):
@@ -89,6 +90,12 @@ class Search(Records, name="search"):
     weight = WEIGHT
     schema: bool = option("--schema", FLAG, False, "Include every hit's input schema.")
     explain: bool = option("--explain", FLAG, False, "Show each term's contribution per field.")
+    why: str | None = option(
+        "--why", TEXT, None,
+        "Where this tool ranks for the query, and why not higher: the query words it lacks,"
+        " what each word and signal adds to it and to the first hit.",
+        metavar="TOOL", complete="tool",
+    )  # fmt: skip
     queries: str | None = option(
         "--queries", TEXT, None,
         "Batch mode: one query per line (or JSON Lines with 'query'); - for stdin.",
@@ -111,7 +118,20 @@ class Search(Records, name="search"):
             return "--min-score nan: give a number"
         if self.min_confidence is not None and not 0.0 <= self.min_confidence <= 1.0:
             return f"--min-confidence {self.min_confidence:g}: use a number from 0 to 1, e.g. 0.5"
+        if self.why is not None:
+            clash = next((o for o, on in self._why_clashes() if on), "")
+            if clash:
+                return f"--why explains one tool's place: {clash} does not apply"
         return super().problem()
+
+    def _why_clashes(self) -> list[tuple[str, bool]]:
+        return [
+            ("--queries", self.queries is not None),
+            ("--fields", self.fields is not None),
+            ("--explain", self.explain),
+            ("--schema", self.schema),
+            (f"--format {self.format_}", self.format_ not in (None, "table", "json")),
+        ]
 
     def prepare(self) -> list[str]:
         notes = super().prepare()
@@ -121,12 +141,14 @@ class Search(Records, name="search"):
             self.explain = self.explain or "explain" in asked
         return notes
 
-    def ask(self, index: SearchIndex) -> tuple[SearchResult, list[str]]:
+    def ask(self, index: SearchIndex) -> tuple[Any, list[str]]:
+        if self.why is not None:
+            return self.ask_why(index)
         result = self.search(index, " ".join(self.query or ()))
         hints = [filter_warning(index, self.namespace, self.tag or ())]
         by_meaning = bool(result.hits) and index.semantic is not None  # it adds candidates
         notes = search_notes(result.unmatched_terms, dict(result.corrections), by_meaning)
-        return result, [*hints, *notes]
+        return result, [*hints, *notes, unsure_note(hit.confidence for hit in result.hits)]
 
     def search(self, index: SearchIndex, query: str) -> SearchResult:
         """``index.search`` with the command's options (one query of a batch, or the QUERY)."""
@@ -139,6 +161,48 @@ class Search(Records, name="search"):
             min_confidence=self.min_confidence,
             explain=self.explain,
         )
+
+    def ask_why(self, index: SearchIndex) -> tuple[Why, list[str]]:
+        """``--why TOOL``: the tool's place in the search (``store.why``), and the stderr
+        lines of the search, and of a tool that cannot rank."""
+        from toolfind.store.why import why
+
+        found = why(
+            index,
+            " ".join(self.query or ()),
+            self.why or "",
+            self.limit,
+            namespace=self.namespace,
+            tags=self.tag or (),
+            min_score=self.min_score,
+            min_confidence=self.min_confidence,
+        )
+        result, notes = found.result, [filter_warning(index, self.namespace, self.tag or ())]
+        by_meaning = bool(result.hits) and index.semantic is not None
+        notes += search_notes(result.unmatched_terms, dict(result.corrections), by_meaning)
+        from toolfind.core.filters import options_rule
+
+        tool = found.tool
+        if not tool.enabled:
+            notes.append(f"Note: {tool.qualified_name} is disabled: search never returns it")
+        elif not options_rule(self.namespace, self.tag or ()).keeps(tool.namespace, tool.all_tags):
+            notes.append(f"Note: --namespace or --tag leaves {tool.qualified_name} out")
+        elif found.rank is None and (index.semantic is not None or index.reranker is not None):
+            notes.append(
+                f"Note: beyond the top {found.depth}, only its words are weighed (BM25F): the"
+                " other signals scored the top hits alone"
+            )
+        return found, notes
+
+    def emit(self, answer: Any) -> int:
+        if self.why is None:
+            return super().emit(answer)
+        record = wire.why_record(answer)
+        if self.json_:
+            sys.stdout.write(dumps(record) + "\n")
+        else:
+            for_a_person(self, lambda: renderer(self.color).why(record))
+        return 0 if answer.rank is None else 1
 
     def run(self, index: SearchIndex, warn: Warn, error: Callable[[str, str], None]) -> int:
         if self.queries is None:
@@ -215,7 +279,9 @@ class Search(Records, name="search"):
         made = confidence.finish(found.exact, found.ranked, sure, self.limit, hit)
         unmatched = list(found.unmatched)
         document = wire.search_document(query, made, unmatched, found.corrections, ("lexical",))
-        return document, search_notes(found.unmatched, found.corrections), len(made)
+        notes = search_notes(found.unmatched, found.corrections)
+        unsure = unsure_note(sure[: len(made)])
+        return document, [*notes, unsure] if unsure else notes, len(made)
 
 
 class _Dialected(Params):
@@ -446,6 +512,7 @@ class Summaries(Records, name="summaries"):
         CATALOG, NO_CACHE, JSON, FIELDS, FAIL_EMPTY, NO_PAGER
     )  # fmt: skip
     KEYS = wire.SUMMARY_KEYS
+    TABLE = False  # lines of text: --fields alone means JSON
 
     def problem(self) -> str:
         if self.deferred and self.all_:
@@ -500,6 +567,18 @@ def search_notes(
         line = "No tool mentions: " + ", ".join(unmatched)
         notes.append(line + " (the hits were found by meaning)" if by_meaning else line)
     return notes
+
+
+def unsure_note(confidences: Iterable[float]) -> str:
+    """The stderr line of a search whose hits (of these confidences) hold no confident match
+    (``core.confidence.no_confident_match``: serve-mcp's note); "" when one is, or there is
+    no hit (nothing found says so itself)."""
+    best = max(confidences, default=None)
+    if best is None:
+        return ""
+    from toolfind.core.confidence import no_confident_match
+
+    return no_confident_match(best)
 
 
 #: Said where a person could take the demo catalogs for their own (not on every search).

@@ -105,6 +105,8 @@ class Params:
     spec: Command
     #: The keys of the command's records: what ``--fields`` may name, the CSV/TSV columns.
     KEYS: tuple[str, ...] = ()
+    #: Whether the command prints a table for a person (then ``--fields`` picks its columns).
+    TABLE = False
 
     # The options several commands have (each command declares its own; the value of one a
     # command has not is this default).
@@ -152,7 +154,7 @@ class Params:
         fields = self.fields_of()
         if fields is None:
             return ""
-        if self.format_ in ("table", "text", "markdown"):
+        if self.format_ in ("text", "markdown") or (self.format_ == "table" and not self.TABLE):
             return (
                 f"--fields picks record keys: use it with --json or --format json, jsonl, csv"
                 f" or tsv, not --format {self.format_}"
@@ -165,11 +167,12 @@ class Params:
 
     def prepare(self) -> list[str]:
         """Read the arguments (without a :meth:`problem`) as one rule, in place: ``--format
-        json`` is ``--json``, and ``--fields`` alone means JSON. Returns the stderr lines it
-        calls for. Both parsers call it before :meth:`answer`."""
+        json`` is ``--json``, and ``--fields`` alone picks a table's columns, or means JSON
+        where the command prints no table. Returns the stderr lines it calls for. Both
+        parsers call it before :meth:`answer`."""
         if self.format_ == "json":
             self.json_, self.format_ = True, None
-        if self.fields is not None and self.format_ is None:
+        if self.fields is not None and self.format_ is None and not self.TABLE:
             self.json_ = True
         return []
 
@@ -308,7 +311,8 @@ TABLE_FORMAT = option(
 )  # fmt: skip
 FIELDS = option(
     "--fields", TEXT, None,
-    "Only these record keys, e.g. name,score (JSON unless --format says otherwise).",
+    "Only these record keys, e.g. name,description: the table's columns (JSON where there"
+    " is no table), or each record's with --json or --format.",
     metavar="KEY,...",
 )  # fmt: skip
 FAIL_EMPTY = option(

@@ -32,12 +32,14 @@ class Records(Params):
     person (:meth:`draw`). The command says which items of its answer are records
     (:meth:`items`, counted) and what they are (:meth:`records`)."""
 
+    TABLE = True
+
     def emit(self, answer: Any) -> int:
         counted = Counted(self.items(answer))
-        if not self.machine():
-            for_a_person(self, lambda: self.draw(renderer(self.color), answer, counted))
-            return counted.count
         fields = self.fields_of()
+        if not self.machine():
+            for_a_person(self, lambda: self.draw_fields(answer, counted, fields))
+            return counted.count
         records = select_all(self.records(answer, counted), fields)
         if self.format_ in RECORD_FORMATS:
             sys.stdout.write(records_text(records, self.format_, fields or self.columns()))
@@ -48,6 +50,20 @@ class Records(Params):
                 sys.stdout.write(piece)  # as each is made: 100k tools are never held at once
             sys.stdout.write("\n")
         return counted.count
+
+    def draw_fields(self, answer: Any, items: Iterable[Any], fields: Sequence[str] | None) -> None:
+        """For a person: the command's own table, or with ``--fields`` a table of those keys
+        of its records, a column each (as ``kubectl -o custom-columns``); nothing found is
+        said as the command says it."""
+        render = renderer(self.color)
+        if fields is None:
+            self.draw(render, answer, items)
+            return
+        rows = list(select_all(self.records(answer, items), fields))
+        if rows:
+            render.records(fields, rows)
+        else:
+            self.draw(render, answer, rows)
 
     def items(self, answer: Any) -> Iterable[Any]:
         """What the records are made of (``search``: the hits)."""

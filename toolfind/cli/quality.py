@@ -253,7 +253,7 @@ def tune(
         emit(wire.tune_record(tuned.report))
     else:
         renderer(color).tune_report(tuned.report)
-    if write and not tuning.write(tuned, force=force, say=warn):
+    if write and not tuning.write(tuned, catalog or (), force=force, say=warn):
         raise typer.Exit(1)
 
 

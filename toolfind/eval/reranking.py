@@ -113,18 +113,29 @@ def holdout_loss(
     """Why the ``chosen`` (weight, depth) must not be written ("" when it may): it scores
     ``metric`` worse on the ``held``-out queries' candidates than the (weight, depth) ``in_use``,
     as :func:`toolfind.eval.evaluate.holdout_loss` rules for the first stage."""
-    if not held:
+    values = holdout(held, chosen, in_use, metric)
+    if values is None or values[1] >= values[0] - 1e-12:
         return ""
-    k = METRICS.index(metric_name(metric))
-    new = metrics(held, *chosen).values()[k]
-    old = metrics(held, *in_use).values()[k]
-    if new >= old - 1e-12:
-        return ""
+    old, new = values
     return (
         f"the chosen rerank weight {chosen[0]:g} and depth {chosen[1]} score {metric}"
         f" {100 * new:.2f}% on the {len(held)} held-out queries, below the {100 * old:.2f}% of"
         f" the weight {in_use[0]:g} and depth {in_use[1]} in use"
     )
+
+
+def holdout(
+    held: Sequence[Candidates],
+    chosen: tuple[float, int],
+    in_use: tuple[float, int],
+    metric: str = "ndcg@10",
+) -> tuple[float, float] | None:
+    """``metric`` on the ``held``-out queries' candidates with the (weight, depth) ``in_use``,
+    then with the ``chosen`` one; None when nothing is held out."""
+    if not held:
+        return None
+    k = METRICS.index(metric_name(metric))
+    return metrics(held, *in_use).values()[k], metrics(held, *chosen).values()[k]
 
 
 def best(points: Sequence[tuple[float, int, float]]) -> tuple[float, int]:

@@ -94,13 +94,13 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
             [
                 str(rank),
                 name,
-                f"{wire.score(hit.score):.3f}",
+                f"{hit.confidence:.2f}",
                 clean_text(hit.tool.summary, 160),
                 ", ".join(hit.tool.all_tags),
             ]
         )
-    # The name is never cut: tags, then the score, give way first on a narrow terminal.
-    out.table(("#", "tool", "score", "description", "tags"), rows, key=1, drop=(4, 2))
+    # The name is never cut: tags give way first on a narrow terminal, then the rows stack.
+    out.table(("#", "tool", "confidence", "description", "tags"), rows, key=1, drop=(4,))
     if not explain:
         return
     for hit in result.hits:
@@ -119,6 +119,83 @@ def search(result: SearchResult, *, explain: bool = False) -> None:
         headers = ("term", "field", "tf", "idf", "length norm", "weight", "score")
         title = f"{hit.tool.qualified_name}: {hit.score:.4f}, confidence {hit.confidence:.2f}"
         out.table(headers, rows, title=title, key=0, drop=(4, 3, 2, 5))
+
+
+def records(keys: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+    """``--fields`` for a person: a table of those keys of the commands' ``--json``
+    records, a column each, the name (when asked for) never cut."""
+    cells: list[list[Cell]] = [[record_cell(key, row.get(key)) for key in keys] for row in rows]
+    key = keys.index("name") if "name" in keys else 0
+    _out().table(tuple(keys), cells, key=key)
+
+
+def record_cell(key: str, value: Any) -> str:
+    """One value of a ``--json`` record in a table for a person: numbers as the commands'
+    tables show them (``confidence`` 2 decimals, ``score`` 3), lists of words joined, a
+    ``source`` as ``file#pointer``, yes or no, any other object as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        digits = {"confidence": ".2f", "score": ".3f"}.get(key, "g")
+        return format(value, digits)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return ", ".join(value)
+    if key == "source" and isinstance(value, dict):
+        file, pointer = value.get("file") or "", value.get("pointer")  # rendered by wire
+        return f"{file}#{pointer}" if pointer else str(file)
+    if isinstance(value, list | dict):
+        return dumps(value, compact=True)
+    return str(value)
+
+
+def why(record: Mapping[str, Any]) -> None:
+    """``search --why TOOL`` for a person (``wire.why_record``): where the tool ranks and
+    the first hit, the query words it lacks, then what each word and each signal adds to
+    the tool and to the first hit."""
+    out = _out()
+    tool = f"{record['namespace']}/{record['name']}"
+    first = record["first"]
+    other = None if first is None else f"{first['namespace']}/{first['name']}"
+    query = render_line(repr(record["query"]))
+    if record["rank"] == 1:
+        out.line(f"{tool} is the first hit for {query} (confidence {record['confidence']:.2f}).")
+        other = None
+    else:
+        place = (
+            f"ranks {_ordinal(record['rank'])} for {query} (confidence {record['confidence']:.2f})"
+            if record["rank"] is not None
+            else f"is not in the top {record['depth']} for {query}"
+        )
+        lead = "nothing was found" if first is None else f"the first hit is {other}"
+        confident = "" if first is None else f" (confidence {first['confidence']:.2f})"
+        out.line(f"{tool} {place}; {lead}{confident}.")
+    lacks = record["lacks"]
+    out.line(f"Query words it lacks: {', '.join(lacks)}" if lacks else "It holds every query word.")
+    headers = ("word", tool) if other is None else ("word", tool, other)
+    rows: list[list[Cell]] = [
+        [w["word"], f"{w['score']:.3f}", f"{w['first']:.3f}"][: len(headers)]
+        for w in record["words"]
+    ]
+    out.table(headers, rows, key=0)
+    rows = [
+        [
+            s["signal"],
+            f"{s['score']:.3f} ({s['share']:.0%})",
+            f"{s['first']:.3f} ({s['first_share']:.0%})",
+        ][: len(headers)]
+        for s in record["signals"]
+    ]
+    totals = [sum(s[key] for s in record["signals"]) for key in ("score", "first")]
+    total: list[Cell] = ["total", *(f"{value:.3f}" for value in totals)]
+    rows.append(total[: len(headers)])
+    out.table(("signal", *headers[1:]), rows, key=0)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def tools(rows: Sequence[Tool]) -> None:
@@ -302,7 +379,8 @@ def eval_report(report: Any, all_tools: Sequence[Tool]) -> None:
         worst: list[list[Cell]] = []
         for o in report.worst:
             ranks = ", ".join(
-                f"{all_tools[doc].qualified_name}: {rank if rank is not None else '-'}"
+                f"{all_tools[doc].qualified_name}: "
+                + (str(rank) if rank is not None else f"not in the top {report.depth}")
                 for doc, rank in zip(o.query.relevant_ids, o.ranks, strict=True)
             )
             worst.append([o.query.query, _pct(o.metrics["ndcg@10"]), ranks])

@@ -131,3 +131,55 @@ CATEGORIES_SCHEMA = _record(
         "total_tools": _INTEGER,
     }
 )
+_PART: dict[str, Any] = {
+    "type": "number",
+    "description": "What it adds to the tool's score (the first hit's, under first).",
+}
+WHY_SCHEMA = _record(
+    {
+        "query": _STRING,
+        "name": _STRING,
+        "namespace": _STRING,
+        "rank": {
+            "type": ["integer", "null"],
+            "description": "The tool's place among the hits (1 is first); null when it is not "
+            "in the top depth.",
+        },
+        "depth": {"type": "integer", "description": "How many hits were looked through."},
+        "score": {"type": ["number", "null"], "description": "Null when it is no hit."},
+        "confidence": {"type": ["number", "null"], "description": "Null when it is no hit."},
+        "lacks": {**STRINGS_SCHEMA, "description": "The query's words the tool holds nowhere."},
+        "first": {
+            "type": ["object", "null"],
+            "description": "The first hit (null when nothing was found).",
+            "properties": {
+                "name": _STRING,
+                "namespace": _STRING,
+                "score": _NUMBER,
+                "confidence": _NUMBER,
+            },
+        },
+        "words": {
+            "type": "array",
+            "description": "Each of the query's words, what it adds to the tool and to the "
+            "first hit.",
+            "items": _record({"word": _STRING, "score": _PART, "first": _PART}),
+        },
+        "signals": {
+            "type": "array",
+            "description": "Each signal (a BM25F field, semantic, rerank): what it adds to the "
+            "tool and to the first hit, and its share of each one's total.",
+            "items": _record(
+                {
+                    "signal": _STRING,
+                    "score": _PART,
+                    "share": _NUMBER,
+                    "first": _PART,
+                    "first_share": _NUMBER,
+                }
+            ),
+        },
+        "unmatched_terms": STRINGS_SCHEMA,
+        "corrections": {"type": "object", "additionalProperties": {"type": "string"}},
+    }
+)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from toolfind.semantic.models import Installed
     from toolfind.store.segment import ToolRecord
+    from toolfind.store.why import Why
 
     #: What the records and the format writer read of a tool: a Tool, or the warm path's view.
     ToolLike = Tool | ToolRecord
@@ -131,6 +132,51 @@ def search_record(
     if backends_connecting:
         record["backends_connecting"] = backends_connecting
     return record
+
+
+def why_record(why: Why) -> dict[str, Any]:
+    """``search --why TOOL --json``: where the tool ranks for the query and why not higher
+    (``store.why.Why``); keys as ``schemas.WHY_SCHEMA`` defines them."""
+    hit, first, result = why.hit, why.first, why.result
+
+    def share(part: float, total: float) -> float:
+        return round(part / total, CONFIDENCE_DIGITS) if total > 0.0 else 0.0
+
+    signals = why.by_signal()
+    mine, theirs = sum(s[1] for s in signals), sum(s[2] for s in signals)
+    return {
+        "query": result.query,
+        "name": why.tool.name,
+        "namespace": why.tool.namespace,
+        "rank": why.rank,
+        "depth": why.depth,
+        "score": None if hit is None else score(hit.score),
+        "confidence": None if hit is None else round(hit.confidence, CONFIDENCE_DIGITS),
+        "lacks": list(why.lacks),
+        "first": None
+        if first is None
+        else {
+            "name": first.tool.name,
+            "namespace": first.tool.namespace,
+            "score": score(first.score),
+            "confidence": round(first.confidence, CONFIDENCE_DIGITS),
+        },
+        "words": [
+            {"word": word, "score": score(a), "first": score(b)} for word, a, b in why.by_word()
+        ],
+        "signals": [
+            {
+                "signal": signal,
+                "score": score(a),
+                "share": share(a, mine),
+                "first": score(b),
+                "first_share": share(b, theirs),
+            }
+            for signal, a, b in signals
+        ],
+        "unmatched_terms": list(result.unmatched_terms),
+        "corrections": dict(result.corrections),
+    }
 
 
 def hit_records(

@@ -447,7 +447,7 @@ class SearchIndex:
                 share = 1.0 if found.agree is None or match == "exact" else found.agree(doc)
                 explanation = self._explain(doc, term_ids, share)
                 if signal is not None:
-                    explanation = _fused_explanation(explanation, scale, part, signal.weight)
+                    explanation = signal.explained(explanation, scale, part)
                 if stage is not None:
                     explanation = stage.explained(explanation, mix, context, similarity or 0.0)
             return Hit(self.tools[doc], score, match, explanation, sure, similarity)
@@ -459,6 +459,13 @@ class SearchIndex:
         ran = {"semantic": staged.semantic is not None, "rerank": staged.cosines is not None}
         stages = ("lexical", *(name for name, on in ran.items() if on))
         return SearchResult(query, tuple(made), found.unmatched, corrections, stages)
+
+    def why(self, query: str, name: str) -> tuple[Tool, list[str], tuple[TermContribution, ...]]:
+        """``search --why``: :meth:`resolve`'s tool, the query's words, its BM25F explain rows."""
+        doc, found = self._resolve_id(name), searching.run(self, query, 0)
+        terms = [(m, t) for m in found.matched if (t := self._terms.find(m[0])) is not None]
+        share = found.agree(doc) if found.agree else 1.0
+        return self.tools[doc], list(found.words), self._explain(doc, terms, share)
 
     def ranking(
         self,
@@ -775,23 +782,6 @@ class SearchIndex:
         """Enabled tools in catalog order: only deferred ones (True), all (None), or only
         the ones not deferred (False)."""
         return self.listed(deferred=deferred)
-
-
-def _fused_explanation(
-    lexical: tuple[TermContribution, ...], scale: float, semantic: float, weight: float
-) -> tuple[TermContribution, ...]:
-    """A fused hit's explanation: each BM25F contribution scaled to its share of the fused
-    score, then one ``semantic`` row (field ``semantic``, term ``(meaning)``, ``weight`` the
-    fusion weight, ``tf`` the normalised similarity) holding the semantic share."""
-    rows = [
-        TermContribution(
-            c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale, c.query_word
-        )
-        for c in lexical
-    ]
-    similarity = semantic / weight if weight > 0.0 else 0.0
-    rows.append(TermContribution("(meaning)", "semantic", similarity, 0.0, 1.0, weight, semantic))
-    return tuple(rows)
 
 
 def _unknown(kind: str, value: str, close: Sequence[str]) -> str:

@@ -256,7 +256,14 @@ class Reranker:
         factor, weight = mix
         rows = [
             TermContribution(
-                c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * factor
+                c.term,
+                c.field,
+                c.tf,
+                c.idf,
+                c.length_norm,
+                c.weight,
+                c.score * factor,
+                c.query_word,
             )
             for c in explanation
         ]

@@ -52,7 +52,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
-    from toolfind.models import Tool
+    from toolfind.models import TermContribution, Tool
 
     Warn = Callable[[str], None]
 
@@ -611,6 +611,28 @@ class SemanticSignal:
 
     def with_weight(self, weight: float) -> SemanticSignal:
         return SemanticSignal(self.embedder, self.matrix, weight)
+
+    def explained(
+        self, lexical: tuple[TermContribution, ...], scale: float, semantic: float
+    ) -> tuple[TermContribution, ...]:
+        """A fused hit's explanation: each BM25F contribution scaled to its share of the fused
+        score (``scale``: :meth:`run`'s), then one ``semantic`` row (field ``semantic``, term
+        ``(meaning)``, ``weight`` the fusion weight, ``tf`` the normalised similarity) holding
+        the semantic share (``semantic``)."""
+        from toolfind.models import TermContribution
+
+        rows = [
+            TermContribution(
+                c.term, c.field, c.tf, c.idf, c.length_norm, c.weight, c.score * scale, c.query_word
+            )
+            for c in lexical
+        ]
+        weight = self.weight
+        similarity = semantic / weight if weight > 0.0 else 0.0
+        rows.append(
+            TermContribution("(meaning)", "semantic", similarity, 0.0, 1.0, weight, semantic)
+        )
+        return tuple(rows)
 
     def run(
         self,
