@@ -8,6 +8,17 @@ drives it with the MCP SDK's client: sequential calls for latency (median, p99),
     python benchmarks/serve_bench.py [--backend-tools 1000] [--transport stdio|http]
                                      [-c CATALOG ...] [--calls 500] [--concurrency 200]
 
+With ``--clients N`` (HTTP) it measures many hosts instead: N clients, each its own MCP
+session, each searching once every ``--every`` seconds for ``--seconds`` seconds (latency
+p50/p99 over every search). With ``--everything`` the backend is
+``@modelcontextprotocol/server-everything`` (npm, as the tests install it) and each client
+first calls one of its tools, so it gets a backend session of its own: the memory (RSS of
+serve-mcp and every process under it) and the processes while they are connected, and the
+backend processes left once they have gone, are reported too.
+
+    python benchmarks/serve_bench.py --transport http --clients 50 [--every 1] [--seconds 20]
+                                     [--everything]
+
 Without ``-c`` the catalogs are an empty directory, so only the backend's tools are searched.
 """
 
@@ -121,8 +132,177 @@ def serve_args(work: Path, catalogs: list[Path], backend_tools: int) -> list[str
     return args
 
 
+EVERYTHING = ROOT / ".cache" / "npm" / "node_modules" / "@modelcontextprotocol"
+EVERYTHING_SCRIPT = EVERYTHING / "server-everything" / "dist" / "index.js"
+
+
+def everything_args(work: Path, catalogs: list[Path], sessions: int) -> list[str]:
+    """serve-mcp's arguments in front of server-everything (up to ``sessions`` of it)."""
+    if not EVERYTHING_SCRIPT.exists():
+        raise SystemExit(f"{EVERYTHING_SCRIPT} not found: run the serve tests once to install it")
+    args = serve_args(work, catalogs, 0)
+    entry = {"command": "node", "args": [str(EVERYTHING_SCRIPT)], "max_sessions": sessions}
+    (work / "servers.json").write_text(json.dumps({"mcpServers": {"everything": entry}}), "utf-8")
+    return [*args, "--servers", str(work / "servers.json"), "--backend-wait", "60"]
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and every process under it (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(proc.name))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, ()))
+    return found
+
+
+#: The serve-mcp process over HTTP (0: under stdio, where the SDK's client starts it).
+SERVER = [0]
+
+
+def server_cpu() -> float:
+    """serve-mcp's CPU seconds so far (NaN under stdio)."""
+    return cpu_seconds(SERVER[0]) if SERVER[0] else float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def sessions(pid: int) -> list[int]:
+    """The server-everything processes under ``pid``."""
+    found = []
+    for child in tree(pid):
+        try:
+            if str(EVERYTHING_SCRIPT).encode() in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+        except OSError:
+            continue
+    return found
+
+
+def rss_mib(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+class Hosts:
+    """What the many clients of `many_clients` share: the server, the clock, the results."""
+
+    def __init__(self, url: str, pid: int, clients: int, every: float, seconds: float) -> None:
+        self.url, self.pid, self.clients = url, pid, clients
+        self.every, self.seconds = every, seconds
+        self.latencies: list[float] = []
+        self.connected = anyio.Event()
+        self.ready = self.done = 0
+        self.measured: dict[str, Any] = {}
+
+    async def host(self, i: int, everything: bool) -> None:
+        """Client ``i``: connect (and, with ``everything``, open its own backend session),
+        wait for the others, then search once every ``every`` seconds, spread over the
+        period; client 0 notes the processes and memory before leaving."""
+        async with Client(self.url, mode="legacy") as client:
+            await client.list_tools()
+            if everything:
+                await client.call_tool("everything__echo", {"message": f"client {i}"})
+            self.ready += 1
+            if self.ready == self.clients:
+                self.measured["cpu"] = cpu_seconds(self.pid)
+                self.connected.set()
+            await self.connected.wait()
+            start = time.perf_counter()
+            offset = self.every * i / self.clients
+            n = 0
+            while time.perf_counter() - start < self.seconds:
+                await anyio.sleep(max(0.0, start + offset + self.every * n - time.perf_counter()))
+                t0 = time.perf_counter()
+                query = QUERIES[(i + n) % len(QUERIES)]
+                result = await client.call_tool("proxy_search_tools", {"query": query})
+                self.latencies.append(time.perf_counter() - t0)
+                assert not result.is_error
+                n += 1
+            if i == 0:
+                pids = tree(self.pid)
+                self.measured["processes"] = len(pids)
+                self.measured["rss_mib"] = rss_mib(pids)
+            self.done += 1
+            if self.done == self.clients:
+                self.measured["cpu"] = cpu_seconds(self.pid) - self.measured["cpu"]
+
+
+async def many_clients(
+    catalogs: list[Path],
+    backend_tools: int,
+    clients: int,
+    every: float,
+    seconds: float,
+    everything: bool,
+) -> dict[str, Any]:
+    """``clients`` HTTP clients searching once every ``every`` seconds (see the module)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if everything:
+            args = everything_args(work, catalogs, clients)
+        else:
+            args = serve_args(work, catalogs, backend_tools)
+        command = [sys.executable, *args, "--http", "127.0.0.1:0"]
+        async with await anyio.open_process(command, env=environment(work)) as process:
+            assert process.stderr is not None
+            stderr = BufferedByteReceiveStream(process.stderr)
+            url = ""
+            while not url:
+                line = (await stderr.receive_until(b"\n", 65536)).decode()
+                if "listening on " in line:
+                    url = line.split("listening on ", 1)[1].strip()
+            hosts = Hosts(url, process.pid, clients, every, seconds)
+            async with anyio.create_task_group() as tg:
+                for i in range(clients):
+                    tg.start_soon(hosts.host, i, everything)
+            left = 0
+            if everything:  # the clients have gone: their sessions go (the shared one stays)
+                with anyio.move_on_after(30):
+                    while (left := len(sessions(process.pid)) - 1) > 0:
+                        await anyio.sleep(0.2)
+            process.terminate()
+            await process.wait()
+    latencies, measured = hosts.latencies, hosts.measured
+    return {
+        "transport": "http",
+        "clients": clients,
+        "searches": len(latencies),
+        "search_p50_ms": percentile(latencies, 0.5) * 1000,
+        "search_p99_ms": percentile(latencies, 0.99) * 1000,
+        "server_cpu_ms_per_search": measured["cpu"] / max(1, len(latencies)) * 1000,
+        "processes_connected": measured.get("processes", 0),
+        "rss_connected_mib": measured.get("rss_mib", 0.0),
+        "client_sessions_left_after": left,
+    }
+
+
+#: The checkout whose toolfind is served (``--tree``; default: this one).
+TREE = [ROOT]
+
+
 def environment(work: Path) -> dict[str, str]:
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    path = os.pathsep.join(p for p in (str(TREE[0]), os.environ.get("PYTHONPATH")) if p)
     return {**os.environ, "PYTHONPATH": path, "TOOLFIND_CACHE_DIR": str(work / "cache")}
 
 
@@ -136,6 +316,7 @@ async def connect(work: Path, args: list[str], transport: str) -> AsyncIterator[
     command = [sys.executable, *args, "--http", "127.0.0.1:0"]
     async with await anyio.open_process(command, env=environment(work)) as process:
         assert process.stderr is not None
+        SERVER[0] = process.pid
         stderr = BufferedByteReceiveStream(process.stderr)
         url = ""
         while not url:
@@ -180,11 +361,13 @@ async def bench(
                 concurrent.append(time.perf_counter() - t0)
                 assert not result.is_error
 
+            cpu = server_cpu()
             t_all = time.perf_counter()
             async with anyio.create_task_group() as burst:
                 for i in range(concurrency):
                     burst.start_soon(one, i)
             wall = time.perf_counter() - t_all
+            cpu = server_cpu() - cpu
     return {
         "transport": transport,
         "indexed_tools": total,
@@ -194,6 +377,7 @@ async def bench(
         "concurrent_calls": concurrency,
         "concurrent_per_second": concurrency / wall,
         "concurrent_median_ms": statistics.median(concurrent) * 1000,
+        "server_cpu_ms_per_call": cpu / concurrency * 1000 if cpu == cpu else float("nan"),
     }
 
 
@@ -204,10 +388,29 @@ def main() -> None:
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument("--concurrency", type=int, default=200)
-    args = parser.parse_args()
-    report = anyio.run(
-        bench, args.catalog, args.backend_tools, args.transport, args.calls, args.concurrency
+    parser.add_argument("--clients", type=int, default=0, help="many HTTP clients (see above)")
+    parser.add_argument("--every", type=float, default=1.0)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--everything", action="store_true")
+    parser.add_argument(
+        "--tree", type=Path, default=ROOT, help="serve another checkout's toolfind (an A/B)"
     )
+    args = parser.parse_args()
+    TREE[0] = args.tree
+    if args.clients:
+        report = anyio.run(
+            many_clients,
+            args.catalog,
+            args.backend_tools,
+            args.clients,
+            args.every,
+            args.seconds,
+            args.everything,
+        )
+    else:
+        report = anyio.run(
+            bench, args.catalog, args.backend_tools, args.transport, args.calls, args.concurrency
+        )
     for key, value in report.items():
         shown = f"{value:.2f}" if isinstance(value, float) else str(value)
         print(f"{key:24} {shown}")

@@ -3,11 +3,14 @@
 Serves the shipped catalogs (warm cache: one untimed run first) without backends; with
 ``--backend-wait 0`` in front of backends that are slow (never start), stuck (never answer),
 crashing (exit at once) and healthy (tests/fixtures/backends/lifecycle_server.py): what
-serving costs when it never waits; and with the defaults (first contact: lists wait, bounded,
-for backends still connecting) in front of one healthy and one stuck backend, where the first
-list must hold the healthy backend's tools. Reports the median and the maximum of ``--runs``
-runs. Must hold: <= 1.5 s with backends and ``--backend-wait 0``; <= 3 s, with the healthy
-backend's tools listed every time, for first contact.
+serving costs when it never waits; and with the defaults (first contact: the first
+``initialize`` and lists wait, bounded, for backends still connecting, counted from that
+``initialize``) in front of two healthy backends and one stuck, where the first list must
+hold the healthy backends' tools (a host that lists once) and the first ``initialize``
+their instructions (a stdio host), however long serve-mcp took to start. Reports the median
+and the maximum of ``--runs`` runs. Must hold: <= 1.5 s with backends and
+``--backend-wait 0``; <= 3 s for first contact, with both healthy backends' tools and
+instructions every time.
 
     python benchmarks/serve_start.py [--runs 10]
 """
@@ -30,9 +33,9 @@ LIFECYCLE = ROOT / "tests" / "fixtures" / "backends" / "lifecycle_server.py"
 
 def first_list(
     servers: Path | None, env: dict[str, str], catalog: Path, *args: str
-) -> tuple[float, set[str]]:
-    """Seconds from spawn to the tools/list reply (initialize first, as a host does), and
-    the names it listed."""
+) -> tuple[float, set[str], str]:
+    """Seconds from spawn to the tools/list reply (initialize first, as a host does), the
+    names it listed and the instructions ``initialize`` gave."""
     command = [sys.executable, "-m", "toolfind", "serve-mcp", "-c", str(catalog), *args]
     if servers is not None:
         command += ["--servers", str(servers)]
@@ -66,7 +69,8 @@ def first_list(
             },
         }
     )
-    reply(1)
+    initialized = reply(1)["result"]
+    assert isinstance(initialized, dict)
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
     listed = reply(2)
@@ -76,7 +80,8 @@ def first_list(
     process.wait(60)
     result = listed["result"]
     assert isinstance(result, dict)
-    return elapsed, {str(tool["name"]) for tool in result["tools"]}
+    names = {str(tool["name"]) for tool in result["tools"]}
+    return elapsed, names, str(initialized.get("instructions") or "")
 
 
 def main() -> None:
@@ -90,11 +95,16 @@ def main() -> None:
         servers = Path(work) / "servers.json"
         two = Path(work) / "two.json"
         py, fixture = sys.executable, str(LIFECYCLE)
+
+        def hint(server: str) -> list[str]:
+            return ["--instructions", f"Ask {server} first."]
+
         two.write_text(
             json.dumps(
                 {
                     "mcpServers": {
-                        "good": {"command": py, "args": [fixture]},
+                        "good": {"command": py, "args": [fixture, *hint("good")]},
+                        "other": {"command": py, "args": [fixture, *hint("other")]},
                         "stuck": {"command": py, "args": [fixture, "--stuck"]},
                     }
                 }
@@ -126,18 +136,24 @@ def main() -> None:
         cases: tuple[tuple[str, Path | None, tuple[str, ...]], ...] = (
             ("without backends", None, ()),
             ("with backends, --backend-wait 0", servers, ("--backend-wait", "0")),
-            ("first contact: healthy + stuck", two, ("--exposure", "direct")),
+            ("first contact: 2 healthy + stuck", two, ("--exposure", "direct")),
         )
         for label, with_servers, extra in cases:
             runs = [first_list(with_servers, env, catalog, *extra) for _ in range(args.runs)]
-            times = [elapsed for elapsed, _ in runs]
+            times = [elapsed for elapsed, _, _ in runs]
             line = (
                 f"{label:32} first tools/list: median {statistics.median(times):.3f} s, "
                 f"max {max(times):.3f} s ({args.runs} runs)"
             )
             if with_servers is two:
-                listed = sum("good__echo" in names for _, names in runs)
-                line += f"; the healthy backend's tools listed in {listed} of {args.runs}"
+                listed = sum({"good__echo", "other__echo"} <= names for _, names, _ in runs)
+                told = sum(
+                    "Ask good first." in said and "Ask other first." in said for _, _, said in runs
+                )
+                line += (
+                    f"; both healthy backends' tools listed in {listed} of {args.runs}, "
+                    f"their instructions in initialize in {told} of {args.runs}"
+                )
             print(line)
 
 

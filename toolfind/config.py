@@ -3,8 +3,7 @@ by key; a file another user may have written is ignored), the bounds of every nu
 setting (:func:`bounded`) and catalog resolution; :func:`for_run` puts them together.
 
 Nothing here is imported by the warm fast path (``tomllib`` alone costs twice Python's
-start-up); the fast path reuses what a slow run recorded in the cache manifest instead.
-"""
+start-up); the fast path reuses what a slow run recorded in the cache manifest instead."""
 
 from __future__ import annotations
 
@@ -38,7 +37,8 @@ DEFAULT_MAX_FILE_SIZE = DEFAULT_MAX_BYTES
 #: The keys of ``toolfind.toml`` (those of the signals beyond BM25F: ``models.Signals``).
 _KNOWN_KEYS = frozenset(
     {"catalogs", "weights", "k1", "b", "delta", "max_file_size", "servers", "filters", "serve"}
-    | {"validate", "synonyms", "safe_directories", "tuned", *models.SIGNAL_SETTINGS}
+    | {"validate", "synonyms", "safe_directories", "tuned", "defer_namespaces"}
+    | set(models.SIGNAL_SETTINGS)
 )
 _FILTER_KEYS = frozenset({"namespaces", "exclude_namespaces", "tags", "exclude_tags"})
 _SERVE_KEYS = frozenset({"allowed_hosts", "allowed_origins"})
@@ -127,8 +127,7 @@ class Config:
     serve: Mapping[str, Any] = field(default_factory=dict)
     #: ``[validate] ignore``: the warning rules ``toolfind validate`` leaves out.
     ignore_rules: tuple[str, ...] = ()
-    #: The signals beyond BM25F as the files set them (a switch not set is None:
-    #: ``store.run.wanted`` says what that means).
+    #: The signals beyond BM25F as the files set them (unset: None; see ``store.run.wanted``).
     signals: Signals = field(default_factory=Signals)
     #: The user-wide config's ``safe_directories`` (see ``userfiles.trust_problem``).
     safe_directories: tuple[str, ...] = ()
@@ -146,9 +145,8 @@ class Config:
 
 @dataclass(frozen=True, slots=True)
 class Run:
-    """What a command (or the Python API, or serve-mcp) works on: the catalog paths, the
-    scoring settings with any weight overrides, the signals beyond BM25F, and the config
-    they came from."""
+    """What a command (or the Python API, or serve-mcp) works on: the catalog paths, the scoring
+    settings with any weight overrides, the signals beyond BM25F, and the config they came from."""
 
     paths: tuple[Path, ...]
     params: ScoringParams
@@ -294,6 +292,7 @@ def explain(
             rows.append(replace(row(name, value), value=value))
     for name in sorted(_FILTER_KEYS):
         rows.append(row(f"filters.{name}", list(getattr(config.filters, name))))
+    rows.append(row("defer_namespaces", list(params.deferred)))
     rows.append(row("validate.ignore", list(config.ignore_rules)))
     for name in sorted(_SERVE_KEYS):
         rows.append(row(f"serve.{name}", list(config.serve.get(name, []))))
@@ -330,16 +329,14 @@ def config_path(environ: Mapping[str, str], cwd: Path | str | None) -> Path | No
 
 def load_config(environ: Mapping[str, str] | None = None, cwd: Path | None = None) -> Config:
     """The settings that apply here: the defaults, then the user-wide config
-    (:func:`userfiles.user_config`), then the project config (:func:`config_path`) on top,
-    key by key (a table's keys one by one: ``[weights] name`` in one file and ``tags`` in the
-    other both apply).
+    (:func:`userfiles.user_config`), then the project config (:func:`config_path`) on top, key
+    by key (``[weights] name`` in one file and ``tags`` in the other both apply).
 
     A config file toolfind finds rather than is given (``$TOOLFIND_CONFIG``), and every
     servers file and catalog a config names, is ignored with a warning (``warnings``) when
     another user may have written it (:func:`userfiles.trust_problem`), unless it lies in
     one of the user-wide config's ``safe_directories``. Raises ConfigError naming the file
-    and the key for anything invalid.
-    """
+    and the key for anything invalid."""
     environ = os.environ if environ is None else environ
     here = working_dir() if cwd is None else os.fspath(cwd)
     user = Path(user_config(environ))
@@ -502,6 +499,10 @@ def _flatten(data: Mapping[str, Any], path: Path) -> dict[str, Any]:
         "validate": ("validate.ignore", _ignore_rules),
         "tuned": ("tuned", lambda raw, file: read_tuned(raw, Path(file))),
         "safe_directories": ("safe_directories", _safe_directories),
+        "defer_namespaces": (
+            "defer_namespaces",
+            lambda raw, file: tuple(_string_list(raw, "defer_namespaces", file)),
+        ),
     }
     for key, (name, reader) in readers.items():
         if key in data:
@@ -531,7 +532,7 @@ def _config(flat: Mapping[str, Any]) -> Config:
         params = replace(params, synonyms=groups)
     return Config(
         catalogs=flat.get("catalogs", ()),
-        params=params,
+        params=replace(params, deferred=flat.get("defer_namespaces", params.deferred)),
         max_file_size=flat.get("max_file_size", DEFAULT_MAX_FILE_SIZE),
         servers=flat.get("servers", ()),
         filters=Filters(**filters),
@@ -686,8 +687,7 @@ def resolve_catalogs(
     ``--catalog`` options; else ``$TOOLFIND_CATALOGS`` (``os.pathsep``-separated); else
     ``catalogs`` in ``toolfind.toml``; else ``./catalogs`` if it exists and nobody but you
     (or root) can have written it (else a line in ``warnings`` says why it is ignored); else
-    the catalogs shipped inside the package.
-    """
+    the catalogs shipped inside the package."""
     environ = os.environ if environ is None else environ
     here = working_dir() if cwd is None else os.fspath(cwd)
     if explicit:

@@ -51,6 +51,15 @@ def _field(*, compare: bool = True, repr: bool = True) -> Any:
     return {"compare": compare, "repr": repr}
 
 
+def _defaults(model: Any, specs: Mapping[str, Any]) -> None:
+    """Give ``model`` the default of each field of ``specs`` (fields added to its class since
+    it was pickled)."""
+    for name, spec in specs.items():
+        if "default" in spec:
+            default = spec["default"]
+            _set(model, name, default.make() if isinstance(default, _Factory) else default)
+
+
 @dataclass_transform(frozen_default=True, field_specifiers=(_field,))
 def _frozen_dataclass(cls: type[_T]) -> type[_T]:
     """``@dataclass(frozen=True, slots=True)`` for a class that writes its own ``__init__``
@@ -102,6 +111,7 @@ def _frozen_dataclass(cls: type[_T]) -> type[_T]:
     def __setstate__(self: Any, state: list[Any]) -> None:
         for name, value in zip(names, state, strict=False):  # as dataclasses does
             _set(self, name, value)
+        _defaults(self, {name: specs[name] for name in names[len(state) :]})
 
     methods = (__eq__, __hash__, __repr__, __setattr__, __delattr__, __getstate__, __setstate__)
     for method in methods:
@@ -340,6 +350,8 @@ class ScoringParams:
     delta: float
     #: The user's synonym groups (``[synonyms]`` in toolfind.toml), beside the shipped table.
     synonyms: tuple[tuple[str, ...], ...]
+    #: Namespaces whose tools are all deferred (``defer_namespaces`` in toolfind.toml).
+    deferred: tuple[str, ...]
 
     def __init__(
         self,
@@ -349,6 +361,7 @@ class ScoringParams:
         b: tuple[tuple[str, float], ...] = _DEFAULT_B,
         delta: float = 0.5,
         synonyms: tuple[tuple[str, ...], ...] = (),
+        deferred: tuple[str, ...] = (),
     ) -> None:
         _set(self, "weights", FieldWeights() if weights is _NEW_WEIGHTS else weights)
         _set(self, "k1", k1)
@@ -356,6 +369,7 @@ class ScoringParams:
         _set(self, "b", b)
         _set(self, "delta", delta)
         _set(self, "synonyms", synonyms)
+        _set(self, "deferred", deferred)
 
     def b_for(self, field_name: str) -> float:
         return dict(self.b).get(field_name, self.default_b)
@@ -367,6 +381,8 @@ class ScoringParams:
         text = f"w[{w}] k1={self.k1!r} b[{bs}] delta={self.delta!r}"
         if self.synonyms:
             text += f" synonyms={self.synonyms!r}"
+        if self.deferred:
+            text += f" deferred={self.deferred!r}"
         return text
 
 

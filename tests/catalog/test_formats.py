@@ -49,7 +49,9 @@ def test_list_entries_finds_entries_in_every_document_shape(doc: Any, expected: 
 
 def test_list_entries_gives_file_defaults_of_a_native_catalog() -> None:
     [(_, _, defaults)] = list_entries({"namespace": "web", "tags": ["net"], "tools": [{}]})
-    assert defaults == {"namespace": "web", "tags": ("net",), "shape": None}
+    assert defaults == {"namespace": "web", "tags": ("net",), "defer": False, "shape": None}
+    [(_, _, defaults)] = list_entries({"defer": True, "tools": [{}]})
+    assert defaults["defer"] is True
 
 
 def test_list_entries_marks_gemini_declarations_as_gemini() -> None:
@@ -111,7 +113,7 @@ def test_reading_an_mcp_tool_keeps_title_annotations_and_output_schema() -> None
     assert tool.source == SRC
 
 
-def test_reading_an_anthropic_tool_ignores_cache_control_and_defer_loading() -> None:
+def test_reading_an_anthropic_tool_ignores_cache_control_and_reads_defer_loading_as_defer() -> None:
     tool = read(
         {
             "name": "t",
@@ -120,7 +122,7 @@ def test_reading_an_anthropic_tool_ignores_cache_control_and_defer_loading() -> 
             "defer_loading": True,
         }
     )
-    assert (tool.parameters, tool.defer) == (PARAMS, False)
+    assert (tool.parameters, tool.defer) == (PARAMS, True)
 
 
 def test_reading_a_gemini_declaration_converts_the_openapi_schema() -> None:

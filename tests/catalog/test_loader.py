@@ -526,3 +526,52 @@ def test_read_entry_reads_one_entry_from_anywhere_by_the_catalog_rules() -> None
     with pytest.raises(EntryError, match="strnig"):
         catalog.read_entry(bad, namespace="srv", source=where)
     assert catalog.read_entry(bad, namespace="srv", source=where, check_schemas=False).name == "t"
+
+
+def test_a_file_level_defer_defers_its_tools_unless_an_entry_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    write(
+        tmp_path / "capture.json",
+        json.dumps(
+            {
+                "defer": True,
+                "tools": [
+                    {"name": "a", "inputSchema": {"type": "object"}},
+                    {"name": "b", "inputSchema": {"type": "object"}, "defer": False},
+                ],
+            }
+        ),
+    )
+    write(tmp_path / "bad.json", json.dumps({"defer": "yes", "tools": [{"name": "c"}]}))
+    result = catalog.load([tmp_path])
+    assert [(t.name, t.defer) for t in result.tools] == [("a", True), ("b", False)]
+    assert messages(result) == [f"{tmp_path / 'bad.json'}:1: defer: 'yes' is not of type 'boolean'"]
+
+
+def test_anthropics_defer_loading_is_read_as_defer(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {}}
+    write(
+        tmp_path / "request.json",
+        json.dumps(
+            {
+                "tools": [
+                    {"name": "later", "input_schema": schema, "defer_loading": True},
+                    {"name": "now", "input_schema": schema, "defer_loading": False},
+                    {"name": "plain", "input_schema": schema},
+                ]
+            }
+        ),
+    )
+    result = catalog.load([tmp_path])
+    assert [(t.name, t.defer) for t in result.tools] == [
+        ("later", True),
+        ("now", False),
+        ("plain", False),
+    ]
+
+
+def test_defer_namespaces_defers_every_tool_of_those_namespaces() -> None:
+    tools = [Tool("a", "", namespace="GitHub"), Tool("b", "", namespace="files")]
+    assert [t.defer for t in catalog.defer_namespaces(tools, ["github"])] == [True, False]
+    assert catalog.defer_namespaces(tools, ()) == tools

@@ -709,3 +709,16 @@ def test_the_end_leaves_it_to_python_while_a_thread_runs(no_exit: list[str]) -> 
         release.set()
         worker.join()
     assert no_exit == []
+
+
+def test_defer_namespaces_in_toolfind_toml_defers_those_namespaces(
+    small: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "toolfind.toml").write_text('defer_namespaces = ["Files"]\n', encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = invoke("summaries", "-c", small)
+    assert code == 0
+    assert sorted(out.splitlines()) == [
+        "files/compress_file: Compress a file into a zip or tar.gz archive.",
+        "files/read_file: Read a text file and return its contents.",
+    ]

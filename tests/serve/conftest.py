@@ -1,12 +1,15 @@
-"""serve-mcp runs on asyncio (``anyio.run``'s default): so do its tests. A catalog directory."""
+"""serve-mcp runs on asyncio (``anyio.run``'s default): so do its tests. A catalog directory,
+and a client of serve-mcp's server over it (in memory)."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
-from tests.serve.support import FILES, GIT, write_catalog
+from tests.serve.support import FILES, GIT, make_server, write_catalog
 
 
 @pytest.fixture(scope="module")
@@ -20,3 +23,11 @@ def catalog_dir(tmp_path: Path) -> Path:
     write_catalog(tmp_path / "catalogs", "files", FILES)
     write_catalog(tmp_path / "catalogs", "git", GIT)
     return tmp_path / "catalogs"
+
+
+@pytest.fixture
+async def client(catalog_dir: Path) -> AsyncIterator[Client]:
+    """An in-memory client of serve-mcp over ``catalog_dir`` (no backends)."""
+    server, _, _ = make_server([catalog_dir])
+    async with Client(server, mode="legacy") as c:
+        yield c

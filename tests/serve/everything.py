@@ -60,8 +60,9 @@ class Host:
 
     ROOT = types.Root(uri="file:///work/project", name="project")
 
-    def __init__(self, name: str = "host") -> None:
+    def __init__(self, name: str = "host", root: str | None = None) -> None:
         self.name = name
+        self.root = self.ROOT if root is None else types.Root(uri=root, name=name)
         self.asked: list[str] = []
         self.changed = anyio.Event()
 
@@ -92,7 +93,7 @@ class Host:
 
     async def roots(self, context: ClientRequestContext) -> types.ListRootsResult:
         self._saw("roots")
-        return types.ListRootsResult(roots=[self.ROOT])
+        return types.ListRootsResult(roots=[self.root])
 
     def callbacks(self) -> dict[str, Any]:
         """The SDK client's keyword arguments that make it answer (and so declare) all three."""

@@ -1,16 +1,18 @@
 """What the serve tests share: two small catalogs, reading tool results, waiting for
-``tools/list_changed`` and for log lines (in process, or a subprocess's stderr), and serve-mcp
-in a subprocess."""
+``tools/list_changed`` and for log lines (in process, or a subprocess's stderr), a backend
+layer in memory and serve-mcp's server over it, and serve-mcp in a subprocess."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
+import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -19,8 +21,44 @@ import anyio
 import anyio.to_thread
 import mcp_types as types
 from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from tests.helpers import REPO, write
+from toolfind.backends.seam import BackendStatus, NoBackends
+from toolfind.errors import BackendError
+from toolfind.models import Source, Tool
+from toolfind.serve.notifier import ToolfindServer
+from toolfind.serve.options import ServeOptions
+from toolfind.serve.server import Discovery
+from toolfind.serve.state import LiveIndex
+
+#: The params of an ``initialize`` request, as a raw client sends them.
+HELLO: dict[str, Any] = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "1"},
+}
+#: A raw client's ``initialize`` request (id 1).
+INITIALIZE: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}
+#: The headers of a raw streamable-HTTP POST.
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def rpc_messages(response: Any) -> list[dict[str, Any]]:
+    """The JSON-RPC messages in an HTTP response's body (an httpx response), whether plain JSON
+    or server-sent events."""
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        return [
+            json.loads(line[5:])
+            for line in response.text.splitlines()
+            if line.startswith("data:") and line[5:].strip()
+        ]
+    if response.content and response.headers.get("content-type", "").startswith("application/json"):
+        body = response.json()
+        return body if isinstance(body, list) else [body]
+    return []
+
 
 FILES = {
     "namespace": "files",
@@ -112,6 +150,37 @@ class ListChanged:
         """Return once more than ``count`` have arrived."""
         while self.count <= count:
             await self._event.wait()
+
+
+class Seen:
+    """Records notifications, log messages or anything else a client is handed; ``wait``
+    returns the first that matches, once it has arrived (within ``timeout``)."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self._changed = anyio.Event()
+
+    async def __call__(self, item: Any) -> None:
+        self.items.append(item)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait(self, predicate: Any, timeout: float = 60.0) -> Any:
+        with anyio.fail_after(timeout):
+            while True:
+                for item in self.items:
+                    if predicate(item):
+                        return item
+                await self._changed.wait()
+
+    def count(self, predicate: Any) -> int:
+        return sum(1 for item in self.items if predicate(item))
+
+    async def wait_count(self, predicate: Any, count: int, timeout: float = 60.0) -> None:
+        """Return once ``count`` matching items have arrived."""
+        with anyio.fail_after(timeout):
+            while self.count(predicate) < count:
+                await self._changed.wait()
 
 
 class Records(logging.Handler):
@@ -223,6 +292,51 @@ def server_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+@contextmanager
+def http_serving(tmp_path: Path, *args: str, timeout: float = 90.0) -> Iterator[tuple[str, Log]]:
+    """``toolfind serve-mcp --http 127.0.0.1:0 ARGS`` in a subprocess: its URL once it listens,
+    and its stderr (read on, every line kept: waiting for a backend's line is waiting on an
+    event); stopped at the end."""
+    command = [sys.executable, "-m", "toolfind", "serve-mcp", "--http", "127.0.0.1:0", *args]
+    process = subprocess.Popen(
+        command,
+        env={**os.environ, **server_env(tmp_path)},
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    log = Log(process.stderr)
+    try:
+        line = log.wait_for("listening on ", timeout=timeout)
+        yield line.split("listening on ", 1)[1].strip(), log
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@asynccontextmanager
+async def stdio_serving(work: Path, *args: str, **client: Any) -> AsyncIterator[tuple[Client, Log]]:
+    """``toolfind serve-mcp ARGS`` over stdio, driven by the SDK's client (``client`` are its
+    keyword arguments): the client, and serve-mcp's stderr (every line kept)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "toolfind", "serve-mcp", *args],
+        env={**server_env(work), "PATH": os.environ.get("PATH", "")},
+        cwd=str(work),
+    )
+    read, write = os.pipe()
+    log = Log(os.fdopen(read, "rb"))
+    with os.fdopen(write, "w", encoding="utf-8") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy", **client) as c:
+            yield c, log
+
+
 @asynccontextmanager
 async def http_server(
     tmp_path: Path, *args: str, bind: str = "127.0.0.1:0", timeout: float = 90.0
@@ -265,3 +379,96 @@ def gone_within(pid: int, seconds: float) -> bool:
         return bool(readable)
     finally:
         os.close(fd)
+
+
+class FakeBackends(NoBackends):
+    """A backend layer in memory: one server 'weather' with two tools."""
+
+    def __init__(self, *, hang: bool = False, fail: bool = False) -> None:
+        self.hang = hang
+        self.fail = fail
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.listener: Callable[[], None] | None = None
+        self._tools = [
+            Tool(
+                name="weather__forecast",
+                description="Get the weather forecast for a city.",
+                namespace="weather",
+                parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+                aliases=("forecast",),
+                source=Source(file="mcp://weather"),
+            ),
+            Tool(
+                name="weather__alerts",
+                description="List severe weather alerts for a region.",
+                namespace="weather",
+                tags=("alerts",),
+                aliases=("alerts",),
+                source=Source(file="mcp://weather"),
+            ),
+        ]
+
+    def tools(self) -> Sequence[Tool]:
+        return tuple(self._tools)
+
+    def serves(self, name: str) -> bool:
+        return any(t.name == name for t in self._tools)
+
+    def route(self, name: str) -> tuple[str, str] | None:
+        found = next((t for t in self._tools if t.name == name), None)
+        return None if found is None else ("weather", found.aliases[0] if found.aliases else name)
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], progress: Any = None, *, lane: Any = None
+    ) -> types.CallToolResult:
+        self.calls.append((name, dict(arguments)))
+        if self.hang:
+            await anyio.sleep_forever()
+        if self.fail:
+            raise BackendError("weather exited with status 1")
+        return types.CallToolResult(
+            content=[types.TextContent(text=f"sunny in {arguments.get('city')}")]
+        )
+
+    def status(self) -> Mapping[str, BackendStatus]:
+        return {"weather": BackendStatus("weather", True, len(self._tools), state="ready")}
+
+    def set_listener(self, listener: Callable[[], None]) -> None:
+        self.listener = listener
+
+
+def make_server(
+    catalogs: Sequence[Path], backends: Any = None, **overrides: Any
+) -> tuple[ToolfindServer, LiveIndex, Discovery]:
+    options = replace(ServeOptions(catalogs=tuple(catalogs), watch=False), **overrides)
+    active = backends if backends is not None else NoBackends()
+    live = LiveIndex(
+        options.catalogs, params=options.params, filters=options.filters, backends=active
+    )
+    live.load()
+    discovery = Discovery(live, options, active)
+    return discovery.build_server(), live, discovery
+
+
+class Subscribable(FakeBackends):
+    """'weather' also serves resources one can subscribe to; its requests are recorded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, Any]] = []
+
+    def capabilities(self) -> Mapping[str, Any]:
+        caps = types.ResourcesCapability(subscribe=True)
+        return {"weather": types.ServerCapabilities(resources=caps)}
+
+    async def request(
+        self,
+        server: str,
+        method: str,
+        params: Mapping[str, Any] | None,
+        progress: Any = None,
+        *,
+        lane: Any = None,
+    ) -> dict[str, Any]:
+        self.requests.append((method, dict(params or {})))
+        return {}

@@ -1,6 +1,6 @@
 """A call's arguments checked against its tool's input schema: the same verdicts as
 jsonschema, but no backtracking regex, no quadratic uniqueItems, a deadline on every keyword,
-and never on the event loop (issue 24: a schema ``pattern`` froze every client)."""
+and never on the event loop (a schema's ``pattern`` must not freeze every client)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.validators import Draft202012Validator
 from mcp import Client
 
-from tests.serve.support import error_text, text_of
-from tests.serve.test_serve import FakeBackends, make_server
+from tests.serve.support import FakeBackends, error_text, make_server, text_of
 from toolfind.models import Source, Tool
 from toolfind.output.text import clean_text
 from toolfind.serve import arguments as arguments_module

@@ -1,7 +1,8 @@
 """serve-mcp in front of the MCP reference server ``@modelcontextprotocol/server-everything``
 (npm): a host sees through toolfind what it sees connected directly, including the requests
-the server makes of the host (sampling, elicitation in both modes, roots); a host that cannot
-answer them gets errors, never a hang; over HTTP one client never gets what another caused.
+the server makes of the host (sampling, elicitation in both modes, roots) and its
+instructions; a host that cannot answer them gets errors, never a hang; over HTTP each client
+has a session of its own, so two clients see what each would see connected directly.
 
 Every wait is on a reply or an event, within a timeout.
 """
@@ -18,9 +19,10 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
 from tests.serve.everything import Host, everything_script
-from tests.serve.support import http_server, server_env, text_of
+from tests.serve.support import Seen, http_server, server_env, text_of
 
 pytestmark = [
     pytest.mark.anyio,
@@ -32,6 +34,8 @@ pytestmark = [
 
 START = 120.0  # node and toolfind start on two busy cores
 PREFIX = "everything__"
+#: The tool that runs only as an MCP task: toolfind does not relay tasks, so it is not listed.
+TASK_TOOL = "simulate-research-query"
 #: The tools server-everything registers only for a host that declares the capability.
 HOST_TOOLS = {
     "trigger-sampling-request",
@@ -71,15 +75,9 @@ def backend_names(tools: types.ListToolsResult) -> set[str]:
     return {n.removeprefix(PREFIX) for n in names}
 
 
-class Logs:
-    def __init__(self) -> None:
-        self.messages: list[types.LoggingMessageNotificationParams] = []
-
-    async def __call__(self, params: types.LoggingMessageNotificationParams) -> None:
-        self.messages.append(params)
-
+class Logs(Seen):
     def text(self) -> str:
-        return "\n".join(str(m.data) for m in self.messages)
+        return "\n".join(str(m.data) for m in self.items)
 
 
 async def what_it_offers(client: Client) -> dict[str, Any]:
@@ -154,7 +152,7 @@ async def test_a_host_sees_through_toolfind_what_it_sees_directly(
         params = through(tmp_path, script)
         async with Client(params, mode="legacy", logging_callback=logs, **host.callbacks()) as c:
             await c.set_logging_level("info")
-            assert backend_names(await c.list_tools()) == direct_tools
+            assert backend_names(await c.list_tools()) == direct_tools - {TASK_TOOL}
             assert await what_it_offers(c) == exposed(direct_offer)
             await exercise_host_requests(c, host)
             read = await c.read_resource(exposed(direct_offer)["resources"][0])
@@ -170,9 +168,21 @@ async def test_a_host_sees_through_toolfind_what_it_sees_directly(
             uri = exposed(direct_offer)["resources"][0]
             await c.subscribe_resource(uri)
             await c.unsubscribe_resource(uri)
-            assert direct_instructions
-        # The backends connect after stdio's initialize: their instructions reach the clients
-        # that initialise later (the HTTP test shows them).
+            # URL elicitation required (-32042): the host gets the error whole, URL and all.
+            with pytest.raises(MCPError) as required:
+                await c.call_tool(
+                    f"{PREFIX}trigger-url-elicitation",
+                    {"url": "https://example.com/authorize?state=s1", "errorPath": True},
+                )
+            assert required.value.error.code == types.URL_ELICITATION_REQUIRED
+            (wanted,) = required.value.error.data["elicitations"]
+            assert wanted["mode"] == "url" and wanted["url"].startswith("https://")
+            assert wanted["elicitationId"]
+            # The first initialize waited for the backend: its instructions follow toolfind's.
+            instructions = c.instructions or ""
+            assert instructions.startswith("Use proxy_search_tools")
+            assert "## everything" in instructions
+            assert direct_instructions and direct_instructions.strip()[:200] in instructions
 
 
 async def test_a_host_without_those_capabilities_gets_errors_not_hangs(
@@ -183,41 +193,123 @@ async def test_a_host_without_those_capabilities_gets_errors_not_hangs(
             direct_tools = {t.name for t in (await c.list_tools()).tools}
         assert not direct_tools & HOST_TOOLS
         async with Client(through(tmp_path, script), mode="legacy") as c:
-            assert backend_names(await c.list_tools()) == direct_tools
+            assert backend_names(await c.list_tools()) == direct_tools - {TASK_TOOL}
             refused = await c.call_tool(f"{PREFIX}trigger-sampling-request", {"prompt": "hi"})
             assert refused.is_error
             assert "No tool named" in text_of(refused)
 
 
-async def test_over_http_each_client_gets_only_what_its_own_calls_caused(
+async def roots_of(client: Client) -> str:
+    result = await client.call_tool(f"{PREFIX}get-roots-list", {})
+    assert not result.is_error, result.content
+    return text_of(result)
+
+
+async def at_once(*calls: Any) -> list[types.CallToolResult]:
+    """Run the calls at the same moment; their results in order."""
+    results: list[Any] = [None] * len(calls)
+
+    async def run(i: int) -> None:
+        results[i] = await calls[i]
+
+    async with anyio.create_task_group() as tg:
+        for i in range(len(calls)):
+            tg.start_soon(run, i)
+    return results
+
+
+def simulated(params: types.LoggingMessageNotificationParams) -> bool:
+    """One of server-everything's simulated, periodic log messages."""
+    return "level message" in str(params.data) or "level-message" in str(params.data)
+
+
+def updated(uri: str) -> Any:
+    return lambda m: isinstance(m, types.ResourceUpdatedNotification) and m.params.uri == uri
+
+
+async def test_over_http_two_clients_each_see_what_they_would_see_directly(
     tmp_path: Path, script: Path
 ) -> None:
+    """Two HTTP clients, each its own server-everything session: roots, sampling and
+    elicitation at the same moment, subscriptions and their toggles, session resources and
+    log messages are each client's alone, as with two direct connections."""
     servers = servers_file(tmp_path, script)
-    able, unable = Host("able"), Host("unable")
-    able_logs, unable_logs = Logs(), Logs()
+    a, b = Host("a", root="file:///work/a"), Host("b", root="file:///work/b")
+    a_seen, b_seen, a_logs, b_logs = Seen(), Seen(), Seen(), Seen()
+    text1 = "toolfind://everything/demo://resource/dynamic/text/1"
+    text2 = "toolfind://everything/demo://resource/dynamic/text/2"
     async with http_server(tmp_path, "--servers", str(servers), "--backend-wait", "60") as url:
         with anyio.fail_after(START):
             async with (
-                Client(url, mode="legacy", logging_callback=able_logs, **able.callbacks()) as a,
-                Client(url, mode="legacy", logging_callback=unable_logs) as b,
+                Client(
+                    url,
+                    mode="legacy",
+                    message_handler=a_seen,
+                    logging_callback=a_logs,
+                    **a.callbacks(),
+                ) as ca,
+                Client(
+                    url,
+                    mode="legacy",
+                    message_handler=b_seen,
+                    logging_callback=b_logs,
+                    **b.callbacks(),
+                ) as cb,
             ):
-                await a.list_tools()  # waits for the backend (--backend-wait)
-                await a.set_logging_level("debug")
-                await b.set_logging_level("debug")
-
-                # A client that cannot answer: the backend is told at once, the other client
-                # is never asked in its place.
-                refused = await b.call_tool(f"{PREFIX}trigger-sampling-request", {"prompt": "x"})
-                assert refused.is_error
-                assert "does not support sampling" in "".join(text_of_all(refused))
-                assert able.asked == []
-
-                await exercise_host_requests(a, able)
-                assert unable.asked == []
-                # What the server logged about the roots it got from the able client (during
-                # its call, or at start-up when no call explains it) never reaches the other.
-                assert "root(s) received" not in unable_logs.text()
-
+                await ca.list_tools()  # waits for the backend (--backend-wait)
+                # Roots: each client's own.
+                assert "file:///work/a" in await roots_of(ca)
+                b_roots = await roots_of(cb)
+                assert "file:///work/b" in b_roots and "file:///work/a" not in b_roots
+                # B's roots change: B is asked again, never A, and B's new roots are used.
+                a_asked, b_asked = a.asked.count("roots"), b.asked.count("roots")
+                b.root = types.Root(uri="file:///work/b2", name="b2")
+                await cb.session.send_roots_list_changed()
+                while b.asked.count("roots") == b_asked:
+                    await b.changed.wait()
+                assert "file:///work/b2" in await roots_of(cb)
+                assert a.asked.count("roots") == a_asked
+                # Sampling and elicitation at the same moment: each answered by its own host.
+                sampled = await at_once(
+                    ca.call_tool(f"{PREFIX}trigger-sampling-request", {"prompt": "hi"}),
+                    cb.call_tool(f"{PREFIX}trigger-sampling-request", {"prompt": "hi"}),
+                )
+                assert "an answer from a's model" in text_of(sampled[0])
+                assert "an answer from b's model" in text_of(sampled[1])
+                forms = await at_once(
+                    ca.call_tool(f"{PREFIX}trigger-elicitation-request", {}),
+                    cb.call_tool(f"{PREFIX}trigger-elicitation-request", {}),
+                )
+                assert "a's user" in "".join(text_of_all(forms[0]))
+                assert "b's user" in "".join(text_of_all(forms[1]))
+                # A session resource A made is A's: B neither lists it.
+                gzip = {
+                    "name": "only-for-a.gz",
+                    "data": "data:text/plain;base64,aGVsbG8=",
+                    "outputType": "resourceLink",
+                }
+                made = await ca.call_tool(f"{PREFIX}gzip-file-as-resource", gzip)
+                assert not made.is_error, made.content
+                listed = {r.uri for r in (await ca.list_resources()).resources}
+                assert any(uri.endswith("/only-for-a.gz") for uri in listed), listed
+                others = {r.uri for r in (await cb.list_resources()).resources}
+                assert not any(uri.endswith("/only-for-a.gz") for uri in others), others
+                # Subscriptions and their toggles: B's toggle does not stop A's updates.
+                await ca.subscribe_resource(text1)
+                await ca.call_tool(f"{PREFIX}toggle-subscriber-updates", {})
+                await a_seen.wait(updated(text1))
+                await cb.subscribe_resource(text2)
+                await cb.call_tool(f"{PREFIX}toggle-subscriber-updates", {})
+                await b_seen.wait(updated(text2))
+                await a_seen.wait_count(updated(text1), a_seen.count(updated(text1)) + 1)
+                assert not any(updated(text2)(m) for m in a_seen.items)
+                assert not any(updated(text1)(m) for m in b_seen.items)
+                # Periodic log messages reach the client that turned them on, and only it.
+                await ca.set_logging_level("debug")
+                await cb.set_logging_level("debug")
+                await ca.call_tool(f"{PREFIX}toggle-simulated-logging", {})
+                await a_logs.wait_count(simulated, 2)  # one at once, then one every 5 s
+                assert not any(simulated(p) for p in b_logs.items)
                 # A client connecting after the backend gets its instructions with toolfind's.
                 async with Client(url, mode="legacy") as late:
                     instructions = late.instructions or ""

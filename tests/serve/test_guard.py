@@ -1,6 +1,6 @@
 """What leaves serve-mcp: results every transport can encode, errors without secrets, and a
-server that outlives any answer it cannot give (issue 24: a catalog file whose name is not
-UTF-8 killed serve-mcp on the first hit from it)."""
+server that outlives any answer it cannot give (a catalog file whose name is not UTF-8 must
+not end serve-mcp on the first hit from it)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,15 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from tests.serve.support import Log, server_env, structured, text_of
-from tests.serve.test_serve import FakeBackends, make_server
+from tests.serve.support import (
+    INITIALIZE,
+    FakeBackends,
+    Log,
+    make_server,
+    server_env,
+    structured,
+    text_of,
+)
 from toolfind.backends.redact import remember_values
 
 LATIN_1 = b"caf\xe9.json"
@@ -28,7 +35,9 @@ class OddBackends(FakeBackends):
     """``weather__forecast`` answers a text holding a lone surrogate; ``weather__alerts``
     fails with an exception no layer expects, naming a secret."""
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], progress: Any = None, *, lane: Any = None
+    ) -> types.CallToolResult:
         self.calls.append((name, dict(arguments)))
         if name == "weather__alerts":
             raise RuntimeError("GET http://u:guard-S3cret@h.example/x?token=guard-S3cret failed")
@@ -62,15 +71,7 @@ def test_a_file_name_that_is_not_utf_8_never_ends_serve_mcp(tmp_path: Path) -> N
     with open(os.fsencode(catalogs) + b"/" + LATIN_1, "w", encoding="utf-8") as f:
         json.dump([{"name": "brew", "description": "Brew a rocket coffee."}], f)
     messages = [
-        {
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "c", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"method": "notifications/initialized"},
         {
             "id": 2,

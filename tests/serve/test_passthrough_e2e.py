@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from tests.helpers import BACKENDS
-from tests.serve.support import http_server, server_env
+from tests.serve.support import ACCEPT, INITIALIZE, Seen, http_server, server_env
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.slow]
 
@@ -48,27 +48,6 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
         encoding="utf-8",
     )
     return catalogs, servers
-
-
-class Seen:
-    """Records notifications and log messages; ``wait`` returns once a matching one arrived."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-        self._changed = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        self.items.append(message)
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def wait(self, predicate: Any) -> Any:
-        with anyio.fail_after(EVENT_TIMEOUT):
-            while True:
-                for item in self.items:
-                    if predicate(item):
-                        return item
-                await self._changed.wait()
 
 
 @contextmanager
@@ -261,21 +240,8 @@ async def test_a_lan_client_is_accepted_by_an_allowed_host_name_and_others_refus
     async with http_server(tmp_path, *args, bind="0.0.0.0:0") as url:
         port = url.rsplit(":", 1)[1].removesuffix("/mcp")
         local = f"http://127.0.0.1:{port}/mcp"
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-            "Authorization": "Bearer s3cret",
-        }
+        body = INITIALIZE
+        headers = {**ACCEPT, "Authorization": "Bearer s3cret"}
         async with httpx2.AsyncClient() as http:
             allowed = await http.post(
                 local, json=body, headers={**headers, "Host": f"mybox.lan:{port}"}
@@ -300,8 +266,8 @@ async def test_a_lan_client_is_accepted_by_an_allowed_host_name_and_others_refus
 async def test_http_clients_see_only_what_their_own_requests_caused(
     tmp_path: Path, setup: tuple[Path, Path]
 ) -> None:
-    """Backends are shared: a log message a call causes goes to its caller only, a resource
-    update to its subscribers only; list changes go to everyone."""
+    """Each client has its own session at the backend: a log message a call causes goes to its
+    caller only, and so do a resource update and a list change its own session makes."""
     catalogs, servers = setup
     a_seen, a_logs, b_seen, b_logs = Seen(), Seen(), Seen(), Seen()
     args = ("-c", str(catalogs), "--servers", str(servers), "--backend-wait", "30")
@@ -312,7 +278,8 @@ async def test_http_clients_see_only_what_their_own_requests_caused(
                 Client(url, mode="legacy", message_handler=b_seen, logging_callback=b_logs) as b,
             ):
                 await a.list_tools()  # waits for the backend (--backend-wait)
-                await b.list_resources()  # so that it is told when that list changes
+                await a.list_resources()  # so that each is told when that list changes
+                await b.list_resources()
                 with legacy_api():
                     await a.set_logging_level("debug")
                     await b.set_logging_level("debug")
@@ -321,10 +288,14 @@ async def test_http_clients_see_only_what_their_own_requests_caused(
                 await a_logs.wait(lambda p: p.data == "for a")
                 await a.call_tool("rich__note", {"name": "hello", "text": "changed"})
                 await a_seen.wait(lambda m: isinstance(m, types.ResourceUpdatedNotification))
-                await b_seen.wait(lambda m: isinstance(m, types.ResourceListChangedNotification))
+                await a_seen.wait(lambda m: isinstance(m, types.ResourceListChangedNotification))
                 await b.call_tool("rich__log", {"level": "debug", "text": "for b"})
                 await b_logs.wait(lambda p: p.data == "for b")
                 assert [p.data for p in b_logs.items] == ["for b"]
                 assert [p.data for p in a_logs.items] == ["for a"]
-                updated = types.ResourceUpdatedNotification
-                assert not any(isinstance(m, updated) for m in b_seen.items)
+                # What A's own session did reached A only (B has heard from the server since).
+                for kind in (
+                    types.ResourceUpdatedNotification,
+                    types.ResourceListChangedNotification,
+                ):
+                    assert not any(isinstance(m, kind) for m in b_seen.items)

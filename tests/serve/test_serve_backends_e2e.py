@@ -27,14 +27,17 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.backends.support import wait_for_state
 from tests.helpers import BACKENDS
 from tests.serve.support import (
+    INITIALIZE,
     ListChanged,
     Log,
     Records,
     gone_within,
     http_server,
     server_env,
+    stdio_serving,
     structured,
     text_of,
 )
@@ -311,13 +314,13 @@ async def test_a_backend_that_keeps_failing_is_given_up_then_restarted_by_an_edi
         async with BackendPool(
             [spec], backoff_initial=0.01, backoff_max=0.02, max_attempts=3, errlog=errlog
         ) as pool:
-            await pool.wait_for_state("flaky", "failed")
+            await wait_for_state(pool, "flaky", "failed")
             status = pool.status()["flaky"]
             assert not status.available and status.detail == "exited with status 3"
             assert not pool.serves("flaky__echo")  # never listed: it never started
             fixed.write_text("", encoding="utf-8")
             pool.update([replace(spec, args=(*spec.args[:-1], f"{spec.args[-1]} --banner"))])
-            await pool.wait_for_state("flaky", "ready")
+            await wait_for_state(pool, "flaky", "ready")
             assert pool.serves("flaky__echo")
 
 
@@ -333,19 +336,28 @@ async def test_a_broken_servers_file_edit_keeps_the_servers_running(tmp_path: Pa
             with anyio.fail_after(WAIT):
                 async with pool, anyio.create_task_group() as tg:
                     tg.start_soon(pool.watch_servers, 0.05)
-                    await pool.wait_for_state("one", "ready")
+                    await wait_for_state(pool, "one", "ready")
+                    # An entry broken by an edit: skipped, and its server keeps running.
                     servers.write_text('{"mcpServers": {"one": {}}}', encoding="utf-8")
+                    await records.wait_for("server 'one' skipped")
+                    assert pool.status()["one"].state == "ready"
+                    # A file broken as a whole: the change is ignored.
+                    servers.write_text('{"mcpServers": ', encoding="utf-8")
                     await records.wait_for("servers file change ignored")
                     assert pool.status()["one"].state == "ready"
                     write_servers(servers, {"two": server()})
                     await records.wait_for("server 'one' removed; stopping it")
                     assert set(pool.status()) == {"two"}
-                    await pool.wait_for_state("two", "ready")
+                    await wait_for_state(pool, "two", "ready")
                     tg.cancel_scope.cancel()
     finally:
         log.removeHandler(records)
-    (message,) = [m for m in records.messages if "servers file change ignored" in m]
-    assert message.endswith("mcpServers.one: needs a command (stdio server) or a url (HTTP server)")
+    (skipped,) = [m for m in records.messages if "server 'one' skipped" in m]
+    assert skipped.endswith(
+        "mcpServers.one: server 'one' skipped: needs a command (stdio server) or a url (HTTP server)"
+    )
+    (ignored,) = [m for m in records.messages if "servers file change ignored" in m]
+    assert "invalid JSON" in ignored
 
 
 async def test_an_answer_over_the_limits_is_a_clear_error_and_the_backend_keeps_serving(
@@ -356,7 +368,7 @@ async def test_an_answer_over_the_limits_is_a_clear_error_and_the_backend_keeps_
         async with BackendPool(
             [spec], max_result_bytes=1024, max_message_bytes=64 * 1024, errlog=errlog
         ) as pool:
-            await pool.wait_for_state("b", "ready")
+            await wait_for_state(pool, "b", "ready")
             with pytest.raises(
                 BackendError, match=r"^server 'b' answered 'big' with more than 1 KiB; "
             ):
@@ -438,9 +450,8 @@ async def test_sigterm_stops_every_backend_even_one_that_ignores_its_closed_stdi
     async with await anyio.open_process(command, env=env, cwd=tmp_path) as process:
         assert process.stdin is not None and process.stdout is not None
         out = BufferedByteReceiveStream(process.stdout)
-        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
         requests = [
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+            INITIALIZE,
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         ]
@@ -454,3 +465,92 @@ async def test_sigterm_stops_every_backend_even_one_that_ignores_its_closed_stdi
         with anyio.fail_after(WAIT):
             await process.wait()
     assert await anyio.to_thread.run_sync(gone_within, backend, WAIT), "backend outlived toolfind"
+
+
+def nested_gateways(work: Path) -> list[int]:
+    """The serve-mcp processes running in ``work`` that a serve-mcp started (its backends
+    carry the marker in their environment)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+            command = (proc / "cmdline").read_bytes()
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        marked = any(item.startswith(b"TOOLFIND_SERVE_MCP=") for item in environ)
+        if marked and b"serve-mcp" in command and cwd == str(work):
+            found.append(int(proc.name))
+    return found
+
+
+async def test_a_host_config_listing_toolfind_itself_is_served_without_recursion(
+    tmp_path: Path,
+) -> None:
+    """toolfind's own entry, directly (its command) and through a script (the environment
+    marker stops it): each skipped with a warning, the other server served, and no second
+    serve-mcp left running."""
+    servers = tmp_path / "claude_desktop_config.json"
+    wrapper = tmp_path / "wrapper.py"
+    wrapper.write_text(
+        "import os, sys\n"
+        f"os.execv(sys.executable, [sys.executable, '-m', 'toolfind', 'serve-mcp', "
+        f"'--servers', {str(servers)!r}])\n",
+        encoding="utf-8",
+    )
+    rogue = [str(BACKENDS / "rogue_server.py"), "notes", "notes"]
+    itself = ["-m", "toolfind", "serve-mcp", "--servers", str(servers)]
+    write_servers(
+        servers,
+        {
+            "toolfind": {"command": sys.executable, "args": itself},
+            "wrapped": {"command": "sh", "args": ["-c", f"exec {sys.executable} {wrapper}"]},
+            "notes": {"command": sys.executable, "args": rogue},
+        },
+    )
+    args = ("--servers", str(servers), "--backend-wait", "60")
+    async with stdio_serving(tmp_path, *args) as (client, log):
+        with anyio.fail_after(START):
+            assert text_of(await client.call_tool("notes__pid", {})).isdigit()
+            await log.wait("server 'wrapped' skipped: it starts toolfind serve-mcp itself")
+            categories = structured(await client.call_tool("proxy_tool_categories", {}))
+            states = {c["name"]: c.get("state") for c in categories["categories"]}
+            assert states["wrapped"] == "failed" and "toolfind" not in states
+            for nested in nested_gateways(tmp_path):
+                assert await anyio.to_thread.run_sync(gone_within, nested, WAIT)
+    assert log.count("mcpServers.toolfind: server 'toolfind' skipped: it starts toolfind") == 1
+    assert log.count("does not run as a backend of toolfind serve-mcp") == 1
+
+
+async def test_a_vscode_config_with_an_input_variable_starts_and_skips_that_entry(
+    tmp_path: Path,
+) -> None:
+    servers = tmp_path / ".vscode" / "mcp.json"
+    servers.parent.mkdir()
+    rogue = [str(BACKENDS / "rogue_server.py"), "notes", "notes"]
+    servers.write_text(
+        json.dumps(
+            {
+                "inputs": [{"type": "promptString", "id": "gh-token", "password": True}],
+                "servers": {
+                    "needs-token": {
+                        "type": "stdio",
+                        "command": "gh-mcp",
+                        "env": {"TOKEN": "${input:gh-token}"},
+                    },
+                    "notes": {"type": "stdio", "command": sys.executable, "args": rogue},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    async with stdio_serving(tmp_path, "--servers", str(servers), "--backend-wait", "60") as (
+        client,
+        log,
+    ):
+        with anyio.fail_after(START):
+            assert text_of(await client.call_tool("notes__pid", {})).isdigit()
+    (line,) = [line for line in log.lines if "needs-token" in line]
+    assert "'needs-token' skipped: " in line  # (the log's redaction masks what follows "token:")

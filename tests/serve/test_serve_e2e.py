@@ -15,7 +15,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from tests.serve.support import (
+    ACCEPT,
     GIT,
+    INITIALIZE,
     ListChanged,
     error_text,
     http_server,
@@ -120,20 +122,7 @@ async def test_http_with_a_token_refuses_requests_without_it(
     tmp_path: Path, catalog_dir: Path
 ) -> None:
     async with http_server(tmp_path, *watching(catalog_dir), "--token", "s3cret") as url:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        headers = {
-            "Accept": "application/json, text/event-stream",
-            "Content-Type": "application/json",
-        }
+        body, headers = INITIALIZE, ACCEPT
         async with httpx2.AsyncClient() as http:
             anonymous = await http.post(url, content=json.dumps(body), headers=headers)
             assert anonymous.status_code == 401

@@ -8,10 +8,16 @@
   holding ``{"mcp": {"servers": {...}}}``.
 
 ``${VAR}``, ``${VAR:-default}``, ``${env:VAR}``, ``${userHome}`` and ``${workspaceFolder}``
-are expanded in ``command``, ``args``, ``env``, ``url``, ``headers`` and ``cwd``;
-``${input:...}`` (a VS Code prompt) is refused with a message saying what to write instead. Unknown keys are ignored, as the hosts ignore them. toolfind
-adds two optional keys per server: ``allow`` and ``deny``, glob patterns over the backend's
-own tool names. No heavy imports: the CLI validates a servers file without the MCP SDK.
+are expanded in ``command``, ``args``, ``env``, ``url``, ``headers`` and ``cwd``. Unknown keys
+are ignored, as the hosts ignore them. toolfind adds optional keys per server: ``allow`` and
+``deny`` (glob patterns over the backend's own tool names), ``defer`` (its tools are
+deferred), ``shared`` (one session for every client) and ``max_sessions``.
+
+A host's whole config can be given as it is: an entry toolfind cannot use (``${input:...}``,
+which VS Code asks its user for; a variable that is not set; a malformed entry) is skipped
+with one warning line naming it and why, and so is an entry that starts toolfind's own
+gateway (`starts_toolfind`): the others are served. No heavy imports: the CLI validates a
+servers file without the MCP SDK.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
 
+from toolfind.backends import defaults
 from toolfind.errors import ConfigError, UsageError
 
 #: A servers file's key made safe for tool names and file stems: ``shapes.host_safe``.
@@ -33,14 +40,16 @@ from toolfind.shapes import host_safe as safe_name
 
 __all__ = [
     "ServerSpec",
+    "Skipped",
     "Transport",
     "check_separator",
     "load_servers",
     "read_servers_file",
     "safe_name",
+    "starts_toolfind",
 ]
 
-logger = logging.getLogger("toolfind.serve")
+logger = logging.getLogger("toolfind.backends")
 
 Transport = Literal["stdio", "http", "sse"]
 
@@ -87,6 +96,12 @@ class ServerSpec:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     origin: str = ""
+    #: Its tools are deferred (``defer`` in its entry).
+    defer: bool = False
+    #: One session for every client over HTTP, rather than one per client (``shared``).
+    shared: bool = False
+    #: Sessions it runs at most at once, one per client (``max_sessions``).
+    max_sessions: int = defaults.MAX_SESSIONS
 
     def __post_init__(self) -> None:
         # Whatever text a library makes of this server (an HTTP error naming its URL), the
@@ -114,18 +129,37 @@ class ServerSpec:
         return f"{self.transport}: {show_url(self.url or '')}"
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A server entry not served: its name (as a `ServerSpec` would have it), where it is
+    written (``file: mcpServers.name``) and why, in words that say the fix."""
+
+    name: str
+    origin: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.origin}: server {self.name!r} skipped: {self.reason}"
+
+
 def load_servers(
-    paths: Sequence[Path], environ: Mapping[str, str] | None = None
+    paths: Sequence[Path],
+    environ: Mapping[str, str] | None = None,
+    *,
+    skipped: list[Skipped] | None = None,
 ) -> list[ServerSpec]:
     """Read every servers file in order; a server name defined twice keeps its first definition
     (the later one is logged). ``environ`` supplies ``${VAR}`` values (default ``os.environ``).
+    An entry that cannot be served is logged in one line and left out (and added to
+    ``skipped`` when a list is given).
 
-    Raises ConfigError (file, JSON path, and the fix) for an unreadable file or invalid entry.
+    Raises ConfigError (file, JSON path, and the fix) for a file that cannot be read at all or
+    holds no servers object.
     """
     env = os.environ if environ is None else environ
     seen: dict[str, ServerSpec] = {}
     for path in paths:
-        for spec in read_servers_file(Path(path), env):
+        for spec in read_servers_file(Path(path), env, skipped=skipped):
             first = seen.setdefault(spec.name, spec)
             if first is not spec:
                 logger.warning(
@@ -137,8 +171,11 @@ def load_servers(
     return list(seen.values())
 
 
-def read_servers_file(path: Path, environ: Mapping[str, str]) -> list[ServerSpec]:
-    """The servers one file declares, in file order. Raises ConfigError."""
+def read_servers_file(
+    path: Path, environ: Mapping[str, str], *, skipped: list[Skipped] | None = None
+) -> list[ServerSpec]:
+    """The servers one file declares, in file order; each entry that cannot be served logged
+    (and added to ``skipped``). Raises ConfigError for the file as a whole."""
     doc = _parse(path)
     if not isinstance(doc, dict):
         raise ConfigError(_NOT_A_SERVERS_FILE, file=str(path))
@@ -158,7 +195,47 @@ def read_servers_file(path: Path, environ: Mapping[str, str]) -> list[ServerSpec
                 )
         raise ConfigError(_NOT_A_SERVERS_FILE, file=str(path))
     reader = _EntryReader(path, environ, vscode=vscode)
-    return [reader.read(f"{key}.{name}", name, entry) for name, entry in servers.items()]
+    specs = []
+    for name, entry in servers.items():
+        where = f"{key}.{name}"
+        try:
+            spec = reader.read(where, name, entry)
+            if spec.transport == "stdio" and starts_toolfind(spec.command or "", spec.args):
+                raise reader.error(where, _SELF)
+        except ConfigError as exc:
+            skip = Skipped(safe_name(name), f"{path}: {where}", _reason(exc, where))
+            off = isinstance(entry, dict) and entry.get("disabled") is True
+            logger.log(logging.INFO if off else logging.WARNING, "%s", skip)
+            if skipped is not None:
+                skipped.append(skip)
+            continue
+        specs.append(spec)
+    return specs
+
+
+_SELF = (
+    "it starts toolfind serve-mcp, this gateway itself; toolfind never serves itself (list "
+    "the other servers only, or ignore this line)"
+)
+
+
+def _reason(exc: ConfigError, where: str) -> str:
+    """The error's words, with the place inside the entry when it is deeper than the entry."""
+    inner = (exc.path or "").removeprefix(where).lstrip(".")
+    return f"{inner}: {exc.message}" if inner else exc.message
+
+
+def starts_toolfind(command: str, args: Sequence[str]) -> bool:
+    """Whether a stdio server's command line runs ``toolfind serve-mcp``: directly, through
+    ``python -m``, ``uvx``/``pipx run``, or a shell's ``-c`` text (its words are looked at).
+    A gateway started through a chain this cannot see (a script) is stopped by the
+    environment marker (`defaults.GATEWAY_ENV`) instead."""
+    words = [word for part in (command, *args) for word in part.split()]
+    names = [re.split(r"[/\\]", word)[-1].lower() for word in words]
+    if "serve-mcp" not in names:
+        return False
+    before = names[: names.index("serve-mcp")]
+    return any(re.fullmatch(r"toolfind(?:\.exe)?(?:[@=\[<>~].*)?", name) for name in before)
 
 
 _NOT_A_SERVERS_FILE = (
@@ -247,9 +324,10 @@ class _EntryReader:
         cwd = None
         if entry.get("cwd") is not None:
             cwd = str(self.workspace / self._string(f"{where}.cwd", entry["cwd"]))
-        disabled = entry.get("disabled", False)
-        if not isinstance(disabled, bool):
-            raise self.error(f"{where}.disabled", "must be true or false")
+        flags = {
+            key: self._flag(f"{where}.{key}", entry.get(key, False))
+            for key in ("disabled", "defer", "shared")
+        }
         return ServerSpec(
             name=safe_name(key),
             transport=transport,
@@ -259,11 +337,24 @@ class _EntryReader:
             cwd=cwd,
             url=url,
             headers=headers,
-            disabled=disabled,
             allow=self._globs(f"{where}.allow", entry.get("allow")),
             deny=self._globs(f"{where}.deny", entry.get("deny")),
             origin=f"{self.path}: {where}",
+            max_sessions=self._count(f"{where}.max_sessions", entry.get("max_sessions")),
+            **flags,
         )
+
+    def _flag(self, where: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.error(where, "must be true or false")
+        return value
+
+    def _count(self, where: str, value: Any) -> int:
+        if value is None:
+            return defaults.MAX_SESSIONS
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000:
+            raise self.error(where, "must be a whole number from 1 to 10000")
+        return value
 
     def _transport(self, where: str, entry: Mapping[str, Any]) -> Transport:
         declared = entry.get("type")
@@ -352,7 +443,7 @@ class _EntryReader:
             raise self.error(
                 where,
                 f"${{{inner}}} asks the VS Code user for a value, which toolfind cannot do; "
-                "write the value, or ${env:NAME} and set NAME in the environment",
+                "write the value there, or ${env:NAME} and set NAME in the environment",
             )
         if inner.startswith("env:"):
             return self.environ.get(inner[4:], "")

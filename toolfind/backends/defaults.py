@@ -15,3 +15,12 @@ RETRY_MAX = 60.0
 START_TIMEOUT = 30.0
 #: The largest backend tool result relayed, as ``--max-result-size`` takes it.
 MAX_RESULT_SIZE = "10MiB"
+#: Sessions one backend runs at most at once, one per client (over HTTP; ``max_sessions``).
+MAX_SESSIONS = 32
+#: Seconds after which a client's session no request has used is stopped.
+SESSION_IDLE = 1800.0
+#: Set in every stdio backend's environment (to serve-mcp's process id): a serve-mcp started
+#: with it, directly or through any chain of processes, was started by serve-mcp itself and
+#: refuses to serve, answering the handshake with RECURSION: toolfind never recurses.
+GATEWAY_ENV = "TOOLFIND_SERVE_MCP"
+RECURSION = "toolfind serve-mcp does not run as a backend of toolfind serve-mcp"

@@ -44,8 +44,9 @@ def request_failure(
 ) -> Failure:
     """Why ``method`` (a ``tools/call`` of backend tool ``tool``, else another request)
     failed on ``attempt``: ``exc`` is the SDK's MCPError, None when the connection was
-    already gone. The error is a BackendError, or (for a request other than a tool call) the
-    backend's own JSON-RPC error, redacted, as an MCPError to pass on."""
+    already gone. The error is a BackendError (toolfind's words: the backend went away, timed
+    out, answered too much), or the backend's own JSON-RPC error as an MCPError to pass on
+    whole: its code, its message redacted, its data (a URL elicitation's URL, for -32042)."""
     from mcp.shared.exceptions import MCPError
     from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -88,8 +89,6 @@ def request_failure(
             BackendError(f"server {name!r} did not complete its answer to {what}: {message}"),
             probe=True,
         )
-    if tool is not None:
-        return Failure(BackendError(f"server {name!r} refused the call: {message}"))
     return Failure(MCPError(exc.code, message, exc.data))
 
 

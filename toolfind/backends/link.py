@@ -1,45 +1,38 @@
 """One connection to a backend MCP server: its transport, its attempt's events, what it sent.
 
 What `toolfind.backends.pool.BackendPool` needs below the pool: opening a stdio, SSE or
-streamable-HTTP transport (each bounded to the pool's message size), the client session and
-its handshake (the capabilities declared to the backend, its requests for the host relayed),
-the events of one connection attempt, describing why a backend failed in one line (with a
-crashed process's exit status), bounding the size of what it answers, and keeping a backend's
-stdout banner from printing the SDK's traceback. The MCP SDK and anyio are imported lazily.
+streamable-HTTP transport (each bounded to the pool's message size), the events of one
+connection attempt, describing why a backend failed in one line (with a crashed process's
+exit status), bounding the size of what it answers, and keeping a backend's stdout banner
+from printing the SDK's traceback. The session over a transport and its handshake are in
+`toolfind.backends.session`. The MCP SDK and anyio are imported lazily.
 """
 
 from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from toolfind.backends.config import ServerSpec
 from toolfind.backends.redact import redact
-from toolfind.backends.seam import NOT_STARTED
+from toolfind.backends.seam import NOT_STARTED, Lane
 from toolfind.backends.tools import Listed
 from toolfind.errors import BackendError
 
 if TYPE_CHECKING:
-    from mcp.client.session import ClientSession, MessageHandlerFnT
-    from mcp.shared._stream_protocols import ReadStream
     from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-    from mcp.shared.message import SessionMessage
 
 __all__ = [
     "Attempt",
-    "AskHost",
     "Backend",
-    "WatchedReadStream",
-    "backend_session",
     "describe",
     "exit_text",
-    "initialize",
     "open_transport",
     "read_all",
     "result_size",
@@ -131,114 +124,16 @@ def result_size(value: Any, limit: int) -> int:
     return total
 
 
-#: Relays a backend's request for the host (method, params) and returns the host's answer;
-#: raises MCPError when no client can answer.
-AskHost = Callable[[str, "Mapping[str, Any] | None"], Awaitable[dict[str, Any]]]
-#: The client capabilities to declare to a backend.
-HostCapabilities = Callable[[], Awaitable[Any]]
-
-
-async def no_host(server: str, method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The relay before serve-mcp sets one: nothing to relay to."""
-    from mcp.shared.exceptions import MCPError
-    from mcp_types import INVALID_REQUEST
-
-    raise MCPError(INVALID_REQUEST, f"toolfind has no client to relay {method} to")
-
-
-def backend_session(
-    dispatcher: JSONRPCDispatcher[Any], on_message: MessageHandlerFnT, ask: AskHost | None
-) -> ClientSession:
-    """The SDK's client session over ``dispatcher``, whose sampling, elicitation and roots
-    requests are relayed through ``ask`` (refused without one)."""
-    import mcp_types as types
-    from mcp.client.session import ClientRequestContext, ClientSession
-    from mcp.shared.exceptions import MCPError
-    from pydantic import BaseModel, ValidationError
-
-    from toolfind.version import __version__
-
-    async def relay(method: str, params: BaseModel | None, result: Any) -> Any:
-        if ask is None:
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"{method} not supported")
-        raw = (
-            None
-            if params is None
-            else params.model_dump(by_alias=True, mode="json", exclude_none=True)
-        )
-        try:
-            answer = await ask(method, raw)
-            return result.model_validate(answer, by_name=False)
-        except MCPError as exc:
-            return exc.error
-        except ValidationError:
-            return types.ErrorData(
-                code=types.INTERNAL_ERROR, message=f"the host's answer to {method} is not valid"
-            )
-        except Exception as exc:  # the client went away, a transport failed...
-            return types.ErrorData(
-                code=types.INTERNAL_ERROR, message=f"{method} failed: {describe(exc)}"
-            )
-
-    async def sampling(
-        context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-        tools = params.tools is not None or params.tool_choice is not None
-        kind = types.CreateMessageResultWithTools if tools else types.CreateMessageResult
-        answer: Any = await relay("sampling/createMessage", params, kind)
-        return answer  # type: ignore[no-any-return]
-
-    async def elicitation(
-        context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        answer: Any = await relay("elicitation/create", params, types.ElicitResult)
-        return answer  # type: ignore[no-any-return]
-
-    async def roots(context: ClientRequestContext) -> types.ListRootsResult | types.ErrorData:
-        answer: Any = await relay("roots/list", None, types.ListRootsResult)
-        return answer  # type: ignore[no-any-return]
-
-    return ClientSession(
-        dispatcher=dispatcher,
-        message_handler=on_message,
-        client_info=types.Implementation(name="toolfind", version=__version__),
-        sampling_callback=sampling,
-        elicitation_callback=elicitation,
-        list_roots_callback=roots,
-    )
-
-
-async def initialize(session: ClientSession, capabilities: Any) -> Any:
-    """The handshake, declaring ``capabilities`` (a ClientCapabilities): what the host can
-    answer, so that a backend offers through toolfind what it would offer the host."""
-    import mcp_types as types
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
-
-    from toolfind.version import __version__
-
-    request = types.InitializeRequest(
-        params=types.InitializeRequestParams(
-            protocol_version=LATEST_HANDSHAKE_VERSION,
-            capabilities=capabilities,
-            client_info=types.Implementation(name="toolfind", version=__version__),
-        )
-    )
-    result = await session.send_request(request, types.InitializeResult)
-    if result.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-        raise BackendError(
-            f"it answered with an unsupported protocol version ({result.protocol_version})"
-        )
-    session.adopt(result)
-    await session.send_notification(types.InitializedNotification())
-    return result
-
-
 class Attempt:
-    """One connection attempt to a backend, from spawn to exit."""
+    """One connection attempt to a backend, from spawn to exit: of its shared session, or of
+    the session of one client (``lane``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, lane: Lane = None) -> None:
         import anyio
 
+        self.lane = lane
+        #: When a request last used it (`anyio.current_time`): idle sessions are stopped.
+        self.used = anyio.current_time()
         self.scope = anyio.CancelScope()
         self.ready = anyio.Event()
         self.closed = anyio.Event()
@@ -260,37 +155,6 @@ class Attempt:
     def ended(self, what: str) -> str:
         """``what`` (e.g. "closed the connection"), or how the process ended when it did."""
         return what if self.exit_status is None else exit_text(self.exit_status)
-
-
-class WatchedReadStream:
-    """A transport's read stream that sets the attempt's ``closed`` (and wakes its ``changed``
-    waiter) when the dispatcher closes it.
-
-    The dispatcher iterates inside ``async with`` the stream, so EOF, an error and a
-    cancellation all end in `aclose`; the rest (iteration, ``last_context``) is the inner
-    stream's.
-    """
-
-    def __init__(self, inner: ReadStream[SessionMessage | Exception], attempt: Attempt) -> None:
-        self._inner = inner
-        self._attempt = attempt
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __aiter__(self) -> ReadStream[SessionMessage | Exception]:
-        return self._inner.__aiter__()
-
-    async def aclose(self) -> None:
-        self._attempt.closed.set()
-        self._attempt.changed.set()
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
 
 @asynccontextmanager
@@ -460,8 +324,12 @@ class Backend:
         self.removed = False
         #: Removed because its declaration changed: a fresh Backend takes its place.
         self.replaced = False
+        #: It started toolfind serve-mcp itself (`pool.BackendPool._itself`): never again.
+        self.itself = False
         #: Attempts started so far (`BackendPool._ensure` waits for the next one to end).
         self.attempts = 0
+        #: The sessions of each client that has one of its own here (`clients.ClientSessions`).
+        self.sessions: dict[object, Attempt] = {}
         # Made by `prepare`, on the event loop (a pool may be built before one runs).
         self.scope: Any = None
         self.wake: Any = None

@@ -1,10 +1,12 @@
 """`BackendPool`: the backend MCP servers connected, restarted when they fail, calls forwarded.
 
 It fills the `toolfind.backends.seam.Backends` seam (the contract is there). Every
-backend has a supervisor task: it connects in the background (serving never waits for a
-backend), and after a failure it retries with a capped exponential backoff. One connection's
-pieces (transports, events, one-line reasons) are in `toolfind.backends.link`. The MCP
-SDK and anyio are imported only when the pool starts.
+backend has a supervisor task that keeps its shared session: it connects in the background
+(serving never waits for a backend), and after a failure it retries with a capped exponential
+backoff. Each client's own sessions (over HTTP) are `toolfind.backends.clients`'. One
+connection's pieces (transports, events, one-line reasons) are in `toolfind.backends.link`,
+the session over it in `toolfind.backends.session`. The MCP SDK and anyio are imported only
+when the pool starts.
 """
 
 from __future__ import annotations
@@ -15,11 +17,11 @@ import math
 import signal
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TextIO
 
 from toolfind.backends import defaults
+from toolfind.backends.clients import ClientSessions
 from toolfind.backends.config import ServerSpec, check_separator
 from toolfind.backends.failures import request_failure, too_large
 from toolfind.backends.link import (
@@ -27,41 +29,35 @@ from toolfind.backends.link import (
     FAILED,
     READY,
     RETRYING,
-    AskHost,
     Attempt,
     Backend,
-    HostCapabilities,
-    WatchedReadStream,
-    backend_session,
     describe,
-    initialize,
-    no_host,
-    open_transport,
     read_all,
     result_size,
     same_server,
 )
-from toolfind.backends.seam import NOT_STARTED, BackendStatus
-from toolfind.backends.stdio import MessageTooLarge
-from toolfind.backends.tools import Listed, assign_names, read_tools, to_tool
+from toolfind.backends.seam import (
+    NOT_STARTED,
+    AskHost,
+    BackendStatus,
+    Declare,
+    Lane,
+    Progress,
+    Relay,
+)
+from toolfind.backends.session import Ask, open_session, raw_request, receiver
+from toolfind.backends.tools import Listed, assign_names, needs_task, read_tools, to_tool
 from toolfind.backends.watchdog import ProcessGroups
 from toolfind.config import parse_size
 from toolfind.errors import BackendError, ConfigError
 from toolfind.models import Tool
-from toolfind.output.render import human_size
 
 if TYPE_CHECKING:
-    from mcp.client.session import IncomingMessage
-    from mcp.shared.dispatcher import ProgressFnT as ProgressFn
-    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
     from mcp_types import CallToolResult
 
-__all__ = ["BackendPool", "Relay"]
+__all__ = ["BackendPool"]
 
 logger = logging.getLogger("toolfind.backends")
-
-#: Receives a backend's notifications (None: the backend just connected); see `set_relay`.
-Relay = Callable[[str, Any], "Awaitable[None]"]
 
 #: After this many failed starts in a row the supervisor gives up until a call or an edit.
 MAX_ATTEMPTS = 10
@@ -91,6 +87,9 @@ class BackendPool:
     once), are neither listed nor callable. A backend's ``tools/list_changed`` re-reads its
     tools; when the exposed tools change, the listener runs.
 
+    With ``per_client`` (serve-mcp over HTTP) each client's requests go to sessions of its
+    own (`clients.ClientSessions`), stopped after ``session_idle`` seconds unused.
+
     Enter and leave it from the same task (``async with BackendPool(...) as pool``).
     """
 
@@ -110,6 +109,8 @@ class BackendPool:
         max_message_bytes: int | None = None,
         servers_files: Sequence[Path] = (),
         environ: Mapping[str, str] | None = None,
+        per_client: bool = False,
+        session_idle: float = defaults.SESSION_IDLE,
     ) -> None:
         self.separator = check_separator(separator)
         self.reserved_names = frozenset(reserved_names)
@@ -130,10 +131,16 @@ class BackendPool:
         self._errlog = errlog
         self._listener: Callable[[], None] | None = None
         self._relay: Relay | None = None
-        self._host_capabilities: HostCapabilities | None = None
-        self._ask_host: Callable[[str, str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]]
-        self._ask_host = no_host
+        self._declare: Declare | None = None
+        self._ask_host: AskHost | None = None
         self._backends: list[Backend] = []
+        self._clients = ClientSessions(
+            self._run_client,
+            lambda: self._backends,
+            enabled=per_client,
+            start_timeout=start_timeout,
+            idle=session_idle,
+        )
         for spec in specs:
             if spec.disabled:
                 logger.info("%s: server %r is disabled; not starting it", spec.origin, spec.name)
@@ -145,6 +152,9 @@ class BackendPool:
                 self._backends.append(Backend(spec))
         self._tools: tuple[Tool, ...] = ()
         self._routes: dict[str, tuple[Backend, str]] = {}
+        #: The exposed names of the tools that must run as MCP tasks (not relayed).
+        self._tasks: frozenset[str] = frozenset()
+        self._counts: Counter[str] = Counter()  # tools by server
         self._key: list[tuple[str, str]] = []
         self._tg: Any = None
         self._started = False
@@ -159,15 +169,11 @@ class BackendPool:
         self._expects_host = False
 
     def hold(self) -> None:
-        """Enter without starting the backends until `release` (before `__aenter__`):
-        serve-mcp answers its first ``tools/list`` before backend processes compete with
-        it for the CPU."""
+        """Before `__aenter__`: start no backend until `release` (the seam says why)."""
         self._held = True
 
     def expect_host(self) -> None:
-        """Before `__aenter__`: a server will `set_host`; backends may start their processes
-        at once, but wait for it before their handshake, which declares the host's
-        capabilities (a backend registers its sampling or roots tools only when told)."""
+        """Before `__aenter__`: processes start at once, handshakes wait for `set_host`."""
         self._expects_host = True
 
     def release(self) -> None:
@@ -188,6 +194,7 @@ class BackendPool:
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._started = True
+        self._clients.start(self._tg)
         for backend in self._backends:
             backend.prepare()
             self._tg.start_soon(self._supervise, backend)
@@ -202,12 +209,6 @@ class BackendPool:
         for backend in list(self._backends):
             while backend.first_contact:
                 await backend.notice.wait()
-
-    async def wait_for_state(self, name: str, *states: str) -> None:
-        """Wait until the backend ``name`` is in one of ``states``."""
-        backend = next(b for b in self._backends if b.name == name)
-        while backend.state not in states:
-            await backend.notice.wait()
 
     async def aclose(self) -> None:
         """Stop every backend (each server process is closed, then terminated if it lingers)."""
@@ -236,9 +237,10 @@ class BackendPool:
 
     def serves(self, name: str) -> bool:
         """Whether ``name`` is a backend tool that can be called now: not one of a backend
-        that failed for good (a call to it still tries that backend once more)."""
+        that failed for good (a call to it still tries that backend once more), nor one that
+        must run as a task."""
         found = self._routes.get(name)
-        return found is not None and found[0].state != FAILED
+        return found is not None and found[0].state != FAILED and name not in self._tasks
 
     def route(self, name: str) -> tuple[str, str] | None:
         """The (server, backend tool name) behind an exposed name, or None."""
@@ -246,7 +248,7 @@ class BackendPool:
         return (found[0].name, found[1]) if found else None
 
     def status(self) -> Mapping[str, BackendStatus]:
-        counts = Counter(tool.namespace for tool in self._tools)
+        counts = self._counts
         return {
             b.name: BackendStatus(
                 name=b.name,
@@ -261,38 +263,41 @@ class BackendPool:
     def set_listener(self, listener: Callable[[], None]) -> None:
         self._listener = listener
 
-    def update(self, specs: Sequence[ServerSpec]) -> None:
+    def update(self, specs: Sequence[ServerSpec], keep: Collection[str] = ()) -> None:
         """Serve ``specs`` from now on: start the new servers, stop the removed ones, restart
-        the changed ones; the others keep running untouched."""
-        wanted = [s for s in specs if not s.disabled]
+        the changed ones; the others, and those named in ``keep`` (an entry that cannot be
+        read now), keep running untouched."""
         old = {b.name: b for b in self._backends}
-        keep: list[Backend] = []
+        named = {s.name for s in specs}
+        still = [old[name].spec for name in keep if name in old and name not in named]
+        wanted = [s for s in (*specs, *still) if not s.disabled]
+        serving: list[Backend] = []
         for spec in wanted:
-            if any(b.name == spec.name for b in keep):
+            if any(b.name == spec.name for b in serving):
                 continue
             backend = old.get(spec.name)
             if backend is not None and same_server(backend.spec, spec):
-                keep.append(backend)
+                serving.append(backend)
                 continue
             verb = "changed; restarting it" if backend is not None else "added; starting it"
             logger.warning("server %r %s", spec.name, verb)
             fresh = Backend(spec)
-            keep.append(fresh)
+            serving.append(fresh)
             if self._started and not self._closing:
                 fresh.prepare()
                 self._tg.start_soon(self._supervise, fresh)
-        kept = {id(b) for b in keep}
         for backend in self._backends:
-            if id(backend) not in kept:
+            if not any(b is backend for b in serving):
                 if not any(s.name == backend.name for s in wanted):
                     logger.warning("server %r removed; stopping it", backend.name)
                 else:
                     backend.replaced = True
                 self._remove(backend)
-        self._backends = keep
+        self._backends = serving
         self._recompute()
 
     def _remove(self, backend: Backend) -> None:
+        self._clients.stop_all(backend)
         backend.removed = True
         backend.reason = "removed from the servers file"
         if backend.scope is not None:
@@ -302,16 +307,23 @@ class BackendPool:
             backend.current.scope.cancel()
 
     async def call(
-        self, name: str, arguments: Mapping[str, Any], on_progress: ProgressFn | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        progress: Progress | None = None,
+        *,
+        lane: Lane = None,
     ) -> CallToolResult:
-        """Forward a call under the backend's own tool name; the result comes back unchanged.
-        ``on_progress`` receives the backend's progress notifications for the call.
+        """Forward a call under the backend's own tool name, on the session of ``lane``; the
+        result comes back unchanged. ``progress`` receives the backend's progress
+        notifications for the call.
 
         Raises:
             BackendError: no backend serves ``name``; the backend is down (and could not be
                 restarted), exited or was removed during the call, did not answer within
-                ``call_timeout``, answered with a JSON-RPC error, sent a result that is not a
-                CallToolResult, or one larger than ``max_result_bytes``.
+                ``call_timeout``, sent a result that is not a CallToolResult, or one larger
+                than ``max_result_bytes``.
+            MCPError: the backend answered with a JSON-RPC error (redacted, otherwise whole).
         """
         from mcp_types import CallToolResult
         from pydantic import ValidationError
@@ -320,9 +332,9 @@ class BackendPool:
         if found is None:
             raise BackendError(f"No backend serves {name!r}.")
         backend, original = found
-        attempt = await self._ensure(backend)
+        attempt = await self._session(backend, lane)
         params = {"name": original, "arguments": dict(arguments)}
-        raw = await self._send(backend, attempt, "tools/call", params, original, on_progress)
+        raw = await self._send(backend, attempt, "tools/call", params, original, progress)
         if result_size(raw, self.max_result_bytes) > self.max_result_bytes:
             raise too_large(backend.name, repr(original), self.max_result_bytes, dropped=False)
         try:
@@ -341,24 +353,35 @@ class BackendPool:
         }
 
     def set_relay(self, relay: Relay) -> None:
-        """Await ``relay(server, notification)`` for every notification a backend sends
-        other than ``tools/list_changed``, and ``relay(server, None)`` when one connects."""
         self._relay = relay
 
-    def set_host(
-        self,
-        capabilities: HostCapabilities,
-        ask: Callable[[str, str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
-    ) -> None:
-        """Declare ``await capabilities()`` to each backend as toolfind's client capabilities,
-        and relay its requests for the host through ``ask(server, method, params)``."""
-        self._host_capabilities = capabilities
+    def set_host(self, declare: Declare, ask: AskHost) -> None:
+        self._declare = declare
         self._ask_host = ask
         if self._host_known is not None:
             self._host_known.set()
 
-    def _asker(self, server: str) -> AskHost:
-        return lambda method, params: self._ask_host(server, method, params)
+    def _asker(self, server: str, lane: Lane) -> Ask:
+        async def ask(method: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+            from mcp.shared.exceptions import MCPError
+
+            if self._ask_host is None:
+                raise MCPError(-32600, f"toolfind has no client to relay {method} to")
+            return await self._ask_host(server, method, params, lane)
+
+        return ask
+
+    def _declaring(self, lane: Lane) -> Callable[[], Awaitable[Any]]:
+        async def declared() -> Any:
+            if lane is None:
+                await self._host_known.wait()
+            if self._declare is None:
+                from mcp_types import ClientCapabilities
+
+                return ClientCapabilities()
+            return await self._declare(lane)
+
+        return declared
 
     def instructions(self) -> dict[str, str]:
         """Each connected backend's ``instructions``, by server name (those that sent some)."""
@@ -368,10 +391,26 @@ class BackendPool:
             if b.live is not None and b.live.instructions
         }
 
-    async def notify(self, server: str, method: str, params: Mapping[str, Any] | None) -> None:
-        """Send a notification to one connected backend (best effort)."""
-        backend = next((b for b in self._backends if b.name == server), None)
-        live = backend.live if backend is not None else None
+    def lane(self, server: str, client: object | None, *, start: bool) -> Lane:
+        return self._clients.lane(self._named(server), client, start=start)
+
+    def sessions_of(self, client: object) -> list[str]:
+        return self._clients.sessions_of(client)
+
+    def forget(self, client: object) -> None:
+        self._clients.forget(client)
+
+    def _named(self, server: str) -> Backend | None:
+        return next((b for b in self._backends if b.name == server), None)
+
+    async def notify(
+        self, server: str, method: str, params: Mapping[str, Any] | None, *, lane: Lane = None
+    ) -> None:
+        """Send a notification to the session of ``lane`` when it is connected (best effort)."""
+        backend = self._named(server)
+        if backend is None:
+            return
+        live = backend.live if lane is None else backend.sessions.get(lane)
         if live is not None and live.dispatcher is not None and not live.closed.is_set():
             from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER as VERSION
 
@@ -385,20 +424,29 @@ class BackendPool:
         server: str,
         method: str,
         params: Mapping[str, Any] | None,
-        on_progress: ProgressFn | None = None,
+        progress: Progress | None = None,
+        *,
+        lane: Lane = None,
     ) -> dict[str, Any]:
-        """A raw request to one backend (started if needed), within ``call_timeout``.
+        """A raw request to one backend, on the session of ``lane`` (started if needed),
+        within ``call_timeout``.
 
         Raises:
-            BackendError: no such server; it is down, exited, was removed or did not answer
-                in time.
+            BackendError: no such server; it is down, exited, was removed, did not answer
+                in time, or ``lane``'s session cannot be started.
             MCPError: the backend answered with a JSON-RPC error (passed on as sent).
         """
-        backend = next((b for b in self._backends if b.name == server), None)
+        backend = self._named(server)
         if backend is None:
             raise BackendError(f"No backend server named {server!r}.")
-        attempt = await self._ensure(backend)
-        return await self._send(backend, attempt, method, params, None, on_progress)
+        attempt = await self._session(backend, lane)
+        return await self._send(backend, attempt, method, params, None, progress)
+
+    async def _session(self, backend: Backend, lane: Lane) -> Attempt:
+        """The connected session of ``lane`` (its own, or the shared one for None)."""
+        if lane is None:
+            return await self._ensure(backend)
+        return await self._clients.session(backend, lane)
 
     async def _send(
         self,
@@ -407,9 +455,9 @@ class BackendPool:
         method: str,
         params: Mapping[str, Any] | None,
         tool: str | None,
-        on_progress: ProgressFn | None = None,
+        progress: Progress | None = None,
     ) -> dict[str, Any]:
-        """A request to a connected backend; each way it can fail becomes one error, and what
+        """A request to a connected session; each way it can fail becomes one error, and what
         it calls for (a ping, a restart): `failures.request_failure`. ``tool`` names the
         backend tool of a ``tools/call``."""
         import anyio
@@ -417,7 +465,7 @@ class BackendPool:
 
         failed: MCPError | None
         try:
-            return await self._request(attempt, method, params, self.call_timeout, on_progress)
+            return await raw_request(attempt, method, params, self.call_timeout, progress)
         except MCPError as exc:
             failed = exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -431,35 +479,13 @@ class BackendPool:
             self._tg.start_soon(self._probe, backend, attempt)
         raise failure.error from None
 
-    async def _relay_safely(self, server: str, message: Any) -> None:
+    async def _relay_safely(self, server: str, message: Any, lane: Lane = None) -> None:
         if self._relay is None:
             return
         try:
-            await self._relay(server, message)
+            await self._relay(server, message, lane)
         except Exception:  # a relay's bug must not stop the backend's task
             logger.exception("relaying a notification from server %r failed", server)
-
-    async def _request(
-        self,
-        attempt: Attempt,
-        method: str,
-        params: Mapping[str, Any] | None,
-        timeout: float,
-        on_progress: ProgressFn | None = None,
-    ) -> dict[str, Any]:
-        """A raw request: the SDK's typed calls would reject a whole tools/list for one bad tool
-        and revalidate call results, where a proxy must pass them on as sent."""
-        from mcp.shared.dispatcher import CallOptions
-        from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-
-        assert attempt.dispatcher is not None
-        opts: CallOptions = {
-            "timeout": timeout,
-            "headers": {MCP_PROTOCOL_VERSION_HEADER: attempt.version},
-        }
-        if on_progress is not None:
-            opts["on_progress"] = on_progress
-        return await attempt.dispatcher.send_raw_request(method, params, opts)
 
     async def _probe(self, backend: Backend, attempt: Attempt) -> None:
         """After a timed-out call: stop the backend if it does not even answer a ping."""
@@ -468,7 +494,7 @@ class BackendPool:
 
         timeout = min(PING_TIMEOUT, self.call_timeout)
         try:
-            await self._request(attempt, "ping", None, timeout)
+            await raw_request(attempt, "ping", None, timeout)
         except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             reason = f"stopped answering (no reply to a ping within {timeout:g} s)"
             self._lost(backend, attempt, reason)
@@ -490,6 +516,8 @@ class BackendPool:
             return live
         if backend.removed:
             raise BackendError(f"server {backend.name!r} was removed from the servers file")
+        if backend.itself:
+            raise BackendError(f"server {backend.name!r} is not served: {backend.reason}")
         attempting = backend.attempting
         if not attempting and backend.state == RETRYING and not backend.crashed:
             wait = max(1, math.ceil(backend.retry_at - anyio.current_time()))
@@ -539,70 +567,61 @@ class BackendPool:
                 await attempt.down.wait()
 
     async def _run(self, backend: Backend, attempt: Attempt) -> None:
-        """Own one connection for its whole life: connect, list, watch for changes, close.
-        (The SDK is imported once the transport is open: a stdio backend starts first.)"""
-
+        """Own the shared session for its whole life: connect, list, watch for changes, close."""
         reason = "exited"
         try:
             with attempt.scope:
-                async with AsyncExitStack() as stack:
-                    read, write = await stack.enter_async_context(
-                        open_transport(
-                            backend.spec,
-                            timeout=self.start_timeout,
-                            errlog=self._errlog,
-                            max_line=self.max_message_bytes,
-                            attempt=attempt,
-                            groups=self.groups,
-                        )
-                    )
-                    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
-                    from mcp_types import ClientCapabilities, ToolListChangedNotification
-                    from pydantic import ValidationError
-
-                    dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(
-                        WatchedReadStream(read, attempt), write
-                    )
-
-                    async def on_message(message: IncomingMessage) -> None:
-                        if isinstance(message, ToolListChangedNotification):
-                            attempt.changed.set()
-                        elif isinstance(message, MessageTooLarge):
-                            attempt.too_large = True
-                            limit = human_size(message.limit, exact=True)
-                            self._lost(backend, attempt, f"sent a message over {limit}")
-                        elif isinstance(message, ValidationError | ValueError):
-                            backend.warn_once(
-                                f"server {backend.name!r} wrote a line that is not JSON-RPC on "
-                                "stdout (ignored): stdout is for protocol messages; a banner "
-                                "or log belongs on stderr"
-                            )
-                        elif not isinstance(message, Exception):
-                            await self._relay_safely(backend.name, message)
-                        else:
-                            described = backend.redact(describe(message))
-                            logger.debug("server %r: transport error: %s", backend.name, described)
-
-                    session = backend_session(dispatcher, on_message, self._asker(backend.name))
-                    await stack.enter_async_context(session)
-                    await self._host_known.wait()
-                    host = self._host_capabilities
-                    declared = await host() if host is not None else ClientCapabilities()
-                    result = await initialize(session, declared)
-                    attempt.dispatcher = dispatcher
-                    attempt.version = result.protocol_version
-                    attempt.capabilities = result.capabilities
-                    attempt.instructions = result.instructions
+                async with self._open(backend, attempt):
                     listed = await self._list_tools(backend, attempt)
                     self._up(backend, attempt, listed)
                     await self._watch(backend, attempt)
         except Exception as exc:  # the boundary of one backend: whatever it does, the pool goes on
             reason = describe(exc)
+            if defaults.RECURSION in reason:  # what it answered counts, not how it then exited
+                attempt.reason = reason
         if attempt.scope.cancelled_caught and attempt.reason is None:
             reason = "stopped"
         elif attempt.exit_status is not None:
             reason = attempt.ended(reason)  # it exited by itself: say how
         self._down(backend, attempt, attempt.reason or reason)  # _down redacts
+
+    async def _run_client(self, backend: Backend, attempt: Attempt) -> None:
+        """Own one client's session for its whole life: connect, serve until it closes (or is
+        stopped: the client left, it was idle, the backend was removed), then forget it."""
+        reason = "exited"
+        try:
+            with attempt.scope:
+                async with self._open(backend, attempt):
+                    # What the client asked of its sessions (a log level, subscriptions) is
+                    # given before its first request goes through (`clients.setting_up`).
+                    with self._clients.setting_up(attempt):
+                        await self._relay_safely(backend.name, None, attempt.lane)
+                    attempt.ready.set()
+                    await attempt.closed.wait()
+        except Exception as exc:  # one client's session: whatever it does, the pool goes on
+            reason = describe(exc)
+        finally:
+            if attempt.reason is None:
+                attempt.reason = backend.redact(attempt.ended(reason))
+            attempt.settled = True
+            attempt.ready.set()
+            attempt.closed.set()
+            attempt.down.set()
+            self._clients.ended(backend, attempt)
+
+    def _open(self, backend: Backend, attempt: Attempt) -> Any:
+        """The session of ``attempt`` (`session.open_session`), with this pool's limits."""
+        return open_session(
+            backend.spec,
+            attempt,
+            timeout=self.start_timeout,
+            errlog=self._errlog,
+            max_line=self.max_message_bytes,
+            groups=self.groups,
+            on_message=receiver(backend, attempt, self._relay_safely, self._lost),
+            ask=self._asker(backend.name, attempt.lane),
+            declare=self._declaring(attempt.lane),
+        )
 
     async def _watch(self, backend: Backend, attempt: Attempt) -> None:
         """Until the backend's side closes: re-read its tools whenever it says they changed."""
@@ -629,7 +648,7 @@ class BackendPool:
     async def _list_tools(self, backend: Backend, attempt: Attempt) -> tuple[Listed, ...]:
         """The whole tools/list (`tools.read_tools`), its problems logged once."""
         return await read_tools(
-            lambda params: self._request(attempt, "tools/list", params, self.start_timeout),
+            lambda params: raw_request(attempt, "tools/list", params, self.start_timeout),
             lambda problem: backend.warn_once(f"server {backend.name!r}: {problem}"),
         )
 
@@ -650,7 +669,7 @@ class BackendPool:
         self._recompute()
         logger.info("server %r (%s): %d tools", backend.name, backend.spec.describe(), len(listed))
         if self._relay is not None:
-            self._tg.start_soon(self._relay_safely, backend.name, None)
+            self._tg.start_soon(self._relay_safely, backend.name, None, None)
 
     def _down(self, backend: Backend, attempt: Attempt, reason: str) -> None:
         """An attempt ended (or never started): schedule the next one, by the backoff rule."""
@@ -672,6 +691,9 @@ class BackendPool:
         backend.reason = reason
         if previous == NOT_STARTED:
             self._recompute()  # its first contact ended: one backend fewer connecting
+        if defaults.RECURSION in reason:
+            self._itself(backend)
+            return
         now = anyio.current_time()
         if was_up and now - attempt.up_at >= self.backoff_max:
             backend.failures = 0  # it ran for a good while: this is not a crash loop
@@ -706,6 +728,20 @@ class BackendPool:
         else:
             logger.debug("server %r is still unavailable: %s; %s", backend.name, reason, then)
 
+    def _itself(self, backend: Backend) -> None:
+        """``backend`` started a serve-mcp that refused to run as a backend of serve-mcp
+        (`defaults.GATEWAY_ENV`): not started again, not even by a call or an edit."""
+        backend.itself = True
+        backend.reason = "it starts toolfind serve-mcp itself, which never serves itself"
+        backend.set_state(FAILED)
+        self._recompute()
+        logger.warning(
+            "%s: server %r skipped: %s (through its command: a script or wrapper)",
+            backend.spec.origin,
+            backend.name,
+            backend.reason,
+        )
+
     def _backoff(self, failures: int) -> float:
         """The wait before the next attempt after ``failures`` earlier failures in a row."""
         return float(min(self.backoff_max, self.backoff_initial * 2 ** min(failures, 60)))
@@ -724,8 +760,13 @@ class BackendPool:
         for (server, _tool), message in renames.items():
             by_name[server].warn_once(message)
         exposed = [(names[(backend.name, item.name)], backend, item) for backend, item in allowed]
-        self._tools = tuple(to_tool(backend.name, name, item) for name, backend, item in exposed)
+        self._tools = tuple(
+            to_tool(backend.name, name, item, defer=backend.spec.defer)
+            for name, backend, item in exposed
+        )
         self._routes = {name: (backend, item.name) for name, backend, item in exposed}
+        self._tasks = frozenset(t.name for t in self._tools if needs_task(t))
+        self._counts = Counter(t.namespace for t in self._tools)
         key = [(t.name, json.dumps(t.original, sort_keys=True, default=str)) for t in self._tools]
         # What the clients see also depends on which backends failed for good (their tools
         # are not callable) and how many are still connecting (the search tool says it).
@@ -743,4 +784,4 @@ class BackendPool:
         """Follow the servers files until cancelled (`watch.follow`)."""
         from toolfind.backends.watch import follow
 
-        await follow(self, interval)
+        await follow(self.servers_files, self.servers_text, self.environ, self.update, interval)

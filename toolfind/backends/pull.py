@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from toolfind.backends import defaults
-from toolfind.backends.config import load_servers
+from toolfind.backends.config import Skipped, load_servers
 from toolfind.backends.redact import redact
 from toolfind.backends.seam import BackendStatus
 from toolfind.errors import CatalogError
@@ -69,17 +69,19 @@ def pull(
     """Connect to every server the files declare and write its tools under ``out_dir``.
 
     Blocking (runs its own event loop). ``errlog`` receives the servers' stderr (default
-    ``sys.stderr``). A server that fails is reported (status ``failed``), not raised.
+    ``sys.stderr``). A server that fails, or whose entry cannot be used, is reported (status
+    ``failed``), not raised.
 
     Raises:
-        ConfigError: a servers file cannot be read or declares an invalid server.
+        ConfigError: a servers file cannot be read as a whole.
         CatalogError: ``out_dir`` or a catalog file in it cannot be written.
     """
     import anyio
 
     from toolfind.backends.pool import BackendPool
 
-    specs = load_servers(servers_files, environ)
+    skipped: list[Skipped] = []
+    specs = load_servers(servers_files, environ, skipped=skipped)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -96,7 +98,10 @@ def pull(
     by_server: dict[str, list[Mapping[str, Any]]] = {}
     for tool in tools:
         by_server.setdefault(tool.namespace, []).append(tool.original or {})
-    results = []
+    results = [
+        ServerPull(skip.name, "failed", file=str(out_dir / f"{skip.name}.json"), error=skip.reason)
+        for skip in skipped
+    ]
     for spec in specs:
         if spec.disabled:
             results.append(ServerPull(spec.name, "disabled"))

@@ -51,6 +51,7 @@ __all__ = [
     "install",
     "key_like",
     "redact",
+    "redact_values",
     "remember",
     "remember_values",
     "show_url",
@@ -204,6 +205,15 @@ def redact(text: str, limit: int | None = None) -> str:
         text = _QUERY.sub(rf"\1{MASK}", text)
     text = _CREDENTIAL.sub(rf"\1\2{MASK}", text)
     return _PAIR.sub(_pair, text)
+
+
+def redact_values(text: str) -> str:
+    """``text`` without any remembered secret; shapes are left alone (what a backend itself
+    says, such as the URL it asks a user to open, stays usable)."""
+    for value in _values:
+        if value in text:
+            text = text.replace(value, MASK)
+    return text
 
 
 def _pair(match: re.Match[str]) -> str:

@@ -21,6 +21,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from toolfind.backends.defaults import GATEWAY_ENV
+
 __all__ = ["Launch", "LineSplitter", "MessageTooLarge", "bounded_stdio_client", "environment"]
 
 logger = logging.getLogger("toolfind.backends")
@@ -90,9 +92,10 @@ INHERITED = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 
 
 def environment(declared: Mapping[str, str]) -> dict[str, str]:
-    """A POSIX backend's whole environment: `INHERITED` from toolfind's, then ``declared``."""
+    """A POSIX backend's whole environment: `INHERITED` from toolfind's, then ``declared``,
+    then the marker that tells a serve-mcp it would be its own backend (`defaults.GATEWAY_ENV`)."""
     inherited = {k: v for k in INHERITED if (v := os.environ.get(k)) and not v.startswith("()")}
-    return inherited | dict(declared)
+    return inherited | dict(declared) | {GATEWAY_ENV: str(os.getpid())}
 
 
 @asynccontextmanager
@@ -115,51 +118,91 @@ async def bounded_stdio_client(
     """
     import anyio
     import anyio.lowlevel
-    from anyio.streams.text import TextReceiveStream
 
     process = await _start(launch, errlog, groups)
     from mcp.client import stdio as sdk
-    from mcp.shared.message import SessionMessage
 
     helpers = _sdk_helpers(sdk)
     if helpers is None:  # another SDK version: its own client, unbounded
         async with _sdk_client(sdk, launch, process, groups, errlog) as streams:
             yield streams
         return
-    _, _, stop, drain, aclose_all, parse_line, flush_timeout = helpers
     # As in the SDK: no awaits between the spawn and the task group.
-    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
-    shutting_down = False
-    writer_done = anyio.Event()
+    pipes = _Pipes(launch, process, helpers, max_line=max_line, on_exit=on_exit, groups=groups)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pipes.read_stdout)
+        tg.start_soon(pipes.write_stdin)
+        try:
+            yield pipes.read_stream, pipes.write_stream
+        finally:
+            pipes.shutting_down = True
+            with anyio.CancelScope(shield=True):
+                await pipes.shutdown()
+            tg.cancel_scope.cancel()
+    await anyio.lowlevel.cancel_shielded_checkpoint()
 
-    async def stdout_reader() -> None:
+
+class _Pipes:
+    """One backend process's stdin and stdout as the session's streams (the SDK's recipe,
+    with `LineSplitter` reading stdout), and their shutdown."""
+
+    def __init__(
+        self,
+        launch: Launch,
+        process: Any,
+        helpers: tuple[Any, ...],
+        *,
+        max_line: int,
+        on_exit: Callable[[int], None] | None,
+        groups: Any,
+    ) -> None:
+        import anyio
+        from mcp.shared.message import SessionMessage
+
+        self.launch, self.process, self.max_line = launch, process, max_line
+        self.on_exit, self.groups = on_exit, groups
+        _, _, self.stop, self.drain, self.aclose_all, self.parse_line, self.flush_timeout = helpers
+        self.read_writer, self.read_stream = anyio.create_memory_object_stream[
+            SessionMessage | Exception
+        ](0)
+        self.write_stream, self.write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+        self.shutting_down = False
+        self.writer_done = anyio.Event()
+
+    async def read_stdout(self) -> None:
+        import anyio
+        from anyio.streams.text import TextReceiveStream
+
+        process, launch = self.process, self.launch
         assert process.stdout is not None
         stdout = TextReceiveStream(process.stdout, encoding=launch.encoding, errors=launch.errors)
         try:
-            async with read_writer:
+            async with self.read_writer:
                 try:
-                    lines = LineSplitter(max_line)
+                    lines = LineSplitter(self.max_line)
                     async for chunk in stdout:
                         for line in lines.feed(chunk):
-                            message = line if isinstance(line, Exception) else parse_line(line)
-                            await read_writer.send(message)
-                    await _report_exit(process, on_exit, 0 if shutting_down else EXIT_WAIT)
+                            message = line if isinstance(line, Exception) else self.parse_line(line)
+                            await self.read_writer.send(message)
+                    await self._report_exit()
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return  # the session is gone
                 finally:
-                    await drain(process)
+                    await self.drain(process)
         except anyio.ClosedResourceError:
             pass
         except (anyio.BrokenResourceError, ConnectionError) as exc:
-            if not shutting_down:  # the session sees the read stream close
+            if not self.shutting_down:  # the session sees the read stream close
                 logger.debug("reading a backend's stdout failed: %s", exc)
 
-    async def stdin_writer() -> None:
+    async def write_stdin(self) -> None:
+        import anyio
+
+        process, launch = self.process, self.launch
         assert process.stdin is not None
         try:
-            async with write_reader:
-                async for session_message in write_reader:
+            async with self.write_reader:
+                async for session_message in self.write_reader:
                     json = session_message.message.model_dump_json(
                         by_alias=True, exclude_unset=True
                     )
@@ -167,33 +210,28 @@ async def bounded_stdio_client(
                     await process.stdin.send(data)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             # Its stdin broke: it exited, most likely; say how (unless this is our stop).
-            await _report_exit(process, on_exit, 0 if shutting_down else EXIT_WAIT)
-            await read_writer.aclose()
+            await self._report_exit()
+            await self.read_writer.aclose()
         finally:
-            writer_done.set()
+            self.writer_done.set()
 
-    async def shutdown() -> None:
-        await _report_exit(process, on_exit, 0)  # it ended by itself before this stop?
-        read_stream.close()
-        write_stream.close()
-        with anyio.move_on_after(flush_timeout):
-            await writer_done.wait()
-        await stop(process)
-        await _stop_group(process, groups)
-        await aclose_all(read_stream, write_stream, read_writer, write_reader)
+    async def _report_exit(self) -> None:
+        await _report_exit(self.process, self.on_exit, 0 if self.shutting_down else EXIT_WAIT)
+
+    async def shutdown(self) -> None:
+        import anyio
+        import anyio.lowlevel
+
+        await _report_exit(self.process, self.on_exit, 0)  # it ended by itself before this stop?
+        self.read_stream.close()
+        self.write_stream.close()
+        with anyio.move_on_after(self.flush_timeout):
+            await self.writer_done.wait()
+        await self.stop(self.process)
+        await _stop_group(self.process, self.groups)
+        streams = (self.read_stream, self.write_stream, self.read_writer, self.write_reader)
+        await self.aclose_all(*streams)
         await anyio.lowlevel.checkpoint()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(stdout_reader)
-        tg.start_soon(stdin_writer)
-        try:
-            yield read_stream, write_stream
-        finally:
-            shutting_down = True
-            with anyio.CancelScope(shield=True):
-                await shutdown()
-            tg.cancel_scope.cancel()
-    await anyio.lowlevel.cancel_shielded_checkpoint()
 
 
 async def _start(launch: Launch, errlog: TextIO | None, groups: Any) -> Any:
@@ -212,7 +250,7 @@ async def _start(launch: Launch, errlog: TextIO | None, groups: Any) -> Any:
         return await spawn(
             command=await executable(launch.command),
             args=list(launch.args),
-            env=sdk.get_default_environment() | dict(launch.env),
+            env=sdk.get_default_environment() | dict(launch.env) | {GATEWAY_ENV: str(os.getpid())},
             errlog=errlog or sys.stderr,
             cwd=launch.cwd,
         )
@@ -235,7 +273,10 @@ async def _sdk_client(
     if process is not None:
         await _stop_group(process, groups)
     params = sdk.StdioServerParameters(
-        command=launch.command, args=list(launch.args), env=dict(launch.env), cwd=launch.cwd
+        command=launch.command,
+        args=list(launch.args),
+        env=dict(launch.env) | {GATEWAY_ENV: str(os.getpid())},
+        cwd=launch.cwd,
     )
     async with sdk.stdio_client(params, errlog=errlog or sys.stderr) as streams:
         yield streams

@@ -4,14 +4,14 @@ hosts, their text cleaned.
 A ``tools/list`` entry is read as a catalog's MCP entry is (``catalog.read_entry``: the same
 checks and limits), so the tools serve-mcp exposes are the tools ``catalog pull`` writes and a
 catalog then loads. A description is kept whole up to the catalogs' 65,536 characters, and a
-longer one drops the tool with a warning, as it skips a catalog entry. (Descriptions used to be
-cut at 4,000 characters here: the MCP specification sets no limit, a host connected to the
-backend directly shows the whole text, and the cut did nothing against prompt injection, which
-fits in far less; what protects a model is that invisible characters are removed, and search
-hits stay capped at 1,000 characters.) What toolfind owns of a backend tool: its exposed name
-(``shapes.host_name``, ``shapes.unique_name``), its namespace (the server's), its alias (the
-name calls are forwarded under), its source (``mcp://<server>``), and the free text a model
-reads, cleaned of invisible characters (nothing a backend sends is trusted).
+longer one drops the tool with a warning, as it skips a catalog entry: the MCP specification
+sets no limit and a host connected directly shows the whole text; what protects a model is
+that invisible characters are removed (search hits stay capped at 1,000 characters). What
+toolfind owns of a backend tool: its exposed name (``shapes.host_name``,
+``shapes.unique_name``), its namespace (the server's), its alias (the name calls are
+forwarded under), its source (``mcp://<server>``), whether it is deferred (its server entry's
+``defer``), and the free text a model reads, cleaned of invisible characters (nothing a
+backend sends is trusted).
 
 Pure functions, no I/O.
 """
@@ -182,8 +182,16 @@ def origin(tool: Tool) -> tuple[str, str] | None:
     return file[len(MCP_SOURCE) :], tool.aliases[0]
 
 
-def to_tool(server: str, exposed: str, item: Listed) -> Tool:
-    """The Tool of a tool ``check_tool`` accepted, exposed as ``exposed``."""
+def needs_task(tool: Tool) -> bool:
+    """Whether a backend tool must run as an MCP task (``execution.taskSupport`` is
+    ``required``): toolfind does not relay tasks, so such a tool is not callable."""
+    execution = tool.original.get("execution") if isinstance(tool.original, Mapping) else None
+    return isinstance(execution, Mapping) and execution.get("taskSupport") == "required"
+
+
+def to_tool(server: str, exposed: str, item: Listed, *, defer: bool = False) -> Tool:
+    """The Tool of a tool ``check_tool`` accepted, exposed as ``exposed``; deferred when its
+    server entry says ``defer`` (or the entry itself does)."""
     where = Source(file=MCP_SOURCE + server, pointer=f"/tools/{item.position}")
     tool = read_entry(item.raw, namespace=server, source=where, shape="mcp", check_schemas=False)
     return replace(
@@ -191,6 +199,7 @@ def to_tool(server: str, exposed: str, item: Listed) -> Tool:
         name=exposed,
         namespace=server,
         aliases=(item.name,),
+        defer=defer or tool.defer,
         description=clean_text(tool.description),
         title=None if tool.title is None else clean_text(tool.title),
         parameters=clean_descriptions(tool.parameters),

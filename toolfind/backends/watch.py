@@ -1,38 +1,49 @@
 """Following the servers files while serving: an edit starts, stops or restarts the backends
-it concerns (`BackendPool.update`); nothing else about the pool is touched.
+it concerns (the pool's ``update``); nothing else about the pool is touched.
 
 Files are read off the event loop, opened without blocking and capped (`link.read_all`): a
 file replaced by a FIFO, a device or a huge file is a change ignored, logged once, as is an
-edit that breaks a file (the servers keep running as they are).
+edit that breaks a file as a whole (the servers keep running as they are). An entry that
+cannot be served is skipped (`config.load_servers` logs it); if that server is running, it
+keeps running as it was declared before.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 
-from toolfind.backends.config import load_servers
+from toolfind.backends.config import ServerSpec, Skipped, load_servers
 from toolfind.backends.link import read_all
 from toolfind.errors import ConfigError
 
-if TYPE_CHECKING:
-    from toolfind.backends.pool import BackendPool
-
 logger = logging.getLogger("toolfind.backends")
 
+__all__ = ["follow"]
 
-async def follow(pool: BackendPool, interval: float) -> None:
-    """Poll ``pool``'s servers files every ``interval`` seconds; when one changes, update the
-    pool to what they declare now. Cancel to stop."""
+#: Serves these specs from now on, and keeps the servers named in the second argument as
+#: they run (`pool.BackendPool.update`).
+Update = Callable[[Sequence[ServerSpec], Collection[str]], None]
+
+
+async def follow(
+    files: Sequence[Path],
+    last: tuple[bytes | str | None, ...],
+    environ: Mapping[str, str] | None,
+    update: Update,
+    interval: float,
+) -> None:
+    """Poll ``files`` every ``interval`` seconds (``last`` is what they held at start); when one
+    changes, ``update`` to the servers they declare now. Cancel to stop."""
     import anyio
     import anyio.to_thread
 
-    last = pool.servers_text
     logged: set[str] = set()
     while True:
         await anyio.sleep(interval)
-        now = await anyio.to_thread.run_sync(read_all, pool.servers_files)
+        now = await anyio.to_thread.run_sync(read_all, files)
         if now == last:
             continue
         last = now
@@ -48,11 +59,18 @@ async def follow(pool: BackendPool, interval: float) -> None:
         if problems:
             continue
         logged.clear()
+        skipped: list[Skipped] = []
         try:
-            specs = await anyio.to_thread.run_sync(load_servers, pool.servers_files, pool.environ)
+            specs = await anyio.to_thread.run_sync(_load, files, environ, skipped)
         except ConfigError as exc:
             logger.error(
                 "servers file change ignored, still serving the last good servers: %s", exc
             )
             continue
-        pool.update(specs)
+        update(specs, {skip.name for skip in skipped})
+
+
+def _load(
+    files: Sequence[Path], environ: Mapping[str, str] | None, skipped: list[Skipped]
+) -> list[ServerSpec]:
+    return load_servers(files, environ, skipped=skipped)

@@ -1,6 +1,6 @@
 """Catalog I/O: find catalog files, parse them, check their entries, read them into tools.
 
-The public API is ``discover``, ``load``, ``read_entry`` and ``lint``, each imported from its
+The public API is ``discover``, ``load``, ``read_entry``, ``defer_namespaces`` and ``lint``, each imported from its
 module on first use: a cache hit only discovers files, and need not import readers.
 
 Its modules, one job each, are mapped in docs/ARCHITECTURE.md.
@@ -14,15 +14,21 @@ if TYPE_CHECKING:
 
     from toolfind.catalog.discovery import discover
     from toolfind.catalog.linter import lint
-    from toolfind.catalog.loader import load, read_entry
+    from toolfind.catalog.loader import defer_namespaces, load, read_entry
 
 #: The default file size limit (``max_file_size``): only a guard against a runaway file; a
 #: 100k-tool catalog in OpenAI's format is about 80 MB.
 DEFAULT_MAX_BYTES = 1 << 30
 
-__all__ = ["DEFAULT_MAX_BYTES", "discover", "lint", "load", "read_entry"]
+__all__ = ["DEFAULT_MAX_BYTES", "defer_namespaces", "discover", "lint", "load", "read_entry"]
 
-_HOMES = {"discover": "discovery", "lint": "linter", "load": "loader", "read_entry": "loader"}
+_HOMES = {
+    "defer_namespaces": "loader",
+    "discover": "discovery",
+    "lint": "linter",
+    "load": "loader",
+    "read_entry": "loader",
+}
 
 
 def __getattr__(name: str) -> Any:

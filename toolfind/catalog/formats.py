@@ -64,12 +64,13 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
     result, native catalog; other keys are ignored), ``{"functions": [...]}``, a JSON-RPC
     response ``{"result": {...}}``, Gemini ``{"functionDeclarations": [...]}`` (also inside
     ``tools``), or a single tool. ``defaults`` holds the file-level ``namespace`` (or None),
-    ``tags`` (a tuple) and ``shape`` (the shape the container implies, or None). An entry
-    is listed as found, even when it is not an object: ``tool_from_entry`` reports that.
+    ``tags`` (a tuple), ``defer`` (whether its tools are deferred unless an entry says
+    otherwise) and ``shape`` (the shape the container implies, or None). An entry is listed
+    as found, even when it is not an object: ``tool_from_entry`` reports that.
 
     Raises ``CatalogError`` (with ``path``) when the document itself has no usable shape.
     """
-    no_defaults: Mapping[str, Any] = {"namespace": None, "tags": (), "shape": None}
+    no_defaults: Mapping[str, Any] = {"namespace": None, "tags": (), "defer": False, "shape": None}
     if isinstance(doc, list):
         return _list_items(doc, prefix, no_defaults)
     if not isinstance(doc, Mapping):
@@ -104,6 +105,7 @@ def list_entries(doc: Any, prefix: tuple[PathPart, ...] = ()) -> Entries:
     defaults = {
         "namespace": _file_value(doc, prefix, "namespace", check_namespace, None),
         "tags": _file_value(doc, prefix, "tags", check_tags, ()),
+        "defer": _file_value(doc, prefix, "defer", _check_flag, False),
         "shape": "gemini" if key in _GEMINI_LISTS else None,
     }
     return _list_items(items, (*prefix, key), defaults)
@@ -155,6 +157,12 @@ def _file_value(
     return check(doc[key], lambda m, p: CatalogError(m, path=json_path((*prefix, key, *p))))
 
 
+def _check_flag(value: Any, fail: Fail) -> bool:
+    if not isinstance(value, bool):
+        raise fail(f"{short_repr(value)} is not of type 'boolean'", ())
+    return value
+
+
 # --- reading -----------------------------------------------------------------------------
 
 
@@ -204,14 +212,21 @@ def _tool(
     source: Source,
     parameters: Mapping[str, Any] | None,
     output_schema: Mapping[str, Any] | None,
+    file_defer: bool = False,
 ) -> Tool:
     """The tool of a checked ``entry``: the one place an entry's keys become a tool's fields.
     ``body`` holds the tool's own keys (the entry, or an OpenAI tool's ``function``), the
     metadata keys are the entry's; ``namespace`` applies when it names none, the file's
-    ``file_tags`` come before its own; ``parameters`` and ``output_schema`` as read."""
+    ``file_tags`` come before its own; ``parameters`` and ``output_schema`` as read. A tool
+    is deferred when its entry says ``defer`` (or Anthropic's ``defer_loading``), else when
+    its file does (``file_defer``)."""
     tags = entry.get("tags") or ()
     if tags or file_tags:
         tags = tuple(dict.fromkeys((*file_tags, *tags) if tags else file_tags))
+    defer = entry.get("defer")
+    if defer is None:
+        loading = entry.get("defer_loading")
+        defer = loading if isinstance(loading, bool) else file_defer
     return Tool(
         body["name"],
         body.get("description") or "",
@@ -219,7 +234,7 @@ def _tool(
         entry.get("namespace") or namespace,
         tags,
         entry.get("search_hint") or "",
-        entry.get("defer", False),
+        defer,
         entry.get("enabled", True),
         body.get("annotations") or {},
         tuple(entry.get("aliases", ())),
@@ -237,6 +252,7 @@ def read_tool(
     file_tags: Sequence[str],
     source: Source,
     tools: list[Tool],
+    file_defer: bool = False,
 ) -> int:
     """The loader's fast path: when ``rules.vouch`` vouches for ``entry`` (of ``shape``, see
     :func:`quick_shape`), append its tool to ``tools`` and return the number of strings in
@@ -246,7 +262,10 @@ def read_tool(
         body = entry["function"] if shape == "openai" else entry
         parameters = body.get(input_key(shape, body))
         output_schema = body.get(output_key(shape, body))
-        tools.append(_tool(entry, body, namespace, file_tags, source, parameters, output_schema))
+        made = _tool(
+            entry, body, namespace, file_tags, source, parameters, output_schema, file_defer
+        )
+        tools.append(made)
     return strings
 
 
@@ -257,11 +276,13 @@ def tool_from_entry(
     tags: Sequence[str],
     source: Source,
     shape: str | None = None,
+    defer: bool = False,
 ) -> Tool:
     """Read one entry (any shape) into a ``Tool``, checking each key.
 
     ``namespace`` applies when the entry names none; ``tags`` (the file's) come before the
-    entry's own. ``shape`` forces a shape (``list_entries``' ``defaults["shape"]``);
+    entry's own; ``defer`` (the file's) applies when the entry says nothing of it. ``shape``
+    forces a shape (``list_entries``' ``defaults["shape"]``);
     otherwise ``detect_entry`` decides. Raises ``EntryError`` (a ``CatalogError`` with file,
     line and the JSON path inside the entry in ``parts``) for a bad entry.
     """
@@ -297,7 +318,7 @@ def tool_from_entry(
     read.schema(body, "annotations", base)
     _check_metadata(read, entry)
     read.str_(body, "title", base)
-    return _tool(entry, body, namespace, tags, source, parameters, output_schema)
+    return _tool(entry, body, namespace, tags, source, parameters, output_schema, defer)
 
 
 def _check_metadata(read: _Reader, entry: Mapping[str, Any]) -> None:

@@ -12,7 +12,7 @@ alone, each well-formed entry checked in one pass (``rules.vouch``) and read
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -161,7 +161,8 @@ class _FileLoader:
             if type(entry) is dict:  # as in load_doc
                 shape = defaults["shape"] or quick_shape(entry)
                 at = defaults["namespace"] or namespace
-                count = read_tool(entry, shape, at, defaults["tags"], source, loaded)
+                tags, defer = defaults["tags"], defaults["defer"]
+                count = read_tool(entry, shape, at, tags, source, loaded, defer)
             if count < 0:
                 self.load_general(entry, defaults, source, doc)
                 # An entry that is no object was counted with the rest of the document.
@@ -202,7 +203,8 @@ class _FileLoader:
             if type(entry) is dict:  # the fast way when it can tell, else the general way
                 shape = defaults["shape"] or _quick_shape(entry)
                 at = defaults["namespace"] or self.namespace
-                if read_tool(entry, shape, at, defaults["tags"], source, self.tools) >= 0:
+                tags, defer = defaults["tags"], defaults["defer"]
+                if read_tool(entry, shape, at, tags, source, self.tools, defer) >= 0:
                     continue
             self.load_general(entry, defaults, source, doc)
 
@@ -222,6 +224,7 @@ class _FileLoader:
                 defaults.get("tags", ()),
                 source,
                 self.check_schemas,
+                defaults.get("defer", False),
                 every_problem=self.every_problem,
             )
         except EntryError as exc:
@@ -242,6 +245,22 @@ class _FileLoader:
                 )
             return
         self.tools.append(tool)
+
+
+def defer_namespaces(tools: Sequence[Tool], namespaces: Collection[str]) -> list[Tool]:
+    """``tools``, those of ``namespaces`` (compared as ``--namespace`` compares them) deferred:
+    ``defer_namespaces`` in toolfind.toml, applied wherever tools become an index."""
+    if not namespaces:
+        return tools if isinstance(tools, list) else list(tools)
+    from dataclasses import replace
+
+    from toolfind.core.analysis import name_key
+
+    keys = {name_key(n) for n in namespaces}
+    return [
+        replace(t, defer=True) if not t.defer and name_key(t.namespace) in keys else t
+        for t in tools
+    ]
 
 
 def read_entry(
@@ -273,6 +292,7 @@ def _checked(
     tags: Sequence[str],
     source: Source,
     check_schemas: bool,
+    defer: bool = False,
     *,
     every_problem: bool = False,
 ) -> Tool:
@@ -283,7 +303,7 @@ def _checked(
     reading rules found)."""
     try:
         tool = formats.tool_from_entry(
-            entry, namespace=namespace, tags=tags, source=source, shape=shape
+            entry, namespace=namespace, tags=tags, source=source, shape=shape, defer=defer
         )
     except EntryError as exc:
         if not (check_schemas and every_problem):

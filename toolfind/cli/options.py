@@ -131,8 +131,8 @@ RetryInitialOpt = seconds("--retry-initial", "Seconds before retrying a failed b
 RetryMaxOpt = seconds("--retry-max", "Longest wait between a backend's retries.")
 BackendWaitOpt = seconds(
     "--backend-wait",
-    "For this many seconds from start, lists and searches wait for backends still connecting"
-    " (until each is up or has failed once); 0: never wait.",
+    "For this many seconds from the first request, the first initialize, lists and searches"
+    " wait for backends still connecting (until each is up or has failed once); 0: never wait.",
     metavar="SECONDS",
 )
 MaxResultSizeOpt = Annotated[

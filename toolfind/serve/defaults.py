@@ -42,8 +42,9 @@ META_PREFIX = "proxy_"
 LOG_LEVEL = "warning"
 #: Seconds between catalog (and servers file) change checks.
 POLL_INTERVAL = 1.0
-#: Seconds from start during which lists and searches wait for backends still connecting for
-#: the first time (until each is up or has failed once; 0: never wait).
+#: Seconds from the first request during which the first initialize, lists and searches wait
+#: for backends still connecting for the first time (until each is up or has failed once; 0:
+#: never wait).
 BACKEND_WAIT = 2.0
 #: HTTP limits: a request's headers must arrive within HEADER_TIMEOUT seconds of its first byte
 #: (or of the connection), its body within BODY_TIMEOUT; at most MAX_CONNECTIONS at once

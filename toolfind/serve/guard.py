@@ -7,19 +7,22 @@ errors that name no secret. A middleware, outermost in the SDK server's chain.
   (``caf\\xe9.json``); anything else that makes the result unusable becomes a JSON-RPC
   error for that request alone.
 * A JSON-RPC error's message (the SDK's, a backend's passed on, an exception's text) goes
-  through `toolfind.backends.redact`. An unexpected exception is logged (the log filter
-  redacts its traceback) and answered as an internal error with its redacted first line.
+  through `toolfind.backends.redact`; its data loses every secret the servers files declare
+  but keeps its shape (a backend's -32042 names the URL its user must open, query and all).
+  An unexpected exception is logged (the log filter redacts its traceback) and answered as an
+  internal error with its redacted first line.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from mcp.server import ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
 
-from toolfind.backends.redact import redact
+from toolfind.backends.redact import redact, redact_values
 from toolfind.output.text import encodable, render_text
 
 __all__ = ["Guard", "encodable_result"]
@@ -67,9 +70,9 @@ class Guard:
 
 
 def _redacted(value: Any) -> Any:
-    """A JSON value with each string `redact`-ed (and encodable)."""
+    """A JSON value with each string's secrets masked (`redact_values`; encodable)."""
     if isinstance(value, str):
-        return redact(render_text(value))
+        return redact_values(render_text(value))
     if isinstance(value, list):
         return [_redacted(item) for item in value]
     if isinstance(value, dict):
@@ -79,9 +82,18 @@ def _redacted(value: Any) -> Any:
 
 def encodable_result(value: Any) -> Any:
     """``value`` (a result as JSON values) with every string, keys included, `encodable`:
-    fixed in place (the SDK hands each request its own copy), the value returned."""
+    fixed in place (the SDK hands each request its own copy), the value returned. Nearly
+    every result is encodable already: one pass of the C encoder says so."""
     if isinstance(value, str):
         return encodable(value)
+    try:
+        json.dumps(value, ensure_ascii=False, check_circular=False).encode("utf-8")
+    except UnicodeEncodeError:
+        pass  # a lone surrogate somewhere: fixed below
+    except (TypeError, ValueError, RecursionError):
+        pass  # not plain JSON values: each string is looked at below
+    else:
+        return value
     stack = [value]
     while stack:
         node = stack.pop()

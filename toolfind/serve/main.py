@@ -6,15 +6,18 @@ imports this module cheaply.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import signal
 import sys
-import time
 from collections.abc import Collection, Mapping
 from functools import partial
 from typing import Any, TextIO
 
+from toolfind.backends.defaults import GATEWAY_ENV, RECURSION
 from toolfind.backends.seam import Backends, NoBackends
+from toolfind.errors import ConfigError
 from toolfind.serve.options import ServeOptions
 
 logger = logging.getLogger("toolfind.serve")
@@ -52,6 +55,7 @@ def make_backends(
         servers_files=options.servers,
         environ=environ,
         errlog=errlog,
+        per_client=options.http is not None,
     )
 
 
@@ -60,12 +64,15 @@ def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
     transport); every backend is stopped before this returns. Blocking.
 
     Raises:
-        ConfigError: an invalid option (for example a non-loopback ``--http`` without a token).
+        ConfigError: an invalid option (for example a non-loopback ``--http`` without a token),
+            or serve-mcp was started by serve-mcp itself (`refuse_as_backend`).
         CatalogError: a catalog path does not exist or cannot be read.
         KeyboardInterrupt: Ctrl-C (SIGINT), after the backends are stopped (the CLI exits 130).
     """
     import anyio
 
+    if os.environ.get(GATEWAY_ENV):
+        refuse_as_backend(options.http is None)
     checked = options.checked()
     configure_logging(checked.log_level)
     from toolfind.backends.redact import remember_values
@@ -73,6 +80,33 @@ def run(options: ServeOptions, *, backends: Backends | None = None) -> None:
     remember_values([checked.token])  # serve-mcp's own --token is a secret too
     if anyio.run(serve, checked, backends) == signal.SIGINT:
         raise KeyboardInterrupt
+
+
+def refuse_as_backend(stdio: bool) -> None:
+    """serve-mcp was started by serve-mcp (its backends get `GATEWAY_ENV`), directly or
+    through any chain of processes: a servers file that lists toolfind itself. Serving would
+    start the same servers again, toolfind among them, without end; instead the handshake is
+    answered with `RECURSION` (the parent then skips that server for good) and this exits.
+
+    Raises:
+        ConfigError: always, saying so (the CLI's one error line, exit status 1).
+    """
+    if stdio:  # until the other serve-mcp closes the pipe, having read the answer
+        for line in sys.stdin.buffer:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and message.get("method") == "initialize":
+                error = {"code": -32600, "message": RECURSION}
+                answer = {"jsonrpc": "2.0", "id": message.get("id"), "error": error}
+                sys.stdout.write(json.dumps(answer) + "\n")
+                sys.stdout.flush()
+    parent = os.environ.get(GATEWAY_ENV)
+    raise ConfigError(
+        f"{RECURSION}: this one was started by toolfind serve-mcp (process {parent}) through "
+        "an entry of its servers file, and stops here; the other serve-mcp skips that entry"
+    )
 
 
 #: Seconds after SIGTERM (or Ctrl-C) before backends still running are killed (SIGKILL):
@@ -91,23 +125,20 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> int 
     from toolfind.serve.meta import META_KEYS
     from toolfind.serve.state import LiveIndex
 
-    started = time.monotonic()  # the first-contact wait (--backend-wait) counts from here
     if backends is None:
         backends = make_backends(
             options, reserved_names=[options.meta_prefix + key for key in META_KEYS]
         )
     # Backends connect in the background and their tools join through the listener (a
-    # rebuild, then list_changed); the first lists wait for them up to --backend-wait. With
+    # rebuild, then list_changed); the first lists (and, with backends, the first
+    # initialize) wait for them up to --backend-wait from the first request. With
     # --backend-wait 0 under stdio, they start once the first tools/list is answered (or
     # after RELEASE_AFTER), so that their start-up does not compete with it for the CPU.
     # Their handshake waits for the server (`expect_host`): it tells them what toolfind's
     # clients can answer (`passthrough.host`).
-    expect_host = getattr(backends, "expect_host", None)
-    if expect_host is not None:
-        expect_host()
-    hold = getattr(backends, "hold", None)
-    if hold is not None and options.http is None and options.backend_wait <= 0:
-        hold()
+    backends.expect_host()
+    if options.http is None and options.backend_wait <= 0:
+        backends.hold()
     stopped = Stopped()
     serving = anyio.CancelScope()
     stopping = anyio.Event()
@@ -136,16 +167,14 @@ async def serve(options: ServeOptions, backends: Backends | None = None) -> int 
                     from toolfind.serve.transports.stdio import run_stdio
 
                     discovery = Discovery(live, options, active)
-                    discovery.first_contact_until = started + options.backend_wait
                     server = discovery.build_server()
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(
                             partial(live.watch, options.poll_interval, catalogs=options.watch)
                         )
                         tg.start_soon(_release_later, active)
-                        watch_servers = getattr(active, "watch_servers", None)
-                        if options.watch and watch_servers is not None:
-                            tg.start_soon(watch_servers, options.poll_interval)
+                        if options.watch:
+                            tg.start_soon(active.watch_servers, options.poll_interval)
                         if options.http is None:
                             _say_on_a_terminal()
                             await run_stdio(server)
@@ -176,7 +205,6 @@ async def _on_signals(
 
     if sys.platform == "win32":  # pragma: no cover - no signal receivers: Ctrl-C raises
         return
-    hurry = getattr(backends, "hurry", None)
     with anyio.open_signal_receiver(*(getattr(signal, name) for name in STOP_SIGNALS)) as got:
         async for signum in got:
             stopped.signum = signum
@@ -185,14 +213,12 @@ async def _on_signals(
         stopping.set()
         if not http:
             serving.cancel()
-        if hurry is not None:
-            hurry()
+        backends.hurry()
         with anyio.move_on_after(KILL_AFTER):
             async for _ in got:
                 break
         serving.cancel()
-        if hurry is not None:
-            hurry(kill=True)
+        backends.hurry(kill=True)
         await anyio.sleep_forever()  # later signals are received here: never the default
 
 

@@ -1,8 +1,9 @@
 """The meta-tools: what they are called, what they take and return, and what they do.
 
-No MCP types, so the logic is tested without a transport. Each handler checks its arguments
-by hand (to give the model a message it can act on) and returns the record the CLI prints
-with ``--json``; a mistake the model can fix raises `ToolCallError`.
+No MCP types, so the logic is tested without a transport. A meta-tool's arguments are checked
+against the input schema it declares (`checked_arguments`, worded as a forwarded call's
+arguments are), so what a host lists is what is enforced; each handler then returns the
+record the CLI prints with ``--json``, and a mistake the model can fix raises `ToolCallError`.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolfind.catalog.parse import kind_of
 from toolfind.core import confidence, filters
 from toolfind.core.suggest import close as suggest
 from toolfind.errors import AmbiguousName, ToolNotFound
 from toolfind.models import Tool
 from toolfind.output import schemas, wire
+from toolfind.output.text import clean_text
 from toolfind.output.tool_formats import tool_to_format
 
 MAX_LIMIT = 100
@@ -87,18 +88,7 @@ def meta_tools(
 ) -> list[MetaTool]:
     """The five meta-tools, named ``<prefix><key>``; search's description names the catalog,
     and how many backend servers are still connecting (their tools join later)."""
-    shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
-    if len(namespaces) > NAMESPACES_IN_DESCRIPTION:
-        shown += f", and {len(namespaces) - NAMESPACES_IN_DESCRIPTION} more"
-    scope = f"{total_tools} tools in {len(namespaces)} namespaces" + (
-        f" ({shown})" if shown else ""
-    )
-    if backends_connecting:
-        servers = "server is" if backends_connecting == 1 else "servers are"
-        scope += (
-            f"; {backends_connecting} more MCP {servers} still connecting (their tools join "
-            "when they are up)"
-        )
+    scope = _scope(namespaces, total_tools, backends_connecting)
     p = prefix
     table = (
         (
@@ -110,29 +100,7 @@ def meta_tools(
             f"Each hit has a confidence from 0 to 1: below 0.5 the result says there is no "
             f"confident match, and you should ask the user rather than call a hit. "
             f"Call a hit with {p}{CALL}, or fetch its full schema with {p}{GET}.",
-            _arguments(
-                {
-                    "query": {"type": "string", "description": "What the tool should do."},
-                    "limit": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": MAX_LIMIT,
-                        "default": 10,
-                        "description": "How many hits to return.",
-                    },
-                    "namespace": {
-                        "type": "string",
-                        "description": f"Only tools in this namespace (see {p}{CATEGORIES}).",
-                    },
-                    "tags": {**_STRINGS, "description": "Only tools carrying all of these tags."},
-                    "include_schema": {
-                        "type": "boolean",
-                        "default": False,
-                        "description": "Include every hit's input schema.",
-                    },
-                },
-                "query",
-            ),
+            _search_arguments(p),
             schemas.SEARCH_SCHEMA,
         ),
         (
@@ -184,38 +152,82 @@ def meta_tools(
     ]
 
 
-def check_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The arguments as a dict, after refusing unknown names and missing required ones."""
-    args = dict(arguments or {})
-    properties = tool.input_schema.get("properties", {})
-    unknown = sorted(set(args) - set(properties))
-    if unknown:
-        valid = ", ".join(properties) or "none"
-        raise ToolCallError(
-            f"{tool.name}: unknown argument {unknown[0]!r}. Valid arguments: {valid}."
+def _scope(namespaces: Sequence[str], total_tools: int, backends_connecting: int) -> str:
+    """What search searches, as its description says it."""
+    shown = ", ".join(namespaces[:NAMESPACES_IN_DESCRIPTION])
+    if len(namespaces) > NAMESPACES_IN_DESCRIPTION:
+        shown += f", and {len(namespaces) - NAMESPACES_IN_DESCRIPTION} more"
+    scope = f"{total_tools} tools in {len(namespaces)} namespaces" + (
+        f" ({shown})" if shown else ""
+    )
+    if backends_connecting:
+        servers = "server is" if backends_connecting == 1 else "servers are"
+        scope += (
+            f"; {backends_connecting} more MCP {servers} still connecting (their tools join "
+            "when they are up)"
         )
-    for required in tool.input_schema.get("required", []):
-        if required not in args:
-            raise ToolCallError(f"{tool.name}: the argument {required!r} is required.")
+    return scope
+
+
+def _search_arguments(p: str) -> dict[str, Any]:
+    """search_tools' input schema (``p``: the meta-tools' prefix)."""
+    return _arguments(
+        {
+            "query": {"type": "string", "description": "What the tool should do."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "default": 10,
+                "description": "How many hits to return.",
+            },
+            "namespace": {
+                "type": "string",
+                "description": f"Only tools in this namespace (see {p}{CATEGORIES}).",
+            },
+            "tags": {**_STRINGS, "description": "Only tools carrying all of these tags."},
+            "include_schema": {
+                "type": "boolean",
+                "default": False,
+                "description": "Include every hit's input schema.",
+            },
+        },
+        "query",
+    )
+
+
+def checked_arguments(tool: MetaTool, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``arguments`` as a dict, once they match ``tool``'s declared input schema.
+
+    Raises:
+        ToolCallError: naming the first argument that does not, by its JSON path.
+    """
+    from jsonschema.exceptions import best_match
+
+    args = dict(arguments or {})
+    error = best_match(_validator(tool).iter_errors(args))
+    if error is not None:
+        raise ToolCallError(
+            f"Invalid arguments for {tool.name!r} at {error.json_path}: "
+            f"{clean_text(error.message, 300)}. Fix them to match its input schema."
+        )
     return args
 
 
-def text_argument(args: Mapping[str, Any], key: str) -> str:
-    value = args.get(key)
-    if not isinstance(value, str):
-        raise ToolCallError(f"{key!r} must be a string, not {kind_of(value)}.")
-    return value
+_validators: dict[str, tuple[Mapping[str, Any], Any]] = {}
 
 
-def int_argument(args: Mapping[str, Any], key: str, default: int) -> int:
-    value = args.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_LIMIT:
-        raise ToolCallError(f"{key!r} must be a whole number from 1 to {MAX_LIMIT}, not {value!r}.")
-    return value
+def _validator(tool: MetaTool) -> Any:
+    """The (cached) validator of a meta-tool's input schema: toolfind's own, trusted."""
+    cached = _validators.get(tool.key)
+    if cached is None or cached[0] != tool.input_schema:
+        from jsonschema.validators import Draft202012Validator
+
+        cached = _validators[tool.key] = (
+            tool.input_schema,
+            Draft202012Validator(tool.input_schema),
+        )
+    return cached[1]
 
 
 def resolve(index: Any, name: str, *, serves: Callable[[str], bool] | None = None) -> Tool:
@@ -300,7 +312,7 @@ def search(
 ) -> dict[str, Any]:
     """The search record; with ``serves``, each hit says whether it is ``callable``, and the
     record how many backends are still connecting (``backends_connecting``, when some are)."""
-    query = text_argument(args, "query")
+    query: str = args["query"]
     if not query.strip():
         raise ToolCallError(
             "'query' is empty: describe the tool you need in a few words, e.g. 'compress a file'."
@@ -310,8 +322,8 @@ def search(
             f"'query' is too long ({len(query)} characters; at most {MAX_QUERY}): describe the "
             "tool you need in a few words, e.g. 'compress a file'."
         )
-    limit = int_argument(args, "limit", 10)
-    namespace = None if args.get("namespace") is None else text_argument(args, "namespace")
+    limit = int(args.get("limit", 10))
+    namespace: str | None = args.get("namespace")
     if namespace is not None:
         # The command line's rule (core.filters): "Files" and "files" are one namespace.
         known = [c.name for c in index.categories()]
@@ -319,15 +331,9 @@ def search(
             raise ToolCallError(
                 f"Unknown namespace {namespace!r}. Valid namespaces: {', '.join(known)}."
             )
-    tags = args.get("tags") or ()
-    if isinstance(tags, str):
-        tags = (tags,)
-    if not isinstance(tags, list | tuple) or not all(isinstance(t, str) for t in tags):
-        raise ToolCallError("'tags' must be an array of strings, e.g. [\"read-only\"].")
-    include_schema = args.get("include_schema", False)
-    if not isinstance(include_schema, bool):
-        raise ToolCallError("'include_schema' must be true or false.")
-    result = index.search(query, limit, namespace=namespace, tags=tuple(tags))
+    tags = tuple(args.get("tags") or ())
+    include_schema = bool(args.get("include_schema", False))
+    result = index.search(query, limit, namespace=namespace, tags=tags)
     callable_ = None if serves is None else (lambda tool: serves(tool.name))
     best = max((hit.confidence for hit in result.hits), default=None)
     note = confidence.no_confident_match(best)
@@ -361,14 +367,14 @@ def categories(index: Any, statuses: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
-    tool = resolve(index, text_argument(args, "name"))
-    limit = int_argument(args, "limit", 5)
+    tool = resolve(index, args["name"])
+    limit = int(args.get("limit", 5))
     return wire.similar_tools_record(tool, index.similar(tool.qualified_name, limit))
 
 
 def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
     """The tool as an MCP ``Tool`` object (what ``show --format mcp --json`` prints)."""
-    return tool_to_format(resolve(index, text_argument(args, "name")), "mcp")
+    return tool_to_format(resolve(index, args["name"]), "mcp")
 
 
 #: The meta-tools that only read the index (categories also needs the backends' status).

@@ -69,7 +69,6 @@ class Outbox:
         self.dropped = 0
         self.dropped_total = 0
         self._wake = anyio.Event()
-        self._running = False
 
     def put(self, send: Send) -> bool:
         """Queue ``send``; False (and counted) when the queue is full."""
@@ -88,7 +87,6 @@ class Outbox:
 
     async def run(self) -> None:
         """Send what is queued, in order, until cancelled (the connection closed)."""
-        self._running = True
         while True:
             await self._wake.wait()
             self._wake = anyio.Event()
@@ -314,13 +312,17 @@ class ChangeNotifier:
         self.sent += 1
         await self.changed(ToolsListChanged(), "notifications/tools/list_changed")
 
-    async def changed(self, event: ServerEvent, method: str) -> None:
+    async def changed(self, event: ServerEvent, method: str, only: object = None) -> None:
         """``event`` to 2026-07-28 listeners, ``method`` to every handshake-era connection
-        (a ``*/list_changed`` only to those that have asked for that list)."""
-        await self.bus.publish(event)
+        (a ``*/list_changed`` only to those that have asked for that list); with ``only`` (a
+        connection), to that connection alone."""
+        if only is None:
+            await self.bus.publish(event)
         listed = _LISTED_BY.get(method)
         asked = self._listed.get(listed, weakref.WeakSet()) if listed else None
         for connection in list(self._connections):
+            if only is not None and connection is not only:
+                continue
             if asked is None or connection in asked:
                 await self.outboxes.send(connection, self.outboxes.notify(connection, method, None))
 

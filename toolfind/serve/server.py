@@ -9,9 +9,15 @@ When the tool list changes, clients of both protocol eras are told (`notifier`).
 
 Instructions: toolfind's own, followed by each connected backend's (under its server name,
 cleaned and cut at ``MAX_INSTRUCTIONS`` characters: they go to a model). A client gets them in
-its ``initialize`` result, so it sees the instructions of the backends connected by then; MCP
-has no way to update them later, so a backend that connects afterwards reaches only the
-clients that connect after it (over HTTP), and its tools still join through ``list_changed``.
+its ``initialize`` result, so it sees the instructions of the backends connected by then: the
+first ``initialize`` waits for the backends (`Discovery.settle`), as the first lists do; MCP
+has no way to update instructions later, so a backend that connects afterwards reaches only
+the clients that initialise after it (over HTTP), and its tools still join through
+``list_changed``.
+
+First contact: the wait for backends (``--backend-wait``) counts from the first request a
+client makes, not from serve-mcp's start, so the time serve-mcp itself takes to start on a busy
+machine never eats into it.
 """
 
 from __future__ import annotations
@@ -28,10 +34,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
 
 from toolfind.backends.redact import redact
 from toolfind.backends.seam import NOT_STARTED, Backends
-from toolfind.backends.tools import origin
+from toolfind.backends.tools import needs_task, origin
 from toolfind.errors import BackendError
 from toolfind.models import Tool
 from toolfind.output.encode import dumps
@@ -83,10 +90,12 @@ class Discovery:
         )
         self.checker = ArgumentChecker() if options.validate_arguments else None
         self._listing: Listing | None = None
-        #: Until when (``time.monotonic()``) lists and searches wait for backends connecting
-        #: for the first time; `main.serve` counts it from serve-mcp's start.
-        self.first_contact_until = time.monotonic() + options.backend_wait
+        #: Until when (``time.monotonic()``) lists, searches and the first initialize wait for
+        #: backends connecting for the first time: ``--backend-wait`` from the first request.
+        self.first_contact_until: float | None = None
         self._settled = False
+        #: The SDK server `build_server` made.
+        self.server: ToolfindServer | None = None
         self.passthrough.gateway.settle = self.settle
         live.on_swap(self._swapped)
         #: What serve-mcp learns from use: each search and the call it led to (serve.usage).
@@ -152,22 +161,46 @@ class Discovery:
         return types.ListToolsResult(tools=tools, next_cursor=cursor)
 
     async def settle(self) -> None:
-        """First contact: a list or a search waits for the backends still connecting until
-        each is up or has failed once, or ``--backend-wait`` (counted from serve-mcp's start)
-        has passed, whichever comes first; so a host that lists once sees every backend that
-        starts in time, and a stuck one costs at most the bound. Later requests never wait for
-        a backend; each takes in the backend changes already announced (the rebuild the next
-        poll would make), so that what it says agrees with the backends' states."""
-        if not self._settled:
-            remaining = self.first_contact_until - time.monotonic()
-            if remaining > 0:
-                self.backends.release()
-                with anyio.move_on_after(remaining):
-                    await self.backends.wait_settled()
-                    self._settled = True
-            else:
+        """First contact: a list or a search (and the first ``initialize``) waits for the
+        backends still connecting until each is up or has failed once, or ``--backend-wait``
+        (counted from the first request) has passed, whichever comes first; so a host that
+        lists once sees every backend that starts in time, and a stuck one costs at most the
+        bound. Until then each also takes in the backend changes already announced (the
+        rebuild under way). Later requests never wait: they are answered from the index
+        there is, and backend changes reach clients with ``list_changed``."""
+        if self._settled:
+            return
+        if self.first_contact_until is None:
+            self.first_contact_until = time.monotonic() + self.options.backend_wait
+        remaining = self.first_contact_until - time.monotonic()
+        if remaining > 0:
+            self.backends.release()
+            with anyio.move_on_after(remaining):
+                await self.backends.wait_settled()
                 self._settled = True
+        else:
+            self._settled = True
         await self.live.catch_up()
+
+    async def _first_contact(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        """Server middleware: start the first-contact clock at the first request, and hold a
+        first ``initialize`` until the backends are settled, having noted what the host can
+        answer (their handshakes declare it); every ``initialize`` answers with the
+        instructions of the backends connected by then (a transport may have built its
+        answer's options before)."""
+        if self.first_contact_until is None:
+            self.first_contact_until = time.monotonic() + self.options.backend_wait
+        if ctx.method != "initialize":
+            return await call_next(ctx)
+        if not self._settled and self.passthrough.gateway.active:
+            self.passthrough.host.capabilities.saw_initialize(ctx.params)
+            await self.settle()
+        result = await call_next(ctx)
+        if isinstance(result, dict) and self.server is not None:
+            result = {k: v for k, v in result.items() if k != "instructions"}
+            if self.server.instructions:
+                result["instructions"] = self.server.instructions
+        return result
 
     async def on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -176,7 +209,9 @@ class Discovery:
         wants_progress = "progress_token" in meta_ or "progressToken" in meta_
         PROGRESS.set(self._progress_of(ctx) if wants_progress else None)
         caller = CALLER.get()
-        if caller is not None and caller.modern and self.passthrough.gateway.upstream is not None:
+        metatool = self.listing().meta.get(params.name)
+        forwarded = metatool is None or metatool.key == meta.CALL  # what a backend may ask in
+        if caller is not None and caller.modern and self.passthrough.gateway.active and forwarded:
             # A 2026-07-28 client: a backend's requests for input come back as input_required.
             return await self.passthrough.rounds.call(  # type: ignore[return-value]
                 caller,
@@ -218,7 +253,7 @@ class Discovery:
         metatool = listing.meta.get(name)
         if metatool is None:
             return await self.forward(await self._resolve_call(name), arguments)
-        args = meta.check_arguments(metatool, arguments)
+        args = meta.checked_arguments(metatool, arguments)
         if metatool.key in (meta.CATEGORIES, meta.SEARCH):
             await self.settle()
             index = self.live.snapshot.index
@@ -233,15 +268,12 @@ class Discovery:
             return record_result(record)
         if metatool.key != meta.CALL:
             return record_result(meta.HANDLERS[metatool.key](index, args))
-        target = meta.text_argument(args, "name")
+        target: str = args["name"]
         if target in listing.meta:
             raise meta.ToolCallError(
                 f"{target!r} is a meta-tool: call it directly, not through {name}."
             )
-        tool_args = {} if args.get("arguments") is None else args["arguments"]
-        if not isinstance(tool_args, dict):
-            raise meta.ToolCallError("'arguments' must be an object of the tool's arguments.")
-        return await self.forward(await self._resolve_call(target), tool_args)
+        return await self.forward(await self._resolve_call(target), args.get("arguments") or {})
 
     async def _resolve_call(self, name: str) -> Tool:
         """The tool a call names. A name not found while a backend's first attempt is under
@@ -283,22 +315,18 @@ class Discovery:
     async def forward(
         self, tool: Tool, arguments: Mapping[str, Any] | None
     ) -> types.CallToolResult:
-        """Call ``tool`` through its backend, within the call timeout."""
+        """Call ``tool`` through its backend, on the caller's session there, within the call
+        timeout. A JSON-RPC error the backend answers passes on whole (`passed_on`)."""
         if not tool_allowed(self.options.filters, tool):  # the index holds none; kept as a guard
             raise meta.ToolCallError(f"No tool named {tool.name!r}.")
         route = self.backends.route(tool.name)
         if route is None:
-            where = f" (from {render_path(tool.source.file)})" if tool.source is not None else ""
-            index = self.live.snapshot.index
-            close = meta.callable_suggestions(index, tool.name, self.backends.serves)
-            hint = (
-                f" Did you mean {close[0]!r}?"
-                if close
-                else " Pick a tool served by a connected MCP server."
-            )
+            raise meta.ToolCallError(self._catalog_only(tool))
+        if needs_task(tool):
             raise meta.ToolCallError(
-                f"No backend serves {tool.qualified_name!r}{where}: it is in a catalog only, so "
-                f"toolfind can find and describe it but not run it.{hint}"
+                f"{tool.name!r} runs only as an MCP task (its execution.taskSupport is "
+                "'required'), and toolfind does not relay tasks: call it from a host connected "
+                f"to server {route[0]!r} directly."
             )
         if self.usage is not None and (caller := CALLER.get()) is not None:
             await self.usage.called(caller.client, tool)  # a call of a tool a search returned
@@ -311,20 +339,36 @@ class Discovery:
                     "nothing was sent to the tool."
                 )
         timeout = self.options.call_timeout
+        gateway = self.passthrough.gateway
+        lane = gateway.lane(route[0])
         try:
-            with anyio.fail_after(timeout + POOL_SLACK), self.passthrough.gateway.calling(route[0]):
-                progress = PROGRESS.get()
-                if progress is None:
-                    result = await self.backends.call(tool.name, dict(arguments or {}))
-                else:
-                    result = await self.backends.call(tool.name, dict(arguments or {}), progress)
+            with anyio.fail_after(timeout + POOL_SLACK), gateway.calling(route[0], lane):
+                result = await self.backends.call(
+                    tool.name, dict(arguments or {}), PROGRESS.get(), lane=lane
+                )
         except TimeoutError:
             raise meta.ToolCallError(
                 f"{tool.qualified_name!r} did not answer within {timeout:g} s; try again later."
             ) from None
         except BackendError as exc:
             raise meta.ToolCallError(f"{tool.name!r} failed: {exc}") from None
+        except MCPError as exc:
+            raise self.passthrough.passed_on(route[0], lane, exc) from None
         return self.passthrough.exposed_result(route[0], result)  # the server, not the namespace
+
+    def _catalog_only(self, tool: Tool) -> str:
+        where = f" (from {render_path(tool.source.file)})" if tool.source is not None else ""
+        index = self.live.snapshot.index
+        close = meta.callable_suggestions(index, tool.name, self.backends.serves)
+        hint = (
+            f" Did you mean {close[0]!r}?"
+            if close
+            else " Pick a tool served by a connected MCP server."
+        )
+        return (
+            f"No backend serves {tool.qualified_name!r}{where}: it is in a catalog only, so "
+            f"toolfind can find and describe it but not run it.{hint}"
+        )
 
     def build_server(self) -> ToolfindServer:
         server = ToolfindServer(
@@ -348,6 +392,8 @@ class Discovery:
             self.passthrough.listen_handler(self.notifier.listen_handler),
         )
         server.middleware.append(self.notifier)
+        server.middleware.insert(0, self._first_contact)
+        self.server = server
         server.middleware.insert(0, Guard())  # outermost: it sees every answer and error
         return server
 
@@ -360,8 +406,7 @@ class Discovery:
 
     def backend_instructions(self) -> str:
         """The connected backends' instructions, each under its server name (see above)."""
-        source = getattr(self.backends, "instructions", None)
-        texts = source() if source is not None else {}
+        texts = self.backends.instructions()
         parts = [
             f"## {name} (its tools: {name}{self.options.separator}<tool>)\n"
             + clean_text(text.strip(), MAX_INSTRUCTIONS)

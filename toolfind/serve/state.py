@@ -20,6 +20,7 @@ import anyio
 import anyio.to_thread
 
 from toolfind.backends.seam import Backends
+from toolfind.catalog import defer_namespaces
 from toolfind.config import DEFAULT_MAX_FILE_SIZE, Filters
 from toolfind.core.analysis import name_key
 from toolfind.errors import ToolfindError
@@ -216,7 +217,7 @@ class LiveIndex:
         from toolfind.store.index import SearchIndex
 
         tools = tuple(catalog.index.tools if isinstance(catalog, Loaded) else catalog)
-        given = tuple(backend_tools)
+        given = tuple(defer_namespaces(backend_tools, self.params.deferred))
         connecting = self._connecting()
         backend_tools, namespaces = self._apart(tools, given)
         key = ""  # names the learned signal's compiled evidence kept beside the index file
@@ -309,7 +310,12 @@ class LiveIndex:
     async def watch(self, interval: float, *, catalogs: bool = True) -> None:
         """Poll forever: rebuild when catalog files (unless ``catalogs`` is false) or backend
         tools change; :data:`EMBED_AFTER` seconds after it starts, embed every tool in the
-        background (:meth:`embed`). Cancel to stop."""
+        background (:meth:`embed`). Cancel to stop.
+
+        Backend changes are coalesced: after a rebuild they caused, the next waits at least
+        ``interval`` and twice as long as that rebuild took, so a backend whose tools change
+        all the time costs at most a third of a core, and searches meanwhile are answered
+        from the index there is."""
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._embed_later)
             await self._poll(interval, catalogs)
@@ -352,7 +358,11 @@ class LiveIndex:
             if catalogs:
                 catalogs_dirty = await anyio.to_thread.run_sync(self.catalogs_changed)
             if catalogs_dirty or backends_dirty:
+                started = anyio.current_time()
                 await self.reload(catalogs_changed=catalogs_dirty)
+                if backends_dirty:
+                    took = anyio.current_time() - started
+                    await anyio.sleep(max(interval, 2 * took))
 
     def catalogs_changed(self) -> bool:
         """Whether a catalog file changed since the catalogs were last read: stat calls while

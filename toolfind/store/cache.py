@@ -217,15 +217,16 @@ def _build(
     if result.oversized and not result.tools:  # skipped, with nothing else to search
         raise NothingLoaded(str(result.oversized[0]))
     findings = result.skipped  # what was not loaded: said on stderr by every run
-    extras = segment._native_extras(result.tools)  # now, not by decoding every tool again
+    loaded = catalog.defer_namespaces(result.tools, params.deferred)  # the same, unless set
+    extras = segment._native_extras(loaded)  # now, not by decoding every tool again
     try:
         # The tools as the cache stores them, one buffer; their objects (the parsed JSON)
         # are then let go, and the build decodes one tool at a time: a 100k-tool build never
         # holds both every tool's objects and its index.
-        tools: Sequence[Any] = ToolTable.of(result.tools)
+        tools: Sequence[Any] = ToolTable.of(loaded)
     except ValueError:  # a value marshal cannot store (not from a catalog file): as they are
-        tools = result.tools
-    del result
+        tools = loaded
+    del result, loaded
 
     def analysed(done: int, total: int) -> None:
         if progress is not None:

@@ -12,29 +12,34 @@ that was never listed (one built from a template) still routes. Server names are
 Progress: the caller's ``progressToken`` on a forwarded tool call becomes a progress callback
 on the backend request (`PROGRESS`), so the backend's progress notifications reach the caller.
 
-Callers: every client request runs with its `Caller` in `CALLER` (set by `track_caller`, a server
-middleware), and every request forwarded to a backend is counted in flight at that backend
-(`Gateway.calling`) until it ends. What a backend sends while requests are in flight (log
-messages, requests for sampling, elicitation or roots) goes to the clients of those requests
-only: backends are shared by every client, and this is how one client's traffic is kept from
-another.
+Sessions and callers: over HTTP each client's requests to a backend go to a session of that
+client's own (its *lane*, `backends.seam`), so what the backend keeps and asks belongs to that
+client alone; under stdio (one client) and for a ``shared`` server they go to the backend's
+shared session. Every client request runs with its `Caller` in `CALLER` (set by
+`track_caller`, a server middleware), and every request forwarded to a backend is counted in
+flight at that backend's session (`Gateway.calling`) until it ends: what the session sends
+meanwhile (log messages, requests for sampling, elicitation or roots) goes back on that
+request's own stream.
 """
 
 from __future__ import annotations
 
 import base64
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
+from toolfind.backends.seam import Backends, Lane, NoBackends, Progress
 from toolfind.errors import BackendError
 from toolfind.output.text import clean_text
 from toolfind.serve.notifier import RequestOutbox, connection_of
@@ -50,9 +55,8 @@ LIST_TIMEOUT = 10.0
 #: bounded by the catalog rules).
 MAX_DESCRIPTION = 4000
 
-ProgressFn = Callable[[float, "float | None", "str | None"], Awaitable[None]]
 #: The current tools/call's progress reporter, set only when the caller sent a progressToken.
-PROGRESS: ContextVar[ProgressFn | None] = ContextVar("toolfind_progress", default=None)
+PROGRESS: ContextVar[Progress | None] = ContextVar("toolfind_progress", default=None)
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -152,6 +156,15 @@ def exposed_uri(server: str, uri: str) -> str:
     return f"{URI_PREFIX}{server}/{uri}"
 
 
+def own_uri(server: str, uri: str, everything: bool) -> str:
+    """A URI from backend ``server`` as a client sees it: exposed under ``server``'s name when
+    ``everything`` (it serves resources) or when the URI is one of toolfind's
+    (``toolfind:...``, as another backend's would be), else as the backend wrote it."""
+    if everything or uri.startswith(URI_PREFIX.partition(":")[0] + ":"):
+        return exposed_uri(server, uri)
+    return uri
+
+
 def backend_uri(uri: str) -> tuple[str, str] | None:
     """(server, the backend's URI) behind an exposed URI, or None when it is not one."""
     if not uri.startswith(URI_PREFIX):
@@ -171,76 +184,74 @@ def cleaned(entry: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@runtime_checkable
-class Upstream(Protocol):
-    """The backend pool as seen from here (`backends.pool.BackendPool` fills it)."""
-
-    def capabilities(self) -> Mapping[str, Any]: ...
-
-    async def request(
-        self,
-        server: str,
-        method: str,
-        params: Mapping[str, Any] | None,
-        on_progress: Any = None,
-    ) -> dict[str, Any]: ...
-
-    def set_relay(self, relay: Callable[[str, Any], Awaitable[None]]) -> None: ...
-
-    def set_host(
-        self,
-        capabilities: Callable[[], Awaitable[Any]],
-        ask: Callable[[str, str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
-    ) -> None: ...
-
-    def status(self) -> Mapping[str, Any]: ...
-
-
 async def _nothing() -> None:
     return None
 
 
-class Gateway:
-    """The backends as the capabilities use them: what each declares, every page of a list
-    from every backend, one request forwarded. ``upstream`` is None without backends."""
+#: A session of a backend, as `Gateway` counts requests in flight: (server, lane).
+Session = tuple[str, Lane]
 
-    def __init__(self, backends: object) -> None:
-        self.upstream = backends if isinstance(backends, Upstream) else None
+
+class Gateway:
+    """The backends as the capabilities use them: whose session a request goes to, what each
+    backend declares, every page of a list from every backend, one request forwarded."""
+
+    def __init__(self, backends: Backends, *, single_client: bool) -> None:
+        self.upstream = backends
+        #: Whether there are backends at all: anything but `NoBackends` itself (a subclass
+        #: serves something).
+        self.active = type(backends) is not NoBackends
+        #: Under stdio: one client, the host, which every shared session serves.
+        self.single_client = single_client
         #: Awaited before a list (serve-mcp's --backend-wait; set by `server.Discovery`).
         self.settle: Callable[[], Awaitable[None]] = _nothing
-        #: The client requests in flight at each backend (see `calling`).
-        self.in_flight: dict[str, list[Caller]] = {}
+        #: The client requests in flight at each backend session (see `calling`).
+        self.in_flight: dict[Session, list[Caller]] = {}
+        #: Clients whose sessions are stopped when their connection closes.
+        self._tracked: weakref.WeakSet[Connection] = weakref.WeakSet()
+
+    def lane(self, server: str, *, start: bool = True) -> Lane:
+        """The session of ``server`` the current request (`CALLER`) goes to: its client's own
+        (one it has, or with ``start`` one it may start now), else the shared one (None). A
+        2026-07-28 client has no session to keep (each request stands alone): shared."""
+        caller = CALLER.get()
+        client = None if caller is None or caller.modern else caller.connection
+        lane = self.upstream.lane(server, client, start=start)
+        if isinstance(lane, Connection) and lane not in self._tracked:
+            self._tracked.add(lane)
+            lane.exit_stack.callback(self.upstream.forget, lane)
+        return lane
 
     @contextmanager
-    def calling(self, server: str) -> Iterator[None]:
-        """Count the current client request (`CALLER`) in flight at ``server`` meanwhile."""
+    def calling(self, server: str, lane: Lane) -> Iterator[None]:
+        """Count the current client request (`CALLER`) in flight at ``server``'s session of
+        ``lane`` meanwhile."""
         caller = CALLER.get()
         if caller is None:
             yield
             return
-        callers = self.in_flight.setdefault(server, [])
+        key = (server, lane)
+        callers = self.in_flight.setdefault(key, [])
         callers.append(caller)
         try:
             yield
         finally:
             callers.remove(caller)
             if not callers:
-                del self.in_flight[server]
+                del self.in_flight[key]
 
-    def callers_at(self, server: str) -> list[Caller]:
-        """The client requests in flight at ``server`` now, oldest first."""
-        return list(self.in_flight.get(server, ()))
+    def callers_at(self, server: str, lane: Lane) -> list[Caller]:
+        """The client requests in flight at ``server``'s session of ``lane``, oldest first."""
+        return list(self.in_flight.get((server, lane), ()))
 
     def capabilities_of(self, server: str) -> Any:
         """The ServerCapabilities ``server`` declared, or None."""
-        return self.upstream.capabilities().get(server) if self.upstream else None
+        return self.upstream.capabilities().get(server)
 
     def servers_connected(self) -> list[str]:
-        return list(self.upstream.capabilities()) if self.upstream else []
+        return list(self.upstream.capabilities())
 
     def servers_with(self, capability: str) -> list[str]:
-        if self.upstream is None:
-            return []
         return [
             name
             for name, caps in self.upstream.capabilities().items()
@@ -251,28 +262,28 @@ class Gateway:
         """Backends not up now (connecting the first time, or retrying after a crash): what
         they offer is not known, and a request routed to one waits for it or says why it is
         unavailable (`BackendPool.request`), rather than "not found"."""
-        if self.upstream is None:
-            return set()
         return {
             n for n, s in self.upstream.status().items() if s.state in ("connecting", "retrying")
         }
 
     async def gather(self, capability: str, method: str, key: str) -> list[tuple[str, Any]]:
         """Every entry of ``method`` from every connected backend declaring ``capability``, all
-        pages, in server order; a backend that fails or is slow is left out (logged)."""
+        pages, in server order, from the caller's own session where it has one (else the
+        shared one: a list starts no session); a backend that fails or is slow is left out
+        (logged)."""
         servers = self.servers_with(capability)
         found: dict[str, list[Any]] = {}
 
         async def one(server: str) -> None:
-            assert self.upstream is not None
             entries: list[Any] = []
             cursor: Any = None
             seen: set[str] = set()
+            lane = self.lane(server, start=False)
             try:
-                with anyio.fail_after(LIST_TIMEOUT), self.calling(server):
+                with anyio.fail_after(LIST_TIMEOUT), self.calling(server, lane):
                     for _ in range(100):
                         raw = await self.upstream.request(
-                            server, method, {"cursor": cursor} if cursor else None
+                            server, method, {"cursor": cursor} if cursor else None, lane=lane
                         )
                         batch = raw.get(key)
                         if isinstance(batch, list):
@@ -290,11 +301,22 @@ class Gateway:
                 tg.start_soon(one, server)
         return [(server, entry) for server in servers for entry in found[server]]
 
-    async def forward(self, server: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        assert self.upstream is not None
+    async def forward(
+        self, server: str, method: str, params: Mapping[str, Any], *, start: bool = True
+    ) -> dict[str, Any]:
+        """``method`` forwarded to the caller's session of ``server`` (`lane`); the backend's
+        JSON-RPC error passes on whole, toolfind's own (it is down...) is an internal error."""
+        return await self.forward_on(server, self.lane(server, start=start), method, params)
+
+    async def forward_on(
+        self, server: str, lane: Lane, method: str, params: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """`forward` to the session of ``lane``."""
         try:
-            with self.calling(server):
-                return await self.upstream.request(server, method, params, PROGRESS.get())
+            with self.calling(server, lane):
+                return await self.upstream.request(
+                    server, method, params, PROGRESS.get(), lane=lane
+                )
         except BackendError as exc:
             raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
 
@@ -303,18 +325,21 @@ class Gateway:
         their resource links and embedded resources named by exposed URIs, so that a client
         reads them through toolfind. Only when ``server`` serves resources: otherwise no
         resource of it can be read through MCP at all, and its URI (``file://``,
-        ``https://``...) is left for the host as the backend wrote it."""
-        if server not in self.servers_with("resources"):
-            return list(blocks)
+        ``https://``...) is left for the host as the backend wrote it, unless it is one of
+        toolfind's (``toolfind:...``): a backend never speaks for another backend's resource
+        (`own_uri`)."""
+        everything = server in self.servers_with("resources")
         out: list[Any] = []
         for block in blocks:
             if isinstance(block, types.ResourceLink):
-                block = block.model_copy(update={"uri": exposed_uri(server, block.uri)})
+                uri = own_uri(server, block.uri, everything)
+                if uri is not block.uri:
+                    block = block.model_copy(update={"uri": uri})
             elif isinstance(block, types.EmbeddedResource):
-                inner = block.resource.model_copy(
-                    update={"uri": exposed_uri(server, block.resource.uri)}
-                )
-                block = block.model_copy(update={"resource": inner})
+                uri = own_uri(server, block.resource.uri, everything)
+                if uri is not block.resource.uri:
+                    inner = block.resource.model_copy(update={"uri": uri})
+                    block = block.model_copy(update={"resource": inner})
             out.append(block)
         return out
 

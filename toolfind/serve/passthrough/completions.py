@@ -22,7 +22,7 @@ class Completions:
         self.prompts = prompts
 
     def register(self, server: Server[Any]) -> None:
-        if self.gateway.upstream is not None:
+        if self.gateway.active:
             server.add_request_handler(
                 "completion/complete", types.CompleteRequestParams, self.on_complete
             )
@@ -52,6 +52,6 @@ class Completions:
         }
         if params.context is not None:
             forwarded["context"] = params.context.model_dump(by_alias=True, exclude_none=True)
-        raw = await self.gateway.forward(server, "completion/complete", forwarded)
+        raw = await self.gateway.forward(server, "completion/complete", forwarded, start=False)
         result = self.gateway.valid(types.CompleteResult, raw, server)
         return result if result is not None else empty

@@ -3,26 +3,28 @@
 A backend connected directly to a host may ask it for an LLM completion
 (``sampling/createMessage``), for input from the user (``elicitation/create``, form or URL
 mode) or for its workspace roots (``roots/list``). Behind toolfind the backend asks toolfind,
-which asks the client that caused the request and relays the answer:
+on the session it was called on, and toolfind asks the client that session serves, and only
+it (a backend speaks only to the client it serves):
 
-- during a client's request to that backend (a tool call, a prompt, a read...), the request
-  goes to that client, on that request's own stream (over HTTP, its POST's response stream);
-  a 2026-07-28 client, which takes no server-to-client requests, gets it as an
+- during a client's request at that session (a tool call, a prompt, a read...), the client of
+  that request, on that request's own stream (over HTTP, its POST's response stream); a
+  2026-07-28 client, which takes no server-to-client requests, gets it as an
   ``input_required`` result of its tool call (`MultiRoundTrip`);
-- outside any request (a backend asking for roots when it starts or when they change), to the
-  longest-connected client that declared the capability;
+- outside any request: roots from the client the session serves (over HTTP the client whose
+  own session it is; under stdio the host), never from another; sampling and elicitation
+  are refused, as the specification asks servers to send them only while serving a request;
+- a session shared by several clients (a ``shared`` server over HTTP, a 2026-07-28 client's
+  call) asks only the client whose request is in flight there, and refuses when requests of
+  several clients able to answer are;
 - a client that lacks the capability never gets the request: the backend gets an error saying
-  so, at once. So does a request that cannot be attributed to one client (requests of several
-  clients in flight at that backend, several of them able to answer): one client's requests
-  never go to another.
+  so, at once.
 
-Capabilities declared to backends (`HostCapabilities`): under stdio, exactly the host's (the one
-client; backends wait briefly for its first request), so that a backend offers through toolfind
-what it offers the host directly. Over HTTP, backends are shared by clients that come and go
-after they connected, so toolfind declares everything it can relay (sampling, elicitation in
-both modes, roots with ``listChanged``), and a request for a capability its client lacks gets
-the error above. Per-client backend sessions would avoid that, at the cost of a backend process
-per client and backend (a client opening sessions would start processes at will).
+Capabilities declared to backends (`HostCapabilities`): a client's own session declares that
+client's (what it said in ``initialize``), so that a backend offers it what it would offer it
+directly. Under stdio the shared sessions declare the host's, taken from its ``initialize``
+(their handshakes wait for it). Over HTTP the shared sessions, which list the tools for every
+client, declare everything toolfind can relay (sampling, elicitation in both modes, roots with
+``listChanged``).
 """
 
 from __future__ import annotations
@@ -33,10 +35,12 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.server.connection import Connection
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from toolfind.backends.seam import Lane
 from toolfind.serve.notifier import ChangeNotifier
 from toolfind.serve.passthrough.common import Caller, Gateway, distinct_clients
 
@@ -45,9 +49,11 @@ logger = logging.getLogger("toolfind.serve")
 SAMPLING, ELICITATION, ROOTS = "sampling/createMessage", "elicitation/create", "roots/list"
 #: The server-to-client requests toolfind relays, and the capability each needs.
 RELAYED: Mapping[str, str] = {SAMPLING: "sampling", ELICITATION: "elicitation", ROOTS: "roots"}
-#: Seconds a backend starting under stdio waits for the host's first request, to declare its
-#: capabilities (a host sends ``initialize`` as soon as it has started toolfind).
+#: Seconds a backend starting under stdio waits for the host's ``initialize``, to declare its
+#: capabilities (a host sends it as soon as it has started toolfind).
 HOST_WAIT = 5.0
+#: URL elicitations remembered at once (to send their completion to their client).
+MAX_ELICITATIONS = 1000
 #: Seconds a request outside any client request may wait for its answer (a client that
 #: never reads its stream must not hold the backend's request for ever).
 OUTSIDE_TIMEOUT = 300.0
@@ -127,12 +133,26 @@ class HostCapabilities:
         self._seen = anyio.Event()
 
     def saw(self, caps: types.ClientCapabilities | None) -> None:
-        """A client's request arrived with these capabilities (the first one counts)."""
+        """A client's capabilities (its ``initialize``; the first one counts)."""
         if self._host is None and caps is not None:
             self._host = relayable(caps)
             self._seen.set()
 
-    async def for_backends(self) -> types.ClientCapabilities:
+    def saw_initialize(self, params: Mapping[str, Any] | None) -> None:
+        """The capabilities an ``initialize`` request declares (ignored when malformed: the
+        SDK refuses the request itself)."""
+        try:
+            caps = types.ClientCapabilities.model_validate(
+                (params or {}).get("capabilities", {}), by_name=False
+            )
+        except ValidationError:
+            return
+        self.saw(caps)
+
+    async def for_backends(self, lane: Lane) -> types.ClientCapabilities:
+        if lane is not None:
+            caps = getattr(lane, "client_capabilities", None)
+            return relayable(caps if isinstance(caps, types.ClientCapabilities) else None)
         if not self.single_client:
             return EVERYTHING
         with anyio.move_on_after(HOST_WAIT):
@@ -140,11 +160,14 @@ class HostCapabilities:
         return self._host or types.ClientCapabilities()
 
     async def middleware(self, ctx: Any, call_next: Any) -> Any:
-        """Server middleware: note the capabilities of the host's first message after
-        ``initialize`` (a 2026-07-28 client declares them on every request)."""
-        if self._host is None and ctx.method != "initialize":
-            caps = getattr(ctx.session, "client_capabilities", None)
-            self.saw(caps if isinstance(caps, types.ClientCapabilities) else None)
+        """Server middleware: note the capabilities of the host's ``initialize`` (or of its
+        first request: a 2026-07-28 client declares them on every request)."""
+        if self._host is None:
+            if ctx.method == "initialize":
+                self.saw_initialize(ctx.params)
+            else:
+                caps = getattr(ctx.session, "client_capabilities", None)
+                self.saw(caps if isinstance(caps, types.ClientCapabilities) else None)
         return await call_next(ctx)
 
 
@@ -157,13 +180,15 @@ class HostRequests:
         self.capabilities = HostCapabilities(single_client)
         #: Set by `MultiRoundTrip`: relays a request to a 2026-07-28 caller.
         self.modern: Any = None
-        #: Which client a URL elicitation went to, to send its completion to that client.
-        self._elicitations: dict[str, Any] = {}
+        #: Which client a URL elicitation went to, by (server, lane, elicitation id): its
+        #: completion comes from that session only, and goes to that client only.
+        self._elicitations: dict[tuple[str, Lane, str], Any] = {}
 
     async def ask(
-        self, server: str, method: str, params: Mapping[str, Any] | None
+        self, server: str, method: str, params: Mapping[str, Any] | None, lane: Lane
     ) -> dict[str, Any]:
-        """Relay ``method`` from backend ``server`` to a client and return its answer.
+        """Relay ``method`` from the session of ``lane`` at backend ``server`` to the client
+        it is for, and return its answer.
 
         Raises:
             MCPError: no client can answer (the backend is told why), or the client's error.
@@ -171,15 +196,16 @@ class HostRequests:
         if method not in RELAYED:
             raise MCPError(types.METHOD_NOT_FOUND, f"toolfind does not relay {method}")
         params = dict(params or {})
-        callers = self.gateway.callers_at(server)
+        callers = self.gateway.callers_at(server, lane)
         if callers:
             caller = self._caller_for(server, method, params, callers)
             if caller.modern:
                 if self.modern is None:
                     raise _refuse(f"toolfind cannot relay {method} to a 2026-07-28 client here")
                 return dict(await self.modern.ask(caller, method, params))
+            self.remember_urls(server, lane, method, params, caller.connection)
             return await self._ask_caller(caller, method, params)
-        return await self._ask_any(server, method, params)
+        return await self._outside(server, method, params, lane)
 
     def _caller_for(
         self, server: str, method: str, params: Mapping[str, Any], callers: list[Caller]
@@ -210,7 +236,6 @@ class HostRequests:
         """On the caller's own request stream."""
         request = _typed_request(method, params)
         metadata = ServerMessageMetadata(related_request_id=caller.request_id)
-        self._remember_url(method, params, caller.connection)
         try:
             result = await caller.session.send_request(request, _Raw, metadata=metadata)
         except ValidationError as exc:
@@ -219,20 +244,30 @@ class HostRequests:
             ) from None
         return dict(result.model_dump(by_alias=True))
 
-    async def _ask_any(self, server: str, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        """Outside any request: the longest-connected client able to answer."""
-        able = [
-            c
-            for c in self.notifier.connections()
-            if not missing(c.client_capabilities, method, params)
-        ]
-        if not able:
+    async def _outside(
+        self, server: str, method: str, params: Mapping[str, Any], lane: Lane
+    ) -> dict[str, Any]:
+        """Outside any request: roots from the one client the session serves, else refused."""
+        if method != ROOTS:
             raise _refuse(
-                f"no client connected to toolfind supports {missing(None, method, params)}, so "
-                f"toolfind cannot relay {method} from server {server!r}"
+                f"toolfind relays {method} from server {server!r} only while it serves a "
+                "request of the client (a tool call, a prompt, a read), never on its own"
             )
-        connection = able[0]
-        self._remember_url(method, params, connection)
+        connection = lane if isinstance(lane, Connection) else None
+        if lane is None and self.gateway.single_client:
+            connections = self.notifier.connections()
+            connection = connections[0] if len(connections) == 1 else None
+        if connection is None:
+            raise _refuse(
+                f"server {server!r} is shared by toolfind's clients, so toolfind gives it the "
+                f"roots of none of them outside their requests"
+            )
+        lacks = missing(getattr(connection, "client_capabilities", None), method, params)
+        if lacks:
+            raise _refuse(
+                f"toolfind's client does not support {lacks}, so toolfind cannot relay "
+                f"{method} from server {server!r}"
+            )
         try:
             with anyio.fail_after(OUTSIDE_TIMEOUT):
                 request = _typed_request(method, params)
@@ -247,16 +282,23 @@ class HostRequests:
             ) from None
         return dict(result.model_dump(by_alias=True))
 
-    def _remember_url(self, method: str, params: Mapping[str, Any], connection: Any) -> None:
+    def remember_urls(
+        self, server: str, lane: Lane, method: str, params: Mapping[str, Any], connection: Any
+    ) -> None:
+        """Note which client a URL elicitation of the session of ``lane`` at ``server`` went
+        to (``elicitation/create`` params, or an item of a -32042 error's ``elicitations``)."""
         elicitation = params.get("elicitationId")
         if method == ELICITATION and isinstance(elicitation, str) and connection is not None:
-            if len(self._elicitations) >= 1000:
+            if len(self._elicitations) >= MAX_ELICITATIONS:
                 self._elicitations.pop(next(iter(self._elicitations)))
-            self._elicitations[elicitation] = connection
+            self._elicitations[(server, lane, elicitation)] = connection
 
-    async def elicitation_complete(self, params: types.ElicitCompleteNotificationParams) -> None:
-        """A URL elicitation finished out of band: tell the client it was sent to."""
-        connection = self._elicitations.pop(params.elicitation_id, None)
+    async def elicitation_complete(
+        self, server: str, params: types.ElicitCompleteNotificationParams, lane: Lane
+    ) -> None:
+        """A URL elicitation finished out of band: tell the client it was sent to, when the
+        session that asked says so (another backend's word for it is not taken)."""
+        connection = self._elicitations.pop((server, lane, params.elicitation_id), None)
         if connection is not None:
             payload = params.model_dump(by_alias=True, exclude_none=True)
             outboxes = self.notifier.outboxes

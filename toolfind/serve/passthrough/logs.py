@@ -1,16 +1,18 @@
 """Log messages passed through: a backend's ``notifications/message`` to each client whose
 level it meets, and the clients' ``logging/setLevel`` to the backends.
 
-The level is per client connection (``warning`` until a client sets one); backends that
-declare logging are asked for the most verbose level any client wants. A message reaches a
-client with ``logger`` set to ``<server>`` or ``<server>/<its logger>``.
+The level is per client connection (``warning`` until a client sets one). A client's own
+sessions (over HTTP) are given that client's level; the shared sessions the most verbose level
+any client wants. A message reaches a client with ``logger`` set to ``<server>`` or
+``<server>/<its logger>``.
 
-Whose message it is: backends are shared by every client, so a message sent while client
-requests are in flight at that backend goes to the client of those requests only, on the
-request's own stream (a 2026-07-28 client gets it there when its request opted in to that
-level). Requests of several clients in flight: it cannot be attributed, and is dropped rather
-than shown to a client it may not concern. A message outside any request reaches the clients
-only when one is connected (under stdio, always the host): with several, it is nobody's.
+Whose message it is: a message from a client's own session is that client's (on the stream of
+its request in flight there, if any; else on its connection, as a direct connection would get
+it). A message from a shared session sent while client requests are in flight there goes to
+the client of those requests only, on the request's own stream (a 2026-07-28 client gets it
+there when its request opted in to that level); requests of several clients in flight: it
+cannot be attributed, and is dropped rather than shown to a client it may not concern. A
+shared session's message outside any request reaches the client only under stdio (the host).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import mcp_types as types
 from mcp.server.connection import Connection, allowed_log_levels
 from mcp.shared.exceptions import MCPError
 
+from toolfind.backends.seam import Lane
+from toolfind.errors import BackendError
 from toolfind.serve.notifier import ChangeNotifier, connection_of
 from toolfind.serve.passthrough.common import Caller, Gateway, distinct_clients
 
@@ -58,8 +62,6 @@ class Logs:
         self.notifier = notifier
         self.gateway = gateway
         self._levels: weakref.WeakKeyDictionary[Connection, str] = weakref.WeakKeyDictionary()
-        #: Messages that could not be attributed to one client, and were not relayed.
-        self.unattributed = 0
 
     def register(self, server: Server[Any]) -> None:
         server.add_request_handler(
@@ -72,12 +74,19 @@ class Logs:
         connection = connection_of(ctx)
         if connection is not None:
             self._levels[connection] = params.level
+            for server in self.gateway.upstream.sessions_of(connection):
+                await self._set(server, params.level, connection)
         await self._backend_levels()
         return types.EmptyResult()
 
-    async def connected(self, server: str) -> None:
-        """A backend that logs just connected: give it the level clients have asked for."""
-        if self._levels:
+    async def connected(self, server: str, lane: Lane) -> None:
+        """A session of a backend that logs just connected: give it the level its client
+        (``lane``) has asked for, or for a shared session the most verbose one asked for."""
+        if isinstance(lane, Connection):
+            level = self._levels.get(lane)
+            if level is not None:
+                await self._set(server, level, lane)
+        elif self._levels:
             await self._backend_levels([server])
 
     def _lowest_level(self) -> str:
@@ -85,36 +94,45 @@ class Logs:
         return min(levels or [DEFAULT_LOG_LEVEL], key=LEVELS.index)
 
     async def _backend_levels(self, servers: Sequence[str] | None = None) -> None:
-        """Ask backends that log for what the most verbose client wants."""
+        """Ask the shared sessions of backends that log for what the most verbose client
+        wants."""
         level = self._lowest_level()
         for server in self.gateway.servers_with("logging") if servers is None else servers:
-            try:
-                await self.gateway.forward(server, "logging/setLevel", {"level": level})
-            except MCPError as exc:
-                logger.debug("server %r: logging/setLevel failed: %s", server, exc)
+            await self._set(server, level, None)
 
-    async def log(self, server: str, params: types.LoggingMessageNotificationParams) -> None:
+    async def _set(self, server: str, level: str, lane: Lane) -> None:
+        try:
+            await self.gateway.upstream.request(
+                server, "logging/setLevel", {"level": level}, lane=lane
+            )
+        except (MCPError, BackendError) as exc:
+            logger.debug("server %r: logging/setLevel failed: %s", server, exc)
+
+    async def log(
+        self, server: str, params: types.LoggingMessageNotificationParams, lane: Lane
+    ) -> None:
         name = server if not params.logger else f"{server}/{params.logger}"
         payload = {"level": params.level, "logger": name, "data": params.data}
-        callers = distinct_clients(self.gateway.callers_at(server))
-        outboxes = self.notifier.outboxes
+        callers = distinct_clients(self.gateway.callers_at(server, lane))
         if len(callers) == 1:
             caller = callers[0]
-            if caller.connection is None or _level_at_least(
-                params.level, self._levels.get(caller.connection, DEFAULT_LOG_LEVEL)
-            ):
+            if caller.connection is None or self._wants(caller.connection, params.level):
                 await caller.outbox.send(_on_request_stream(caller, payload))
             return
-        connections = self.notifier.connections()
-        if callers or len(connections) > 1:
-            self.unattributed += 1
+        target = lane if isinstance(lane, Connection) else None
+        if lane is None and not callers and self.gateway.single_client:
+            connections = self.notifier.connections()
+            target = connections[0] if len(connections) == 1 else None
+        if target is None:
             logger.debug("server %r: a log message not attributable to one client", server)
             return
-        for connection in connections:
-            if _level_at_least(params.level, self._levels.get(connection, DEFAULT_LOG_LEVEL)):
-                await outboxes.send(
-                    connection, outboxes.notify(connection, "notifications/message", payload)
-                )
+        if self._wants(target, params.level):
+            outboxes = self.notifier.outboxes
+            notice = outboxes.notify(target, "notifications/message", payload)
+            await outboxes.send(target, notice)
+
+    def _wants(self, connection: Connection, level: str) -> bool:
+        return _level_at_least(level, self._levels.get(connection, DEFAULT_LOG_LEVEL))
 
 
 def _on_request_stream(caller: Caller, payload: dict[str, Any]) -> Any:

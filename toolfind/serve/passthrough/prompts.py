@@ -13,6 +13,7 @@ import mcp_types as types
 from mcp.server.subscriptions import PromptsListChanged
 from mcp.shared.exceptions import MCPError
 
+from toolfind.backends.seam import Lane
 from toolfind.backends.tools import assign_names
 from toolfind.output.tool_formats import summaries_text
 from toolfind.serve.notifier import ChangeNotifier
@@ -44,8 +45,12 @@ class Prompts:
         )
         server.add_request_handler("prompts/get", types.GetPromptRequestParams, self.on_get_prompt)
 
-    async def list_changed(self) -> None:
-        await self.notifier.changed(PromptsListChanged(), "notifications/prompts/list_changed")
+    async def list_changed(self, lane: Lane = None) -> None:
+        """The list changed: for every client, or only for the client of ``lane`` (what its
+        own session lists)."""
+        await self.notifier.changed(
+            PromptsListChanged(), "notifications/prompts/list_changed", lane
+        )
 
     def _own_prompt(self) -> types.Prompt:
         return types.Prompt(

@@ -1,18 +1,20 @@
 """Resources passed through: every backend's, named by exposed URIs (`common.exposed_uri`),
 read, subscribed to and updated through toolfind; plus toolfind's own deferred-tools resource.
 
-A subscription is counted per URI: the first client subscribes at the backend, the last one
-to leave (or close its connection) unsubscribes there. When a backend connects again (a
-restart), every URI of it that clients still hold is subscribed again at its new session and
-its subscribers are told it may have changed. A forwarded tool's result and a prompt's
-messages name resources by exposed URIs too (`common.Gateway.exposed_blocks`), so a client can
-read what they link.
+A subscription is made on the session the client's requests go to (`common.Gateway.lane`):
+over HTTP its own, so its updates reach it alone, whatever another client subscribes, toggles
+or unsubscribes; at a shared session it is counted per URI: the first client subscribes at
+the backend, the last one to leave (or close its connection) unsubscribes there. When a
+session connects again (a restart), every URI of it that its clients still hold is subscribed
+again and they are told it may have changed. What is held is bounded: a URI longer than
+`MAX_URI` is refused, a client holds at most `MAX_SUBSCRIPTIONS`, and a refused subscription
+leaves nothing behind. A forwarded tool's result and a prompt's messages name resources by
+exposed URIs too (`common.Gateway.exposed_blocks`), so a client can read what they link.
 """
 
 from __future__ import annotations
 
 import logging
-import weakref
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +25,7 @@ from mcp.server.connection import Connection
 from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
+from toolfind.backends.seam import Lane
 from toolfind.output.tool_formats import summaries_text
 from toolfind.serve.notifier import ChangeNotifier, connection_of
 from toolfind.serve.passthrough.common import (
@@ -44,6 +47,10 @@ _Listed = TypeVar("_Listed", types.Resource, types.ResourceTemplate)
 #: toolfind's own resource: the deferred tools' one-line summaries.
 OWN_URI = "toolfind:deferred-tools"
 RESOURCE_NOT_FOUND = -32002
+#: A longer URI is refused before anything else (never kept, never echoed whole).
+MAX_URI = 16 * 1024
+#: Resources one client may be subscribed to at once.
+MAX_SUBSCRIPTIONS = 1000
 
 
 class Resources:
@@ -53,7 +60,11 @@ class Resources:
         self.live = live
         self.notifier = notifier
         self.gateway = gateway
-        self._subscribers: dict[str, weakref.WeakSet[Connection]] = {}
+        #: URI -> each subscribed connection and the session (lane) it subscribed on.
+        self._subscribers: dict[str, dict[Connection, Lane]] = {}
+        #: Each subscribed connection's URIs (emptied when it closes).
+        self._held: dict[Connection, set[str]] = {}
+        #: Subscriptions held at the shared sessions, by URI (2026-07-28 listeners included).
         self._backend_refs: Counter[str] = Counter()
         live.on_swap(self._swapped)
 
@@ -74,8 +85,12 @@ class Resources:
             "resources/unsubscribe", types.UnsubscribeRequestParams, self.on_unsubscribe
         )
 
-    async def list_changed(self) -> None:
-        await self.notifier.changed(ResourcesListChanged(), "notifications/resources/list_changed")
+    async def list_changed(self, lane: Lane = None) -> None:
+        """The list changed: for every client, or only for the client of ``lane`` (what its
+        own session lists)."""
+        await self.notifier.changed(
+            ResourcesListChanged(), "notifications/resources/list_changed", lane
+        )
 
     def _own_resource(self) -> types.Resource:
         count = len(self.live.snapshot.index.summaries(deferred=True))
@@ -125,6 +140,7 @@ class Resources:
         return listed
 
     def _route_uri(self, uri: str) -> tuple[str, str]:
+        _check_length(uri)
         routed = backend_uri(uri)
         if routed is None or (
             routed[0] not in self.gateway.servers_with("resources")
@@ -169,11 +185,22 @@ class Resources:
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         connection = connection_of(ctx)
-        subscribers = self._subscribers.setdefault(params.uri, weakref.WeakSet())
-        if connection is not None and connection not in subscribers:
-            await self._acquire(params.uri)
-            subscribers.add(connection)
-            connection.exit_stack.push_async_callback(self._drop, params.uri, connection)
+        _check_length(params.uri)
+        if connection is None or connection in self._subscribers.get(params.uri, {}):
+            return types.EmptyResult()
+        held = self._held.get(connection)
+        if held is not None and len(held) >= MAX_SUBSCRIPTIONS:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"toolfind holds at most {MAX_SUBSCRIPTIONS} resource subscriptions per client: "
+                "unsubscribe from some first",
+            )
+        lane = None if params.uri == OWN_URI else await self._acquire(params.uri)
+        if held is None:
+            held = self._held[connection] = set()
+            connection.exit_stack.push_async_callback(self._leave, connection)
+        held.add(params.uri)
+        self._subscribers.setdefault(params.uri, {})[connection] = lane
         return types.EmptyResult()
 
     async def on_unsubscribe(
@@ -184,16 +211,26 @@ class Resources:
             await self._drop(params.uri, connection)
         return types.EmptyResult()
 
+    async def _leave(self, connection: Connection) -> None:
+        """A connection closed: drop each of its subscriptions."""
+        for uri in list(self._held.get(connection, ())):
+            await self._drop(uri, connection)
+        self._held.pop(connection, None)
+
     async def _drop(self, uri: str, connection: Connection) -> None:
         subscribers = self._subscribers.get(uri)
-        if subscribers is not None and connection in subscribers:
-            subscribers.discard(connection)
-            await self._release(uri)
-
-    async def _acquire(self, uri: str) -> None:
-        """Count one more subscriber of ``uri``; the first subscribes at its backend."""
-        if uri == OWN_URI:
+        if subscribers is None or connection not in subscribers:
             return
+        lane = subscribers.pop(connection)
+        if not subscribers:
+            del self._subscribers[uri]
+        self._held.get(connection, set()).discard(uri)
+        if uri != OWN_URI:
+            await self._release(uri, lane)
+
+    async def _acquire(self, uri: str) -> Lane:
+        """Subscribe at ``uri``'s backend, on the session the current request goes to (the
+        first subscriber only, at a shared session); returns that session's lane."""
         server, original = self._route_uri(uri)
         caps = self.gateway.capabilities_of(server)
         if caps is None and server in self.gateway.connecting():
@@ -204,21 +241,31 @@ class Resources:
             raise MCPError(
                 types.INVALID_PARAMS, f"server {server!r} does not support resource subscriptions"
             )
-        if self._backend_refs[uri] == 0:
-            await self.gateway.forward(server, "resources/subscribe", {"uri": original})
-        self._backend_refs[uri] += 1
+        lane = self.gateway.lane(server)
+        if lane is not None or self._backend_refs[uri] == 0:
+            await self.gateway.forward_on(server, lane, "resources/subscribe", {"uri": original})
+        if lane is None:
+            self._backend_refs[uri] += 1
+        return lane
 
-    async def _release(self, uri: str) -> None:
-        if uri == OWN_URI or self._backend_refs[uri] <= 0:
-            return
-        self._backend_refs[uri] -= 1
+    async def _release(self, uri: str, lane: Lane) -> None:
         routed = backend_uri(uri)
-        if self._backend_refs[uri] == 0 and routed is not None:
+        if routed is None:
+            return
+        if lane is None:
+            if self._backend_refs[uri] <= 0:
+                return
+            self._backend_refs[uri] -= 1
+            if self._backend_refs[uri] > 0:
+                return
             del self._backend_refs[uri]
-            try:
-                await self.gateway.forward(routed[0], "resources/unsubscribe", {"uri": routed[1]})
-            except MCPError as exc:  # the backend may be gone: nothing left to undo
-                logger.debug("server %r: resources/unsubscribe failed: %s", routed[0], exc)
+        elif routed[0] not in self.gateway.upstream.sessions_of(lane):
+            return  # its session is gone: nothing left to undo
+        try:
+            params = {"uri": routed[1]}
+            await self.gateway.forward_on(routed[0], lane, "resources/unsubscribe", params)
+        except MCPError as exc:  # the backend may be gone: nothing left to undo
+            logger.debug("server %r: resources/unsubscribe failed: %s", routed[0], exc)
 
     def listen_handler(
         self, inner: Callable[[Any, types.SubscriptionsListenRequestParams], Awaitable[Any]]
@@ -227,34 +274,38 @@ class Resources:
         at their backends for as long as the stream lasts."""
 
         async def listen(ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
-            held: list[str] = []
+            held: list[tuple[str, Lane]] = []
             try:
                 for uri in params.notifications.resource_subscriptions or ():
                     try:
-                        await self._acquire(uri)
+                        held.append((uri, await self._acquire(uri)))
                     except MCPError as exc:
-                        logger.info("listen: %s", exc.message)
+                        logger.info("listen: %s", exc.message[:200])
                         continue
-                    held.append(uri)
                 return await inner(ctx, params)
             finally:
                 with anyio.CancelScope(shield=True):
-                    for uri in held:
-                        await self._release(uri)
+                    for uri, lane in held:
+                        await self._release(uri, lane)
 
         return listen
 
-    async def reconnected(self, server: str) -> None:
-        """Backend ``server`` connected (again): subscribe its new session to every URI of it
-        that clients hold, and tell their subscribers it may have changed (a restarted
+    async def reconnected(self, server: str, lane: Lane) -> None:
+        """A session of backend ``server`` connected (again): subscribe it to every URI of
+        ``server`` its clients hold there, and tell them it may have changed (a restarted
         backend starts afresh). A URI it refuses now is logged; its subscribers keep their
         subscription here and can subscribe again later."""
-        for uri, count in list(self._backend_refs.items()):
+        if isinstance(lane, Connection):
+            held = sorted(self._held.get(lane, ()))
+        else:
+            held = [uri for uri, count in self._backend_refs.items() if count > 0]
+        for uri in held:
             routed = backend_uri(uri)
-            if count <= 0 or routed is None or routed[0] != server:
+            if routed is None or routed[0] != server:
                 continue
             try:
-                await self.gateway.forward(server, "resources/subscribe", {"uri": routed[1]})
+                params = {"uri": routed[1]}
+                await self.gateway.forward_on(server, lane, "resources/subscribe", params)
             except MCPError as exc:
                 logger.warning(
                     "server %r: could not subscribe again to %r after it reconnected: %s",
@@ -263,21 +314,27 @@ class Resources:
                     exc.message,
                 )
                 continue
-            await self.updated(uri)
+            await self.updated(uri, lane)
 
-    async def updated(self, uri: str) -> None:
-        await self.notifier.publish(ResourceUpdated(uri=uri))
+    async def updated(self, uri: str, lane: Lane) -> None:
+        """``uri`` changed, says the session of ``lane``: tell the clients subscribed to it
+        there."""
+        if lane is None:
+            await self.notifier.publish(ResourceUpdated(uri=uri))
         outboxes = self.notifier.outboxes
-        for connection in list(self._subscribers.get(uri, ())):
-            notice = outboxes.notify(connection, "notifications/resources/updated", {"uri": uri})
-            await outboxes.send(connection, notice)
+        for connection, held in list(self._subscribers.get(uri, {}).items()):
+            if held is lane:
+                notice = outboxes.notify(
+                    connection, "notifications/resources/updated", {"uri": uri}
+                )
+                await outboxes.send(connection, notice)
 
     async def _swapped(self, old: Snapshot, new: Snapshot) -> None:
         def lines(snapshot: Snapshot) -> list[tuple[str, str]]:
             return [(t.name, t.summary) for t in snapshot.index.summaries(deferred=True)]
 
         if lines(old) != lines(new):
-            await self.updated(OWN_URI)
+            await self.updated(OWN_URI, None)
 
     def exposed_result(self, server: str, result: types.CallToolResult) -> types.CallToolResult:
         """A forwarded tool's result, its resource links readable through toolfind."""
@@ -286,3 +343,12 @@ class Resources:
             return result
         blocks = self.gateway.exposed_blocks(server, result.content)
         return result.model_copy(update={"content": blocks})
+
+
+def _check_length(uri: str) -> None:
+    """Refuse a URI longer than `MAX_URI` (its start only is echoed)."""
+    if len(uri) > MAX_URI:
+        raise MCPError(
+            types.INVALID_PARAMS,
+            f"URI too long ({len(uri)} characters; at most {MAX_URI}): {uri[:60]!r}...",
+        )

@@ -23,6 +23,7 @@ from typing import TextIO
 import anyio
 import pytest
 
+from tests.backends.support import wait_for_state
 from tests.helpers import BACKENDS
 from tests.serve.support import Records, text_of
 from toolfind.backends.config import ServerSpec, load_servers
@@ -85,7 +86,7 @@ async def test_a_backend_that_failed_for_good_is_not_callable_until_it_is_back(
             assert pool.serves("once__echo")
             with pytest.raises(BackendError, match="exited with status 3 during the call"):
                 await pool.call("once__crash", {})
-            await pool.wait_for_state("once", "failed")
+            await wait_for_state(pool, "once", "failed")
             status = pool.status()["once"]
             assert (status.available, status.detail) == (False, "exited with status 4")
             # Not callable, so not listed directly nor "callable" in search; the listener
@@ -112,7 +113,7 @@ async def test_a_backend_killed_from_outside_is_retrying_with_the_signal_that_ki
             os.kill(first, signal.SIGKILL)
             await records.wait_for("server 'k' became unavailable: killed by signal 9 (SIGKILL)")
             assert pool.status()["k"].state in ("retrying", "ready")  # never "connecting" again
-            await pool.wait_for_state("k", "ready")
+            await wait_for_state(pool, "k", "ready")
             assert text_of(await pool.call("k__echo", {"text": "again"})) == "again"
 
 
@@ -142,7 +143,7 @@ async def test_a_retry_under_way_is_retrying_with_the_last_error(
             status = pool.status()["r"]
             assert (status.state, status.detail) == ("retrying", "exited with status 5")
             (tmp_path / "open").write_text("", encoding="utf-8")
-            await pool.wait_for_state("r", "ready")
+            await wait_for_state(pool, "r", "ready")
 
 
 def write_servers(path: Path, names: list[str], *extra: str) -> Path:

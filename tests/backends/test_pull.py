@@ -91,12 +91,22 @@ def test_pull_writes_each_backend_as_a_catalog_then_reports_changes(tmp_path: Pa
     ]
 
 
-def test_pull_refuses_an_invalid_servers_file(tmp_path: Path) -> None:
+def test_pull_reports_an_entry_it_cannot_use_as_failed_with_why(tmp_path: Path) -> None:
     config = tmp_path / ".mcp.json"
     config.write_text(
         '{"mcpServers": {"a": {"command": "x", "env": {"T": "${TOKEN}"}}}}', encoding="utf-8"
     )
-    with pytest.raises(ConfigError, match=r"mcpServers\.a\.env\.T: \$\{TOKEN\} is not set"):
+    (report,) = pull([config], tmp_path / "out", environ={}).servers
+    assert (report.server, report.status) == ("a", "failed")
+    assert report.error == (
+        "env.T: ${TOKEN} is not set; set TOKEN in the environment or write ${TOKEN:-default}"
+    )
+
+
+def test_pull_refuses_a_file_with_no_servers(tmp_path: Path) -> None:
+    config = tmp_path / ".mcp.json"
+    config.write_text('{"servers": 3}', encoding="utf-8")
+    with pytest.raises(ConfigError, match="servers: must be an object"):
         pull([config], tmp_path / "out", environ={})
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolfind.backends.tools import Listed, assign_names, check_tool, to_tool
+from toolfind.backends.tools import Listed, assign_names, check_tool, needs_task, to_tool
 from toolfind.models import Source
 
 
@@ -99,3 +99,14 @@ def test_a_tool_the_catalog_rules_refuse_is_dropped_with_the_rules_words(
 ) -> None:
     found = check_tool(raw)
     assert found is not None and found.startswith(problem), found
+
+
+def test_a_servers_entrys_defer_defers_its_tools_and_task_only_tools_are_told_apart() -> None:
+    raw = {"name": "research", "inputSchema": {"type": "object"}}
+    plain = to_tool("s", "s__research", Listed("research", raw, 0))
+    assert not plain.defer and not needs_task(plain)
+    assert to_tool("s", "s__research", Listed("research", raw, 0), defer=True).defer
+    tasked = {**raw, "execution": {"taskSupport": "required"}}
+    assert needs_task(to_tool("s", "s__research", Listed("research", tasked, 0)))
+    optional = {**raw, "execution": {"taskSupport": "optional"}}
+    assert not needs_task(to_tool("s", "s__research", Listed("research", optional, 0)))

@@ -5,13 +5,27 @@ A backend layer in memory whose tools and states the test changes; real catalog 
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
+from mcp import Client
 
 from tests.helpers import write
-from toolfind.backends.seam import BackendStatus
+from tests.serve.support import (
+    GIT,
+    FakeBackends,
+    ListChanged,
+    make_server,
+    structured,
+    write_catalog,
+)
+from toolfind.backends.seam import BackendStatus, NoBackends
 from toolfind.config import Filters
 from toolfind.models import ScoringParams, Source, Tool
 from toolfind.serve.state import LiveIndex
@@ -142,3 +156,124 @@ def test_namespace_of_a_server_without_tools_is_the_one_it_will_get(tmp_path: Pa
     live = live_over(catalog, backends)
     assert live.namespace_of("files") == "files-mcp2"
     assert live.namespace_of("files-mcp") == "files-mcp"
+
+
+async def test_catalog_edit_notifies_handshake_era_clients(catalog_dir: Path) -> None:
+    server, live, _ = make_server([catalog_dir])
+    seen = ListChanged()
+    async with Client(server, mode="legacy", message_handler=seen) as c:
+        await c.list_tools()
+        extra = {
+            **GIT,
+            "tools": [*GIT["tools"], {"name": "git_push", "description": "Push commits."}],
+        }
+        write_catalog(catalog_dir, "git", extra)
+        assert await live.reload()
+        with anyio.fail_after(5):
+            await seen.after(0)
+        search = (await c.list_tools()).tools[0]
+        assert search.description is not None and "5 tools" in search.description
+
+
+async def test_catalog_edit_notifies_subscription_era_listeners(catalog_dir: Path) -> None:
+    server, live, _ = make_server([catalog_dir])
+    async with Client(server) as c, c.listen(tools_list_changed=True) as subscription:
+        write_catalog(
+            catalog_dir, "extra", {"namespace": "extra", "tools": [{"name": "ping_host"}]}
+        )
+        assert await live.reload()
+        with anyio.fail_after(5):
+            event = await subscription.__aiter__().__anext__()
+        assert type(event).__name__ == "ToolsListChanged"
+
+
+async def test_an_edit_that_leaves_the_listing_alone_sends_nothing(catalog_dir: Path) -> None:
+    server, live, discovery = make_server([catalog_dir])
+    async with Client(server, mode="legacy") as c:
+        await c.list_tools()
+        edited = {
+            **GIT,
+            "tools": [{**GIT["tools"][0], "description": "Commit staged work."}, GIT["tools"][1]],
+        }
+        write_catalog(catalog_dir, "git", edited)
+        assert await live.reload()
+        record = structured(await c.call_tool("proxy_search_tools", {"query": "staged work"}))
+        assert record["hits"][0]["name"] == "git_commit"
+    assert discovery.notifier.sent == 0
+
+
+async def test_a_broken_edit_keeps_the_last_good_index_and_logs_one_line(
+    catalog_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    server, live, _ = make_server([catalog_dir])
+    (catalog_dir / "git.json").write_text('{"namespace": "git", "tools": [', encoding="utf-8")
+    with caplog.at_level(logging.ERROR, logger="toolfind.serve"):
+        assert not await live.reload()
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "git.json" in lines[0] and "last good index" in lines[0]
+    async with Client(server, mode="legacy") as c:
+        record = structured(await c.call_tool("proxy_search_tools", {"query": "commit"}))
+    assert record["hits"][0]["name"] == "git_commit"
+
+
+async def test_the_watcher_rebuilds_when_a_catalog_file_changes(catalog_dir: Path) -> None:
+    _, live, _ = make_server([catalog_dir])
+    swapped = anyio.Event()
+
+    async def on_swap(old: Any, new: Any) -> None:
+        swapped.set()
+
+    live.on_swap(on_swap)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(live.watch, 0.05)
+        write_catalog(
+            catalog_dir, "extra", {"namespace": "extra", "tools": [{"name": "ping_host"}]}
+        )
+        with anyio.fail_after(5):
+            await swapped.wait()
+        tg.cancel_scope.cancel()
+    assert live.snapshot.generation == 2
+
+
+async def test_a_backend_change_rebuilds_the_index(catalog_dir: Path) -> None:
+    backends = FakeBackends()
+    _, live, _ = make_server([catalog_dir], backends)
+    swapped = anyio.Event()
+
+    async def on_swap(old: Any, new: Any) -> None:
+        swapped.set()
+
+    live.on_swap(on_swap)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(live.watch, 60)
+        backends._tools.pop()
+        live.backends_changed()
+        with anyio.fail_after(5):
+            await swapped.wait()
+        tg.cancel_scope.cancel()
+    assert [t.name for t in live.snapshot.index.tools if t.namespace == "weather"] == [
+        "weather__forecast"
+    ]
+
+
+def test_serve_mcp_sees_an_edit_that_keeps_size_mtime_and_inode_and_ignores_a_swap_file() -> None:
+    Path("cats").mkdir()
+    Path("cats/cat.json").write_text(
+        json.dumps([{"name": "alpha_tool", "description": "launch the rocket now"}]),
+        encoding="utf-8",
+    )
+    live = LiveIndex(
+        [Path("cats")], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+    )
+    live.load()
+    assert not live.catalogs_changed()
+    Path("cats/.cat.json.swp").write_text("x", encoding="utf-8")
+    assert not live.catalogs_changed()  # the directory changed; no catalog file did
+    assert not live.catalogs_changed()
+    old = os.stat("cats/cat.json")
+    Path("cats/cat.json").write_text(
+        json.dumps([{"name": "omega_tool", "description": "launch the rocket now"}]),
+        encoding="utf-8",
+    )  # same size
+    os.utime("cats/cat.json", ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert live.catalogs_changed()

@@ -1,15 +1,14 @@
-"""serve-mcp through the SDK's in-memory client: listing, each meta-tool, errors, changes."""
+"""serve-mcp's server (`serve.server`) through the SDK's in-memory client: listing, each
+meta-tool, errors, calls forwarded, and first contact (the first initialize, lists and
+searches wait, bounded, for backends still connecting, counted from the first request)."""
 
 from __future__ import annotations
 
 import json
-import logging
-import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import anyio
 import mcp_types as types
@@ -17,109 +16,22 @@ import pytest
 from mcp import Client
 
 from tests.helpers import invoke
-from tests.serve.support import GIT, ListChanged, error_text, structured, write_catalog
-from toolfind.backends.seam import BackendStatus, NoBackends
+from tests.serve.support import (
+    FakeBackends,
+    error_text,
+    make_server,
+    structured,
+    write_catalog,
+)
+from toolfind.backends.seam import NOT_STARTED, BackendStatus, NoBackends
 from toolfind.config import Filters
-from toolfind.errors import BackendError, ConfigError
-from toolfind.models import ScoringParams, Source, Tool
+from toolfind.models import Source, Tool
 from toolfind.serve import server as server_module
-from toolfind.serve.notifier import ToolfindServer
-from toolfind.serve.options import HttpAddress, ServeOptions, parse_http_address
+from toolfind.serve.options import ServeOptions
 from toolfind.serve.server import Discovery
 from toolfind.serve.state import LiveIndex
 
 pytestmark = pytest.mark.anyio
-
-
-class FakeBackends:
-    """A backend layer in memory: one server 'weather' with two tools."""
-
-    def __init__(self, *, hang: bool = False, fail: bool = False) -> None:
-        self.hang = hang
-        self.fail = fail
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.listener: Callable[[], None] | None = None
-        self._tools = [
-            Tool(
-                name="weather__forecast",
-                description="Get the weather forecast for a city.",
-                namespace="weather",
-                parameters={"type": "object", "properties": {"city": {"type": "string"}}},
-                aliases=("forecast",),
-                source=Source(file="mcp://weather"),
-            ),
-            Tool(
-                name="weather__alerts",
-                description="List severe weather alerts for a region.",
-                namespace="weather",
-                tags=("alerts",),
-                aliases=("alerts",),
-                source=Source(file="mcp://weather"),
-            ),
-        ]
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        return None
-
-    def tools(self) -> Sequence[Tool]:
-        return tuple(self._tools)
-
-    def serves(self, name: str) -> bool:
-        return any(t.name == name for t in self._tools)
-
-    def route(self, name: str) -> tuple[str, str] | None:
-        found = next((t for t in self._tools if t.name == name), None)
-        return None if found is None else ("weather", found.aliases[0] if found.aliases else name)
-
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> types.CallToolResult:
-        self.calls.append((name, dict(arguments)))
-        if self.hang:
-            await anyio.sleep_forever()
-        if self.fail:
-            raise BackendError("weather exited with status 1")
-        return types.CallToolResult(
-            content=[types.TextContent(text=f"sunny in {arguments.get('city')}")]
-        )
-
-    def status(self) -> Mapping[str, BackendStatus]:
-        return {"weather": BackendStatus("weather", True, len(self._tools), state="ready")}
-
-    def set_listener(self, listener: Callable[[], None]) -> None:
-        self.listener = listener
-
-    async def wait_settled(self) -> None:
-        return None
-
-    def release(self) -> None:
-        return None
-
-
-def make_server(
-    catalogs: Sequence[Path], backends: Any = None, **overrides: Any
-) -> tuple[ToolfindServer, LiveIndex, Discovery]:
-    options = replace(ServeOptions(catalogs=tuple(catalogs), watch=False), **overrides)
-    active = backends if backends is not None else NoBackends()
-    live = LiveIndex(
-        options.catalogs, params=options.params, filters=options.filters, backends=active
-    )
-    live.load()
-    discovery = Discovery(live, options, active)
-    return discovery.build_server(), live, discovery
-
-
-@pytest.fixture
-async def client(catalog_dir: Path) -> AsyncIterator[Client]:
-    server, _, _ = make_server([catalog_dir])
-    async with Client(server, mode="legacy") as c:
-        yield c
 
 
 # -- listing -----------------------------------------------------------------------------
@@ -243,17 +155,18 @@ async def test_search_tools_says_plainly_when_no_hit_is_a_confident_match(
     ("arguments", "expected"),
     [
         ({"query": "   "}, "'query' is empty"),
-        ({}, "the argument 'query' is required"),
-        ({"query": 5}, "'query' must be a string"),
-        ({"query": "x", "limit": 0}, "'limit' must be a whole number from 1 to 100"),
-        ({"query": "x", "limit": "ten"}, "'limit' must be a whole number"),
+        ({}, "at $: 'query' is a required property"),
+        ({"query": 5}, "at $.query: 5 is not of type 'string'"),
+        ({"query": "x", "limit": 0}, "at $.limit: 0 is less than the minimum of 1"),
+        ({"query": "x", "limit": 101}, "at $.limit: 101 is greater than the maximum of 100"),
+        ({"query": "x", "limit": "ten"}, "at $.limit: 'ten' is not of type 'integer'"),
         (
             {"query": "x", "namespace": "nope"},
             "Unknown namespace 'nope'. Valid namespaces: files, git.",
         ),
-        ({"query": "x", "tags": 3}, "'tags' must be an array of strings"),
-        ({"query": "x", "include_schema": "yes"}, "'include_schema' must be true or false"),
-        ({"q": "x"}, "unknown argument 'q'. Valid arguments: query, limit, namespace, tags"),
+        ({"query": "x", "tags": 3}, "at $.tags: 3 is not of type 'array'"),
+        ({"query": "x", "include_schema": "yes"}, "'yes' is not of type 'boolean'"),
+        ({"query": "x", "q": "x"}, "Additional properties are not allowed ('q' was unexpected)"),
     ],
 )
 async def test_search_tools_bad_arguments_are_tool_errors_that_say_how_to_fix_them(
@@ -500,7 +413,7 @@ async def test_call_tool_refuses_non_object_arguments_and_meta_tools(client: Cli
     text = error_text(
         await client.call_tool("proxy_call_tool", {"name": "read_file", "arguments": []})
     )
-    assert "'arguments' must be an object" in text
+    assert "at $.arguments: [] is not of type 'object'" in text
     text = error_text(await client.call_tool("proxy_call_tool", {"name": "proxy_search_tools"}))
     assert "is a meta-tool" in text
 
@@ -508,166 +421,168 @@ async def test_call_tool_refuses_non_object_arguments_and_meta_tools(client: Cli
 # -- live catalogs -----------------------------------------------------------------------
 
 
-async def test_catalog_edit_notifies_handshake_era_clients(catalog_dir: Path) -> None:
-    server, live, _ = make_server([catalog_dir])
-    seen = ListChanged()
-    async with Client(server, mode="legacy", message_handler=seen) as c:
-        await c.list_tools()
-        extra = {
-            **GIT,
-            "tools": [*GIT["tools"], {"name": "git_push", "description": "Push commits."}],
-        }
-        write_catalog(catalog_dir, "git", extra)
-        assert await live.reload()
-        with anyio.fail_after(5):
-            await seen.after(0)
-        search = (await c.list_tools()).tools[0]
-        assert search.description is not None and "5 tools" in search.description
-
-
-async def test_catalog_edit_notifies_subscription_era_listeners(catalog_dir: Path) -> None:
-    server, live, _ = make_server([catalog_dir])
-    async with Client(server) as c, c.listen(tools_list_changed=True) as subscription:
-        write_catalog(
-            catalog_dir, "extra", {"namespace": "extra", "tools": [{"name": "ping_host"}]}
-        )
-        assert await live.reload()
-        with anyio.fail_after(5):
-            event = await subscription.__aiter__().__anext__()
-        assert type(event).__name__ == "ToolsListChanged"
-
-
-async def test_an_edit_that_leaves_the_listing_alone_sends_nothing(catalog_dir: Path) -> None:
-    server, live, discovery = make_server([catalog_dir])
-    async with Client(server, mode="legacy") as c:
-        await c.list_tools()
-        edited = {
-            **GIT,
-            "tools": [{**GIT["tools"][0], "description": "Commit staged work."}, GIT["tools"][1]],
-        }
-        write_catalog(catalog_dir, "git", edited)
-        assert await live.reload()
-        record = structured(await c.call_tool("proxy_search_tools", {"query": "staged work"}))
-        assert record["hits"][0]["name"] == "git_commit"
-    assert discovery.notifier.sent == 0
-
-
-async def test_a_broken_edit_keeps_the_last_good_index_and_logs_one_line(
-    catalog_dir: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    server, live, _ = make_server([catalog_dir])
-    (catalog_dir / "git.json").write_text('{"namespace": "git", "tools": [', encoding="utf-8")
-    with caplog.at_level(logging.ERROR, logger="toolfind.serve"):
-        assert not await live.reload()
-    lines = [r.getMessage() for r in caplog.records]
-    assert len(lines) == 1 and "git.json" in lines[0] and "last good index" in lines[0]
-    async with Client(server, mode="legacy") as c:
-        record = structured(await c.call_tool("proxy_search_tools", {"query": "commit"}))
-    assert record["hits"][0]["name"] == "git_commit"
-
-
-async def test_the_watcher_rebuilds_when_a_catalog_file_changes(catalog_dir: Path) -> None:
-    _, live, _ = make_server([catalog_dir])
-    swapped = anyio.Event()
-
-    async def on_swap(old: Any, new: Any) -> None:
-        swapped.set()
-
-    live.on_swap(on_swap)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(live.watch, 0.05)
-        write_catalog(
-            catalog_dir, "extra", {"namespace": "extra", "tools": [{"name": "ping_host"}]}
-        )
-        with anyio.fail_after(5):
-            await swapped.wait()
-        tg.cancel_scope.cancel()
-    assert live.snapshot.generation == 2
-
-
-async def test_a_backend_change_rebuilds_the_index(catalog_dir: Path) -> None:
-    backends = FakeBackends()
-    _, live, _ = make_server([catalog_dir], backends)
-    swapped = anyio.Event()
-
-    async def on_swap(old: Any, new: Any) -> None:
-        swapped.set()
-
-    live.on_swap(on_swap)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(live.watch, 60)
-        backends._tools.pop()
-        live.backends_changed()
-        with anyio.fail_after(5):
-            await swapped.wait()
-        tg.cancel_scope.cancel()
-    assert [t.name for t in live.snapshot.index.tools if t.namespace == "weather"] == [
-        "weather__forecast"
-    ]
-
-
 # -- options -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("8080", HttpAddress("127.0.0.1", 8080)),
-        ("0.0.0.0:9000", HttpAddress("0.0.0.0", 9000)),
-        ("[::1]:0", HttpAddress("::1", 0)),
-        ("localhost:8000", HttpAddress("localhost", 8000)),
-    ],
+WAIT = 30.0
+
+
+PING = Tool(
+    name="late__ping",
+    description="Answer pong from the late server.",
+    namespace="late",
+    aliases=("ping",),
+    source=Source(file="mcp://late"),
 )
-def test_parse_http_address_accepts_port_and_host_port(text: str, expected: HttpAddress) -> None:
-    assert parse_http_address(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "http", "1.2.3.4:", ":80", "70000", "[::1]80"])
-def test_parse_http_address_refuses_bad_input_with_one_line(text: str) -> None:
-    with pytest.raises(ConfigError, match=r"^--http"):
-        parse_http_address(text)
+class Arriving(NoBackends):
+    """Backends in memory: one server, ``late``, connecting until `connect` is called."""
+
+    def __init__(self) -> None:
+        self.up = anyio.Event()
+        self.listener: Callable[[], None] | None = None
+        self._tools: list[Tool] = []
+
+    def connect(self) -> None:
+        self._tools = [PING]
+        self.up.set()
+        assert self.listener is not None
+        self.listener()
+
+    def tools(self) -> Sequence[Tool]:
+        return tuple(self._tools)
+
+    def serves(self, name: str) -> bool:
+        return any(t.name == name for t in self._tools)
+
+    def route(self, name: str) -> tuple[str, str] | None:
+        return ("late", "ping") if self.serves(name) else None
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], progress: Any = None, *, lane: Any = None
+    ) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(text="pong")])
+
+    def instructions(self) -> Mapping[str, str]:
+        return {"late": "Say ping to hear pong."} if self.up.is_set() else {}
+
+    def status(self) -> Mapping[str, BackendStatus]:
+        if self.up.is_set():
+            return {"late": BackendStatus("late", True, 1, state="ready")}
+        return {"late": BackendStatus("late", False, 0, detail=NOT_STARTED, state="connecting")}
+
+    async def wait_settled(self) -> None:
+        await self.up.wait()
+
+    def set_listener(self, listener: Callable[[], None]) -> None:
+        self.listener = listener
 
 
-def test_a_non_loopback_http_address_requires_a_token() -> None:
-    options = ServeOptions(http=HttpAddress("0.0.0.0", 8080))
-    with pytest.raises(ConfigError, match="give --token or set TOOLFIND_TOKEN"):
-        options.checked({})
-    assert options.checked({"TOOLFIND_TOKEN": "s3cret"}).token == "s3cret"
-    assert ServeOptions(http=HttpAddress("127.0.0.1", 0)).checked({}).token is None
-
-
-@pytest.mark.parametrize(
-    ("field", "value", "message"),
-    [
-        ("exposure", "all", "--exposure 'all'"),
-        ("meta_prefix", "proxy tools ", "--meta-prefix"),
-        ("log_level", "loud", "--log-level 'loud'"),
-        ("call_timeout", 0.0, "--call-timeout"),
-    ],
-)
-def test_invalid_options_are_config_errors(field: str, value: Any, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        replace(ServeOptions(), **{field: value}).checked({})
-
-
-def test_serve_mcp_sees_an_edit_that_keeps_size_mtime_and_inode_and_ignores_a_swap_file() -> None:
-    Path("cats").mkdir()
-    Path("cats/cat.json").write_text(
-        json.dumps([{"name": "alpha_tool", "description": "launch the rocket now"}]),
-        encoding="utf-8",
+def discovery(tmp_path: Path, backends: Arriving, backend_wait: float) -> Discovery:
+    catalog = tmp_path / "c.json"
+    catalog.write_text('[{"name": "noop", "description": "Nothing at all."}]', encoding="utf-8")
+    options = replace(
+        ServeOptions(catalogs=(catalog,), watch=False),
+        exposure="direct",
+        backend_wait=backend_wait,
     )
     live = LiveIndex(
-        [Path("cats")], params=ScoringParams(), filters=Filters(), backends=NoBackends()
+        options.catalogs, params=options.params, filters=options.filters, backends=backends
     )
+    backends.set_listener(live.backends_changed)
     live.load()
-    assert not live.catalogs_changed()
-    Path("cats/.cat.json.swp").write_text("x", encoding="utf-8")
-    assert not live.catalogs_changed()  # the directory changed; no catalog file did
-    assert not live.catalogs_changed()
-    old = os.stat("cats/cat.json")
-    Path("cats/cat.json").write_text(
-        json.dumps([{"name": "omega_tool", "description": "launch the rocket now"}]),
-        encoding="utf-8",
-    )  # same size
-    os.utime("cats/cat.json", ns=(old.st_atime_ns, old.st_mtime_ns))
-    assert live.catalogs_changed()
+    return Discovery(live, options, backends)
+
+
+def serving(tmp_path: Path, backends: Arriving, backend_wait: float) -> Client:
+    return Client(discovery(tmp_path, backends, backend_wait).build_server(), mode="legacy")
+
+
+def described(listed: types.ListToolsResult) -> str:
+    search = next(t for t in listed.tools if t.name == "proxy_search_tools")
+    return search.description or ""
+
+
+async def test_the_first_initialize_waits_for_a_backend_and_carries_its_instructions(
+    tmp_path: Path,
+) -> None:
+    backends = Arriving()
+    seen: list[tuple[str, types.ListToolsResult]] = []
+
+    async def host() -> None:
+        async with serving(tmp_path, backends, backend_wait=WAIT) as client:
+            seen.append((client.instructions or "", await client.list_tools()))
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(host)
+            await anyio.wait_all_tasks_blocked()
+            assert not seen  # the initialize waits for 'late'
+            backends.connect()
+    ((instructions, listed),) = seen
+    assert instructions.startswith("Use proxy_search_tools")
+    assert "## late (its tools: late__<tool>)\nSay ping to hear pong." in instructions
+    assert "late__ping" in [t.name for t in listed.tools]  # a host that lists once sees it
+    assert "still connecting" not in described(listed)
+
+
+async def test_the_wait_counts_from_the_first_request_not_from_start(tmp_path: Path) -> None:
+    backends = Arriving()
+    found = discovery(tmp_path, backends, backend_wait=WAIT)
+    assert found.first_contact_until is None  # however long serve-mcp took to start
+    backends.connect()
+    async with Client(found.build_server(), mode="legacy") as client:
+        assert found.first_contact_until is not None
+        listed = await client.list_tools()
+    assert "late__ping" in [t.name for t in listed.tools]
+
+
+async def test_the_first_tools_list_waits_for_a_backend_that_is_connecting(tmp_path: Path) -> None:
+    backends = Arriving()
+    async with serving(tmp_path, backends, backend_wait=0.01) as client:
+        listed = await client.list_tools()  # the bound passed at initialize: nothing waits
+        assert "late__ping" not in [t.name for t in listed.tools]
+        backends.connect()
+        found = structured(await client.call_tool("proxy_search_tools", {"query": "pong"}))
+        assert "backends_connecting" not in found
+
+
+async def test_a_backend_that_never_connects_costs_at_most_the_bound(tmp_path: Path) -> None:
+    backends = Arriving()
+    async with serving(tmp_path, backends, backend_wait=0.3) as client:
+        with anyio.fail_after(WAIT):
+            listed = await client.list_tools()  # returns: the bound has passed
+            assert "late__ping" not in [t.name for t in listed.tools]
+            assert "1 more MCP server is still connecting" in described(listed)
+            found = structured(await client.call_tool("proxy_search_tools", {"query": "pong"}))
+            assert found["backends_connecting"] == 1 and found["hits"] == []
+            # It connects later: the lists follow (list_changed), nothing waits any more.
+            backends.connect()
+            categories = structured(await client.call_tool("proxy_tool_categories", {}))
+            late = next(c for c in categories["categories"] if c["name"] == "late")
+            assert late["state"] == "ready"
+
+
+async def test_backend_wait_0_never_waits(tmp_path: Path) -> None:
+    backends = Arriving()
+    async with serving(tmp_path, backends, backend_wait=0) as client:
+        with anyio.fail_after(WAIT):
+            listed = await client.list_tools()
+        assert "late__ping" not in [t.name for t in listed.tools]
+        assert "still connecting" in described(listed)
+
+
+async def test_after_first_contact_a_search_never_waits_for_a_rebuild(catalog_dir: Path) -> None:
+    server, live, _ = make_server([catalog_dir], FakeBackends())
+    async with Client(server, mode="legacy") as client:
+        await client.list_tools()  # first contact is over
+        generation = live.snapshot.generation
+        async with live._lock:  # a rebuild is under way...
+            live.backends_changed()  # ...and more backend changes are announced
+            with anyio.fail_after(WAIT):
+                found = structured(
+                    await client.call_tool("proxy_search_tools", {"query": "weather forecast"})
+                )
+        assert found["hits"][0]["name"] == "weather__forecast"
+        assert live.snapshot.generation == generation  # answered from the index there is

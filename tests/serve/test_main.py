@@ -1,4 +1,6 @@
-"""serve-mcp quits promptly however a host or a person stops it, and no backend outlives it.
+"""Running serve-mcp (`serve.main`): it quits promptly however a host or a person stops it, and no
+backend outlives it; a serve-mcp started by serve-mcp refuses to serve; the backends its
+options name.
 
 Each test runs ``python -m toolfind serve-mcp`` as a subprocess in front of three backends: one
 that leaves when its stdin closes (``lifecycle_server.py``), one that ignores its closed stdin
@@ -36,7 +38,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from tests.helpers import BACKENDS
-from tests.serve.support import Log, gone_within, server_env, write_catalog
+from tests.serve.support import INITIALIZE, Log, gone_within, server_env, write_catalog
+from toolfind.backends.pool import BackendPool
+from toolfind.backends.seam import NoBackends
+from toolfind.serve.main import make_backends
+from toolfind.serve.options import ServeOptions
 
 pytestmark = [
     pytest.mark.anyio,
@@ -49,7 +55,6 @@ START = 90.0  # cold starts import the MCP SDK in several processes on two busy 
 WAIT = 60.0
 LIFECYCLE = BACKENDS / "lifecycle_server.py"
 STUBBORN = BACKENDS / "stubborn_server.py"
-HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
 
 
 def write_backends(work: Path) -> Path:
@@ -118,7 +123,7 @@ async def stdio_serving(work: Path) -> AsyncIterator[tuple[Process, set[int]]]:
         assert process.stdin is not None and process.stdout is not None
         out = BufferedByteReceiveStream(process.stdout)
         for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO},
+            INITIALIZE,
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         ):
@@ -209,7 +214,7 @@ async def test_sigterm_stops_serve_mcp_and_every_backend_over_http(tmp_path: Pat
         await backends_up(tmp_path, tree)
         process.send_signal(signal.SIGTERM)
         assert await anyio.to_thread.run_sync(gone_within, process.pid, WAIT)
-        assert process.wait() == 0  # uvicorn used to re-raise SIGTERM: rc -15, backends left
+        assert process.wait() == 0  # not uvicorn's re-raised SIGTERM (-15): backends stopped first
     finally:
         if process.poll() is None:
             process.kill()
@@ -278,3 +283,19 @@ async def test_a_signal_stops_stdio_serving_whatever_stdin_and_stdout_are(
             stdout.close()
     assert log.count("press Ctrl-C to stop") == (1 if kind == "a terminal" else 0)
     assert "Traceback" not in log.text
+
+
+async def test_make_backends_without_servers_files_is_no_backends() -> None:
+    assert isinstance(make_backends(ServeOptions()), NoBackends)
+
+
+def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
+    path = tmp_path / ".mcp.json"
+    path.write_text(
+        json.dumps({"mcpServers": {"t": {"command": "x"}, "u": {"url": "https://u.example/mcp"}}}),
+        encoding="utf-8",
+    )
+    backends = make_backends(ServeOptions(servers=(path,)), environ={})
+    assert isinstance(backends, BackendPool)
+    assert set(backends.status()) == {"t", "u"}
+    assert not backends.status()["t"].available

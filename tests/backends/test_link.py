@@ -103,9 +103,9 @@ async def served_over_http(app: Any) -> AsyncIterator[str]:
 async def test_an_http_backend_answers_up_to_the_result_limit_and_is_never_restarted_for_more(
     json_response: bool,
 ) -> None:
-    # The SDK's SSE reader refuses events over 1 MiB: a healthy backend used to be taken for
-    # dead and restarted. Now: 2 MiB relayed; over --max-result-size a clear error; over the
-    # transport's cap (the answer is not even read) the same error; the backend stays up.
+    # The SDK's SSE reader refuses events over 1 MiB on its own: toolfind's cap is the
+    # pool's. 2 MiB is relayed; over --max-result-size a clear error; over the transport's
+    # cap (the answer is not even read) the same error; the backend stays up throughout.
     app = big_server().streamable_http_app(json_response=json_response)
     async with served_over_http(app) as url:
         spec = ServerSpec(name="big", transport="http", url=url)

@@ -18,10 +18,7 @@ import pytest
 
 from toolfind.backends.config import ServerSpec
 from toolfind.backends.pool import BackendPool
-from toolfind.backends.seam import NoBackends
 from toolfind.errors import BackendError, ConfigError
-from toolfind.serve.main import make_backends
-from toolfind.serve.options import ServeOptions
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -146,22 +143,6 @@ async def test_denied_tools_are_neither_listed_nor_callable(pool: BackendPool, r
     assert not pool.serves("git__git_commit")
     with pytest.raises(BackendError, match="No backend serves 'git__git_commit'"):
         await pool.call("git__git_commit", {"repo_path": str(repo), "message": "x"})
-
-
-async def test_make_backends_without_servers_files_is_no_backends() -> None:
-    assert isinstance(make_backends(ServeOptions()), NoBackends)
-
-
-def test_make_backends_reads_servers_files(tmp_path: Path) -> None:
-    path = tmp_path / ".mcp.json"
-    path.write_text(
-        json.dumps({"mcpServers": {"t": {"command": "x"}, "u": {"url": "https://u.example/mcp"}}}),
-        encoding="utf-8",
-    )
-    backends = make_backends(ServeOptions(servers=(path,)), environ={})
-    assert isinstance(backends, BackendPool)
-    assert set(backends.status()) == {"t", "u"}
-    assert not backends.status()["t"].available
 
 
 def test_a_separator_outside_host_names_is_refused() -> None:
