@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.serve.test_serve import make_server
+from tests.serve.support import make_server
 from toolfind.core.learning import SESSION_TOOL_CAP
 from toolfind.models import Signals, Tool
 from toolfind.serve.usage import WINDOW, Recorder
