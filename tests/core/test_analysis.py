@@ -8,7 +8,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import toolfind
@@ -254,12 +254,16 @@ any_text = st.one_of(st.text(max_size=60), ascii_text, mostly_ascii_text, identi
 
 
 def _reference_spans(text: str) -> list[str]:
-    """The words of ``text`` by the general rule alone: NFKC, then ``_TABLE``."""
-    return unicodedata.normalize("NFKC", text).translate(analysis._TABLE).split()
+    """The words of ``text`` by the general rule alone: NFKC, the contractions read, then
+    ``_TABLE``."""
+    text = unicodedata.normalize("NFKC", text)
+    return analysis._contractions(text).translate(analysis._TABLE).split()
 
 
 @settings(max_examples=400)
 @given(any_text)
+@example("A'S")  # a contraction: the clitic goes with its apostrophe in the fast path too
+@example("I\uff07m here")  # a fullwidth apostrophe, one after NFKC
 def test_fast_spans_equal_the_general_rule(text: str) -> None:
     assert analysis._spans(text) == _reference_spans(text)
 

@@ -80,7 +80,7 @@ def _stem(word: str) -> str:
 _STOP_TERMS: frozenset[str] = frozenset(_stem(w) for w in STOP_WORDS)
 
 SETTINGS: str = (
-    "toolfind-analysis/5 nfkc drop=Cf contractions casefold split=_-./:,camel,digit,cjk compound=_ "
+    "toolfind-analysis/6 nfkc drop=Cf contractions casefold split=_-./:,camel,digit,cjk compound=_ "
     f"stem=snowball-english/pystemmer-{Stemmer.version()} once cjk=bigram "
     f"stop={','.join(sorted(STOP_WORDS))}"
 )
@@ -118,13 +118,14 @@ _ASCII_CHARS = frozenset(map(chr, range(128)))
 def _spans(text: str) -> list[str]:
     """NFKC, then the whitespace-free words of ``text`` (connectors still inside): the NFKC
     text translated by ``_TABLE`` and split, by ``bytes.translate`` (one C lookup per byte).
-    English contractions are read first (:func:`_contractions`)."""
+    English contractions are read after NFKC (:func:`_contractions`), so that an apostrophe
+    NFKC makes (a fullwidth one) is read as the ASCII one is."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
     if "'" in text or "\u2019" in text:
         text = _contractions(text)
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-        if not text.isascii():
-            return _spans_mixed(text)
+        return _spans_mixed(text)
     return text.encode().translate(_BYTE_TABLE).decode().split()
 
 
