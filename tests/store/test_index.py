@@ -597,7 +597,7 @@ def test_without_numpy_every_path_stays_pure_and_gives_the_same_results(
     assert build._NO_NUMPY == [True]
 
 
-# --- lexical scoring that behaves (issue 15) ---------------------------------------------------
+# --- lexical scoring that behaves ---------------------------------------------------------------
 
 
 def test_the_bm25_plus_floor_scales_with_the_weight_of_the_field_matched() -> None:

@@ -20,6 +20,10 @@ from toolfind.output import schemas, wire
 from toolfind.output.text import clean_text
 from toolfind.output.tool_formats import tool_to_format
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolfind.store.index import SearchIndex
+
 MAX_LIMIT = 100
 #: Longer queries are refused, not searched: analysing megabytes of text (CJK bigrams above
 #: all) would hold the event loop for seconds, and a task is described in a few words.
@@ -230,7 +234,7 @@ def _validator(tool: MetaTool) -> Any:
     return cached[1]
 
 
-def resolve(index: Any, name: str, *, serves: Callable[[str], bool] | None = None) -> Tool:
+def resolve(index: SearchIndex, name: str, *, serves: Callable[[str], bool] | None = None) -> Tool:
     """The tool ``name`` names: exactly (`exact_ids`) if it can, else by ``show``'s lookup;
     a miss or an ambiguous name becomes a ToolCallError naming the candidates.
 
@@ -266,7 +270,7 @@ def resolve(index: Any, name: str, *, serves: Callable[[str], bool] | None = Non
     return found
 
 
-def exact_ids(index: Any, name: str) -> list[int]:
+def exact_ids(index: SearchIndex, name: str) -> list[int]:
     """The tools ``name`` spells out: a tool's exact name; else ``namespace/tool`` or
     ``namespace:tool`` with the exact namespace and the tool's exact name or alias (a
     backend's own name for it); else a bare exact alias. Never a near spelling."""
@@ -290,7 +294,7 @@ def exact_ids(index: Any, name: str) -> list[int]:
     return [i for i in index.ids_with_key(name_key(name)) if name in tools[i].aliases]
 
 
-def callable_suggestions(index: Any, name: str, serves: Callable[[str], bool]) -> list[str]:
+def callable_suggestions(index: SearchIndex, name: str, serves: Callable[[str], bool]) -> list[str]:
     """Up to three callable tools' names close to ``name`` (their own or their backend's
     name), best first; a callable tool whose backend name is ``name`` comes first."""
     pool: dict[str, str] = {}
@@ -305,7 +309,7 @@ def callable_suggestions(index: Any, name: str, serves: Callable[[str], bool]) -
 
 
 def search(
-    index: Any,
+    index: SearchIndex,
     args: Mapping[str, Any],
     serves: Callable[[str], bool] | None = None,
     backends_connecting: int = 0,
@@ -346,7 +350,7 @@ def search(
     )
 
 
-def categories(index: Any, statuses: Mapping[str, Any]) -> dict[str, Any]:
+def categories(index: SearchIndex, statuses: Mapping[str, Any]) -> dict[str, Any]:
     """``tool_categories``' record: the namespaces, and each backend's status by the
     namespace of its tools. A backend's ``detail`` (its last error, which a library may have
     worded with its URL or headers) is redacted: it is sent to the model."""
@@ -366,13 +370,13 @@ def categories(index: Any, statuses: Mapping[str, Any]) -> dict[str, Any]:
     return wire.categories_record(index.categories(), shown)
 
 
-def similar(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+def similar(index: SearchIndex, args: Mapping[str, Any]) -> dict[str, Any]:
     tool = resolve(index, args["name"])
     limit = int(args.get("limit", 5))
     return wire.similar_tools_record(tool, index.similar(tool.qualified_name, limit))
 
 
-def get_tool(index: Any, args: Mapping[str, Any]) -> dict[str, Any]:
+def get_tool(index: SearchIndex, args: Mapping[str, Any]) -> dict[str, Any]:
     """The tool as an MCP ``Tool`` object (what ``show --format mcp --json`` prints)."""
     return tool_to_format(resolve(index, args["name"]), "mcp")
 

@@ -30,6 +30,10 @@ from toolfind.store import manifest
 from toolfind.store.cache import Loaded
 from toolfind.store.run import attach, open_run_index
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from toolfind.store.index import SearchIndex
+
 logger = logging.getLogger("toolfind.serve")
 
 
@@ -41,7 +45,7 @@ class Snapshot:
     catalogs gave (before filtering), kept so a backend change can rebuild without reparsing.
     """
 
-    index: Any
+    index: SearchIndex
     catalog_tools: tuple[Tool, ...]
     errors: frozenset[str]
     generation: int
@@ -325,7 +329,7 @@ class LiveIndex:
         self.embedding = True
         self.embed()
 
-    async def search(self, index: Any, work: Callable[[], T]) -> T:
+    async def search(self, index: SearchIndex, work: Callable[[], T]) -> T:
         """``work`` (a search of ``index``): in a worker thread when the index has a model to
         run (the reranker embeds the query and any candidate not embedded yet), at most
         :data:`MODEL_THREADS` at once, so that the event loop keeps answering every other

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 
     from toolfind.catalog.discovery import Discovery
     from toolfind.models import Signals
+    from toolfind.store.index import SearchIndex
 
     Warn = Callable[[str], None]
     #: (files read, files found, tools loaded, tools analysed), as a build goes.
@@ -75,7 +76,7 @@ class Loaded:
 
     def __init__(
         self,
-        index: Any,  # toolfind.store.index.SearchIndex (imported lazily: it pulls in the analysers)
+        index: SearchIndex,
         findings: tuple[Finding, ...],
         key: str,
         from_cache: bool,

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from toolfind.models import TermContribution
     from toolfind.semantic.minilm import Encoder
+    from toolfind.store.index import SearchIndex
     from toolfind.store.ranking import Pool
     from toolfind.store.vectors import Catalog
 
@@ -346,7 +347,7 @@ def _part(entry: Sequence[Any]) -> float:
 
 
 def enable(
-    index: Any,
+    index: SearchIndex,
     want: bool | None,
     *,
     weight: float = RERANK_WEIGHT,

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolfind.core.search import TermPostings
+    from toolfind.store.index import SearchIndex
     from toolfind.store.learned import Compiled
 
 #: First bytes of an index file. Its last-but-two byte is the layout's version.
@@ -150,7 +151,7 @@ def layout(parts: Sequence[Any]) -> list[Any]:
 
 
 def directory(
-    index: Any,
+    index: SearchIndex,
     tools: Any,
     findings: Iterable[Any],
     part_of: Callable[[Any], int],
@@ -197,7 +198,7 @@ COLUMNS = tuple(
 _TABLE_PARTS = ("blob", "offsets", "buckets", "slots")
 
 
-def _fast_columns(index: Any, tools: Any) -> dict[str, Any]:
+def _fast_columns(index: SearchIndex, tools: Any) -> dict[str, Any]:
     """The index's columns that the warm path reads, by name: the terms, the impact postings
     and tiers, the name keys, the names, the tool records (SearchIndex's private slots: the
     file stores them once for both paths)."""

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
     from toolfind.models import TermContribution, Tool
+    from toolfind.store.index import SearchIndex
 
     Warn = Callable[[str], None]
 
@@ -731,7 +732,7 @@ def semantic_matrix(
 
 
 def enable(
-    index: Any,
+    index: SearchIndex,
     want: bool | None,
     *,
     weight: float = fusion.DEFAULT_WEIGHT,
