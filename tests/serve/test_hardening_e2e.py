@@ -195,7 +195,7 @@ async def still_serving(http: Http) -> None:
             echoed = await client.call_tool("good__echo", {"text": "still here"})
             assert echoed.structured_content == {"echo": "still here"}
     assert http.process.poll() is None
-    assert http.log.tracebacks() == []
+    assert http.log.tracebacks() == [], "\n".join(http.log.lines[-80:])  # what it logged
 
 
 def invisible(text: str) -> list[str]:
