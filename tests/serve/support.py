@@ -292,6 +292,20 @@ def server_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a serve-mcp subprocess: close its stdin (a stdio server's cue to leave), then
+    SIGTERM, and SIGKILL after 15 s."""
+    if process.stdin is not None and not process.stdin.closed:
+        process.stdin.close()
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @contextmanager
 def http_serving(tmp_path: Path, *args: str, timeout: float = 90.0) -> Iterator[tuple[str, Log]]:
     """``toolfind serve-mcp --http 127.0.0.1:0 ARGS`` in a subprocess: its URL once it listens,
@@ -312,12 +326,7 @@ def http_serving(tmp_path: Path, *args: str, timeout: float = 90.0) -> Iterator[
         line = log.wait_for("listening on ", timeout=timeout)
         yield line.split("listening on ", 1)[1].strip(), log
     finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 @asynccontextmanager

@@ -39,6 +39,7 @@ from tests.serve.support import (
     Log,
     error_text,
     rpc_messages,
+    stop,
     structured,
     text_of,
 )
@@ -136,18 +137,6 @@ def start(work: Path, servers: list[str], *extra: str, stdin: int) -> subprocess
         env=env,
         cwd=work,
     )
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.stdin is not None and not process.stdin.closed:
-        process.stdin.close()  # a stdio server's cue to leave
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass
