@@ -13,7 +13,12 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolfind.serve.options import HttpAddress, ServeOptions
-from toolfind.serve.transports.http_limits import ACCEPT_BATCH, connection_cap, limited_protocol
+from toolfind.serve.transports.http_limits import (
+    ACCEPT_BATCH,
+    connection_cap,
+    limited_protocol,
+    listener,
+)
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -97,15 +102,16 @@ def _this_machine() -> list[str]:
     return [n for n in names if n]
 
 
-def bind(address: HttpAddress) -> socket.socket:
-    """A listening socket for ``address`` (port 0 picks a free one)."""
+def bind(address: HttpAddress, queue: int) -> socket.socket:
+    """A listening socket for ``address`` (port 0 picks a free one) whose kernel queue holds
+    ``queue`` connections waiting to be accepted (`http_limits.Listener`)."""
     family = socket.AF_INET6 if ":" in address.host else socket.AF_INET
     sock = socket.create_server((address.host, address.port), family=family, reuse_port=False)
     # Accepted connections inherit this: without it a response written in two segments
     # waits on the client's delayed ACK (about 40 ms per request on Linux).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.setblocking(False)
-    return sock
+    return listener(sock, queue)
 
 
 async def run_http(server: Server[Any], options: ServeOptions, *, stopping: Any = None) -> None:
@@ -117,7 +123,9 @@ async def run_http(server: Server[Any], options: ServeOptions, *, stopping: Any 
     import uvicorn
 
     address = options.http or HttpAddress()
-    sock = bind(address)
+    cap = connection_cap(options.max_connections)
+    # As many may wait to be accepted as may be open at once: a burst up to the cap is queued.
+    sock = bind(address, queue=cap)
     port = int(sock.getsockname()[1])
     security = security_settings(address, options.allowed_hosts, options.allowed_origins)
     app: Any = server.streamable_http_app(host=address.host, transport_security=security)
@@ -126,9 +134,8 @@ async def run_http(server: Server[Any], options: ServeOptions, *, stopping: Any 
     config = uvicorn.Config(
         app,
         # The connection cap and read timeouts run before the token and Host checks.
-        http=limited_protocol(
-            connection_cap(options.max_connections), options.header_timeout, options.body_timeout
-        ),
+        http=limited_protocol(cap, options.header_timeout, options.body_timeout),
+        # asyncio's accept batch; the kernel's queue stays ``cap`` deep (`http_limits.Listener`).
         backlog=ACCEPT_BATCH,
         log_config=None,
         access_log=False,

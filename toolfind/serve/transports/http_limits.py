@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+import socket
 import time
 from collections.abc import Callable
 
@@ -42,6 +43,32 @@ _REFUSED = (
 #: Connections accepted in one go when the listening socket is readable (uvicorn's ``backlog``,
 #: which asyncio uses as its accept batch): each holds a descriptor until it is refused.
 ACCEPT_BATCH = 32
+
+
+class Listener(socket.socket):
+    """A listening socket whose kernel queue of connections waiting to be accepted stays
+    ``queue`` deep, whatever backlog its user asks for.
+
+    asyncio passes one number both to ``listen()`` and as its accept batch (uvicorn's
+    ``backlog``), and the batch stays small for the descriptor budget (`ACCEPT_BATCH`). A
+    queue that shallow overflows when many clients connect at once while the server is busy
+    (a thousand searches from 20 hosts): Linux then drops handshakes, and a client whose
+    request already went out reads a reset. Queued connections cost the kernel, not this
+    process's descriptors; the kernel caps the depth at ``net.core.somaxconn``.
+    """
+
+    queue = 128
+
+    def listen(self, backlog: int = 0, /) -> None:
+        super().listen(max(backlog, self.queue))
+
+
+def listener(sock: socket.socket, queue: int) -> Listener:
+    """``sock`` (bound, not yet accepting) as a `Listener` with a queue ``queue`` deep."""
+    listening = Listener(sock.family, sock.type, sock.proto, fileno=sock.detach())
+    listening.queue = queue
+    listening.listen()
+    return listening
 
 
 def connection_cap(wanted: int) -> int:
