@@ -236,15 +236,17 @@ class Log:
         with self._cond:
             assert self._cond.wait_for(lambda: self.closed, timeout), "stderr still open"
 
-    def wait_for(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
-        """The first line from ``since`` on containing ``text``; fails after ``timeout``."""
+    def wait_for(self, text: str | tuple[str, ...], since: int = 0, timeout: float = 30.0) -> str:
+        """The first line from ``since`` on containing ``text`` (or one of several); fails
+        after ``timeout``."""
         position = since
         found: list[str] = []
+        texts = (text,) if isinstance(text, str) else text
 
         def seen() -> bool:
             nonlocal position
             while position < len(self.lines):
-                if text in self.lines[position]:
+                if any(t in self.lines[position] for t in texts):
                     found.append(self.lines[position])
                     return True
                 position += 1
@@ -266,7 +268,7 @@ class Log:
         last = max(self.position(f"server {name!r} (stdio: ", 0, timeout) for name in servers)
         self.wait_for("index rebuilt", last + 1, timeout)
 
-    async def wait(self, text: str, since: int = 0, timeout: float = 30.0) -> str:
+    async def wait(self, text: str | tuple[str, ...], since: int = 0, timeout: float = 30.0) -> str:
         wait = partial(self.wait_for, text, since, timeout)
         return await anyio.to_thread.run_sync(wait, abandon_on_cancel=True)
 
@@ -278,8 +280,9 @@ class Log:
     def count(self, text: str) -> int:
         return sum(text in line for line in self.lines)
 
-    def tracebacks(self) -> list[str]:
-        return [line for line in self.lines if "Traceback" in line]
+    def tracebacks(self, since: int = 0) -> list[str]:
+        """The lines from ``since`` on that start a traceback."""
+        return [line for line in self.lines[since:] if "Traceback" in line]
 
 
 def server_env(tmp_path: Path) -> dict[str, str]:

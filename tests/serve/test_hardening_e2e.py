@@ -144,6 +144,8 @@ class Http:
     url: str
     process: subprocess.Popen[bytes]
     log: Log
+    #: Where the running test's part of the shared log begins (`own_log`).
+    since: int = 0
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +172,15 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Http]:
         stop(process)
 
 
+@pytest.fixture(autouse=True)
+def own_log(request: pytest.FixtureRequest) -> None:
+    """A test that uses the shared HTTP server answers for the tracebacks logged while it ran,
+    not for an earlier test's (which failed that test already)."""
+    if "http" in request.fixturenames:
+        http: Http = request.getfixturevalue("http")
+        http.since = http.log.mark()
+
+
 # -- assertions --------------------------------------------------------------------------
 
 
@@ -184,7 +195,8 @@ async def still_serving(http: Http) -> None:
             echoed = await client.call_tool("good__echo", {"text": "still here"})
             assert echoed.structured_content == {"echo": "still here"}
     assert http.process.poll() is None
-    assert http.log.tracebacks() == [], "\n".join(http.log.lines[-80:])  # what it logged
+    logged = http.log.lines[http.since :]
+    assert http.log.tracebacks(http.since) == [], "\n".join(logged[-80:])  # what it logged
 
 
 def invisible(text: str) -> list[str]:
@@ -283,6 +295,32 @@ async def test_a_thousand_concurrent_searches_over_http_all_succeed(http: Http) 
 
 
 # -- hostile clients ---------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_client_that_leaves_before_its_request_body_arrived_is_no_error(
+    http: Http,
+) -> None:
+    """Hosts cancel calls and networks drop: the request the server was reading ends with a
+    line at info level, not an error with a traceback."""
+    host, port = http.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+        "Content-Length: 1000\r\n\r\n"
+    )
+    with anyio.fail_after(WAIT):
+        for _ in range(3):
+            stream = await anyio.connect_tcp(host, int(port))
+            await stream.send(head.encode() + b'{"jsonrpc": "2.0", "id": 1, ')
+            await stream.aclose()  # 30 of the 1,000 bytes it announced
+        left = "a client left before its request was read"
+        position = http.since
+        for _ in range(3):
+            line = await http.log.wait((left, "Traceback"), position)
+            assert left in line, "\n".join(http.log.lines[position:][-40:])
+            position = http.log.lines.index(line, position) + 1
+    await still_serving(http)
 
 
 @pytest.mark.anyio

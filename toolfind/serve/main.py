@@ -253,7 +253,15 @@ def _say_on_a_terminal() -> None:
 def configure_logging(level: str) -> None:
     """Every log line to stderr (stdout belongs to the protocol under stdio), rate-limited,
     then redacted (``backends.redact.log_to_stderr``): no library's line names a secret."""
-    from toolfind.backends.redact import log_to_stderr
-    from toolfind.serve.transports.http_limits import RateLimit
+    import logging
 
-    log_to_stderr("toolfind serve-mcp: %(levelname)s: %(message)s", level, RateLimit())
+    from toolfind.backends.redact import log_to_stderr
+    from toolfind.serve.transports.http_limits import ClientLeft, RateLimit
+
+    threshold = logging.getLevelName(level.upper())
+    log_to_stderr(
+        "toolfind serve-mcp: %(levelname)s: %(message)s",
+        level,
+        ClientLeft(threshold if isinstance(threshold, int) else logging.WARNING),
+        RateLimit(),
+    )

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from toolfind.serve.transports.http import BearerTokenGate
-from toolfind.serve.transports.http_limits import RateLimit, limited_protocol
+from toolfind.serve.transports.http_limits import ClientLeft, RateLimit, limited_protocol
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +37,34 @@ def test_rate_limit_passes_a_burst_then_counts_what_it_left_out() -> None:
     assert limit.filter(other)
     own = logging.LogRecord("toolfind.serve", logging.WARNING, "x", 1, "%s", ("a",), None)
     assert all(limit.filter(own) for _ in range(10))  # toolfind's own lines are deduplicated
+
+
+def test_a_client_leaving_mid_request_is_an_info_line_without_a_traceback() -> None:
+    from starlette.requests import ClientDisconnect
+
+    def record(exc: BaseException, level: int = logging.ERROR) -> logging.LogRecord:
+        try:
+            raise exc
+        except BaseException as raised:
+            info = (type(raised), raised, raised.__traceback__)
+        return logging.LogRecord("mcp", level, "x", 1, "Error handling %s", ("POST",), info)
+
+    shown = ClientLeft(logging.INFO)
+    for exc in (ClientDisconnect(), ExceptionGroup("tasks", [ClientDisconnect()] * 2)):
+        left = record(exc)
+        assert shown.filter(left)
+        assert (left.levelname, left.getMessage(), left.exc_info) == (
+            "INFO",
+            "a client left before its request was read",
+            None,
+        )
+        assert not ClientLeft(logging.WARNING).filter(record(exc))  # an info line, not shown
+    for exc in (ValueError("a bug"), ExceptionGroup("tasks", [ClientDisconnect(), KeyError()])):
+        bug = record(exc)
+        assert shown.filter(bug) and ClientLeft(logging.WARNING).filter(bug)
+        assert bug.levelname == "ERROR" and bug.exc_info is not None
+    plain = logging.LogRecord("mcp", logging.ERROR, "x", 1, "no exception", None, None)
+    assert ClientLeft(logging.WARNING).filter(plain) and plain.levelname == "ERROR"
 
 
 async def _hello(scope: dict[str, Any], receive: Any, send: Any) -> None:

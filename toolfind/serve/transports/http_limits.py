@@ -235,3 +235,41 @@ class RateLimit(logging.Filter):
         if len(self._seen) > 1000:  # f-string messages: every one is its own template
             self._seen = {k: v for k, v in self._seen.items() if v and now - v[-1] <= self.window}
         return True
+
+
+class ClientLeft(logging.Filter):
+    """A record logged because a client went away while its request was being read is one
+    line at info level, not an error with a traceback (the mark of a bug).
+
+    Hosts cancel calls and networks drop, and the read timeouts above close slow requests:
+    starlette then raises ``ClientDisconnect`` from the body read, which the SDK (``Error
+    handling POST request``) and uvicorn (``Exception in ASGI application``) log at error
+    level with the traceback. A handler's filter (before redaction flattens the traceback);
+    below ``level`` the line is dropped, as the logger would have dropped an info line.
+    """
+
+    MESSAGE = "a client left before its request was read"
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not record.exc_info or not _client_left(record.exc_info[1]):
+            return True
+        if self.level > logging.INFO:
+            return False
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        record.msg, record.args = self.MESSAGE, ()
+        record.exc_info = record.exc_text = None
+        return True
+
+
+def _client_left(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is starlette's ``ClientDisconnect``, alone or as every leaf of an
+    exception group (a task group inside the SDK). Known by name: starlette is imported only
+    when serving HTTP, and this runs for every logged exception."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_left(inner) for inner in exc.exceptions)
+    kind = type(exc)
+    return kind.__name__ == "ClientDisconnect" and kind.__module__.startswith("starlette.")
