@@ -599,6 +599,8 @@ def test_stdio_a_backend_cannot_claim_a_meta_tool_name(stdio: RawStdio) -> None:
 
 
 def test_stdio_a_client_that_leaves_mid_call_ends_the_server_cleanly(stdio: RawStdio) -> None:
+    if not stdio.initialized:  # run alone, not after the module's other stdio tests
+        stdio.initialize()
     mark = stdio.log.mark()
     stdio.send(
         json.dumps(
