@@ -19,6 +19,14 @@ backend processes left once they have gone, are reported too.
     python benchmarks/serve_bench.py --transport http --clients 50 [--every 1] [--seconds 20]
                                      [--everything]
 
+With ``--base REV`` it is an A/B: REV (a git revision, checked out in a temporary worktree)
+and this checkout are each served ``--runs`` times, run by run interleaved (A B, B A, ...) so
+that the machine's drift hits both alike, and the medians of each side are reported, with the
+load average before each run. serve-mcp's CPU per call (user and system, from /proc) is
+measured for the one-at-a-time calls and for the burst, over stdio as over HTTP.
+
+    python benchmarks/serve_bench.py --transport http --concurrency 50 --base main [--runs 7]
+
 Without ``-c`` the catalogs are an empty directory, so only the backend's tools are searched.
 """
 
@@ -28,7 +36,9 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -164,13 +174,24 @@ def tree(pid: int) -> list[int]:
     return found
 
 
-#: The serve-mcp process over HTTP (0: under stdio, where the SDK's client starts it).
+#: The serve-mcp process being measured (0: none found).
 SERVER = [0]
 
 
 def server_cpu() -> float:
-    """serve-mcp's CPU seconds so far (NaN under stdio)."""
+    """serve-mcp's CPU seconds so far (NaN when its process was not found)."""
     return cpu_seconds(SERVER[0]) if SERVER[0] else float("nan")
+
+
+def serve_mcp_child() -> int:
+    """The serve-mcp process under this one (under stdio the SDK's client starts it)."""
+    for pid in tree(os.getpid()):
+        try:
+            if b"serve-mcp" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return pid
+        except OSError:
+            continue
+    return 0
 
 
 def cpu_seconds(pid: int) -> float:
@@ -264,7 +285,7 @@ async def many_clients(
         else:
             args = serve_args(work, catalogs, backend_tools)
         command = [sys.executable, *args, "--http", "127.0.0.1:0"]
-        async with await anyio.open_process(command, env=environment(work)) as process:
+        async with await anyio.open_process(command, env=environment(work), cwd=work) as process:
             assert process.stderr is not None
             stderr = BufferedByteReceiveStream(process.stderr)
             url = ""
@@ -302,6 +323,8 @@ TREE = [ROOT]
 
 
 def environment(work: Path) -> dict[str, str]:
+    """serve-mcp's environment: ``TREE``'s toolfind first on the path (serve-mcp runs in
+    ``work``: ``python -m`` puts the working directory before it)."""
     path = os.pathsep.join(p for p in (str(TREE[0]), os.environ.get("PYTHONPATH")) if p)
     return {**os.environ, "PYTHONPATH": path, "TOOLFIND_CACHE_DIR": str(work / "cache")}
 
@@ -309,12 +332,16 @@ def environment(work: Path) -> dict[str, str]:
 @asynccontextmanager
 async def connect(work: Path, args: list[str], transport: str) -> AsyncIterator[Client]:
     if transport == "stdio":
-        params = StdioServerParameters(command=sys.executable, args=args, env=environment(work))
+        params = StdioServerParameters(
+            command=sys.executable, args=args, env=environment(work), cwd=work
+        )
         async with Client(params, mode="legacy") as client:
+            SERVER[0] = serve_mcp_child()
             yield client
+        SERVER[0] = 0
         return
     command = [sys.executable, *args, "--http", "127.0.0.1:0"]
-    async with await anyio.open_process(command, env=environment(work)) as process:
+    async with await anyio.open_process(command, env=environment(work), cwd=work) as process:
         assert process.stderr is not None
         SERVER[0] = process.pid
         stderr = BufferedByteReceiveStream(process.stderr)
@@ -344,6 +371,7 @@ async def bench(
                 categories = await client.call_tool("proxy_tool_categories", {})
                 total = (categories.structured_content or {}).get("total_tools", 0)
             sequential: list[float] = []
+            cpu = server_cpu()
             for i in range(calls):
                 t0 = time.perf_counter()
                 result = await client.call_tool(
@@ -351,6 +379,7 @@ async def bench(
                 )
                 sequential.append(time.perf_counter() - t0)
                 assert not result.is_error
+            sequential_cpu = server_cpu() - cpu
             concurrent: list[float] = []
 
             async def one(i: int) -> None:
@@ -374,11 +403,17 @@ async def bench(
         "sequential_calls": calls,
         "sequential_median_ms": statistics.median(sequential) * 1000,
         "sequential_p99_ms": percentile(sequential, 0.99) * 1000,
+        "sequential_server_cpu_ms": per_call(sequential_cpu, calls),
         "concurrent_calls": concurrency,
         "concurrent_per_second": concurrency / wall,
         "concurrent_median_ms": statistics.median(concurrent) * 1000,
-        "server_cpu_ms_per_call": cpu / concurrency * 1000 if cpu == cpu else float("nan"),
+        "server_cpu_ms_per_call": per_call(cpu, concurrency),
     }
+
+
+def per_call(cpu: float, calls: int) -> float:
+    """Milliseconds of serve-mcp CPU per call (NaN when not measured)."""
+    return cpu / calls * 1000 if cpu == cpu else float("nan")
 
 
 def main() -> None:
@@ -395,8 +430,13 @@ def main() -> None:
     parser.add_argument(
         "--tree", type=Path, default=ROOT, help="serve another checkout's toolfind (an A/B)"
     )
+    parser.add_argument("--base", help="A/B against this git revision (see above)")
+    parser.add_argument("--runs", type=int, default=7, help="runs per side with --base")
     args = parser.parse_args()
     TREE[0] = args.tree
+    if args.base:
+        compare(args)
+        return
     if args.clients:
         report = anyio.run(
             many_clients,
@@ -414,6 +454,44 @@ def main() -> None:
     for key, value in report.items():
         shown = f"{value:.2f}" if isinstance(value, float) else str(value)
         print(f"{key:24} {shown}")
+
+
+def compare(args: argparse.Namespace) -> None:
+    """``bench`` of ``--base`` and of this checkout, ``--runs`` times each, interleaved; the
+    medians of both sides, their ratio, and each run's load average (see the module)."""
+    work = Path(tempfile.mkdtemp(prefix="toolfind-serve-ab-"))
+    base_tree = work / "base"
+    git = ["git", "-C", str(ROOT), "worktree"]
+    subprocess.run([*git, "add", "-q", "--detach", str(base_tree), args.base], check=True)
+    runs: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+    loads: list[float] = []
+    try:
+        for i in range(args.runs):
+            for side in (0, 1) if i % 2 == 0 else (1, 0):
+                TREE[0] = (base_tree, ROOT)[side]
+                loads.append(os.getloadavg()[0])
+                runs[side].append(
+                    anyio.run(
+                        bench,
+                        args.catalog,
+                        args.backend_tools,
+                        args.transport,
+                        args.calls,
+                        args.concurrency,
+                    )
+                )
+    finally:
+        subprocess.run([*git, "remove", "--force", str(base_tree)], check=False)
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"base: {args.base}; {args.transport}; {args.runs} runs per side, interleaved")
+    print(f"load average (1 min) before each run: {', '.join(f'{x:.1f}' for x in loads)}\n")
+    print("| measure | base | new | new / base |")
+    print("| --- | --- | --- | --- |")
+    for key, value in runs[0][0].items():
+        if isinstance(value, float):
+            base = statistics.median(r[key] for r in runs[0])
+            new = statistics.median(r[key] for r in runs[1])
+            print(f"| {key} | {base:.2f} | {new:.2f} | {new / base if base else 0:.2f} |")
 
 
 if __name__ == "__main__":
