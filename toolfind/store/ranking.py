@@ -166,8 +166,10 @@ def first_stage(
         ranked = [(d, score, 0.0) for d, score in found.ranked]
         scale = 1.0
     else:
-        found, exact, ranked, scale = signal.run(index, query, first_limit, keep, first_min)
-    sims = None if signal is None else Similarity(signal, query)
+        found, exact, ranked, scale, cosines = signal.run(
+            index, query, first_limit, keep, first_min
+        )
+    sims = None if signal is None else Similarity(signal, query, cosines)
     staged = FirstStage(found, exact, ranked, scale, sims)
     if stage is None:
         return staged
@@ -203,23 +205,26 @@ def first_stage(
 
 class Similarity:
     """The semantic signal's cosine of a request and any tool of the index (one product
-    with every tool's vector, on first use), and a tool's first-stage score by it."""
+    with every tool's vector: the signal's own when it ran, ``cosines``, else on first use),
+    and a tool's first-stage score by it."""
 
     __slots__ = ("_query", "_range", "_signal", "_sims")
 
-    def __init__(self, signal: SemanticSignal, query: str) -> None:
+    def __init__(self, signal: SemanticSignal, query: str, cosines: Any = None) -> None:
         self._signal, self._query = signal, query
         self._sims: Any = None
         self._range = (0.0, 0.0)
+        if cosines is not None:
+            self._keep(cosines)
+
+    def _keep(self, sims: Any) -> None:
+        self._sims = sims
+        if len(sims):
+            self._range = (float(sims.min()), float(sims.max()))
 
     def _all(self) -> Any:
         if self._sims is None:
-            signal = self._signal
-            qv = signal.embedder.embed_one(self._query)
-            # einsum, not ``@``: see toolfind.store.vectors.
-            self._sims = sims = signal.embedder._np.einsum("ij,j->i", signal.matrix, qv)
-            if len(sims):
-                self._range = (float(sims.min()), float(sims.max()))
+            self._keep(self._signal.cosines(self._query))
         return self._sims
 
     def __getitem__(self, doc: int) -> float:

@@ -652,19 +652,17 @@ class SemanticSignal:
         list[tuple[int, float, float]],
         list[tuple[int, float, float]],
         float,
+        Any,
     ]:
         """(what :func:`toolfind.core.search.run` found, exact hits, ranked hits, lexical
-        scale): each hit a (tool id, fused score, semantic part); the scale turns a BM25F
-        contribution into its share of a fused score."""
+        scale, :meth:`cosines` of the query or None when nothing is ranked): each hit a
+        (tool id, fused score, semantic part); the scale turns a BM25F contribution into its
+        share of a fused score."""
         pool = max(limit, fusion.POOL)
         found = searching.run(source, query, pool, keep=keep)
         if limit <= 0:
-            return found, [], [], 0.0
-        qv = self.embedder.embed_one(query)
-        # einsum, not ``@``: a matrix-vector product through OpenBLAS starts its threads, and
-        # on a busy machine waiting for them cost 30-60 ms against 0.3 ms in one thread
-        # (10k tools, measured with benchmarks/semantic_perf.py).
-        sims = np.einsum("ij,j->i", self.matrix, qv)
+            return found, [], [], 0.0, None
+        sims = self.cosines(query)
         if len(sims):
             lo, hi = float(sims.min()), float(sims.max())
         else:
@@ -691,7 +689,15 @@ class SemanticSignal:
         )
         lexical_share = (1.0 - self.weight) * covered**fusion.COVERAGE_POWER
         scale = lexical_share / max_lex if max_lex > 0.0 else 0.0
-        return found, exact_f, ranked, scale
+        return found, exact_f, ranked, scale, sims
+
+    def cosines(self, query: str) -> Any:
+        """The cosine of ``query`` and every tool (a float32 array by tool id)."""
+        qv = self.embedder.embed_one(query)
+        # einsum, not ``@``: a matrix-vector product through OpenBLAS starts its threads, and
+        # on a busy machine waiting for them cost 30-60 ms against 0.3 ms in one thread
+        # (10k tools, measured with benchmarks/semantic_perf.py).
+        return np.einsum("ij,j->i", self.matrix, qv)
 
     def similarities(self, hits: Sequence[tuple[int, float, float]]) -> list[float]:
         """Each fused hit's normalised similarity (its semantic part over the weight)."""
