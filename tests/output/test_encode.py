@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import marshal
 import math
+import sys
 from collections import OrderedDict
 from enum import IntEnum
 from typing import Any
@@ -79,6 +80,18 @@ def test_dumps_of_a_marshal_round_trip_equals_json_dumps(document: object) -> No
 @given(JSON)
 def test_compact_dumps_equals_json_dumps_on_one_line(document: object) -> None:
     assert encode.dumps(document, compact=True) == json.dumps(finite(document), ensure_ascii=False)
+
+
+@given(JSON)
+def test_compact_dumps_writes_the_same_bytes_whether_json_is_loaded_or_not(
+    document: object,
+) -> None:
+    """Where json is loaded (serve-mcp) json's C encoder writes compact documents; in a warm
+    command the writer does."""
+    loaded = encode.dumps(document, compact=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delitem(sys.modules, "json")
+        assert encode.dumps(document, compact=True) == loaded
 
 
 @given(st.lists(JSON, max_size=6), st.integers(1, 3))
