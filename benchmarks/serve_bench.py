@@ -371,7 +371,7 @@ async def bench(
                 categories = await client.call_tool("proxy_tool_categories", {})
                 total = (categories.structured_content or {}).get("total_tools", 0)
             sequential: list[float] = []
-            cpu = server_cpu()
+            cpu, mine = server_cpu(), time.process_time()
             for i in range(calls):
                 t0 = time.perf_counter()
                 result = await client.call_tool(
@@ -379,7 +379,7 @@ async def bench(
                 )
                 sequential.append(time.perf_counter() - t0)
                 assert not result.is_error
-            sequential_cpu = server_cpu() - cpu
+            sequential_cpu, sequential_mine = server_cpu() - cpu, time.process_time() - mine
             concurrent: list[float] = []
 
             async def one(i: int) -> None:
@@ -390,13 +390,13 @@ async def bench(
                 concurrent.append(time.perf_counter() - t0)
                 assert not result.is_error
 
-            cpu = server_cpu()
+            cpu, mine = server_cpu(), time.process_time()
             t_all = time.perf_counter()
             async with anyio.create_task_group() as burst:
                 for i in range(concurrency):
                     burst.start_soon(one, i)
             wall = time.perf_counter() - t_all
-            cpu = server_cpu() - cpu
+            cpu, mine = server_cpu() - cpu, time.process_time() - mine
     return {
         "transport": transport,
         "indexed_tools": total,
@@ -404,10 +404,13 @@ async def bench(
         "sequential_median_ms": statistics.median(sequential) * 1000,
         "sequential_p99_ms": percentile(sequential, 0.99) * 1000,
         "sequential_server_cpu_ms": per_call(sequential_cpu, calls),
+        "sequential_client_cpu_ms": per_call(sequential_mine, calls),
         "concurrent_calls": concurrency,
         "concurrent_per_second": concurrency / wall,
         "concurrent_median_ms": statistics.median(concurrent) * 1000,
         "server_cpu_ms_per_call": per_call(cpu, concurrency),
+        # The benchmark's own client shares the machine: its CPU per call bounds the rate too.
+        "client_cpu_ms_per_call": per_call(mine, concurrency),
     }
 
 
