@@ -23,7 +23,8 @@ With ``--base REV`` it is an A/B: REV (a git revision, checked out in a temporar
 and this checkout are each served ``--runs`` times, run by run interleaved (A B, B A, ...) so
 that the machine's drift hits both alike, and the medians of each side are reported, with the
 load average before each run. serve-mcp's CPU per call (user and system, from /proc) is
-measured for the one-at-a-time calls and for the burst, over stdio as over HTTP.
+measured for the one-at-a-time calls and for the burst, over stdio as over HTTP, and so is
+the benchmark client's own: it shares the machine, so it bounds the calls per second too.
 
     python benchmarks/serve_bench.py --transport http --concurrency 50 --base main [--runs 7]
 
