@@ -77,7 +77,12 @@ def test_summaries_without_deferred_tools_says_so_on_stderr(
     code, out, err = invoke("summaries", *flags, "-c", echoes)
     assert code == 0
     assert out.strip() in ("", "[]")
-    assert err == "No deferred tools (none has defer: true); --all lists every enabled tool.\n"
+    assert err == (
+        "No deferred tools. A deferred tool stays out of the tool list and is found by search;"
+        " defer one with defer: true on its catalog entry or at the top of its file,"
+        ' "defer": true on its servers-file entry, or its namespace in defer_namespaces'
+        " (toolfind.toml). --all lists every enabled tool.\n"
+    )
 
 
 # -- did you mean ----------------------------------------------------------------------------------
