@@ -48,7 +48,11 @@ POLL_INTERVAL = 1.0
 BACKEND_WAIT = 2.0
 #: HTTP limits: a request's headers must arrive within HEADER_TIMEOUT seconds of its first byte
 #: (or of the connection), its body within BODY_TIMEOUT; at most MAX_CONNECTIONS at once
-#: (further ones are refused before any authentication).
-HEADER_TIMEOUT = 5.0
+#: (further ones are refused before any authentication). The connection cap, not this
+#: timeout, keeps slow senders from taking every descriptor (at the cap the one waiting
+#: longest for its headers makes room): the timeout can allow for a client that a busy
+#: machine keeps waiting between its connect and its first write (Apache's mod_reqtimeout
+#: starts at 20 s too).
+HEADER_TIMEOUT = 20.0
 BODY_TIMEOUT = 30.0
 MAX_CONNECTIONS = 4096
