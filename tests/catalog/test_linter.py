@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,50 @@ def test_lint_warns_about_invisible_characters_in_descriptions(
 def test_lint_is_quiet_about_a_good_tool(tmp_path: Path) -> None:
     text = "tools:\n  - name: read_file\n    description: Read a file.\n    parameters:\n      type: object\n      properties:\n        path: {type: string, description: The path.}\n"
     assert lint_messages(tmp_path, text) == []
+
+
+# --- identical tools across namespaces -------------------------------------------------------
+
+ECHO = {
+    "name": "echo",
+    "description": "Echoes back the input.",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"message": {"type": "string", "description": "Message to echo."}},
+        "required": ["message"],
+    },
+}
+
+
+def capture(*tools: dict[str, object]) -> dict[str, object]:
+    """An MCP ``tools/list`` capture (its namespace is the file's name)."""
+    return {"tools": list(tools)}
+
+
+def test_lint_names_a_tool_identical_to_one_in_another_namespace_and_where_that_is(
+    tmp_path: Path,
+) -> None:
+    """Two captures of one server: name, description and input schema alike (keys in any
+    order) is one finding at the later copy naming the first; a tool that differs in any of
+    the three, or a copy switched off, is none."""
+    reordered = {**ECHO, "inputSchema": dict(reversed(list(ECHO["inputSchema"].items())))}
+    other_schema = {**ECHO, "name": "add", "inputSchema": {"type": "object"}}
+    other_text = {**ECHO, "name": "ping", "description": "Pings the server."}
+    write(
+        tmp_path / "cat" / "a-everything.json", capture(ECHO, {**other_schema, "inputSchema": {}})
+    )
+    write(tmp_path / "cat" / "b-everything.json", capture(reordered, other_schema, other_text))
+    write(tmp_path / "cat" / "c-everything.json", capture({**ECHO, "name": "ping"}))
+    off = {"name": "echo", "description": ECHO["description"], "enabled": False}
+    write(tmp_path / "cat" / "d-off.json", {"tools": [off | {"parameters": ECHO["inputSchema"]}]})
+    result = load_one(tmp_path / "cat")
+    found = [f for f in catalog.lint(result) if f.rule == "identical-tool"]
+    assert [(f.file, f.line, f.path, f.severity) for f in found] == [
+        (os.path.join("..", "cat", "b-everything.json"), 1, "tools[0]", "warning")
+    ]
+    first = os.path.join("..", "cat", "a-everything.json")
+    assert found[0].message == (
+        f"'b-everything/echo' is identical to 'a-everything/echo' ({first}:1) in name,"
+        " description and input schema: search lists both; keep one (drop a catalog, or set"
+        " enabled: false on one)"
+    )

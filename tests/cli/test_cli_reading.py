@@ -77,7 +77,12 @@ def test_summaries_without_deferred_tools_says_so_on_stderr(
     code, out, err = invoke("summaries", *flags, "-c", echoes)
     assert code == 0
     assert out.strip() in ("", "[]")
-    assert err == "No deferred tools (none has defer: true); --all lists every enabled tool.\n"
+    assert err == (
+        "No deferred tools. A deferred tool stays out of the tool list and is found by search;"
+        " defer one with defer: true on its catalog entry or at the top of its file,"
+        ' "defer": true on its servers-file entry, or its namespace in defer_namespaces'
+        " (toolfind.toml). --all lists every enabled tool.\n"
+    )
 
 
 # -- did you mean ----------------------------------------------------------------------------------
@@ -256,6 +261,23 @@ def test_validate_ignore_switches_a_rule_off_by_flag_or_toml() -> None:
     code, out, _ = invoke("validate", "tools.json", "--strict", "--ignore", "param-description")
     assert code == 0
     assert out == "1 file, 2 tools: 0 errors, 0 warnings\n"
+
+
+def test_validate_warns_of_a_tool_identical_to_one_in_another_namespace_unless_ignored() -> None:
+    tool = {"name": "echo", "description": "Echoes back the input.", "inputSchema": {}}
+    write(Path("caps") / "everything.json", {"tools": [tool]})
+    write(Path("caps") / "everything-full.json", {"tools": [tool]})
+    code, out, _ = invoke("validate", "caps")
+    assert code == 0
+    assert out.splitlines() == [
+        "caps/everything.json:1: warning: tools[0]: 'everything/echo' is identical to"
+        " 'everything-full/echo' (caps/everything-full.json:1) in name, description and input"
+        " schema: search lists both; keep one (drop a catalog, or set enabled: false on one)"
+        " [identical-tool]",
+        "2 files, 2 tools: 0 errors, 1 warning",
+    ]
+    code, out, _ = invoke("validate", "caps", "--strict", "--ignore", "identical-tool")
+    assert (code, out) == (0, "2 files, 2 tools: 0 errors, 0 warnings\n")
 
 
 def test_validate_ignore_of_an_unknown_rule_is_a_usage_error() -> None:

@@ -179,13 +179,19 @@ def test_a_fifo_queries_file_is_refused_without_waiting_for_a_writer() -> None:
 
 @pytest.mark.skipif(not Path("/proc/self/syscall").exists(), reason="needs Linux /proc")
 def test_ctrl_c_while_reading_queries_exits_130_without_a_traceback(weather: str) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolfind", "search", "--queries", "-", "-c", weather],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    # A child inherits an ignored SIGINT (a suite started in the background by a shell without
+    # job control, or by nohup) and then never sees Ctrl-C; a handled one is reset to default.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "toolfind", "search", "--queries", "-", "-c", weather],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, inherited)
     try:
         # Wait until it blocks reading stdin (syscall 0 on x86-64: read, fd 0).
         syscall = f"/proc/{proc.pid}/syscall"

@@ -263,10 +263,20 @@ class Log:
         return self.lines.index(line, since)
 
     def wait_ready(self, servers: list[str], timeout: float = 90.0) -> None:
-        """Backends connect in the background: wait until each is up and the index holds
-        its tools (the rebuild after the last one came up)."""
-        last = max(self.position(f"server {name!r} (stdio: ", 0, timeout) for name in servers)
-        self.wait_for("index rebuilt", last + 1, timeout)
+        """Backends connect in the background: wait until each is up and the index holds the
+        tools of each that has some (a rebuild that began before the last one came up logs
+        its line after it, without that server: the line names the servers it holds)."""
+        lines = [self.wait_for(f"server {name!r} (stdio: ", 0, timeout) for name in servers]
+        wanted = {
+            n for n, line in zip(servers, lines, strict=True) if not line.endswith(": 0 tools")
+        }
+        position = 0
+        while True:
+            line = self.wait_for("index rebuilt (", position, timeout)
+            held = line.partition("tools of servers: ")[2].rstrip(")").split(", ")
+            if wanted <= set(held) or not wanted:
+                return
+            position = self.lines.index(line, position) + 1
 
     async def wait(self, text: str | tuple[str, ...], since: int = 0, timeout: float = 30.0) -> str:
         wait = partial(self.wait_for, text, since, timeout)

@@ -117,9 +117,9 @@ def test_a_file_name_that_is_not_utf_8_never_ends_serve_mcp(tmp_path: Path) -> N
         process.wait(30)
         process.stdout.close()
     hits = json.loads(answers[2]["result"]["content"][0]["text"])["hits"]
-    assert hits[0]["source"]["file"] == "d/caf\\xe9.json"
+    assert hits[0]["source"]["file"] == "caf\\xe9.json"  # inside the catalog path, escaped
     refused = answers[3]["result"]["content"][0]["text"]
-    assert "(from d/caf\\xe9.json)" in refused and answers[3]["result"]["isError"]
+    assert "(from caf\\xe9.json)" in refused and answers[3]["result"]["isError"]
     assert answers[4]["result"]["structuredContent"]["name"] == "brew"
     assert answers[5]["result"] == {}
     assert process.returncode == 0 and log.tracebacks() == []

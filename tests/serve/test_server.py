@@ -5,6 +5,7 @@ searches wait, bounded, for backends still connecting, counted from the first re
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,8 +16,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-from tests.helpers import invoke
+from tests.helpers import invoke, write
 from tests.serve.support import (
+    FILES,
+    GIT,
     FakeBackends,
     error_text,
     make_server,
@@ -219,6 +222,38 @@ async def test_calling_an_unknown_tool_directly_is_a_tool_error_not_a_protocol_e
 ) -> None:
     text = error_text(await client.call_tool("reed_file", {}))
     assert "Did you mean 'read_file'?" in text
+
+
+async def test_results_name_a_catalog_file_inside_its_catalog_path_never_by_local_path(
+    tmp_path: Path,
+) -> None:
+    """The CLI's ``source.file`` is the file as the run named it; a model gets the file's path
+    inside the catalog directory (or a catalog file's name), a backend's ``mcp://`` as it is,
+    and a catalog-only call's error names the file the same way."""
+    catalogs = tmp_path / "catalogs"
+    write_catalog(catalogs, "files", FILES)
+    write_catalog(catalogs / "more", "git", GIT)
+    single = write(tmp_path / "single" / "notes.yaml", NOTES)
+    server, _, _ = make_server([catalogs, single], FakeBackends())
+    places = {}
+    async with Client(server, mode="legacy") as c:
+        for query in ("read file contents", "commit history", "take a note", "forecast"):
+            record = structured(await c.call_tool("proxy_search_tools", {"query": query}))
+            places.update({h["name"]: h["source"] for h in record["hits"]})
+        refused = error_text(await c.call_tool("proxy_call_tool", {"name": "read_file"}))
+    assert places["read_file"] == {"file": "files.json", "pointer": "/tools/0"}
+    assert places["git_log"]["file"] == os.path.join("more", "git.json")
+    assert places["take_note"]["file"] == "notes.yaml"
+    assert places["weather__forecast"]["file"] == "mcp://weather"
+    assert str(tmp_path) not in json.dumps(places)
+    assert "(from files.json)" in refused and str(tmp_path) not in refused
+    # The CLI (and the API) keep the path the run named.
+    code, out, _ = invoke("search", "read file contents", "--json", "-c", str(catalogs))
+    assert code == 0
+    assert json.loads(out)["hits"][0]["source"]["file"] == str(catalogs / "files.json")
+
+
+NOTES = "tools:\n  - name: take_note\n    description: Take a note and save it for later.\n"
 
 
 async def test_the_modern_protocol_era_serves_the_same_records(catalog_dir: Path) -> None:

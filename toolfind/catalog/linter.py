@@ -18,6 +18,8 @@ RULES: Final = {
     "mcp-name": "a name MCP hosts reject",
     "invisible-character": "a control or invisible character in a description",
     "param-description": "a top-level parameter without a description",
+    "identical-tool": "a tool identical (name, description, input schema) to one in another"
+    " namespace",
 }
 
 
@@ -50,13 +52,59 @@ def lint(result: LoadResult) -> list[Finding]:
     """Warnings about loaded tools, for ``toolfind validate``; each names its rule (:data:`RULES`).
 
     Missing or one-word descriptions, top-level parameters without a description, names MCP
-    hosts reject (``^[a-zA-Z0-9_-]{1,64}$``), and control or invisible characters (zero-width,
-    bidi controls, Unicode tag characters) in descriptions. Duplicate names are reported by
-    ``load`` (it decides which one wins). A warning in a JSON file carries the line of the
-    key it is about (the file is read again, for the warnings only). Never raises.
+    hosts reject (``^[a-zA-Z0-9_-]{1,64}$``), control or invisible characters (zero-width,
+    bidi controls, Unicode tag characters) in descriptions, and a tool identical to one in
+    another namespace (:func:`_identical`). Duplicate names are reported by ``load`` (it
+    decides which one wins). A warning in a JSON file carries the line of the key it is
+    about (the file is read again, for the warnings only). Never raises.
     """
     locators: dict[str, Locate | None] = {}
-    return [finding for tool in result.tools for finding in _lint_tool(tool, locators)]
+    found = [finding for tool in result.tools for finding in _lint_tool(tool, locators)]
+    return found + _identical(result.tools)
+
+
+def _identical(tools: Sequence[Tool]) -> list[Finding]:
+    """A warning for each enabled tool identical in name, description and input schema to an
+    earlier one of another namespace (two captures of one MCP server): search would list both.
+    One pass: tools are keyed by name and description, and only those that share a key are
+    compared by schema (as canonical JSON), so 100k distinct tools cost a dict insert each."""
+    import json
+
+    first: dict[tuple[str, str], Tool] = {}
+    by_schema: dict[tuple[str, str], dict[str, Tool]] = {}
+
+    def schema(tool: Tool) -> str:
+        return json.dumps(tool.parameters, sort_keys=True, ensure_ascii=False, default=repr)
+
+    out = []
+    for tool in tools:
+        if not tool.enabled:  # left out of search already: not a second copy in a list
+            continue
+        key = (tool.name, tool.description)
+        earlier = first.setdefault(key, tool)
+        if earlier is tool:
+            continue
+        seen = by_schema.get(key)
+        if seen is None:
+            seen = by_schema[key] = {schema(earlier): earlier}
+        twin = seen.setdefault(schema(tool), tool)
+        if twin is tool or tool.source is None:
+            continue
+        at = twin.source
+        where = "" if at is None else f" ({at.file}:{at.line})" if at.line else f" ({at.file})"
+        out.append(
+            _finding(
+                tool.source.file,
+                f"{tool.qualified_name!r} is identical to {twin.qualified_name!r}{where} in name,"
+                " description and input schema: search lists both; keep one (drop a catalog,"
+                " or set enabled: false on one)",
+                "warning",
+                line=tool.source.line,
+                parts=pointer_parts(tool.source.pointer),
+                rule="identical-tool",
+            )
+        )
+    return out
 
 
 Locate = Callable[[Sequence[PathPart]], "int | None"]

@@ -284,7 +284,9 @@ def summaries_hint(tools: Sequence[Tool], every: bool) -> str:
         return ""
     if every:
         return "No enabled tools."
-    return "No deferred tools (none has defer: true); --all lists every enabled tool."
+    from toolfind.output.tool_formats import NO_DEFERRED
+
+    return f"{NO_DEFERRED} --all lists every enabled tool."
 
 
 def categories(items: Sequence[Category]) -> None:

@@ -161,6 +161,16 @@ def _native(tool: ToolLike) -> dict[str, Any]:
     return out
 
 
+#: What ``summaries --deferred`` (on stderr) and serve-mcp's deferred-tools resource say when
+#: no tool is deferred, rather than nothing: what deferral is, and the ways to defer.
+NO_DEFERRED = (
+    "No deferred tools. A deferred tool stays out of the tool list and is found by search;"
+    " defer one with defer: true on its catalog entry or at the top of its file,"
+    ' "defer": true on its servers-file entry, or its namespace in defer_namespaces'
+    " (toolfind.toml)."
+)
+
+
 def summaries_text(tools: Sequence[ToolLike], *, markdown: bool = False) -> str:
     """One line per tool, ``namespace/name: summary`` (``- **namespace/name**: summary`` in
     Markdown): the text of ``toolfind summaries`` and of serve-mcp's deferred-tools prompt and

@@ -67,9 +67,11 @@ def hit_record(
     include_schema: bool = False,
     explanation: Sequence[TermContribution] = (),
     confidence: float = 0.0,
+    place: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """A search hit. Deferred tools always carry their input schema: search is how an agent
-    finds them, and it must be able to call one at once."""
+    finds them, and it must be able to call one at once. ``source.file`` is the catalog file
+    as the run named it, or what ``place`` makes of it (serve-mcp: no local path)."""
     source = tool.source
     record: dict[str, Any] = {
         "name": tool.name,
@@ -82,7 +84,10 @@ def hit_record(
         "tags": list(tool.all_tags),
         "source": {"file": None, "pointer": None}
         if source is None
-        else {"file": render_path(source.file), "pointer": source.pointer},
+        else {
+            "file": render_path(source.file if place is None else place(source.file)),
+            "pointer": source.pointer,
+        },
     }
     if include_schema or tool.defer:
         record["schema"] = dict(tool.parameters)
@@ -117,13 +122,15 @@ def search_record(
     callable_: Callable[[Tool], bool] | None = None,
     note: str = "",
     backends_connecting: int = 0,
+    place: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """The search record; with ``callable_`` (serve-mcp), each hit says whether a backend
-    serves it (``callable``); a ``note`` (serve-mcp: no confident match) is added as it is.
+    serves it (``callable``); a ``note`` (serve-mcp: no confident match) is added as it is;
+    ``place`` (serve-mcp) names each hit's catalog file (:func:`hit_record`).
     ``backends_connecting`` (serve-mcp): how many backend servers are still connecting for
     the first time, so their tools could not be searched yet (the key is there only when
     some are)."""
-    hits = hit_records(result, include_schema=include_schema, callable_=callable_)
+    hits = hit_records(result, include_schema=include_schema, callable_=callable_, place=place)
     record = search_document(
         result.query, hits, list(result.unmatched_terms), dict(result.corrections), result.stages
     )
@@ -184,8 +191,10 @@ def hit_records(
     *,
     include_schema: bool = False,
     callable_: Callable[[Tool], bool] | None = None,
+    place: Callable[[str], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The search record's ``hits``: one record a hit (``search --format jsonl`` prints them)."""
+    """The search record's ``hits``: one record a hit (``search --format jsonl`` prints them);
+    ``place`` as for :func:`hit_record`."""
     hits = []
     for h in result.hits:
         hit = hit_record(
@@ -195,6 +204,7 @@ def hit_records(
             include_schema=include_schema,
             explanation=h.explanation,
             confidence=h.confidence,
+            place=place,
         )
         if callable_ is not None:
             hit["callable"] = callable_(h.tool)

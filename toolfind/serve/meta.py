@@ -8,10 +8,13 @@ record the CLI prints with ``--json``, and a mistake the model can fix raises `T
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
+from toolfind.backends.tools import MCP_SOURCE
 from toolfind.core import confidence, filters
 from toolfind.core.suggest import close as suggest
 from toolfind.errors import AmbiguousName, ToolNotFound
@@ -308,14 +311,40 @@ def callable_suggestions(index: SearchIndex, name: str, serves: Callable[[str], 
     return suggest(wanted, pool)
 
 
+def catalog_place(catalogs: Sequence[str | os.PathLike[str]]) -> Callable[[str], str]:
+    """How serve-mcp names a tool's catalog file to a model: never by its local path (the
+    model needs no path, and the user's home directory is not its business), but by its path
+    inside the catalog path of ``catalogs`` that holds it (``web/tools.yaml`` under ``-c
+    ~/catalogs``), or its name (a catalog path that is a file); a backend's ``mcp://<server>``
+    as it is."""
+    roots = [PurePath(c) for c in catalogs]
+
+    def place(file: str) -> str:
+        if file.startswith(MCP_SOURCE):
+            return file
+        path = PurePath(file)
+        for root in roots:
+            try:
+                inside = path.relative_to(root)
+            except ValueError:
+                continue
+            if inside.parts:
+                return str(inside)
+        return path.name
+
+    return place
+
+
 def search(
     index: SearchIndex,
     args: Mapping[str, Any],
     serves: Callable[[str], bool] | None = None,
     backends_connecting: int = 0,
+    place: Callable[[str], str] | None = None,
 ) -> dict[str, Any]:
     """The search record; with ``serves``, each hit says whether it is ``callable``, and the
-    record how many backends are still connecting (``backends_connecting``, when some are)."""
+    record how many backends are still connecting (``backends_connecting``, when some are);
+    ``place`` names each hit's catalog file (`catalog_place`)."""
     query: str = args["query"]
     if not query.strip():
         raise ToolCallError(
@@ -347,6 +376,7 @@ def search(
         callable_=callable_,
         note=note,
         backends_connecting=backends_connecting,
+        place=place,
     )
 
 

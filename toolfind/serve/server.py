@@ -89,6 +89,8 @@ class Discovery:
             live, self.notifier, backends, options.separator, single_client=options.http is None
         )
         self.checker = ArgumentChecker() if options.validate_arguments else None
+        #: How a result names a tool's catalog file: no local path reaches a model.
+        self.place = meta.catalog_place(live.catalogs)
         self._listing: Listing | None = None
         #: Until when (``time.monotonic()``) lists, searches and the first initialize wait for
         #: backends connecting for the first time: ``--backend-wait`` from the first request.
@@ -261,7 +263,7 @@ class Discovery:
             return record_result(meta.categories(index, self._status()))
         if metatool.key == meta.SEARCH:
             connecting = sum(s.state == "connecting" for s in self.backends.status().values())
-            search = partial(meta.search, index, args, self.backends.serves, connecting)
+            search = partial(meta.search, index, args, self.backends.serves, connecting, self.place)
             record = await self.live.search(index, search)
             if self.usage is not None and (caller := CALLER.get()) is not None:
                 self.usage.searched(caller.client, args["query"], record)  # serve.usage
@@ -357,7 +359,9 @@ class Discovery:
         return self.passthrough.exposed_result(route[0], result)  # the server, not the namespace
 
     def _catalog_only(self, tool: Tool) -> str:
-        where = f" (from {render_path(tool.source.file)})" if tool.source is not None else ""
+        where = (
+            "" if tool.source is None else f" (from {render_path(self.place(tool.source.file))})"
+        )
         index = self.live.snapshot.index
         close = meta.callable_suggestions(index, tool.name, self.backends.serves)
         hint = (

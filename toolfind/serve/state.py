@@ -199,8 +199,14 @@ class LiveIndex:
             self._built_changes = changes
             if self.embedding and new.index is not old.index:
                 self.embed()
+            # Which servers' tools it holds: a server that came up during a rebuild is in the
+            # next one (what a user, or a test, waiting for a backend's tools looks for).
+            servers = sorted({t.namespace for t in backend_tools})
             logger.info(
-                "index rebuilt (generation %d, %d tools)", new.generation, len(new.index.tools)
+                "index rebuilt (generation %d, %d tools%s)",
+                new.generation,
+                len(new.index.tools),
+                f"; tools of servers: {', '.join(servers)}" if servers else "",
             )
         for listener in list(self._listeners):
             await listener(old, new)

@@ -80,6 +80,26 @@ async def test_the_deferred_summaries_resource_and_prompt_are_the_cli_s_lines(
     assert isinstance(block, types.TextContent) and "read_file" in block.text
 
 
+async def test_the_deferred_tools_resource_says_how_to_defer_when_nothing_is(
+    tmp_path: Path,
+) -> None:
+    """Not a blank resource: one line on what deferral is and where to set it, as the CLI's
+    ``summaries --deferred`` says on stderr."""
+    undeferred = {**CATALOG, "tools": CATALOG["tools"][:1]}
+    (tmp_path / "files.json").write_text(json.dumps(undeferred), encoding="utf-8")
+    server, _, _ = make_server([tmp_path / "files.json"])
+    async with Client(server, mode="legacy") as c:
+        read = await c.read_resource(OWN_URI)
+    content = read.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert content.text.startswith("No deferred tools. A deferred tool stays out of the tool list")
+    assert content.text.count("\n") == 1
+    for way in ("defer: true", '"defer": true', "defer_namespaces"):
+        assert way in content.text
+    cli = CliRunner().invoke(app, ["summaries", "--deferred", "-c", str(tmp_path / "files.json")])
+    assert cli.stdout == "" and cli.stderr.startswith(content.text.rstrip("\n"))
+
+
 async def test_an_unknown_resource_or_prompt_is_a_protocol_error_naming_the_fix(
     client: Client,
 ) -> None:

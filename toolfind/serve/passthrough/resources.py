@@ -26,7 +26,7 @@ from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPError
 
 from toolfind.backends.seam import Lane
-from toolfind.output.tool_formats import summaries_text
+from toolfind.output.tool_formats import NO_DEFERRED, summaries_text
 from toolfind.serve.notifier import ChangeNotifier, connection_of
 from toolfind.serve.passthrough.common import (
     URI_PREFIX,
@@ -158,7 +158,8 @@ class Resources:
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         if params.uri == OWN_URI:
-            text = summaries_text(self.live.snapshot.index.summaries(deferred=True), markdown=True)
+            deferred = self.live.snapshot.index.summaries(deferred=True)
+            text = summaries_text(deferred, markdown=True) if deferred else NO_DEFERRED + "\n"
             return types.ReadResourceResult(
                 contents=[
                     types.TextResourceContents(uri=OWN_URI, mime_type="text/markdown", text=text)
