@@ -7,15 +7,18 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import TEST_CACHE
 
 # The same examples on every run, so that the suite's verdict does not depend on luck: a property
 # test that found nothing yesterday finds nothing today unless the code changed. Explore with
-# ``HYPOTHESIS_PROFILE=explore pytest`` (random examples, ten times as many).
-settings.register_profile("default", derandomize=True, database=None)
-settings.register_profile("explore", max_examples=1000, database=None)
+# ``HYPOTHESIS_PROFILE=explore pytest`` (random examples, ten times as many). Nor on the
+# machine's pace: no per-example deadline (200 ms by default) and no health check of how long
+# examples take to draw; speed is measured by benchmarks/, never by a test.
+UNTIMED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None)
+settings.register_profile("default", UNTIMED, derandomize=True)
+settings.register_profile("explore", UNTIMED, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
