@@ -92,14 +92,16 @@ async def _closed(stream: anyio.abc.SocketStream) -> bytes:
 @asynccontextmanager
 async def limited_server(
     cap: int, header_timeout: float, body_timeout: float
-) -> AsyncIterator[int]:
-    """uvicorn with the limits in this process; yields its port."""
+) -> AsyncIterator[tuple[int, Any]]:
+    """uvicorn with the limits in this process; yields its port and its protocol class (whose
+    limits a test may change for the connections that follow)."""
     import uvicorn
 
     sock = socket.create_server(("127.0.0.1", 0))
+    protocol = limited_protocol(cap, header_timeout, body_timeout)
     config = uvicorn.Config(
         _hello,
-        http=limited_protocol(cap, header_timeout, body_timeout),
+        http=protocol,
         log_config=None,
         lifespan="off",
     )
@@ -107,12 +109,12 @@ async def limited_server(
     async with anyio.create_task_group() as tg:
         # The socket listens already: connections wait in its backlog until uvicorn accepts.
         tg.start_soon(lambda: server.serve(sockets=[sock]))
-        yield sock.getsockname()[1]
+        yield sock.getsockname()[1], protocol
         server.should_exit = True
 
 
 async def test_requests_slower_than_the_read_timeouts_are_closed() -> None:
-    async with limited_server(10, 0.3, 0.3) as port:
+    async with limited_server(10, 0.3, 0.3) as (port, protocol):
         silent = await anyio.connect_tcp("127.0.0.1", port)
         partial = await anyio.connect_tcp("127.0.0.1", port)
         await partial.send(b"POST / HTTP/1.1\r\nHost: x\r\n")
@@ -121,6 +123,9 @@ async def test_requests_slower_than_the_read_timeouts_are_closed() -> None:
         assert await _closed(silent) == b""
         assert await _closed(partial) == b""
         assert await _closed(body) == b""
+        # The server still serves; with timeouts a busy machine cannot reach (this process
+        # could be paused 0.3 s between the client's connect and its request).
+        protocol.header_timeout = protocol.body_timeout = 60
         ok = await anyio.connect_tcp("127.0.0.1", port)
         await ok.send(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         answer = await _closed(ok)
@@ -129,7 +134,7 @@ async def test_requests_slower_than_the_read_timeouts_are_closed() -> None:
 
 async def test_at_the_cap_half_open_requests_make_room_and_busy_ones_refuse() -> None:
     # Timeouts far beyond the test's waits: every close here is the cap's doing.
-    async with limited_server(2, 60, 60) as port:
+    async with limited_server(2, 60, 60) as (port, _):
         silent = await anyio.connect_tcp("127.0.0.1", port)
         partial = await anyio.connect_tcp("127.0.0.1", port)
         await partial.send(b"POST / HTTP/1.1\r\nHost: x\r\n")
