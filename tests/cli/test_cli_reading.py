@@ -496,7 +496,7 @@ def _on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str]:
         os.close(slave)
         _, err = process.communicate(timeout=60)
     finally:
-        reader.join(timeout=10)
+        reader.join(timeout=60)
         os.close(master)
     return process.returncode, err
 

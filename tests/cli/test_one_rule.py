@@ -409,7 +409,7 @@ def on_a_terminal(*args: str, env: dict[str, str]) -> tuple[int, str]:
     ) as child:
         os.close(slave)
         code = child.wait(timeout=60)
-    reader.join(timeout=10)
+    reader.join(timeout=60)
     os.close(master)
     return code, b"".join(chunks).decode("utf-8", "replace")
 

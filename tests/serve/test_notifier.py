@@ -42,12 +42,12 @@ async def test_a_client_that_does_not_read_costs_a_bounded_queue_then_hears_what
             notice = outboxes.notify(connection, "notifications/message", {"data": i})
             await outboxes.send(connection, notice)
         box = outboxes.of(connection)
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             await stalled.arrived.wait()
         assert len(box.queue) < 50  # one is being sent, the rest wait
         assert box.dropped == 5000 - 50
         stalled.released.set()
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             await anyio.wait_all_tasks_blocked()  # the queue drained
     sent = [params for _, params in stalled.sent]
     assert [p["data"] for p in sent[:50]] == list(range(50))
@@ -74,7 +74,7 @@ async def test_a_request_stream_sends_in_order_and_drops_what_overflows() -> Non
         for i in range(1, 10):
             await box.send(sender(i))  # queued (three) or dropped: never waits
         gate.set()
-        with anyio.fail_after(10):
+        with anyio.fail_after(30):
             await box.settled()
     assert sent == [0, 1, 2, 3]
     assert box.dropped == 6

@@ -79,7 +79,7 @@ async def _hello(scope: dict[str, Any], receive: Any, send: Any) -> None:
 async def _closed(stream: anyio.abc.SocketStream) -> bytes:
     """Everything the server sends until it closes the connection."""
     received = b""
-    with anyio.fail_after(10):
+    with anyio.fail_after(30):
         try:
             async for chunk in stream:
                 received += chunk
@@ -172,7 +172,7 @@ async def serving(app: Any, cap: int) -> AsyncIterator[int]:
 
 async def _answer(stream: Any) -> bytes:
     received = b""
-    with anyio.fail_after(10):
+    with anyio.fail_after(30):
         while b"hello" not in received and b"unauthorized" not in received:
             received += await stream.receive()
     return received
@@ -180,7 +180,7 @@ async def _answer(stream: Any) -> bytes:
 
 async def _until_closed(stream: Any) -> bytes:
     received = b""
-    with anyio.fail_after(10):
+    with anyio.fail_after(30):
         try:
             async for chunk in stream:
                 received += chunk
