@@ -402,6 +402,29 @@ def test_the_background_worker_runs_isolated_from_the_working_directory(
     assert stage.vectors.missing() == [] and not marker.exists()
 
 
+def test_the_background_worker_ends_as_soon_as_its_lifeline_does(
+    model: Path, tmp_path: Path
+) -> None:
+    """The worker's stdin stays open while its parent wants the work: its end (the parent
+    stopped it, or died, SIGKILL included) ends the worker at once, whatever it is doing at
+    the lowest priority; not once the model has loaded and a chunk is done (minutes on a busy
+    machine, for a worker that then outlived a killed serve-mcp)."""
+    stage = _index(tmp_path / "cache").reranker
+    assert stage is not None
+    texts = [f"tool number {i} does task {i} of many" for i in range(3000)]  # 12 chunks
+    job = {"root": stage.vectors.store.root, "model": stage.model.name, "texts": texts}
+    worker = rerank._spawn_worker()
+    try:
+        assert worker.stdin is not None
+        worker.stdin.write(json.dumps(job).encode() + b"\n")
+        worker.stdin.close()  # what the parent's death does to its end
+        assert worker.wait(timeout=120) == 0
+    finally:
+        worker.kill()
+    _, stored = stage.vectors.store.get([text_key(t) for t in texts])
+    assert stored.sum() < len(texts)  # it stopped early: most were never embedded
+
+
 def test_a_reranked_search_in_serve_runs_off_the_event_loop(
     model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

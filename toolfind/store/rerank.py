@@ -425,8 +425,9 @@ class Background:
                 return  # queries embed their own candidates
         try:
             assert self.process.stdin is not None
-            self.process.stdin.write(job)
-            self.process.stdin.close()
+            # One line, and the pipe stays open: it is the worker's lifeline (_worker_main).
+            self.process.stdin.write(job + b"\n")
+            self.process.stdin.flush()
         except OSError:
             pass  # it was stopped
 
@@ -447,6 +448,11 @@ class Background:
         with self._lock:
             self._stopped = True
             child = self.process
+        if child is not None and child.stdin is not None:
+            try:
+                child.stdin.close()  # the end of its lifeline: it exits at once
+            except OSError:
+                pass
         if child is not None and child.poll() is None:
             child.terminate()
             try:
@@ -511,17 +517,14 @@ def embed_missing(
     encoder: Encoder,
     texts: Sequence[str],
     progress: Callable[[int, int], object] | None = None,
-    going: Callable[[], bool] = lambda: True,
 ) -> int:
     """Embed those of ``texts`` whose vector ``store`` lacks, a chunk at a time (each chunk
     stored as it is done: an interrupted run loses one chunk at most, and the next one
-    resumes), while ``going()``; ``progress(done, total)`` after each chunk. Returns how
+    resumes); ``progress(done, total)`` after each chunk. Returns how
     many were embedded. Raises ValueError when the model gives vectors that are not
     finite."""
     done = 0
     for start in range(0, len(texts), _WORKER_CHUNK):
-        if not going():
-            break
         chunk = list(texts[start : start + _WORKER_CHUNK])
         keys = [text_key(t) for t in chunk]
         _, have = store.get(keys)
@@ -556,18 +559,32 @@ def embed_all(
 
 
 def _worker_main() -> int:
-    """``python -m toolfind.store.rerank``: read ``{"root", "model", "texts"}`` on stdin,
-    embed the texts not stored yet, a chunk at a time, at the lowest priority; stop when
-    done or when the parent is gone."""
-    parent = os.getppid()
+    """``python -m toolfind.store.rerank``: read ``{"root", "model", "texts"}`` as one line
+    on stdin, embed the texts not stored yet, a chunk at a time, at the lowest priority;
+    stop when done, or at once when stdin ends.
+
+    The parent keeps stdin open while it wants the work: its end means the parent stopped
+    it or is gone, however it died (SIGKILL included). A check between chunks would wait
+    for the model to load and a chunk to finish, which at the lowest priority on a busy
+    machine takes minutes: the worker outlived a killed serve-mcp."""
     if hasattr(os, "nice"):
         os.nice(19)
-    job = json.loads(sys.stdin.buffer.read().decode("utf-8", "surrogatepass"))
+    job = json.loads(sys.stdin.buffer.readline().decode("utf-8", "surrogatepass"))
+    threading.Thread(target=_exit_at_end, args=(sys.stdin.fileno(),), daemon=True).start()
     model = models.spec(job["model"])
     store = store_for(job["root"], model)
     texts = [t for t in job["texts"] if isinstance(t, str)]
-    embed_missing(store, encoder_for(model.name), texts, going=lambda: os.getppid() == parent)
+    embed_missing(store, encoder_for(model.name), texts)
     return 0
+
+
+def _exit_at_end(fd: int) -> None:
+    """End the process when the file ``fd`` ends (what a chunk stored stays; an interrupted
+    write is what a kill leaves too, and the store reads past it). Read unbuffered: a daemon
+    thread holding ``sys.stdin``'s lock would abort the interpreter's exit."""
+    while os.read(fd, 1 << 16):
+        pass  # nothing more is sent
+    os._exit(0)
 
 
 if __name__ == "__main__":
