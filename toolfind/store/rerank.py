@@ -566,11 +566,13 @@ def _worker_main() -> int:
     The parent keeps stdin open while it wants the work: its end means the parent stopped
     it or is gone, however it died (SIGKILL included). A check between chunks would wait
     for the model to load and a chunk to finish, which at the lowest priority on a busy
-    machine takes minutes: the worker outlived a killed serve-mcp."""
-    if hasattr(os, "nice"):
-        os.nice(19)
+    machine takes minutes: the worker outlived a killed serve-mcp. The lifeline's thread
+    starts before the worker lowers its priority: on Linux a thread's priority is its own,
+    so the end of the lifeline is noticed at once however busy the machine."""
     job = json.loads(sys.stdin.buffer.readline().decode("utf-8", "surrogatepass"))
     threading.Thread(target=_exit_at_end, args=(sys.stdin.fileno(),), daemon=True).start()
+    if hasattr(os, "nice"):
+        os.nice(19)
     model = models.spec(job["model"])
     store = store_for(job["root"], model)
     texts = [t for t in job["texts"] if isinstance(t, str)]
